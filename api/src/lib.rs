@@ -1,0 +1,108 @@
+//! The HTTP API: authentication, validation, routing of commands to session
+//! owners over the bus, hosted-inbox reads, health and configuration.
+mod auth;
+mod compose;
+mod errors;
+mod inventory;
+mod metrics;
+mod owner;
+mod qr;
+mod routes;
+mod state;
+mod trace;
+mod upload;
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::{App, HttpServer, web};
+use parley_shared::config::Config;
+use parley_shared::ports::Ports;
+use utoipa_actix_web::AppExt;
+
+pub use errors::HttpError;
+pub use inventory::Inventory;
+pub use state::AppState;
+
+/// Largest JSON body accepted anywhere.
+pub const JSON_LIMIT: usize = 1024 * 1024;
+/// Largest multipart media upload.
+pub const UPLOAD_LIMIT: usize = 128 * 1024 * 1024;
+
+/// The OpenAPI document of the routes this build serves (with or without `/sandbox/*`).
+pub fn openapi(sandbox: bool) -> utoipa::openapi::OpenApi {
+    routes::register(App::new().into_utoipa_app(), Surface::Gateway, sandbox)
+        .split_for_parts()
+        .1
+}
+
+/// What the API serves: the gateway routes, or only the probes (worker pods).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Gateway,
+    ProbesOnly,
+}
+
+/// A bound, not yet running HTTP server.
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    /// Binds `config.bind` (port 0 picks a free port) and prepares the server.
+    pub fn build(config: Config, ports: Ports, surface: Surface) -> anyhow::Result<Application> {
+        let listener = TcpListener::bind(&config.bind)
+            .map_err(|e| anyhow::anyhow!("cannot listen on PARLEY_BIND={}: {e}", config.bind))?;
+        let port = listener.local_addr()?.port();
+        let state = web::Data::new(AppState::new(config, ports, surface));
+        let server = HttpServer::new(move || app(state.clone()))
+            .listen(listener)?
+            .disable_signals()
+            .shutdown_timeout(10)
+            .run();
+        Ok(Application { port, server })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A handle to stop the server gracefully from elsewhere.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+fn app(
+    state: web::Data<AppState>,
+) -> App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let sandbox = state.sandbox_routes();
+    let (app, doc) =
+        routes::register(App::new().into_utoipa_app(), state.surface, sandbox).split_for_parts();
+    let inventory = web::Data::new(Inventory::from_openapi(&doc));
+    app.app_data(state)
+        .app_data(inventory)
+        .app_data(web::Data::new(doc))
+        .app_data(errors::json_config())
+        .app_data(errors::query_config())
+        .app_data(errors::path_config())
+        .app_data(web::PayloadConfig::new(JSON_LIMIT))
+        .default_service(web::to(errors::fallback))
+        .wrap(actix_web::middleware::from_fn(auth::authenticate))
+        .wrap(actix_web::middleware::from_fn(errors::json_errors))
+        .wrap(actix_web::middleware::from_fn(metrics::record))
+        .wrap(actix_web::middleware::from_fn(trace::span))
+}

@@ -1,0 +1,31 @@
+//! Permanent public media links: the stored bytes with their content type.
+use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use actix_web::{HttpResponse, get, web};
+use parley_shared::error::ApiError;
+use parley_shared::media::{MediaError, valid_key};
+
+use crate::{AppState, HttpError};
+
+#[utoipa::path(tag = "media", path = "/media/{key}",
+    params(("key" = String, Path, description = "Storage key")),
+    responses((status = 200, description = "The file"), (status = 404, description = "No such file")))]
+#[get("/media/{key:.*}")]
+pub async fn public_file(
+    state: web::Data<AppState>,
+    key: web::Path<String>,
+) -> Result<HttpResponse, HttpError> {
+    let key = key.into_inner();
+    if !valid_key(&key) {
+        return Err(ApiError::not_found("no such file").into());
+    }
+    match state.ports.media.get(&key).await {
+        Ok(Some((content_type, bytes))) => Ok(HttpResponse::Ok()
+            .insert_header((CONTENT_TYPE, content_type))
+            .insert_header((CACHE_CONTROL, "public, max-age=31536000, immutable"))
+            .body(bytes)),
+        Ok(None) | Err(MediaError::InvalidKey) => Err(ApiError::not_found("no such file").into()),
+        Err(MediaError::Unavailable(e)) => {
+            Err(ApiError::unavailable(format!("media store: {e}")).into())
+        }
+    }
+}

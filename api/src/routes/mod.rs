@@ -1,0 +1,69 @@
+//! Registers every route in one place, so the OpenAPI document and the route
+//! inventory come from the same calls that build the router.
+mod health;
+mod lifecycle;
+mod media;
+mod media_send;
+mod messages;
+mod meta;
+mod prometheus;
+mod receipts;
+mod sandbox;
+mod sessions;
+mod settings;
+mod updates;
+
+use actix_web::dev::{ServiceFactory, ServiceRequest};
+use utoipa_actix_web::UtoipaApp;
+
+use crate::Surface;
+
+pub fn register<T>(app: UtoipaApp<T>, surface: Surface, sandbox: bool) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    let app = app
+        .service(health::health)
+        .service(health::live)
+        .service(health::ready)
+        .service(health::clients)
+        .service(prometheus::metrics);
+    if surface == Surface::ProbesOnly {
+        return app;
+    }
+    let app = if sandbox {
+        app.service(sandbox::link)
+            .service(sandbox::enter_code)
+            .service(sandbox::unlink)
+            .service(sandbox::faults)
+            .service(sandbox::contacts)
+            .service(sandbox::outbox)
+    } else {
+        app
+    };
+    app.service(meta::config)
+        .service(sessions::clients)
+        .service(sessions::check_state)
+        .service(sessions::set_api_secret)
+        .service(lifecycle::start)
+        .service(lifecycle::qr)
+        .service(lifecycle::pair_phone)
+        .service(lifecycle::disconnect)
+        .service(settings::set_webhook)
+        .service(settings::set_org_id)
+        .service(settings::set_enable_group_ai)
+        .service(messages::send_message)
+        .service(media_send::send_media)
+        .service(messages::send_poll)
+        .service(messages::send_interactive)
+        .service(updates::send_reaction)
+        .service(updates::edit_message)
+        .service(messages::send_location)
+        .service(messages::send_contact)
+        .service(updates::send_typing)
+        .service(updates::delete_message)
+        .service(receipts::mark_read)
+        .service(receipts::mark_unread)
+        .service(meta::openapi_json)
+        .service(media::public_file)
+}

@@ -1,0 +1,241 @@
+//! The simulated network's controls (`/sandbox/*`, sandbox mode only): they act
+//! through the worker that owns the session, exactly where the network would.
+use actix_web::{HttpRequest, get, post, web};
+use chrono::{DateTime, Utc};
+use parley_shared::command::{Command, Reply, SandboxOp};
+use parley_shared::db::sandbox::PhonePatch;
+use parley_shared::error::ApiError;
+use parley_shared::recipients::{GROUP_SERVER, Recipient, lid_jid, phone_jid};
+use parley_shared::urls;
+use parley_shared::wire::outbox::{Outbox, OutboxEntry, OutboxQuery};
+use parley_shared::wire::sessions::{
+    ClientOnly, Ok as OkBody, SandboxContact, SandboxEnterCode, SandboxFault, SandboxLink,
+    SandboxLinked, SandboxPhoneInfo,
+};
+
+use super::lifecycle::{known, unexpected};
+use super::sessions::authorized_client;
+use crate::{AppState, HttpError, owner};
+
+/// Fault kinds the simulated network understands.
+const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxLink, responses((status = 200, body = SandboxLinked),
+    (status = 400, description = "Invalid phone, or a QR that is not current"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Not waiting for a scan")))]
+#[post("/sandbox/link")]
+pub async fn link(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxLink>,
+) -> Result<web::Json<SandboxLinked>, HttpError> {
+    let body = body.into_inner();
+    let phone = urls::phone("phone", &body.phone)?;
+    let raw_id = match (&body.client_id, &body.qr) {
+        (Some(id), _) => id.clone(),
+        (None, Some(code)) => state
+            .ports
+            .db
+            .qr_owner(code)
+            .await?
+            .ok_or_else(|| ApiError::bad_request("qr is not a current QR code"))?,
+        (None, None) => return Err(ApiError::bad_request("clientId or qr is required").into()),
+    };
+    let id = authorized_client(&req, &raw_id)?;
+    known(&state, id.as_str()).await?;
+    let op = SandboxOp::Link {
+        phone,
+        name: body.name,
+        qr: body.qr,
+    };
+    linked(&state, &id, op).await
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxEnterCode, responses((status = 200, body = SandboxLinked),
+    (status = 400, description = "Wrong or expired code"), (status = 404, description = "Unknown clientId")))]
+#[post("/sandbox/enter-code")]
+pub async fn enter_code(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxEnterCode>,
+) -> Result<web::Json<SandboxLinked>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    known(&state, id.as_str()).await?;
+    if body.code.trim().is_empty() {
+        return Err(ApiError::bad_request("code is required").into());
+    }
+    linked(
+        &state,
+        &id,
+        SandboxOp::EnterCode {
+            code: body.code.trim().to_string(),
+        },
+    )
+    .await
+}
+
+async fn linked(
+    state: &AppState,
+    id: &parley_shared::ids::ClientId,
+    op: SandboxOp,
+) -> Result<web::Json<SandboxLinked>, HttpError> {
+    match owner::send(state, id, Command::Sandbox(op)).await? {
+        Reply::Linked { jid, lid } => Ok(web::Json(SandboxLinked {
+            client_id: id.to_string(),
+            jid,
+            lid,
+        })),
+        other => Err(unexpected(other).into()),
+    }
+}
+
+#[utoipa::path(tag = "sandbox", request_body = ClientOnly, responses((status = 200, body = OkBody),
+    (status = 404, description = "Unknown clientId")))]
+#[post("/sandbox/unlink")]
+pub async fn unlink(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<ClientOnly>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let id = authorized_client(&req, &body.client_id)?;
+    known(&state, id.as_str()).await?;
+    owner::send(&state, &id, Command::Sandbox(SandboxOp::Unlink)).await?;
+    Ok(web::Json(OkBody { ok: true }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxFault, responses((status = 200, body = OkBody),
+    (status = 400, description = "Unknown op"), (status = 404, description = "Unknown clientId")))]
+#[post("/sandbox/faults")]
+pub async fn faults(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxFault>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    if !FAULT_OPS.contains(&body.op.as_str()) {
+        return Err(
+            ApiError::bad_request(format!("op must be one of {}", FAULT_OPS.join(", "))).into(),
+        );
+    }
+    let count = body.count.unwrap_or(1);
+    if count == 0 || count > 10_000 {
+        return Err(ApiError::bad_request("count must be 1 to 10000").into());
+    }
+    known(&state, id.as_str()).await?;
+    owner::send(
+        &state,
+        &id,
+        Command::Sandbox(SandboxOp::Fault { op: body.op, count }),
+    )
+    .await?;
+    Ok(web::Json(OkBody { ok: true }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxContact, responses((status = 200, body = SandboxPhoneInfo),
+    (status = 400, description = "Invalid phone or avatar")))]
+#[post("/sandbox/contacts")]
+pub async fn contacts(
+    state: web::Data<AppState>,
+    body: web::Json<SandboxContact>,
+) -> Result<web::Json<SandboxPhoneInfo>, HttpError> {
+    let body = body.into_inner();
+    let phone = urls::phone("phone", &body.phone)?;
+    if let Some(avatar) = body.avatar.as_deref()
+        && !matches!(avatar, "none" | "hidden")
+    {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(avatar)
+            .map_err(|_| {
+                ApiError::bad_request("avatar must be none, hidden or a base64 PNG/JPEG")
+            })?;
+        let is_image = bytes.starts_with(b"\x89PNG") || bytes.starts_with(&[0xFF, 0xD8, 0xFF]);
+        if !is_image {
+            return Err(ApiError::bad_request("avatar must be a PNG or JPEG image").into());
+        }
+    }
+    let patch = PhonePatch {
+        name: body.name,
+        username: body.username,
+        on_network: body.on_network,
+        avatar: body.avatar,
+        about: body.about,
+    };
+    let stored = state.ports.db.upsert_phone(&phone, patch).await?;
+    Ok(web::Json(SandboxPhoneInfo {
+        jid: stored.jid(),
+        phone: stored.phone,
+        lid: stored.lid,
+    }))
+}
+
+/// Most entries one `/sandbox/outbox` answer holds (the oldest; page with `since`).
+const OUTBOX_LIMIT: u64 = 10_000;
+
+#[utoipa::path(tag = "sandbox",
+    params(("clientId" = String, Query), ("to" = Option<String>, Query, description = "Chat JID, user-part or +phone"),
+        ("since" = Option<String>, Query, description = "RFC 3339")),
+    responses((status = 200, body = Outbox), (status = 400, description = "Invalid clientId, to or since")))]
+#[get("/sandbox/outbox")]
+pub async fn outbox(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    query: web::Query<OutboxQuery>,
+) -> Result<web::Json<Outbox>, HttpError> {
+    let query = query.into_inner();
+    let id = authorized_client(&req, &query.client_id)?;
+    let since = query
+        .since
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            DateTime::parse_from_rfc3339(s.trim())
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| ApiError::bad_request("since must be an RFC 3339 timestamp"))
+        })
+        .transpose()?;
+    let chats = match query.to.as_deref().filter(|t| !t.trim().is_empty()) {
+        Some(to) => Some(chat_jids(&state, to).await?),
+        None => None,
+    };
+    let rows = state
+        .ports
+        .db
+        .outbox(id.as_str(), chats.as_deref(), since, OUTBOX_LIMIT)
+        .await?;
+    let messages = rows
+        .into_iter()
+        .map(|r| OutboxEntry {
+            message_id: r.message_id,
+            to: r.to_jid,
+            kind: r.kind,
+            payload: r.payload,
+            at: r.at,
+        })
+        .collect();
+    Ok(web::Json(Outbox { messages }))
+}
+
+/// The chat JIDs a `to` filter names: a JID itself; a user-part as a LID,
+/// phone or group JID; a `+phone` as its phone JID and its LID JID when known.
+async fn chat_jids(state: &AppState, to: &str) -> Result<Vec<String>, ApiError> {
+    let to = to.trim();
+    let parsed = Recipient::parse("to", to)?;
+    Ok(match parsed {
+        Recipient::Lid(user) if !to.contains('@') => vec![
+            lid_jid(&user),
+            phone_jid(&user),
+            format!("{user}@{GROUP_SERVER}"),
+        ],
+        Recipient::Phone(phone) => {
+            let mut jids = vec![phone_jid(&phone)];
+            if let Some(known) = state.ports.db.phone(&phone).await? {
+                jids.push(lid_jid(&known.lid));
+            }
+            jids
+        }
+        other => vec![other.jid()],
+    })
+}

@@ -1,0 +1,130 @@
+//! Session settings: webhook, workspace id, group delivery. Stored first, then the
+//! owner is told to apply them at once (no restart).
+use std::time::Duration;
+
+use actix_web::{HttpRequest, post, web};
+use parley_shared::bus::session_subject;
+use parley_shared::command::{self, Command};
+use parley_shared::db::SettingsPatch;
+use parley_shared::error::ApiError;
+use parley_shared::ids::ClientId;
+use parley_shared::urls;
+use parley_shared::wire::sessions::{
+    GroupAiSet, OrgIdSet, SetEnableGroupAi, SetOrgId, SetWebhook, WebhookSet,
+};
+
+use super::sessions::authorized_client;
+use crate::{AppState, HttpError};
+
+/// Stores a settings change; 404 when the session does not exist.
+async fn store(
+    state: &AppState,
+    id: &ClientId,
+    patch: SettingsPatch,
+) -> Result<parley_shared::db::SessionRow, ApiError> {
+    let row = state
+        .ports
+        .db
+        .update_settings(id.as_str(), patch)
+        .await?
+        .ok_or_else(|| ApiError::not_found("unknown clientId"))?;
+    reload(state, id).await;
+    Ok(row)
+}
+
+/// Tells the owner (if any) to re-read its settings. A session without an owner
+/// reads them when it starts, so failures here lose nothing.
+async fn reload(state: &AppState, id: &ClientId) {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let subject = session_subject(id.as_str());
+    let sent = command::call(
+        state.ports.bus.as_ref(),
+        &subject,
+        &Command::Reload,
+        &request_id,
+        Duration::from_secs(3),
+    )
+    .await;
+    if let Err(e) = sent {
+        tracing::debug!(client_id = %id, error = %e, "settings reload not delivered");
+    }
+}
+
+#[utoipa::path(tag = "sessions", request_body = SetWebhook, responses((status = 200, body = WebhookSet),
+    (status = 400, description = "Missing clientId or invalid URL"), (status = 404, description = "Unknown clientId")))]
+#[post("/set-webhook")]
+pub async fn set_webhook(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SetWebhook>,
+) -> Result<web::Json<WebhookSet>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let allow_http = state.config.allow_http_webhooks;
+    let webhook_url = urls::callback_url("webhookUrl", &body.webhook_url, allow_http)?;
+    let poll_lookup_url = body
+        .poll_lookup_url
+        .as_deref()
+        .map(|u| urls::callback_url("pollLookupUrl", u, allow_http))
+        .transpose()?;
+    let patch = SettingsPatch {
+        webhook_url: Some(webhook_url),
+        webhook_token: body.webhook_token,
+        poll_lookup_url,
+        ..Default::default()
+    };
+    let row = store(&state, &id, patch).await?;
+    Ok(web::Json(WebhookSet {
+        ok: true,
+        client_id: row.client_id,
+        webhook_url: row.webhook_url,
+        poll_lookup_url: row.poll_lookup_url,
+    }))
+}
+
+#[utoipa::path(tag = "sessions", request_body = SetOrgId, responses((status = 200, body = OrgIdSet),
+    (status = 404, description = "Session not active")))]
+#[post("/set-org-id")]
+pub async fn set_org_id(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SetOrgId>,
+) -> Result<web::Json<OrgIdSet>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    if body.org_id.len() > 200 {
+        return Err(ApiError::bad_request("orgId is longer than 200 characters").into());
+    }
+    let patch = SettingsPatch {
+        org_id: Some(body.org_id.trim().to_string()),
+        ..Default::default()
+    };
+    let row = store(&state, &id, patch).await?;
+    Ok(web::Json(OrgIdSet {
+        ok: true,
+        client_id: row.client_id,
+        org_id: row.org_id,
+    }))
+}
+
+#[utoipa::path(tag = "sessions", request_body = SetEnableGroupAi, responses((status = 200, body = GroupAiSet),
+    (status = 404, description = "Unknown clientId")))]
+#[post("/set-enable-group-ai")]
+pub async fn set_enable_group_ai(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SetEnableGroupAi>,
+) -> Result<web::Json<GroupAiSet>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let patch = SettingsPatch {
+        enable_group_ai: Some(body.enabled),
+        ..Default::default()
+    };
+    let row = store(&state, &id, patch).await?;
+    Ok(web::Json(GroupAiSet {
+        ok: true,
+        client_id: row.client_id,
+        enabled: row.enable_group_ai,
+    }))
+}

@@ -1,0 +1,27 @@
+//! The database schema as an append-only list of migrations, for PostgreSQL and SQLite.
+//!
+//! Never edit a migration that has shipped: add `mNNNN_<what>.rs` and list it last.
+pub use sea_orm_migration;
+pub use sea_orm_migration::MigratorTrait;
+
+use sea_orm_migration::{MigrationTrait, async_trait};
+
+mod m0001_sessions;
+mod m0002_sandbox;
+mod m0003_sandbox_outbox;
+mod m0010_device_store;
+
+/// Every migration, oldest first.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m0001_sessions::Migration),
+            Box::new(m0002_sandbox::Migration),
+            Box::new(m0003_sandbox_outbox::Migration),
+            Box::new(m0010_device_store::Migration),
+        ]
+    }
+}

@@ -1,0 +1,128 @@
+//! The bus port: request-reply between API pods and the worker that owns a session.
+//!
+//! Subjects given to a [`Bus`] are relative (`session.<clientId>`, `start`); each
+//! adapter prefixes them with its cluster name, so two clusters (or two tests)
+//! sharing one NATS server never see each other's traffic.
+pub mod memory;
+pub mod nats;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use tokio::sync::mpsc;
+
+/// Message headers (trace context, request ids, reply status).
+pub type Headers = BTreeMap<String, String>;
+
+/// A reply, or a request's payload, with its headers.
+#[derive(Debug, Clone, Default)]
+pub struct Message {
+    pub headers: Headers,
+    pub payload: Bytes,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum BusError {
+    /// Nobody subscribes to the subject: for a session subject, no worker owns it.
+    #[error("no responders for {0}")]
+    NoResponders(String),
+    /// Somebody subscribes but did not answer in time.
+    #[error("request to {0} timed out")]
+    Timeout(String),
+    #[error("bus unavailable: {0}")]
+    Unavailable(String),
+}
+
+type ReplyFn = Box<dyn FnOnce(Message) -> BoxFuture<'static, Result<(), BusError>> + Send>;
+
+/// A request delivered to a subscriber; answer it with [`Incoming::respond`].
+pub struct Incoming {
+    /// The relative subject the request was sent to.
+    pub subject: String,
+    pub headers: Headers,
+    pub payload: Bytes,
+    reply: Option<ReplyFn>,
+}
+
+impl Incoming {
+    pub fn new(subject: String, headers: Headers, payload: Bytes, reply: Option<ReplyFn>) -> Self {
+        Self {
+            subject,
+            headers,
+            payload,
+            reply,
+        }
+    }
+
+    /// Sends the reply. A request sent without a reply address is answered by a no-op.
+    pub async fn respond(mut self, reply: Message) -> Result<(), BusError> {
+        match self.reply.take() {
+            Some(f) => f(reply).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Incoming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Incoming")
+            .field("subject", &self.subject)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A live subscription; dropping it unsubscribes.
+pub struct Subscription {
+    rx: mpsc::Receiver<Incoming>,
+    _guard: Box<dyn Send + Sync>,
+}
+
+impl Subscription {
+    pub fn new(rx: mpsc::Receiver<Incoming>, guard: Box<dyn Send + Sync>) -> Self {
+        Self { rx, _guard: guard }
+    }
+
+    /// The next request, or `None` once the bus closed the subscription.
+    pub async fn next(&mut self) -> Option<Incoming> {
+        self.rx.recv().await
+    }
+}
+
+#[async_trait]
+pub trait Bus: Send + Sync + 'static {
+    /// Sends a request and waits for the first reply.
+    /// Fails at once with [`BusError::NoResponders`] when nobody subscribes.
+    async fn request(
+        &self,
+        subject: &str,
+        request: Message,
+        timeout: Duration,
+    ) -> Result<Message, BusError>;
+
+    /// Subscribes to a subject. With a queue group, each request goes to one member
+    /// of the group; without, every subscriber receives it (the first reply wins).
+    async fn subscribe(
+        &self,
+        subject: &str,
+        queue_group: Option<&str>,
+    ) -> Result<Subscription, BusError>;
+
+    /// Whether the bus is reachable now.
+    async fn healthy(&self) -> bool;
+
+    /// `"nats"` or `"in-process"`.
+    fn kind(&self) -> &'static str;
+}
+
+/// Subject of the commands for one session.
+pub fn session_subject(client_id: &str) -> String {
+    format!("session.{client_id}")
+}
+
+/// Subject of `/start` requests, served by a queue group of all workers.
+pub const START_SUBJECT: &str = "start";
+/// Queue group name of the workers.
+pub const WORKERS_GROUP: &str = "workers";

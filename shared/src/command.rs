@@ -1,0 +1,261 @@
+//! Command and Reply: what the API asks the worker that owns a session to do,
+//! as JSON on the bus, with a request id (idempotency) and trace context in headers.
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::bus::{Bus, BusError, Headers, Message};
+use crate::error::ApiError;
+use crate::outgoing::{ChatAction, OutgoingMessage, SendResult};
+
+/// Header carrying a unique id per logical request (retries reuse it).
+pub const REQUEST_ID: &str = "parley-request-id";
+/// Reply header: the session is changing owner and did not act; ask again.
+pub const MOVED: &str = "parley-moved";
+
+/// Sandbox-only operations, executed by the simulated network next to the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "sandbox", rename_all = "kebab-case")]
+pub enum SandboxOp {
+    /// The simulated phone scans the current QR (`qr` given: it must be current).
+    Link {
+        phone: String,
+        name: String,
+        qr: Option<String>,
+    },
+    /// The simulated phone enters a pairing code.
+    EnterCode { code: String },
+    /// The phone removes this linked device.
+    Unlink,
+    /// The next `count` operations of kind `op` fail (`drop` acts at once).
+    Fault { op: String, count: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "kebab-case")]
+pub enum Command {
+    /// Make sure the session runs. On the start queue group: claim it when unowned.
+    Start {
+        client_id: String,
+    },
+    /// The current status and QR code.
+    Qr,
+    /// Pair by phone code instead of QR.
+    PairPhone {
+        phone: String,
+    },
+    /// Settings changed in the database: apply them now.
+    Reload,
+    /// Log out on the network side and delete the session.
+    Disconnect,
+    Sandbox(SandboxOp),
+    /// Put a message on the network (idempotent per request id).
+    Send(OutgoingMessage),
+    /// Typing, deletes and receipts.
+    Chat(ChatAction),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "kebab-case")]
+pub enum Reply {
+    /// The session's status (`initializing`, `qr`, `connected`) and owner.
+    Status {
+        status: String,
+        pod_name: String,
+    },
+    Qr {
+        status: String,
+        qr: String,
+    },
+    PairCode {
+        code: String,
+    },
+    Disconnected {
+        warning: Option<String>,
+    },
+    /// The session is linked as this identity.
+    Linked {
+        jid: String,
+        lid: String,
+    },
+    /// A message went out.
+    Sent(SendResult),
+    Done,
+}
+
+/// What the owner answered: a reply or an error for the HTTP caller.
+pub type Outcome = Result<Reply, ApiError>;
+
+/// Why a command did not get an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No worker owns the session (or none runs, for `start`).
+    #[error("no owner")]
+    NoOwner,
+    #[error("the session owner did not answer in time")]
+    Timeout,
+    #[error("bus: {0}")]
+    Bus(String),
+}
+
+impl From<CallError> for ApiError {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::NoOwner => ApiError::not_found("unknown or unpaired clientId"),
+            CallError::Timeout => ApiError::gateway_timeout("the session did not answer in time"),
+            CallError::Bus(e) => ApiError::unavailable(format!("bus unavailable: {e}")),
+        }
+    }
+}
+
+/// Sends `command` to `subject` and decodes the owner's outcome.
+#[tracing::instrument(name = "bus.request", skip_all, fields(subject = %subject))]
+pub async fn call(
+    bus: &dyn Bus,
+    subject: &str,
+    command: &Command,
+    request_id: &str,
+    timeout: Duration,
+) -> Result<Outcome, CallError> {
+    let mut headers = Headers::new();
+    headers.insert(REQUEST_ID.into(), request_id.into());
+    crate::telemetry::inject_context(&mut headers);
+    let payload = serde_json::to_vec(command).map_err(|e| CallError::Bus(e.to_string()))?;
+    let started = std::time::Instant::now();
+    let request = Message {
+        headers,
+        payload: Bytes::from(payload),
+    };
+    let sent = bus.request(subject, request, timeout).await;
+    let m = crate::metrics::metrics();
+    let outcome = match &sent {
+        Ok(_) => "ok",
+        Err(BusError::NoResponders(_)) => {
+            m.bus_no_responders.inc();
+            "no_responders"
+        }
+        Err(BusError::Timeout(_)) => {
+            m.bus_timeouts.inc();
+            "timeout"
+        }
+        Err(BusError::Unavailable(_)) => "unavailable",
+    };
+    let kind = if subject.starts_with("session.") {
+        "session"
+    } else {
+        subject
+    };
+    m.bus_duration
+        .with_label_values(&[kind, outcome])
+        .observe(started.elapsed().as_secs_f64());
+    let reply = sent.map_err(|e| match e {
+        BusError::NoResponders(_) => CallError::NoOwner,
+        BusError::Timeout(_) => CallError::Timeout,
+        BusError::Unavailable(e) => CallError::Bus(e),
+    })?;
+    if reply.headers.contains_key(MOVED) {
+        return Err(CallError::NoOwner);
+    }
+    serde_json::from_slice::<Outcome>(&reply.payload)
+        .map_err(|e| CallError::Bus(format!("undecodable reply: {e}")))
+}
+
+/// Encodes an outcome as a reply message.
+pub fn encode(outcome: &Outcome) -> Message {
+    let payload = serde_json::to_vec(outcome)
+        .unwrap_or_else(|_| b"{\"Err\":{\"status\":500,\"message\":\"internal error\"}}".to_vec());
+    Message {
+        headers: Headers::new(),
+        payload: Bytes::from(payload),
+    }
+}
+
+/// The reply of a session that is going away without acting on the request.
+pub fn moved() -> Message {
+    let mut msg = encode(&Err(ApiError::unavailable(
+        "the session is changing owner; retry",
+    )));
+    msg.headers.insert(MOVED.into(), "1".into());
+    msg
+}
+
+/// Decodes a command from a request payload.
+pub fn decode(payload: &[u8]) -> Result<Command, ApiError> {
+    serde_json::from_slice(payload)
+        .map_err(|e| ApiError::bad_request(format!("undecodable command: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outgoing::{Content, DeleteMode, MediaRequest, MediaSource};
+    use crate::recipients::Recipient;
+
+    #[test]
+    fn commands_and_outcomes_round_trip_as_json() {
+        let cmds = [
+            Command::Start {
+                client_id: "a1".into(),
+            },
+            Command::Sandbox(SandboxOp::Link {
+                phone: "4915".into(),
+                name: "x".into(),
+                qr: None,
+            }),
+            Command::Sandbox(SandboxOp::Fault {
+                op: "drop".into(),
+                count: 1,
+            }),
+            Command::Send(OutgoingMessage {
+                to: Recipient::Phone("4915112345678".into()),
+                content: Content::Location {
+                    latitude: 52.5,
+                    longitude: 13.4,
+                    name: None,
+                    address: Some("Berlin".into()),
+                },
+                quoted_message_id: Some("3EB0AA".into()),
+                mentions: vec!["123456789012345".into()],
+                meta: Some(serde_json::json!({"fromAI": true})),
+            }),
+            Command::Send(OutgoingMessage {
+                to: Recipient::Group("120363025246125486".into()),
+                content: Content::Media(MediaRequest {
+                    source: MediaSource::Upload {
+                        key: "tmp/ab".into(),
+                    },
+                    mime_type: Some("image/png".into()),
+                    caption: None,
+                    file_name: None,
+                    voice: false,
+                    sticker: false,
+                }),
+                quoted_message_id: None,
+                mentions: vec![],
+                meta: None,
+            }),
+            Command::Chat(ChatAction::Delete {
+                to: Recipient::Lid("123456789012345".into()),
+                message_id: "3EB0AA".into(),
+                from_me: true,
+                mode: DeleteMode::Everyone,
+            }),
+        ];
+        for c in cmds {
+            let bytes = serde_json::to_vec(&c).unwrap();
+            assert_eq!(decode(&bytes).unwrap(), c);
+        }
+        let sent: Outcome = Ok(Reply::Sent(SendResult::message("3EB0AA".into())));
+        assert_eq!(
+            serde_json::from_slice::<Outcome>(&encode(&sent).payload).unwrap(),
+            sent
+        );
+        let err: Outcome = Err(ApiError::conflict("already paired"));
+        let msg = encode(&err);
+        assert_eq!(
+            serde_json::from_slice::<Outcome>(&msg.payload).unwrap(),
+            err
+        );
+    }
+}

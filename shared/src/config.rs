@@ -1,0 +1,448 @@
+//! Configuration: embedded defaults, then an optional `parley.toml`, then `PARLEY_*` variables.
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use figment::Figment;
+use figment::providers::{Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+/// Which network sessions talk to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    Whatsapp,
+    Sandbox,
+}
+
+/// Log line format; `auto` is JSON for the cluster roles and text for `serve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Auto,
+    Json,
+    Text,
+}
+
+/// Every setting. The names are a public contract: `PARLEY_<NAME>` in the
+/// environment, `<name>` in `parley.toml`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub bind: String,
+    pub account_token: Option<String>,
+    pub data_dir: PathBuf,
+    pub network: Network,
+    pub public_url: Option<String>,
+    pub hosted_receiver_url: Option<String>,
+    pub pod_name: Option<String>,
+    pub database_url: Option<String>,
+    pub nats_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub s3_endpoint: Option<String>,
+    pub s3_bucket: Option<String>,
+    pub s3_region: String,
+    pub s3_access_key: Option<String>,
+    pub s3_secret_key: Option<String>,
+    pub s3_public_url: Option<String>,
+    pub allow_http_webhooks: bool,
+    pub allow_private_egress: bool,
+    pub sandbox_qr_first_secs: u64,
+    pub sandbox_qr_next_secs: u64,
+    pub otlp_endpoint: Option<String>,
+    /// Prefix of NATS subjects and Redis keys, so clusters can share servers.
+    pub cluster_name: String,
+    pub log_format: LogFormat,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: "0.0.0.0:8080".into(),
+            account_token: None,
+            data_dir: PathBuf::from("./parley-data"),
+            network: Network::Whatsapp,
+            public_url: None,
+            hosted_receiver_url: None,
+            pod_name: None,
+            database_url: None,
+            nats_url: None,
+            redis_url: None,
+            s3_endpoint: None,
+            s3_bucket: None,
+            s3_region: "eu-west-1".into(),
+            s3_access_key: None,
+            s3_secret_key: None,
+            s3_public_url: None,
+            allow_http_webhooks: false,
+            allow_private_egress: false,
+            sandbox_qr_first_secs: 60,
+            sandbox_qr_next_secs: 20,
+            otlp_endpoint: None,
+            cluster_name: "parley".into(),
+            log_format: LogFormat::Auto,
+        }
+    }
+}
+
+/// Names of every known variable (besides `PARLEY_CONFIG`, the file's path).
+pub const KNOWN: &[&str] = &[
+    "BIND",
+    "ACCOUNT_TOKEN",
+    "DATA_DIR",
+    "NETWORK",
+    "PUBLIC_URL",
+    "HOSTED_RECEIVER_URL",
+    "POD_NAME",
+    "DATABASE_URL",
+    "NATS_URL",
+    "REDIS_URL",
+    "S3_ENDPOINT",
+    "S3_BUCKET",
+    "S3_REGION",
+    "S3_ACCESS_KEY",
+    "S3_SECRET_KEY",
+    "S3_PUBLIC_URL",
+    "ALLOW_HTTP_WEBHOOKS",
+    "ALLOW_PRIVATE_EGRESS",
+    "SANDBOX_QR_FIRST_SECS",
+    "SANDBOX_QR_NEXT_SECS",
+    "OTLP_ENDPOINT",
+    "CLUSTER_NAME",
+    "LOG_FORMAT",
+    "CONFIG",
+];
+
+/// A configuration that cannot be used; the message names the variable.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn invalid(name: &str, why: impl std::fmt::Display) -> ConfigError {
+    ConfigError(format!("invalid PARLEY_{name}: {why}"))
+}
+
+/// Settings the S3 adapter needs, present only when all are configured.
+#[derive(Debug, Clone)]
+pub struct S3Config {
+    pub endpoint: String,
+    pub bucket: String,
+    pub region: String,
+    pub access_key: String,
+    pub secret_key: String,
+    pub public_url: Option<String>,
+}
+
+impl Config {
+    /// Loads from the process environment and `parley.toml` (or `$PARLEY_CONFIG`).
+    /// Returns the configuration and warnings to log (unknown `PARLEY_*` names).
+    pub fn load() -> Result<(Config, Vec<String>), ConfigError> {
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        Self::load_from(&vars)
+    }
+
+    /// As [`Config::load`], from the given variables (tests).
+    pub fn load_from(vars: &[(String, String)]) -> Result<(Config, Vec<String>), ConfigError> {
+        let file = vars
+            .iter()
+            .find(|(k, _)| k == "PARLEY_CONFIG")
+            .map(|(_, v)| PathBuf::from(v));
+        if let Some(path) = &file
+            && !path.is_file()
+        {
+            return Err(invalid("CONFIG", format!("no file at {}", path.display())));
+        }
+        let mut figment = Figment::from(Serialized::defaults(Config::default())).merge(Toml::file(
+            file.unwrap_or_else(|| PathBuf::from("parley.toml")),
+        ));
+        // Only known names are merged, each as a string, so that a token of digits stays text.
+        for (key, value) in vars {
+            let Some(name) = key.strip_prefix("PARLEY_") else {
+                continue;
+            };
+            if name == "CONFIG" || !KNOWN.contains(&name) || value.is_empty() {
+                continue;
+            }
+            let field = name.to_ascii_lowercase();
+            let value = typed_value(&field, value).map_err(|why| invalid(name, why))?;
+            figment = figment.merge(Serialized::default(&field, value));
+        }
+        let config: Config = figment.extract().map_err(|e| {
+            let name = e.path.join("_").to_ascii_uppercase();
+            if name.is_empty() {
+                ConfigError(format!("invalid configuration: {e}"))
+            } else {
+                invalid(&name, e.kind)
+            }
+        })?;
+        config.validate()?;
+        let warnings = vars
+            .iter()
+            .filter_map(|(k, _)| k.strip_prefix("PARLEY_"))
+            .filter(|name| !KNOWN.contains(name))
+            .map(|name| format!("unknown setting PARLEY_{name} is ignored"))
+            .collect();
+        Ok((config.normalized(), warnings))
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.bind.parse::<SocketAddr>().map_err(|e| {
+            invalid(
+                "BIND",
+                format!("{e} (expected host:port, e.g. 0.0.0.0:8080)"),
+            )
+        })?;
+        for (name, value) in [
+            ("PUBLIC_URL", &self.public_url),
+            ("HOSTED_RECEIVER_URL", &self.hosted_receiver_url),
+            ("S3_ENDPOINT", &self.s3_endpoint),
+            ("S3_PUBLIC_URL", &self.s3_public_url),
+            ("OTLP_ENDPOINT", &self.otlp_endpoint),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                let url = url::Url::parse(v).map_err(|e| invalid(name, e))?;
+                if !matches!(url.scheme(), "http" | "https") {
+                    return Err(invalid(name, "expected an http(s) URL"));
+                }
+            }
+        }
+        for (name, value, schemes) in [
+            (
+                "NATS_URL",
+                &self.nats_url,
+                &["nats", "tls", "ws", "wss"][..],
+            ),
+            ("REDIS_URL", &self.redis_url, &["redis", "rediss"][..]),
+            (
+                "DATABASE_URL",
+                &self.database_url,
+                &["postgres", "postgresql", "sqlite"][..],
+            ),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                let scheme = v.split(':').next().unwrap_or_default();
+                if !schemes.contains(&scheme) {
+                    return Err(invalid(
+                        name,
+                        format!("expected a {} URL", schemes.join("/")),
+                    ));
+                }
+            }
+        }
+        if self.sandbox_qr_first_secs == 0 {
+            return Err(invalid("SANDBOX_QR_FIRST_SECS", "must be at least 1"));
+        }
+        if self.sandbox_qr_next_secs == 0 {
+            return Err(invalid("SANDBOX_QR_NEXT_SECS", "must be at least 1"));
+        }
+        if self.cluster_name.is_empty()
+            || !self
+                .cluster_name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid("CLUSTER_NAME", "letters, digits, '-' and '_' only"));
+        }
+        Ok(())
+    }
+
+    /// Empty strings mean "unset".
+    fn normalized(mut self) -> Config {
+        for v in [
+            &mut self.account_token,
+            &mut self.public_url,
+            &mut self.hosted_receiver_url,
+            &mut self.pod_name,
+            &mut self.database_url,
+            &mut self.nats_url,
+            &mut self.redis_url,
+            &mut self.s3_endpoint,
+            &mut self.s3_bucket,
+            &mut self.s3_access_key,
+            &mut self.s3_secret_key,
+            &mut self.s3_public_url,
+            &mut self.otlp_endpoint,
+        ] {
+            if v.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                *v = None;
+            }
+        }
+        for s in [
+            &mut self.public_url,
+            &mut self.s3_public_url,
+            &mut self.s3_endpoint,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *s = s.trim_end_matches('/').to_string();
+        }
+        self
+    }
+
+    /// This node's name: `PARLEY_POD_NAME`, else the host name.
+    pub fn pod_name(&self) -> String {
+        self.pod_name.clone().unwrap_or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "parley".into())
+        })
+    }
+
+    /// The base URL clients reach this gateway at (for permanent media links).
+    pub fn public_url(&self) -> String {
+        self.public_url.clone().unwrap_or_else(|| {
+            let addr: SocketAddr = self
+                .bind
+                .parse()
+                .unwrap_or_else(|_| ([127, 0, 0, 1], 8080).into());
+            let host = if addr.ip().is_unspecified() {
+                "127.0.0.1".to_string()
+            } else {
+                addr.ip().to_string()
+            };
+            format!("http://{host}:{}", addr.port())
+        })
+    }
+
+    /// The database URL: the configured one, else a SQLite file in the data dir.
+    pub fn database_url(&self) -> String {
+        self.database_url.clone().unwrap_or_else(|| {
+            format!("sqlite://{}", self.data_dir.join("parley.sqlite").display())
+        })
+    }
+
+    /// S3 settings when an endpoint is configured; an error names what is missing.
+    pub fn s3(&self) -> Result<Option<S3Config>, ConfigError> {
+        let Some(endpoint) = self.s3_endpoint.clone() else {
+            return Ok(None);
+        };
+        let need = |name: &str, v: &Option<String>| {
+            v.clone()
+                .ok_or_else(|| invalid(name, "required when PARLEY_S3_ENDPOINT is set"))
+        };
+        Ok(Some(S3Config {
+            endpoint,
+            bucket: need("S3_BUCKET", &self.s3_bucket)?,
+            region: self.s3_region.clone(),
+            access_key: need("S3_ACCESS_KEY", &self.s3_access_key)?,
+            secret_key: need("S3_SECRET_KEY", &self.s3_secret_key)?,
+            public_url: self.s3_public_url.clone(),
+        }))
+    }
+
+    /// What the cluster roles (`api`, `worker`) cannot run without.
+    pub fn require_cluster(&self) -> Result<(), ConfigError> {
+        for (name, v) in [
+            ("DATABASE_URL", &self.database_url),
+            ("NATS_URL", &self.nats_url),
+            ("REDIS_URL", &self.redis_url),
+            ("S3_ENDPOINT", &self.s3_endpoint),
+        ] {
+            if v.is_none() {
+                return Err(ConfigError(format!(
+                    "PARLEY_{name} is required for the cluster roles (api, worker)"
+                )));
+            }
+        }
+        self.s3()?;
+        Ok(())
+    }
+
+    /// JSON logs for cluster roles unless told otherwise.
+    pub fn json_logs(&self, cluster_role: bool) -> bool {
+        match self.log_format {
+            LogFormat::Json => true,
+            LogFormat::Text => false,
+            LogFormat::Auto => cluster_role,
+        }
+    }
+}
+
+/// Turns an environment string into the type its field expects, so errors name the variable.
+fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
+    let bools = ["allow_http_webhooks", "allow_private_egress"];
+    let numbers = ["sandbox_qr_first_secs", "sandbox_qr_next_secs"];
+    if bools.contains(&field) {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true.into()),
+            "false" | "0" | "no" | "off" => Ok(false.into()),
+            _ => Err(format!("expected true or false, got {raw:?}")),
+        }
+    } else if numbers.contains(&field) {
+        raw.trim()
+            .parse::<u64>()
+            .map(Into::into)
+            .map_err(|_| format!("expected a whole number, got {raw:?}"))
+    } else {
+        Ok(raw.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_without_anything() {
+        let (c, warnings) = Config::load_from(&[]).unwrap();
+        assert_eq!(c.bind, "0.0.0.0:8080");
+        assert_eq!(c.network, Network::Whatsapp);
+        assert!(c.nats_url.is_none());
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn env_overrides_and_digit_token_stays_text() {
+        let (c, _) = Config::load_from(&vars(&[
+            ("PARLEY_ACCOUNT_TOKEN", "12345678901234567890"),
+            ("PARLEY_NETWORK", "sandbox"),
+            ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+            ("PARLEY_SANDBOX_QR_FIRST_SECS", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(c.account_token.as_deref(), Some("12345678901234567890"));
+        assert_eq!(c.network, Network::Sandbox);
+        assert!(c.allow_http_webhooks);
+        assert_eq!(c.sandbox_qr_first_secs, 3);
+    }
+
+    #[test]
+    fn invalid_values_name_the_variable() {
+        for (k, v) in [
+            ("PARLEY_NETWORK", "carrier-pigeon"),
+            ("PARLEY_BIND", "nowhere"),
+            ("PARLEY_ALLOW_PRIVATE_EGRESS", "maybe"),
+            ("PARLEY_SANDBOX_QR_NEXT_SECS", "-1"),
+            ("PARLEY_PUBLIC_URL", "ftp://x"),
+            ("PARLEY_NATS_URL", "http://x"),
+        ] {
+            let err = Config::load_from(&vars(&[(k, v)])).unwrap_err();
+            assert!(err.0.contains(k), "{k}: {}", err.0);
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_warned_about() {
+        let (_, warnings) = Config::load_from(&vars(&[("PARLEY_NATS_ULR", "x")])).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("PARLEY_NATS_ULR"));
+    }
+
+    #[test]
+    fn cluster_roles_require_their_services() {
+        let (c, _) =
+            Config::load_from(&vars(&[("PARLEY_NATS_URL", "nats://127.0.0.1:4222")])).unwrap();
+        let err = c.require_cluster().unwrap_err();
+        assert!(err.0.contains("PARLEY_DATABASE_URL"));
+    }
+}

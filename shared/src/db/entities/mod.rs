@@ -1,0 +1,3 @@
+//! The sea-orm entities, one module per table, with the queries on that table.
+pub mod sandbox;
+pub mod sessions;

@@ -1,0 +1,8 @@
+//! The sandbox network's entities, one module per table, with their queries.
+pub mod connections;
+pub mod devices;
+pub mod faults;
+pub mod outbox;
+pub mod pair_codes;
+pub mod phones;
+pub mod qr;

@@ -1,0 +1,103 @@
+//! The `sandbox_outbox` entity: everything sessions put on the simulated network,
+//! in the order it got there.
+use chrono::{DateTime, Utc};
+use sea_orm::entity::prelude::*;
+use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect};
+
+use crate::db::sandbox::{NewOutboxEntry, OutboxEntry};
+use crate::db::{Db, DbError};
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "sandbox_outbox")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    #[sea_orm(column_type = "Text")]
+    pub client_id: String,
+    #[sea_orm(column_type = "Text")]
+    pub message_id: String,
+    #[sea_orm(column_type = "Text")]
+    pub to_jid: String,
+    #[sea_orm(column_type = "Text")]
+    pub kind: String,
+    /// JSON text.
+    #[sea_orm(column_type = "Text")]
+    pub payload: String,
+    pub at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
+
+impl From<Model> for OutboxEntry {
+    fn from(m: Model) -> Self {
+        // Written by `insert` from a JSON value; anything else is shown as text.
+        let payload =
+            serde_json::from_str(&m.payload).unwrap_or(serde_json::Value::String(m.payload));
+        OutboxEntry {
+            id: m.id,
+            client_id: m.client_id,
+            message_id: m.message_id,
+            to_jid: m.to_jid,
+            kind: m.kind,
+            payload,
+            at: m.at,
+        }
+    }
+}
+
+pub async fn insert(db: &Db, entry: NewOutboxEntry) -> Result<(), DbError> {
+    let row = ActiveModel {
+        client_id: Set(entry.client_id),
+        message_id: Set(entry.message_id),
+        to_jid: Set(entry.to_jid),
+        kind: Set(entry.kind),
+        payload: Set(entry.payload.to_string()),
+        at: Set(entry.at),
+        ..Default::default()
+    };
+    Entity::insert(row)
+        .exec_without_returning(db.conn())
+        .await?;
+    Ok(())
+}
+
+/// Oldest first, at most `limit`; `to_jids` (when given) keeps those chats only.
+pub async fn list(
+    db: &Db,
+    client_id: &str,
+    to_jids: Option<&[String]>,
+    since: Option<DateTime<Utc>>,
+    limit: u64,
+) -> Result<Vec<OutboxEntry>, DbError> {
+    let mut query = Entity::find().filter(Column::ClientId.eq(client_id));
+    if let Some(jids) = to_jids {
+        query = query.filter(Column::ToJid.is_in(jids.iter().cloned()));
+    }
+    if let Some(since) = since {
+        query = query.filter(Column::At.gte(since));
+    }
+    let rows = query
+        .order_by_asc(Column::Id)
+        .limit(limit)
+        .all(db.conn())
+        .await?;
+    Ok(rows.into_iter().map(OutboxEntry::from).collect())
+}
+
+/// The entry that put message `message_id` of the session on the network.
+pub async fn find(
+    db: &Db,
+    client_id: &str,
+    message_id: &str,
+) -> Result<Option<OutboxEntry>, DbError> {
+    Ok(Entity::find()
+        .filter(Column::ClientId.eq(client_id))
+        .filter(Column::MessageId.eq(message_id))
+        .order_by_asc(Column::Id)
+        .one(db.conn())
+        .await?
+        .map(OutboxEntry::from))
+}

@@ -1,0 +1,169 @@
+//! The `sandbox_phones` entity: simulated phones, their LIDs and profiles.
+use chrono::Utc;
+use sea_orm::entity::prelude::*;
+use sea_orm::sea_query::ExprTrait;
+use sea_orm::{ActiveValue::Set, TransactionTrait};
+use sha2::{Digest, Sha256};
+
+use crate::db::sandbox::{PhonePatch, SandboxPhone, derive_lid};
+use crate::db::{Db, DbError};
+
+/// How many LIDs to try for one phone before giving up (collisions are rare).
+const LID_ATTEMPTS: u32 = 16;
+
+/// The avatars without a visible picture.
+const NO_PICTURE: [&str; 2] = ["none", "hidden"];
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "sandbox_phones")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub phone: String,
+    #[sea_orm(column_type = "Text", unique)]
+    pub lid: String,
+    #[sea_orm(column_type = "Text")]
+    pub name: String,
+    #[sea_orm(column_type = "Text")]
+    pub username: String,
+    pub on_network: bool,
+    #[sea_orm(column_type = "Text")]
+    pub avatar: String,
+    #[sea_orm(column_type = "Text")]
+    pub about: String,
+    #[sea_orm(column_type = "Text")]
+    pub picture_id: String,
+    /// How many devices this phone has linked so far.
+    pub links: i64,
+    pub created_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
+
+impl From<Model> for SandboxPhone {
+    fn from(m: Model) -> Self {
+        SandboxPhone {
+            phone: m.phone,
+            lid: m.lid,
+            name: m.name,
+            username: m.username,
+            on_network: m.on_network,
+            avatar: m.avatar,
+            about: m.about,
+            picture_id: m.picture_id,
+            created_at: m.created_at,
+        }
+    }
+}
+
+pub async fn find(db: &Db, phone: &str) -> Result<Option<SandboxPhone>, DbError> {
+    Ok(Entity::find_by_id(phone)
+        .one(db.conn())
+        .await?
+        .map(SandboxPhone::from))
+}
+
+/// Inserts the phone with defaults when absent, then applies the patch.
+pub async fn upsert(db: &Db, phone: &str, patch: PhonePatch) -> Result<SandboxPhone, DbError> {
+    if find(db, phone).await?.is_none() {
+        insert_default(db, phone).await?;
+    }
+    let picture_id = patch.avatar.as_deref().map(|a| picture_id(phone, a));
+    let changes = ActiveModel {
+        name: set_some(patch.name),
+        username: set_some(patch.username),
+        on_network: set_some(patch.on_network),
+        avatar: set_some(patch.avatar),
+        about: set_some(patch.about),
+        picture_id: set_some(picture_id),
+        ..Default::default()
+    };
+    Entity::update_many()
+        .set(changes)
+        .filter(Column::Phone.eq(phone))
+        .exec(db.conn())
+        .await?;
+    find(db, phone)
+        .await?
+        .ok_or_else(|| DbError::Conflict(format!("phone {phone} was deleted while being updated")))
+}
+
+/// `INSERT ... ON CONFLICT (phone) DO NOTHING`, deriving the LID again when it
+/// collides with another phone's.
+async fn insert_default(db: &Db, phone: &str) -> Result<(), DbError> {
+    for attempt in 0..LID_ATTEMPTS {
+        let row = ActiveModel {
+            phone: Set(phone.to_string()),
+            lid: Set(derive_lid(phone, attempt)),
+            on_network: Set(true),
+            avatar: Set("none".to_string()),
+            created_at: Set(Utc::now()),
+            ..Default::default()
+        };
+        match Entity::insert(row)
+            .on_conflict_do_nothing_on([Column::Phone])
+            .exec_without_returning(db.conn())
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) => match DbError::from(e) {
+                DbError::Conflict(_) => continue,
+                other => return Err(other),
+            },
+        }
+    }
+    Err(DbError::Conflict(format!("no free LID for phone {phone}")))
+}
+
+/// Adds one to the phone's link count in a transaction and returns the new count.
+pub async fn next_device_number(db: &Db, phone: &str) -> Result<i32, DbError> {
+    let txn = db.conn().begin().await?;
+    Entity::update_many()
+        .col_expr(Column::Links, Expr::col(Column::Links).add(1))
+        .filter(Column::Phone.eq(phone))
+        .exec(&txn)
+        .await?;
+    let row = Entity::find_by_id(phone).one(&txn).await?;
+    txn.commit().await?;
+    let links = row
+        .ok_or_else(|| DbError::Conflict(format!("phone {phone} is not registered")))?
+        .links;
+    i32::try_from(links).map_err(|_| DbError::Unavailable(format!("{links} links overflow")))
+}
+
+/// A stable id of the picture `avatar` of `phone`: it changes with the avatar.
+fn picture_id(phone: &str, avatar: &str) -> String {
+    if NO_PICTURE.contains(&avatar) {
+        return String::new();
+    }
+    let digest = Sha256::new()
+        .chain_update(phone.as_bytes())
+        .chain_update(b":")
+        .chain_update(avatar.as_bytes())
+        .finalize();
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    (1_000_000_000 + u64::from_be_bytes(head) % 9_000_000_000).to_string()
+}
+
+/// `Set` for a change, `NotSet` (left as stored) for `None`.
+fn set_some<T: Into<Value>>(v: Option<T>) -> sea_orm::ActiveValue<T> {
+    v.map_or(sea_orm::ActiveValue::NotSet, Set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picture_ids_follow_the_avatar() {
+        assert_eq!(picture_id("4915112345678", "none"), "");
+        assert_eq!(picture_id("4915112345678", "hidden"), "");
+        let a = picture_id("4915112345678", "aGVsbG8=");
+        assert_eq!(a.len(), 10);
+        assert_eq!(a, picture_id("4915112345678", "aGVsbG8="));
+        assert_ne!(a, picture_id("4915112345678", "d29ybGQ="));
+    }
+}

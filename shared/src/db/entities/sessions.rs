@@ -1,0 +1,208 @@
+//! The `sessions` entity and its queries (behind the `Db` session methods).
+use chrono::Utc;
+use sea_orm::entity::prelude::*;
+use sea_orm::sea_query::ExprTrait;
+use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect, TryInsertResult};
+
+use crate::db::sessions::{NewSession, SessionRow, SettingsPatch, StatePatch};
+use crate::db::{Db, DbError};
+
+/// The status of a session nobody has started yet (see the spec's States).
+const INITIAL_STATUS: &str = "initializing";
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "sessions")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub client_id: String,
+    #[sea_orm(column_type = "Text")]
+    pub status: String,
+    #[sea_orm(column_type = "Text")]
+    pub pod_name: String,
+    #[sea_orm(column_type = "Text")]
+    pub jid: String,
+    #[sea_orm(column_type = "Text")]
+    pub lid: String,
+    #[sea_orm(column_type = "Text")]
+    pub webhook_url: String,
+    #[sea_orm(column_type = "Text")]
+    pub webhook_token: String,
+    #[sea_orm(column_type = "Text")]
+    pub poll_lookup_url: String,
+    #[sea_orm(column_type = "Text")]
+    pub org_id: String,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub secret_hash: Option<String>,
+    pub enable_group_ai: bool,
+    pub connected: bool,
+    pub logged_in: bool,
+    pub reconnects: i64,
+    pub connected_at: Option<DateTimeUtc>,
+    #[sea_orm(column_type = "Text")]
+    pub last_disconnect: String,
+    pub desired: bool,
+    pub fence: i64,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
+
+impl From<Model> for SessionRow {
+    fn from(m: Model) -> Self {
+        SessionRow {
+            client_id: m.client_id,
+            status: m.status,
+            pod_name: m.pod_name,
+            jid: m.jid,
+            lid: m.lid,
+            webhook_url: m.webhook_url,
+            webhook_token: m.webhook_token,
+            poll_lookup_url: m.poll_lookup_url,
+            org_id: m.org_id,
+            secret_hash: m.secret_hash,
+            enable_group_ai: m.enable_group_ai,
+            connected: m.connected,
+            logged_in: m.logged_in,
+            reconnects: m.reconnects,
+            connected_at: m.connected_at,
+            last_disconnect: m.last_disconnect,
+            desired: m.desired,
+            fence: m.fence,
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+        }
+    }
+}
+
+/// `INSERT ... ON CONFLICT (client_id) DO NOTHING`, then reads the row back.
+pub async fn create(db: &Db, new: NewSession) -> Result<(SessionRow, bool), DbError> {
+    let now = Utc::now();
+    let client_id = new.client_id.clone();
+    let row = ActiveModel {
+        client_id: Set(new.client_id),
+        status: Set(INITIAL_STATUS.to_string()),
+        webhook_url: Set(new.webhook_url),
+        webhook_token: Set(new.webhook_token),
+        poll_lookup_url: Set(new.poll_lookup_url),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    };
+    let inserted = match Entity::insert(row)
+        .on_conflict_do_nothing()
+        .exec_without_returning(db.conn())
+        .await?
+    {
+        TryInsertResult::Inserted(rows) => rows == 1,
+        TryInsertResult::Conflicted | TryInsertResult::Empty => false,
+    };
+    match find(db, &client_id).await? {
+        Some(row) => Ok((row, inserted)),
+        None => Err(DbError::Conflict(format!(
+            "session {client_id} was deleted while being created"
+        ))),
+    }
+}
+
+pub async fn find(db: &Db, client_id: &str) -> Result<Option<SessionRow>, DbError> {
+    Ok(Entity::find_by_id(client_id)
+        .one(db.conn())
+        .await?
+        .map(SessionRow::from))
+}
+
+pub async fn all(db: &Db) -> Result<Vec<SessionRow>, DbError> {
+    let rows = Entity::find()
+        .order_by_asc(Column::ClientId)
+        .all(db.conn())
+        .await?;
+    Ok(rows.into_iter().map(SessionRow::from).collect())
+}
+
+pub async fn desired(db: &Db) -> Result<Vec<String>, DbError> {
+    Ok(Entity::find()
+        .select_only()
+        .column(Column::ClientId)
+        .filter(Column::Desired.eq(true))
+        .order_by_asc(Column::ClientId)
+        .into_tuple::<String>()
+        .all(db.conn())
+        .await?)
+}
+
+pub async fn update_settings(
+    db: &Db,
+    client_id: &str,
+    patch: SettingsPatch,
+) -> Result<Option<SessionRow>, DbError> {
+    let changes = ActiveModel {
+        webhook_url: set_some(patch.webhook_url),
+        webhook_token: set_some(patch.webhook_token),
+        poll_lookup_url: set_some(patch.poll_lookup_url),
+        org_id: set_some(patch.org_id),
+        secret_hash: set_some(patch.secret_hash),
+        enable_group_ai: set_some(patch.enable_group_ai),
+        desired: set_some(patch.desired),
+        updated_at: Set(Utc::now()),
+        ..Default::default()
+    };
+    let res = Entity::update_many()
+        .set(changes)
+        .filter(Column::ClientId.eq(client_id))
+        .exec(db.conn())
+        .await?;
+    if res.rows_affected == 0 {
+        return Ok(None);
+    }
+    find(db, client_id).await
+}
+
+/// One `UPDATE ... WHERE client_id = ? AND fence <= ?` that also stores `fence`.
+pub async fn fenced_update(
+    db: &Db,
+    client_id: &str,
+    fence: u64,
+    patch: StatePatch,
+) -> Result<bool, DbError> {
+    let fence = i64::try_from(fence)
+        .map_err(|_| DbError::Unavailable(format!("fence {fence} does not fit a bigint")))?;
+    let changes = ActiveModel {
+        status: set_some(patch.status),
+        pod_name: set_some(patch.pod_name),
+        jid: set_some(patch.jid),
+        lid: set_some(patch.lid),
+        connected: set_some(patch.connected),
+        logged_in: set_some(patch.logged_in),
+        connected_at: set_some(patch.connected_at),
+        last_disconnect: set_some(patch.last_disconnect),
+        desired: set_some(patch.desired),
+        fence: Set(fence),
+        updated_at: Set(Utc::now()),
+        ..Default::default()
+    };
+    let mut update = Entity::update_many()
+        .set(changes)
+        .filter(Column::ClientId.eq(client_id))
+        .filter(Column::Fence.lte(fence));
+    if patch.reconnects_add != 0 {
+        update = update.col_expr(
+            Column::Reconnects,
+            Expr::col(Column::Reconnects).add(patch.reconnects_add),
+        );
+    }
+    Ok(update.exec(db.conn()).await?.rows_affected == 1)
+}
+
+pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {
+    let res = Entity::delete_by_id(client_id).exec(db.conn()).await?;
+    Ok(res.rows_affected > 0)
+}
+
+/// `Set` for a change, `NotSet` (left as stored) for `None`.
+fn set_some<T: Into<Value>>(v: Option<T>) -> sea_orm::ActiveValue<T> {
+    v.map_or(sea_orm::ActiveValue::NotSet, Set)
+}

@@ -1,0 +1,93 @@
+//! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
+pub mod entities;
+pub mod sandbox;
+pub mod sessions;
+
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend, DbErr};
+use std::time::Duration;
+
+pub use sea_orm::ConnectionTrait;
+pub use sessions::{NewSession, SessionRow, SettingsPatch, StatePatch};
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DbError {
+    /// A unique constraint refused the write.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<DbErr> for DbError {
+    fn from(e: DbErr) -> Self {
+        if matches!(
+            e.sql_err(),
+            Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+        ) {
+            DbError::Conflict(e.to_string())
+        } else {
+            DbError::Unavailable(e.to_string())
+        }
+    }
+}
+
+/// A pooled connection to the gateway's database.
+#[derive(Clone, Debug)]
+pub struct Db {
+    conn: DatabaseConnection,
+}
+
+impl Db {
+    /// Connects (creating a SQLite file when missing). Does not migrate.
+    pub async fn connect(url: &str) -> Result<Db, DbError> {
+        let url = if url.starts_with("sqlite:") && !url.contains("mode=") {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}mode=rwc")
+        } else {
+            url.to_string()
+        };
+        let mut opts = ConnectOptions::new(url.clone());
+        opts.connect_timeout(Duration::from_secs(5))
+            .acquire_timeout(Duration::from_secs(5))
+            .sqlx_logging(false);
+        if url.starts_with("sqlite:") {
+            // One writer at a time is what SQLite allows; a small pool avoids lock storms.
+            opts.max_connections(4).min_connections(1);
+        } else {
+            opts.max_connections(20).min_connections(1);
+        }
+        let conn = Database::connect(opts).await?;
+        if conn.get_database_backend() == DbBackend::Sqlite {
+            conn.execute_unprepared(
+                "PRAGMA journal_mode=WAL; PRAGMA busy_timeout=5000; PRAGMA foreign_keys=ON;",
+            )
+            .await?;
+        }
+        Ok(Db { conn })
+    }
+
+    /// Applies every pending migration.
+    pub async fn migrate(&self) -> Result<(), DbError> {
+        use parley_migrations::{Migrator, MigratorTrait};
+        Migrator::up(&self.conn, None).await?;
+        Ok(())
+    }
+
+    /// Whether the database answers now.
+    pub async fn ping(&self) -> bool {
+        self.conn.ping().await.is_ok()
+    }
+
+    pub fn conn(&self) -> &DatabaseConnection {
+        &self.conn
+    }
+
+    /// `"postgres"` or `"sqlite"`.
+    pub fn backend(&self) -> &'static str {
+        match self.conn.get_database_backend() {
+            DbBackend::Postgres => "postgres",
+            DbBackend::Sqlite => "sqlite",
+            _ => "other",
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The sandbox network's state (phones, linked devices, QR and pairing codes,
+//! faults, connection log, outbox), kept in the database so it outlives worker processes.
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+use super::entities::sandbox::{connections, devices, faults, outbox, pair_codes, phones, qr};
+use super::{Db, DbError};
+
+/// A phone registered on the simulated network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPhone {
+    pub phone: String,
+    /// LID user-part: 15 digits, stable per phone.
+    pub lid: String,
+    pub name: String,
+    pub username: String,
+    /// `false`: the number is not registered on the network.
+    pub on_network: bool,
+    /// `"none"`, `"hidden"` or a base64 image.
+    pub avatar: String,
+    pub about: String,
+    /// Stable id of the current avatar picture; empty without a visible picture.
+    pub picture_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl SandboxPhone {
+    /// The phone's user JID, `<phone>@s.whatsapp.net`.
+    pub fn jid(&self) -> String {
+        format!("{}@s.whatsapp.net", self.phone)
+    }
+}
+
+/// Changes to a phone's profile. `None` leaves a field as it is (or at its default
+/// for a new phone).
+#[derive(Debug, Clone, Default)]
+pub struct PhonePatch {
+    pub name: Option<String>,
+    pub username: Option<String>,
+    pub on_network: Option<bool>,
+    pub avatar: Option<String>,
+    pub about: Option<String>,
+}
+
+/// The network's record of a linked device (what a session reconnects with).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxDevice {
+    pub client_id: String,
+    pub phone: String,
+    /// The device number in the JID, a small positive integer.
+    pub device: i32,
+    /// `<phone>:<device>@s.whatsapp.net`.
+    pub jid: String,
+    pub lid: String,
+    pub push_name: String,
+    /// The fencing token of the connection that wrote the record.
+    pub fence: u64,
+    pub linked_at: DateTime<Utc>,
+}
+
+/// One connection as the network logged it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConnection {
+    pub id: i64,
+    pub client_id: String,
+    pub pod_name: String,
+    pub fence: u64,
+    pub connected_at: DateTime<Utc>,
+    /// `None` while the connection is open.
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// Something a session put on the network, as the sandbox recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxEntry {
+    pub id: i64,
+    pub client_id: String,
+    /// The network's id; empty for operations without one (typing, receipts).
+    pub message_id: String,
+    /// The chat JID.
+    pub to_jid: String,
+    /// `text`, `image`, ..., `read`, `unread` (the sandbox contract's list).
+    pub kind: String,
+    /// What was sent.
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+/// An outbox entry to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOutboxEntry {
+    pub client_id: String,
+    pub message_id: String,
+    pub to_jid: String,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+/// Whether `phone` is a simulated phone number: 8 to 15 ASCII digits.
+pub fn is_valid_phone(phone: &str) -> bool {
+    (8..=15).contains(&phone.len()) && phone.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The LID user-part of `phone` at `attempt` (0 first; later attempts resolve the
+/// rare collision): 15 digits from SHA-256, the first one non-zero.
+pub fn derive_lid(phone: &str, attempt: u32) -> String {
+    let seed = if attempt == 0 {
+        phone.to_string()
+    } else {
+        format!("{phone}#{attempt}")
+    };
+    let digest = Sha256::digest(seed.as_bytes());
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    const LOW: u64 = 100_000_000_000_000;
+    let value = LOW + u64::from_be_bytes(head) % (9 * LOW);
+    value.to_string()
+}
+
+/// `u64` fence as stored (a bigint).
+pub(crate) fn fence_to_db(fence: u64) -> Result<i64, DbError> {
+    i64::try_from(fence)
+        .map_err(|_| DbError::Unavailable(format!("fence {fence} does not fit a bigint")))
+}
+
+/// Stored fence back to `u64` (never negative; a corrupt value reads as 0).
+pub(crate) fn fence_from_db(fence: i64) -> u64 {
+    u64::try_from(fence).unwrap_or(0)
+}
+
+impl Db {
+    /// Registers `phone` (validated by the caller) when unknown, with a fresh LID
+    /// and defaults, then applies `patch`. Returns the stored phone.
+    pub async fn upsert_phone(
+        &self,
+        phone: &str,
+        patch: PhonePatch,
+    ) -> Result<SandboxPhone, DbError> {
+        phones::upsert(self, phone, patch).await
+    }
+
+    pub async fn phone(&self, phone: &str) -> Result<Option<SandboxPhone>, DbError> {
+        phones::find(self, phone).await
+    }
+
+    /// Counts one more device linked by `phone` (registered) and returns its
+    /// device number: 1 + the number of earlier links.
+    pub async fn next_device_number(&self, phone: &str) -> Result<i32, DbError> {
+        phones::next_device_number(self, phone).await
+    }
+
+    /// Which session shows QR `code` now.
+    pub async fn qr_owner(&self, code: &str) -> Result<Option<String>, DbError> {
+        qr::owner(self, code).await
+    }
+
+    /// The QR code `client_id` shows now.
+    pub async fn current_qr(&self, client_id: &str) -> Result<Option<String>, DbError> {
+        qr::current(self, client_id).await
+    }
+
+    /// Makes `code` the session's current QR code (the previous one is invalid).
+    pub async fn set_qr(&self, client_id: &str, code: &str) -> Result<(), DbError> {
+        qr::set(self, client_id, code).await
+    }
+
+    /// Withdraws `code` as the session's QR; a newer code set by another
+    /// connection stays.
+    pub async fn clear_qr(&self, client_id: &str, code: &str) -> Result<(), DbError> {
+        qr::clear(self, client_id, code).await
+    }
+
+    pub async fn sandbox_device(&self, client_id: &str) -> Result<Option<SandboxDevice>, DbError> {
+        devices::find(self, client_id).await
+    }
+
+    /// Stores the device record when `device.fence` is not older than the stored
+    /// one. `false`: a newer connection wrote it; nothing changed.
+    pub async fn put_sandbox_device(&self, device: &SandboxDevice) -> Result<bool, DbError> {
+        devices::put(self, device).await
+    }
+
+    /// Deletes the device record (logout); `false` when there was none.
+    pub async fn delete_sandbox_device(&self, client_id: &str) -> Result<bool, DbError> {
+        devices::delete(self, client_id).await
+    }
+
+    /// Stores the pending pairing code of a session (replacing an older one).
+    pub async fn set_pair_code(
+        &self,
+        client_id: &str,
+        phone: &str,
+        code: &str,
+    ) -> Result<(), DbError> {
+        pair_codes::set(self, client_id, phone, code).await
+    }
+
+    /// Consumes the session's pending code when it is `code` and younger than
+    /// `max_age`; returns the phone it was issued for.
+    pub async fn take_pair_code(
+        &self,
+        client_id: &str,
+        code: &str,
+        max_age: Duration,
+    ) -> Result<Option<String>, DbError> {
+        pair_codes::take(self, client_id, code, max_age).await
+    }
+
+    /// Makes the next `count` operations `op` of the session fail (0 disarms).
+    pub async fn arm_fault(&self, client_id: &str, op: &str, count: u32) -> Result<(), DbError> {
+        faults::arm(self, client_id, op, count).await
+    }
+
+    /// Uses up one armed failure of `op`, atomically: `true` when the operation
+    /// must fail.
+    pub async fn consume_fault(&self, client_id: &str, op: &str) -> Result<bool, DbError> {
+        faults::consume(self, client_id, op).await
+    }
+
+    /// Logs a new open connection; returns its id.
+    pub async fn open_sandbox_connection(
+        &self,
+        client_id: &str,
+        pod_name: &str,
+        fence: u64,
+    ) -> Result<i64, DbError> {
+        connections::open(self, client_id, pod_name, fence).await
+    }
+
+    /// Marks a logged connection closed (once; later calls change nothing).
+    pub async fn close_sandbox_connection(&self, id: i64) -> Result<(), DbError> {
+        connections::close(self, id).await
+    }
+
+    /// The session's logged connections, oldest first.
+    pub async fn sandbox_connections(
+        &self,
+        client_id: &str,
+    ) -> Result<Vec<SandboxConnection>, DbError> {
+        connections::list(self, client_id).await
+    }
+
+    /// Records something the session put on the network.
+    pub async fn record_outbox(&self, entry: NewOutboxEntry) -> Result<(), DbError> {
+        outbox::insert(self, entry).await
+    }
+
+    /// The session's outbox, oldest first, at most `limit` entries: only the
+    /// chats `to_jids` when given, only entries at or after `since` when given.
+    pub async fn outbox(
+        &self,
+        client_id: &str,
+        to_jids: Option<&[String]>,
+        since: Option<DateTime<Utc>>,
+        limit: u64,
+    ) -> Result<Vec<OutboxEntry>, DbError> {
+        outbox::list(self, client_id, to_jids, since, limit).await
+    }
+
+    /// The outbox entry of the session's message `message_id`, if it sent one.
+    pub async fn outbox_message(
+        &self,
+        client_id: &str,
+        message_id: &str,
+    ) -> Result<Option<OutboxEntry>, DbError> {
+        outbox::find(self, client_id, message_id).await
+    }
+
+    /// Forgets the session's network state: device, QR, pairing code, faults.
+    /// The connection log and the outbox stay.
+    pub async fn forget_sandbox_session(&self, client_id: &str) -> Result<(), DbError> {
+        devices::delete(self, client_id).await?;
+        qr::clear_all(self, client_id).await?;
+        pair_codes::clear(self, client_id).await?;
+        faults::clear(self, client_id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lids_are_fifteen_digits_stable_and_distinct() {
+        let a = derive_lid("4915112345678", 0);
+        assert_eq!(a.len(), 15);
+        assert!(a.bytes().all(|b| b.is_ascii_digit()));
+        assert_ne!(a.as_bytes()[0], b'0');
+        assert_eq!(a, derive_lid("4915112345678", 0));
+        assert_ne!(a, derive_lid("4915112345679", 0));
+        assert_ne!(a, derive_lid("4915112345678", 1));
+    }
+
+    #[test]
+    fn phone_numbers_are_eight_to_fifteen_digits() {
+        assert!(is_valid_phone("12345678"));
+        assert!(is_valid_phone("123456789012345"));
+        assert!(!is_valid_phone("1234567"));
+        assert!(!is_valid_phone("1234567890123456"));
+        assert!(!is_valid_phone("+4915112345678"));
+        assert!(!is_valid_phone(""));
+    }
+}

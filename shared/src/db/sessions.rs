@@ -1,0 +1,147 @@
+//! Session rows: settings written by the API, state written by the owning worker
+//! under its fencing token.
+use chrono::{DateTime, Utc};
+
+use super::{Db, DbError};
+
+/// One session as stored. `secret_hash` is the hex SHA-256 of the session secret;
+/// `webhook_token` is kept so it can be sent, and no route ever returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub client_id: String,
+    pub status: String,
+    pub pod_name: String,
+    pub jid: String,
+    pub lid: String,
+    pub webhook_url: String,
+    pub webhook_token: String,
+    pub poll_lookup_url: String,
+    pub org_id: String,
+    pub secret_hash: Option<String>,
+    pub enable_group_ai: bool,
+    pub connected: bool,
+    pub logged_in: bool,
+    pub reconnects: i64,
+    pub connected_at: Option<DateTime<Utc>>,
+    pub last_disconnect: String,
+    /// Whether the session should be running (false after a network-side logout).
+    pub desired: bool,
+    /// The fencing token of the newest owner that wrote state.
+    pub fence: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What `/start` knows about a new session.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    pub client_id: String,
+    pub webhook_url: String,
+    pub webhook_token: String,
+    pub poll_lookup_url: String,
+}
+
+/// Settings changes (API side, not fenced). `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsPatch {
+    pub webhook_url: Option<String>,
+    pub webhook_token: Option<String>,
+    pub poll_lookup_url: Option<String>,
+    pub org_id: Option<String>,
+    /// `Some(None)` removes the secret.
+    pub secret_hash: Option<Option<String>>,
+    pub enable_group_ai: Option<bool>,
+    pub desired: Option<bool>,
+}
+
+/// State changes by the owning worker. `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct StatePatch {
+    pub status: Option<String>,
+    pub pod_name: Option<String>,
+    pub jid: Option<String>,
+    pub lid: Option<String>,
+    pub connected: Option<bool>,
+    pub logged_in: Option<bool>,
+    /// Adds to `reconnects`.
+    pub reconnects_add: i64,
+    /// `Some(None)` clears it.
+    pub connected_at: Option<Option<DateTime<Utc>>>,
+    pub last_disconnect: Option<String>,
+    pub desired: Option<bool>,
+}
+
+impl Db {
+    /// Inserts the session when absent (concurrent callers: exactly one inserts).
+    /// Returns the stored row and whether this call created it.
+    pub async fn create_session(&self, new: NewSession) -> Result<(SessionRow, bool), DbError> {
+        super::entities::sessions::create(self, new).await
+    }
+
+    pub async fn session(&self, client_id: &str) -> Result<Option<SessionRow>, DbError> {
+        super::entities::sessions::find(self, client_id).await
+    }
+
+    /// Every session, ordered by clientId.
+    pub async fn sessions(&self) -> Result<Vec<SessionRow>, DbError> {
+        super::entities::sessions::all(self).await
+    }
+
+    /// ClientIds of the sessions that should be running.
+    pub async fn desired_sessions(&self) -> Result<Vec<String>, DbError> {
+        super::entities::sessions::desired(self).await
+    }
+
+    /// Applies a settings change; `None` when the session does not exist.
+    pub async fn update_settings(
+        &self,
+        client_id: &str,
+        patch: SettingsPatch,
+    ) -> Result<Option<SessionRow>, DbError> {
+        super::entities::sessions::update_settings(self, client_id, patch).await
+    }
+
+    /// Applies a state change when `fence` is not older than the stored one, and
+    /// stores `fence`. `false`: a newer owner exists (or the row is gone); nothing changed.
+    pub async fn fenced_update(
+        &self,
+        client_id: &str,
+        fence: u64,
+        patch: StatePatch,
+    ) -> Result<bool, DbError> {
+        super::entities::sessions::fenced_update(self, client_id, fence, patch).await
+    }
+
+    /// Deletes the session; `false` when it did not exist.
+    pub async fn delete_session(&self, client_id: &str) -> Result<bool, DbError> {
+        super::entities::sessions::delete(self, client_id).await
+    }
+}
+
+/// How health output counts a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// Linked and online.
+    Connected,
+    /// Linked before and meant to run, but offline now (reconnecting or unowned).
+    Down,
+    /// Will not come back without a human: logged out or banned by the network;
+    /// `/start` pairs it again.
+    Terminal,
+    /// Never linked yet: waiting for a QR scan or a phone code.
+    Pairing,
+}
+
+impl SessionRow {
+    pub fn health(&self) -> Health {
+        if !self.desired {
+            Health::Terminal
+        } else if self.connected {
+            Health::Connected
+        } else if !self.jid.is_empty() {
+            Health::Down
+        } else {
+            Health::Pairing
+        }
+    }
+}

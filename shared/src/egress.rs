@@ -1,0 +1,227 @@
+//! The egress guard: every URL the gateway fetches (webhooks, poll lookups, media
+//! downloads) goes through a client that only speaks http(s) and refuses loopback,
+//! private, link-local, metadata and other internal destinations, checked on the
+//! resolved address of every connection (so DNS rebinding and redirects to internal
+//! hosts do not pass), unless `PARLEY_ALLOW_PRIVATE_EGRESS` is set.
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Why a destination was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EgressError {
+    #[error("only http and https URLs can be fetched")]
+    Scheme,
+    #[error("destination {0} is not allowed (internal address)")]
+    Forbidden(String),
+    #[error("invalid URL: {0}")]
+    Invalid(String),
+}
+
+/// Whether connections to `ip` are refused when private egress is not allowed.
+pub fn is_internal(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => internal_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return internal_v4(v4);
+            }
+            let seg = v6.segments();
+            // NAT64 (64:ff9b::/96) wraps an IPv4 address.
+            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
+                let [a, b] = seg[6].to_be_bytes();
+                let [c, d] = seg[7].to_be_bytes();
+                return internal_v4(Ipv4Addr::new(a, b, c, d));
+            }
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (seg[0] & 0xfe00) == 0xfc00 // unique local, incl. fd00:ec2::254
+                || (seg[0] & 0xffc0) == 0xfe80 // link local
+        }
+    }
+}
+
+fn internal_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local() // 169.254/16, incl. cloud metadata
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b)) // carrier-grade NAT
+        || (a == 192 && b == 0 && ip.octets()[2] == 0) // IETF protocol assignments
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || a >= 240
+}
+
+/// The destination policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Egress {
+    pub allow_private: bool,
+}
+
+impl Egress {
+    /// Checks what can be checked before connecting: the scheme, and a literal IP host.
+    pub fn check_url(&self, url: &url::Url) -> Result<(), EgressError> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(EgressError::Scheme);
+        }
+        let host = url
+            .host()
+            .ok_or_else(|| EgressError::Invalid("no host".into()))?;
+        let literal = match host {
+            url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+            url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+            url::Host::Domain(_) => None,
+        };
+        match literal {
+            Some(ip) if !self.allow_private && is_internal(ip) => {
+                Err(EgressError::Forbidden(ip.to_string()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// An HTTP client bound to this policy: `timeout` per request, at most
+    /// `redirects` redirects (each one checked too).
+    pub fn client(&self, timeout: Duration, redirects: usize) -> reqwest::Client {
+        let policy = *self;
+        let redirect = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > redirects {
+                return attempt.error(EgressError::Invalid("too many redirects".into()));
+            }
+            match policy.check_url(attempt.url()) {
+                Ok(()) => attempt.follow(),
+                Err(e) => attempt.error(e),
+            }
+        });
+        let redirect = if redirects == 0 {
+            reqwest::redirect::Policy::none()
+        } else {
+            redirect
+        };
+        reqwest::Client::builder()
+            .dns_resolver(Arc::new(GuardedResolver { policy }))
+            .redirect(redirect)
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent("Parley-Messaging/1")
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    }
+}
+
+/// Resolves names and drops every internal address (unless allowed); a name that
+/// resolves only to internal addresses fails to resolve.
+struct GuardedResolver {
+    policy: Egress,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.policy.allow_private;
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = found
+                .into_iter()
+                .filter(|a| allow_private || !is_internal(a.ip()))
+                .collect();
+            if allowed.is_empty() {
+                return Err(Box::new(EgressError::Forbidden(host))
+                    as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// The egress refusal inside a request error, if that is why it failed.
+pub fn refusal(err: &reqwest::Error) -> Option<EgressError> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if let Some(refused) = e.downcast_ref::<EgressError>() {
+            return Some(refused.clone());
+        }
+        source = e.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_ranges() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fd00:ec2::254",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "64:ff9b::a00:1",
+        ] {
+            assert!(is_internal(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+            assert!(!is_internal(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn urls_are_checked_before_connecting() {
+        let guard = Egress {
+            allow_private: false,
+        };
+        let url = |s: &str| url::Url::parse(s).unwrap();
+        assert_eq!(
+            guard.check_url(&url("ftp://example.com/x")),
+            Err(EgressError::Scheme)
+        );
+        assert!(matches!(
+            guard.check_url(&url("http://127.0.0.1/x")),
+            Err(EgressError::Forbidden(_))
+        ));
+        assert!(matches!(
+            guard.check_url(&url("http://[::1]/x")),
+            Err(EgressError::Forbidden(_))
+        ));
+        assert!(guard.check_url(&url("https://example.com/x")).is_ok());
+        let open = Egress {
+            allow_private: true,
+        };
+        assert!(open.check_url(&url("http://127.0.0.1/x")).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_to_loopback_is_refused_on_the_resolved_address() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let guard = Egress {
+            allow_private: false,
+        };
+        let err = guard
+            .client(Duration::from_secs(5), 0)
+            .get(format!("http://localhost:{port}/"))
+            .send()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(refusal(&err), Some(EgressError::Forbidden(h)) if h == "localhost"),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! `ApiError`: the one error type at the edge, `{error}` with a status; it crosses the bus intact.
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{status} {message}")]
+pub struct ApiError {
+    pub status: u16,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, message)
+    }
+    pub fn unauthorized() -> Self {
+        Self::new(401, "unauthorized")
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, message)
+    }
+    pub fn method_not_allowed() -> Self {
+        Self::new(405, "method not allowed")
+    }
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(409, message)
+    }
+    pub fn payload_too_large(message: impl Into<String>) -> Self {
+        Self::new(413, message)
+    }
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self::new(415, message)
+    }
+    pub fn bad_gateway(message: impl Into<String>) -> Self {
+        Self::new(502, message)
+    }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(503, message)
+    }
+    pub fn gateway_timeout(message: impl Into<String>) -> Self {
+        Self::new(504, message)
+    }
+
+    /// An unexpected failure: logged with its context, answered without internals.
+    pub fn internal(context: &str, err: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %err, "{context}");
+        Self::new(500, "internal error")
+    }
+
+    /// The `{error}` body.
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::json!({ "error": self.message })
+    }
+}
+
+impl From<crate::db::DbError> for ApiError {
+    fn from(e: crate::db::DbError) -> Self {
+        match e {
+            crate::db::DbError::Conflict(_) => ApiError::conflict("already exists"),
+            crate::db::DbError::Unavailable(msg) => {
+                tracing::error!(error = %msg, "database");
+                ApiError::unavailable("database unavailable")
+            }
+        }
+    }
+}

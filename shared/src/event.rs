@@ -1,0 +1,268 @@
+//! The webhook event: the spec's envelope and its per-type objects (camelCase JSON).
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Value of the envelope's `event` field for message activity.
+pub const MESSAGE_RECEIVED: &str = "message.received";
+
+/// Event types (`type` and the `X-SN-Event` header).
+pub const TYPES: &[&str] = &[
+    "text",
+    "image",
+    "video",
+    "audio",
+    "document",
+    "sticker",
+    "poll_creation",
+    "vote_update",
+    "interactive_reply",
+    "contact",
+    "location",
+    "reaction",
+    "edit",
+    "revoke",
+];
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Envelope {
+    pub event: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub client_id: String,
+    pub org_id: String,
+    /// RFC 3339 UTC send time.
+    pub timestamp: String,
+    pub chat_room_id: String,
+    pub my_lid: String,
+    pub client_lid: String,
+    pub remote_jid: String,
+    pub remote_name: String,
+    pub remote_phone: String,
+    pub remote_username: String,
+    pub push_name: String,
+    pub avatar_url: String,
+    pub from_me: bool,
+    pub is_group: bool,
+    pub message_id: String,
+    pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quoted: Option<Quoted>,
+    pub mentions: Vec<String>,
+    pub is_forwarded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<Media>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll: Option<Poll>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_vote: Option<PollVote>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<InteractiveReply>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact: Option<Contact>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reaction: Option<Reaction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit: Option<Edit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoke: Option<Revoke>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<Group>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quoted {
+    pub message_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub participant: Option<String>,
+    pub body: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// Send-time `metaData`, echoed on `fromMe` events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    #[serde(rename = "fromAI")]
+    pub from_ai: bool,
+    pub user_id: Option<Value>,
+    pub user_name: Option<Value>,
+    pub sender: Option<Value>,
+    pub name: Option<Value>,
+    /// The whole `metaData` object as given.
+    pub raw: Value,
+}
+
+impl Meta {
+    /// Builds `meta` from a send's `metaData` object.
+    pub fn from_metadata(raw: &Value) -> Meta {
+        let get = |k: &str| raw.get(k).cloned();
+        Meta {
+            from_ai: raw.get("fromAI").and_then(Value::as_bool).unwrap_or(false),
+            user_id: get("userId"),
+            user_name: get("userName"),
+            sender: get("sender"),
+            name: get("name"),
+            raw: raw.clone(),
+        }
+    }
+}
+
+/// Where and how to fetch and decrypt a file; never the bytes themselves.
+/// `media_key` is a secret: never logged (its `Debug` is redacted).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaDownload {
+    pub direct_path: String,
+    pub media_key: String,
+    pub file_sha256: String,
+    pub file_enc_sha256: String,
+    pub file_length: u64,
+}
+
+impl std::fmt::Debug for MediaDownload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaDownload")
+            .field("direct_path", &self.direct_path)
+            .field("media_key", &"<redacted>")
+            .field("file_length", &self.file_length)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Media {
+    pub mime_type: String,
+    pub media_type: String,
+    pub file_name: String,
+    pub file_size: u64,
+    pub caption: String,
+    /// Voice note (audio only).
+    pub ptt: bool,
+    pub download: MediaDownload,
+    /// Permanent link when the hosted inbox stored the file, else empty.
+    pub download_url: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Poll {
+    pub name: String,
+    pub options: Vec<String>,
+    pub selectable_count: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PollVote {
+    pub poll_message_id: String,
+    /// Whether option names could be resolved.
+    pub resolved: bool,
+    pub selected_options: Vec<String>,
+    /// Hex SHA-256 of each chosen option.
+    pub selected_hashes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InteractiveReply {
+    pub target_id: String,
+    pub button_id: String,
+    pub display_text: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contact {
+    pub display_name: String,
+    pub vcard: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Location {
+    pub latitude: f64,
+    pub longitude: f64,
+    pub name: String,
+    pub address: String,
+    pub live: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reaction {
+    pub target_id: String,
+    /// Empty when the reaction was removed.
+    pub emoji: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edit {
+    pub target_id: String,
+    pub body: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revoke {
+    pub target_id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Group {
+    pub jid: String,
+    pub subject: String,
+    /// The sender's JID inside the group.
+    pub participant: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub participant_phone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub participant_username: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_serializes_with_the_spec_names() {
+        let e = Envelope {
+            event: MESSAGE_RECEIVED.into(),
+            kind: "text".into(),
+            client_id: "c1".into(),
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "text");
+        assert_eq!(v["clientId"], "c1");
+        for absent in ["media", "quoted", "group", "meta"] {
+            assert!(v.get(absent).is_none(), "{absent}");
+        }
+        assert_eq!(v["isForwarded"], false);
+    }
+
+    #[test]
+    fn media_key_never_shows_in_debug_output() {
+        let d = MediaDownload {
+            media_key: "c2VjcmV0".into(),
+            ..Default::default()
+        };
+        assert!(!format!("{d:?}").contains("c2VjcmV0"));
+    }
+
+    #[test]
+    fn meta_from_metadata() {
+        let m = Meta::from_metadata(&serde_json::json!({"fromAI": true, "userId": 7}));
+        assert!(m.from_ai);
+        assert_eq!(m.user_id, Some(serde_json::json!(7)));
+    }
+}

@@ -1,0 +1,64 @@
+//! The lease port: exclusive, expiring ownership of a key (a session) with a
+//! fencing token that grows at every grant, plus worker presence for spreading load.
+//!
+//! Keys are relative; adapters prefix them with the cluster name.
+pub mod memory;
+pub mod redis;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+/// A granted lease. `token` proves ownership for renew and release; `fence`
+/// orders grants: a later grant of the same key always has a larger fence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub key: String,
+    pub holder: String,
+    pub token: String,
+    pub fence: u64,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("lease store unavailable: {0}")]
+pub struct LeaseError(pub String);
+
+#[async_trait]
+pub trait Leases: Send + Sync + 'static {
+    /// Grants the lease to `holder` when nobody holds `key`; `None` when somebody does.
+    async fn acquire(
+        &self,
+        key: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, LeaseError>;
+
+    /// Extends the lease; `false` when it expired or another holder has it now.
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError>;
+
+    /// Gives the lease up at once; `false` when it was no longer ours.
+    async fn release(&self, lease: &Lease) -> Result<bool, LeaseError>;
+
+    /// The current holder of each key (same order), `None` where none.
+    async fn holders(&self, keys: &[String]) -> Result<Vec<Option<String>>, LeaseError>;
+
+    /// Announces a live member (worker) with its load, valid for `ttl`.
+    async fn announce(&self, member: &str, load: u64, ttl: Duration) -> Result<(), LeaseError>;
+
+    /// Removes a member at once (graceful shutdown).
+    async fn withdraw(&self, member: &str) -> Result<(), LeaseError>;
+
+    /// Live members and their announced loads, sorted by name.
+    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError>;
+
+    /// Whether the store is reachable now.
+    async fn healthy(&self) -> bool;
+
+    /// `"redis"` or `"in-process"`.
+    fn kind(&self) -> &'static str;
+}
+
+/// Lease key of a session.
+pub fn session_key(client_id: &str) -> String {
+    format!("session:{client_id}")
+}

@@ -1,0 +1,238 @@
+//! The Redis lease store: one key per lease (`{prefix}:{key}` = `holder|token|fence`),
+//! a fencing counter per key (`{prefix}:{key}:fence`), one key per live member.
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::TryStreamExt;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{AsyncCommands, ScanOptions, Script};
+
+use super::{Lease, LeaseError, Leases};
+
+const TIMEOUT: Duration = Duration::from_secs(2);
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// KEYS: lease, fence. ARGV: holder, token, ttl ms, the caller's wall clock in µs.
+/// Returns the new fence, or nil when held. The fence is never below the wall
+/// clock, so it keeps growing even if Redis loses its data (stored rows keep the
+/// last fence they saw).
+static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local fence = redis.call('INCR', KEYS[2])
+if fence < tonumber(ARGV[4]) then
+  fence = tonumber(ARGV[4])
+  redis.call('SET', KEYS[2], ARGV[4])
+end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[2] .. '|' .. string.format('%d', fence), 'PX', ARGV[3])
+return fence",
+    )
+});
+
+/// KEYS: lease. ARGV: value, ttl ms. Returns 1 when the lease was ours.
+static RENEW: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0",
+    )
+});
+
+/// KEYS: lease. ARGV: value. Returns 1 when the lease was ours.
+static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0",
+    )
+});
+
+/// Leases in Redis under `{prefix}:`; clones share one multiplexed connection.
+#[derive(Clone)]
+pub struct RedisLeases {
+    connection: ConnectionManager,
+    prefix: String,
+}
+
+impl RedisLeases {
+    /// Connects to Redis at `url`; fails when it is unreachable.
+    pub async fn connect(url: &str, prefix: &str) -> Result<RedisLeases, LeaseError> {
+        let client = redis::Client::open(url).map_err(store_error)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(TIMEOUT))
+            .set_response_timeout(Some(TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_secs(1));
+        let connection = ConnectionManager::new_with_config(client, config)
+            .await
+            .map_err(store_error)?;
+        Ok(RedisLeases {
+            connection,
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    fn lease_key(&self, key: &str) -> String {
+        format!("{}:{key}", self.prefix)
+    }
+
+    fn member_key(&self, member: &str) -> String {
+        format!("{}:member:{member}", self.prefix)
+    }
+
+    /// Runs a script, loading it into Redis first when needed.
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<T, LeaseError> {
+        invocation
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(store_error)
+    }
+}
+
+fn store_error(error: redis::RedisError) -> LeaseError {
+    LeaseError(error.to_string())
+}
+
+/// Redis wants at least one millisecond.
+fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+fn value(lease: &Lease) -> String {
+    format!("{}|{}|{}", lease.holder, lease.token, lease.fence)
+}
+
+/// The holder part of a lease value; a holder may itself contain `|`.
+fn holder(value: &str) -> Option<&str> {
+    value.rsplitn(3, '|').nth(2)
+}
+
+/// Escapes the glob characters of a `SCAN MATCH` pattern.
+fn glob_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c {
+            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+            _ => vec![c],
+        })
+        .collect()
+}
+
+#[async_trait]
+impl Leases for RedisLeases {
+    async fn acquire(
+        &self,
+        key: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, LeaseError> {
+        let token = format!("{:032x}", rand::random::<u128>());
+        let lease_key = self.lease_key(key);
+        let fence: Option<u64> = self
+            .run(
+                ACQUIRE
+                    .key(&lease_key)
+                    .key(format!("{lease_key}:fence"))
+                    .arg(holder)
+                    .arg(&token)
+                    .arg(millis(ttl))
+                    .arg(wall_clock_micros()),
+            )
+            .await?;
+        Ok(fence.map(|fence| Lease {
+            key: key.to_owned(),
+            holder: holder.to_owned(),
+            token,
+            fence,
+        }))
+    }
+
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {
+        let key = self.lease_key(&lease.key);
+        self.run(RENEW.key(key).arg(value(lease)).arg(millis(ttl)))
+            .await
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {
+        self.run(RELEASE.key(self.lease_key(&lease.key)).arg(value(lease)))
+            .await
+    }
+
+    async fn holders(&self, keys: &[String]) -> Result<Vec<Option<String>>, LeaseError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = keys.iter().map(|key| self.lease_key(key)).collect();
+        let values: Vec<Option<String>> = self
+            .connection
+            .clone()
+            .mget(keys)
+            .await
+            .map_err(store_error)?;
+        Ok(values
+            .iter()
+            .map(|v| v.as_deref().and_then(holder).map(str::to_owned))
+            .collect())
+    }
+
+    async fn announce(&self, member: &str, load: u64, ttl: Duration) -> Result<(), LeaseError> {
+        let key = self.member_key(member);
+        self.connection
+            .clone()
+            .pset_ex(key, load, millis(ttl))
+            .await
+            .map_err(store_error)
+    }
+
+    async fn withdraw(&self, member: &str) -> Result<(), LeaseError> {
+        self.connection
+            .clone()
+            .del(self.member_key(member))
+            .await
+            .map_err(store_error)
+    }
+
+    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
+        let key_prefix = self.member_key("");
+        let pattern = format!("{}*", glob_escape(&key_prefix));
+        let mut connection = self.connection.clone();
+        let mut keys: Vec<String> = connection
+            .scan_options(ScanOptions::default().with_pattern(pattern).with_count(500))
+            .await
+            .map_err(store_error)?
+            .try_collect()
+            .await
+            .map_err(store_error)?;
+        // SCAN may return a key twice.
+        keys.sort();
+        keys.dedup();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let loads: Vec<Option<u64>> = connection.mget(&keys).await.map_err(store_error)?;
+        // A member that expired between SCAN and MGET is gone.
+        Ok(keys
+            .iter()
+            .zip(loads)
+            .filter_map(|(key, load)| Some((key.strip_prefix(&key_prefix)?.to_owned(), load?)))
+            .collect())
+    }
+
+    async fn healthy(&self) -> bool {
+        let mut connection = self.connection.clone();
+        let ping = connection.ping::<String>();
+        matches!(tokio::time::timeout(HEALTH_TIMEOUT, ping).await, Ok(Ok(_)))
+    }
+
+    fn kind(&self) -> &'static str {
+        "redis"
+    }
+}
+
+fn wall_clock_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}

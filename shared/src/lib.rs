@@ -1,0 +1,19 @@
+//! The contract between the API and the workers, and the ports with their adapters.
+pub mod bus;
+pub mod command;
+pub mod config;
+pub mod db;
+pub mod digest;
+pub mod egress;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod lease;
+pub mod media;
+pub mod metrics;
+pub mod outgoing;
+pub mod ports;
+pub mod recipients;
+pub mod telemetry;
+pub mod urls;
+pub mod wire;

@@ -1,0 +1,206 @@
+//! What the API asks a session owner to put on the network, validated and typed:
+//! messages (`Command::Send`), chat actions (`Command::Chat`) and the owner's
+//! answer to a send. Media travel as a URL or a media-store key, never as bytes.
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::recipients::Recipient;
+
+/// A message to send, with the common envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutgoingMessage {
+    pub to: Recipient,
+    pub content: Content,
+    /// Reply target (unknown ids still send).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quoted_message_id: Option<String>,
+    /// Mentioned user-parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<String>,
+    /// The caller's `metaData`, handed to the after-send hook (never to the network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// The message itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text {
+        body: String,
+    },
+    Media(MediaRequest),
+    Poll {
+        name: String,
+        options: Vec<String>,
+        selectable_count: u32,
+    },
+    Interactive {
+        body: String,
+        footer: Option<String>,
+        buttons: Vec<Button>,
+    },
+    /// Empty `emoji` removes the reaction.
+    Reaction {
+        target_id: String,
+        emoji: String,
+        target_from_me: bool,
+    },
+    Edit {
+        target_id: String,
+        body: String,
+    },
+    Location {
+        latitude: f64,
+        longitude: f64,
+        name: Option<String>,
+        address: Option<String>,
+    },
+    Contact {
+        display_name: String,
+        vcard: String,
+    },
+}
+
+impl Content {
+    /// The send route's name for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Content::Text { .. } => "text",
+            Content::Media(_) => "media",
+            Content::Poll { .. } => "poll",
+            Content::Interactive { .. } => "interactive",
+            Content::Reaction { .. } => "reaction",
+            Content::Edit { .. } => "edit",
+            Content::Location { .. } => "location",
+            Content::Contact { .. } => "contact",
+        }
+    }
+}
+
+/// A media send: where the file is and how to present it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaRequest {
+    pub source: MediaSource,
+    /// Overrides the type found in response headers or the file name.
+    pub mime_type: Option<String>,
+    pub caption: Option<String>,
+    pub file_name: Option<String>,
+    /// Audio as a voice note.
+    pub voice: bool,
+    /// A WebP image as a sticker.
+    pub sticker: bool,
+}
+
+/// Where the owner gets the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum MediaSource {
+    /// Downloaded by the owner through the egress guard.
+    Url { url: String },
+    /// Uploaded to the media store under a temporary key; the owner reads it
+    /// back and deletes it after the send.
+    Upload { key: String },
+}
+
+/// An interactive button, checked per type (JSON as in the API: `type`,
+/// `displayText`, `id`, `url`, `phoneNumber`, `copyCode`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Button {
+    QuickReply {
+        display_text: String,
+        id: String,
+    },
+    CtaUrl {
+        display_text: String,
+        url: String,
+    },
+    CtaCall {
+        display_text: String,
+        phone_number: String,
+    },
+    CtaCopy {
+        display_text: String,
+        id: String,
+        copy_code: String,
+    },
+}
+
+/// How `/delete-message` deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeleteMode {
+    /// Revoke for every participant (own messages only; the network enforces it).
+    Everyone,
+    /// Delete on this account's devices only.
+    Me,
+}
+
+/// Chat actions that are not messages of their own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum ChatAction {
+    Typing {
+        to: Recipient,
+        composing: bool,
+    },
+    Delete {
+        to: Recipient,
+        message_id: String,
+        from_me: bool,
+        mode: DeleteMode,
+    },
+    MarkRead {
+        to: Recipient,
+        message_ids: Vec<String>,
+    },
+    MarkUnread {
+        to: Recipient,
+    },
+}
+
+impl ChatAction {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ChatAction::Typing { .. } => "typing",
+            ChatAction::Delete { .. } => "delete",
+            ChatAction::MarkRead { .. } => "mark-read",
+            ChatAction::MarkUnread { .. } => "mark-unread",
+        }
+    }
+}
+
+/// The owner's answer to a send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    /// The network's id of the message (or of the reaction or edit itself).
+    pub message_id: String,
+    /// Media sends: `image`, `video`, `audio`, `document` or `sticker`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Media sends: the file's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `text` when a file too large to attach went out as a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+impl SendResult {
+    pub fn message(message_id: String) -> SendResult {
+        SendResult {
+            message_id,
+            media_type: None,
+            bytes: None,
+            fallback: None,
+        }
+    }
+}

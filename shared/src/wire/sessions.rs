@@ -1,0 +1,235 @@
+//! Bodies of the session routes.
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A request that names only its session.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientOnly {
+    #[serde(default)]
+    pub client_id: String,
+}
+
+/// Optional `clientId` in a query string.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientQuery {
+    pub client_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct CheckState {
+    /// True when connected.
+    pub status: bool,
+    /// The session's own JID when connected, else `not connected` or `unknown clientId`.
+    pub state: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSummary {
+    pub client_id: String,
+    pub jid: String,
+    pub pod_name: String,
+    pub org_id: String,
+    pub webhook_url: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ClientList {
+    pub clients: Vec<ClientSummary>,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetApiSecret {
+    #[serde(default)]
+    pub client_id: String,
+    /// At least 16 characters; empty removes the secret.
+    pub secret: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HasSecret {
+    pub client_id: String,
+    pub has_secret: bool,
+}
+
+/// Optional JSON body of `POST /start`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartBody {
+    pub webhook_url: Option<String>,
+    pub webhook_token: Option<String>,
+    pub poll_lookup_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Started {
+    pub client_id: String,
+    pub status: String,
+    pub pod_name: String,
+    pub webhook_url: String,
+    pub poll_lookup_url: String,
+}
+
+/// Required `clientId` in a query string.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientIdQuery {
+    #[serde(default)]
+    pub client_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QrState {
+    pub client_id: String,
+    pub status: String,
+    /// PNG data URL while `status` is `qr`, else empty.
+    pub qr: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PairPhone {
+    #[serde(default)]
+    pub client_id: String,
+    #[serde(default)]
+    pub phone: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PairCode {
+    pub client_id: String,
+    pub phone: String,
+    pub code: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetWebhook {
+    #[serde(default)]
+    pub client_id: String,
+    pub webhook_url: String,
+    pub webhook_token: Option<String>,
+    pub poll_lookup_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookSet {
+    pub ok: bool,
+    pub client_id: String,
+    pub webhook_url: String,
+    pub poll_lookup_url: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetOrgId {
+    #[serde(default)]
+    pub client_id: String,
+    pub org_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrgIdSet {
+    pub ok: bool,
+    pub client_id: String,
+    pub org_id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetEnableGroupAi {
+    #[serde(default)]
+    pub client_id: String,
+    pub enabled: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupAiSet {
+    pub ok: bool,
+    pub client_id: String,
+    pub enabled: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Disconnected {
+    pub ok: bool,
+    pub client_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// `POST /sandbox/link`: the simulated phone scans the QR of `clientId` or the one given.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLink {
+    #[serde(default)]
+    pub phone: String,
+    #[serde(default)]
+    pub name: String,
+    pub client_id: Option<String>,
+    pub qr: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLinked {
+    pub client_id: String,
+    pub jid: String,
+    pub lid: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxEnterCode {
+    #[serde(default)]
+    pub client_id: String,
+    #[serde(default)]
+    pub code: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxFault {
+    #[serde(default)]
+    pub client_id: String,
+    #[serde(default)]
+    pub op: String,
+    pub count: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Ok {
+    pub ok: bool,
+}
+
+/// `POST /sandbox/contacts`: registers or updates a phone on the simulated network.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxContact {
+    #[serde(default)]
+    pub phone: String,
+    pub name: Option<String>,
+    pub username: Option<String>,
+    pub on_network: Option<bool>,
+    /// `none` (default), `hidden`, or a base64 PNG/JPEG.
+    pub avatar: Option<String>,
+    pub about: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SandboxPhoneInfo {
+    pub phone: String,
+    pub lid: String,
+    pub jid: String,
+}

@@ -1,0 +1,414 @@
+//! Contract of the database (`Db` session queries): one suite, run on SQLite and PostgreSQL.
+use chrono::{TimeZone, Utc};
+use parley_shared::db::sandbox::NewOutboxEntry;
+use parley_shared::db::{Db, NewSession, SessionRow, SettingsPatch, StatePatch};
+use sea_orm::ConnectionTrait;
+
+use crate::support;
+
+/// A migrated database of one adapter, private to one test.
+struct Fixture {
+    db: Db,
+    /// SQLite: the directory of the file, removed on drop.
+    _dir: Option<tempfile::TempDir>,
+    /// PostgreSQL: the admin connection and the database to drop.
+    pg_admin: Option<(Db, String)>,
+}
+
+impl Fixture {
+    async fn sqlite() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("parley.db").display());
+        let db = Db::connect(&url).await.expect("open SQLite");
+        db.migrate().await.expect("migrate SQLite");
+        Fixture {
+            db,
+            _dir: Some(dir),
+            pg_admin: None,
+        }
+    }
+
+    async fn postgres() -> Fixture {
+        let admin_url = support::postgres_admin_url();
+        let admin = Db::connect(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL is required at {admin_url}: {e}"));
+        let name = support::unique("parley_test_");
+        admin
+            .conn()
+            .execute_unprepared(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create test database");
+        let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
+        url.set_path(&name);
+        let db = Db::connect(url.as_str()).await.expect("open test database");
+        db.migrate().await.expect("migrate PostgreSQL");
+        Fixture {
+            db,
+            _dir: None,
+            pg_admin: Some((admin, name)),
+        }
+    }
+
+    async fn finish(self) {
+        drop(self.db);
+        if let Some((admin, name)) = self.pg_admin {
+            admin
+                .conn()
+                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .await
+                .expect("drop test database");
+        }
+    }
+}
+
+/// Expands every case into one `#[tokio::test]` per adapter: `db::<adapter>::<case>`.
+macro_rules! contract {
+    (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
+        $( contract!(@adapter $adapter $cases); )+
+    };
+    (@adapter $adapter:ident [$($case:ident),+ $(,)?]) => {
+        mod $adapter {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let fixture = super::Fixture::$adapter().await;
+                    super::$case(&fixture.db).await;
+                    fixture.finish().await;
+                }
+            )+
+        }
+    };
+}
+
+contract! {
+    adapters: [sqlite, postgres],
+    cases: [
+        migrate_twice_is_a_noop,
+        create_get_list,
+        concurrent_create_inserts_once,
+        settings_patch,
+        fenced_update_rejects_older_fences,
+        reconnects_add_accumulates,
+        delete,
+        webhook_token_round_trips,
+        sandbox_outbox_records_in_order_and_filters,
+    ]
+}
+
+fn new_session(client_id: &str) -> NewSession {
+    NewSession {
+        client_id: client_id.into(),
+        webhook_url: format!("https://hooks.example/{client_id}"),
+        webhook_token: format!("token-{client_id}"),
+        poll_lookup_url: String::new(),
+    }
+}
+
+async fn create(db: &Db, client_id: &str) -> SessionRow {
+    let (row, created) = db
+        .create_session(new_session(client_id))
+        .await
+        .expect("create");
+    assert!(created, "{client_id} should be new");
+    row
+}
+
+async fn get(db: &Db, client_id: &str) -> SessionRow {
+    db.session(client_id)
+        .await
+        .expect("read")
+        .unwrap_or_else(|| panic!("{client_id} should exist"))
+}
+
+async fn migrate_twice_is_a_noop(db: &Db) {
+    let row = create(db, "kept").await;
+    db.migrate().await.expect("second migrate");
+    db.migrate().await.expect("third migrate");
+    assert_eq!(get(db, "kept").await, row);
+    assert!(db.ping().await);
+}
+
+async fn create_get_list(db: &Db) {
+    let beta = create(db, "beta").await;
+    assert_eq!(beta.client_id, "beta");
+    assert_eq!(beta.webhook_url, "https://hooks.example/beta");
+    assert_eq!(beta.status, "initializing");
+    assert!(beta.desired);
+    assert!(!beta.connected && !beta.logged_in && !beta.enable_group_ai);
+    assert_eq!((beta.reconnects, beta.fence), (0, 0));
+    assert_eq!(beta.secret_hash, None);
+    assert_eq!(beta.connected_at, None);
+    assert_eq!((beta.jid.as_str(), beta.org_id.as_str()), ("", ""));
+    assert_eq!(get(db, "beta").await, beta);
+
+    // A second create keeps the stored row.
+    let mut again = new_session("beta");
+    again.webhook_url = "https://other.example/".into();
+    let (row, created) = db.create_session(again).await.expect("create again");
+    assert!(!created);
+    assert_eq!(row, beta);
+
+    let alpha = create(db, "alpha").await;
+    assert_eq!(db.sessions().await.expect("list"), vec![alpha, beta]);
+    assert_eq!(db.session("missing").await.expect("read"), None);
+
+    assert_eq!(
+        db.desired_sessions().await.expect("desired"),
+        vec!["alpha".to_string(), "beta".to_string()]
+    );
+    let patch = SettingsPatch {
+        desired: Some(false),
+        ..Default::default()
+    };
+    db.update_settings("alpha", patch).await.expect("undesire");
+    assert_eq!(db.desired_sessions().await.expect("desired"), vec!["beta"]);
+}
+
+async fn concurrent_create_inserts_once(db: &Db) {
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let db = db.clone();
+            tokio::spawn(async move { db.create_session(new_session("race")).await })
+        })
+        .collect();
+    let mut created = 0;
+    for task in tasks {
+        let (row, was_created) = task.await.expect("task").expect("create");
+        assert_eq!(row.client_id, "race");
+        created += usize::from(was_created);
+    }
+    assert_eq!(created, 1, "exactly one creator inserts");
+    assert_eq!(db.sessions().await.expect("list").len(), 1);
+}
+
+async fn settings_patch(db: &Db) {
+    let before = create(db, "set").await;
+    let patch = SettingsPatch {
+        webhook_url: Some("https://new.example/hook".into()),
+        org_id: Some("org1".into()),
+        secret_hash: Some(Some("ab".repeat(32))),
+        enable_group_ai: Some(true),
+        ..Default::default()
+    };
+    let row = db
+        .update_settings("set", patch)
+        .await
+        .expect("update")
+        .expect("exists");
+    assert_eq!(row.webhook_url, "https://new.example/hook");
+    assert_eq!(row.org_id, "org1");
+    assert_eq!(row.secret_hash, Some("ab".repeat(32)));
+    assert!(row.enable_group_ai);
+    assert_eq!(row.webhook_token, before.webhook_token, "untouched");
+    assert_eq!(row.created_at, before.created_at);
+    assert!(row.updated_at >= before.updated_at);
+    assert_eq!(get(db, "set").await, row);
+
+    let remove_secret = SettingsPatch {
+        secret_hash: Some(None),
+        ..Default::default()
+    };
+    let row = db
+        .update_settings("set", remove_secret)
+        .await
+        .expect("update")
+        .expect("exists");
+    assert_eq!(row.secret_hash, None);
+    assert_eq!(row.org_id, "org1", "untouched");
+
+    let absent = db
+        .update_settings("nobody", SettingsPatch::default())
+        .await
+        .expect("update");
+    assert_eq!(absent, None);
+}
+
+async fn fenced_update_rejects_older_fences(db: &Db) {
+    create(db, "fenced").await;
+    let at = Utc.timestamp_opt(1_700_000_000, 0).single().expect("time");
+    let first = StatePatch {
+        status: Some("qr".into()),
+        pod_name: Some("worker-1".into()),
+        ..Default::default()
+    };
+    assert!(db.fenced_update("fenced", 1, first).await.expect("fence 1"));
+    let row = get(db, "fenced").await;
+    assert_eq!((row.status.as_str(), row.fence), ("qr", 1));
+
+    let second = StatePatch {
+        status: Some("connected".into()),
+        pod_name: Some("worker-2".into()),
+        jid: Some("123@s.whatsapp.net".into()),
+        lid: Some("456".into()),
+        connected: Some(true),
+        logged_in: Some(true),
+        connected_at: Some(Some(at)),
+        ..Default::default()
+    };
+    assert!(
+        db.fenced_update("fenced", 2, second)
+            .await
+            .expect("fence 2")
+    );
+    let current = get(db, "fenced").await;
+    assert_eq!(current.status, "connected");
+    assert_eq!(current.pod_name, "worker-2");
+    assert_eq!(
+        (current.jid.as_str(), current.lid.as_str()),
+        ("123@s.whatsapp.net", "456")
+    );
+    assert!(current.connected && current.logged_in);
+    assert_eq!(current.connected_at, Some(at));
+    assert_eq!(current.fence, 2);
+
+    let stale = StatePatch {
+        status: Some("initializing".into()),
+        pod_name: Some("worker-1".into()),
+        connected: Some(false),
+        reconnects_add: 5,
+        ..Default::default()
+    };
+    assert!(
+        !db.fenced_update("fenced", 1, stale)
+            .await
+            .expect("fence 1 again")
+    );
+    assert_eq!(
+        get(db, "fenced").await,
+        current,
+        "a stale owner changes nothing"
+    );
+
+    // The same owner may write again; clearing works.
+    let disconnect = StatePatch {
+        connected: Some(false),
+        connected_at: Some(None),
+        last_disconnect: Some("stream-replaced".into()),
+        desired: Some(false),
+        ..Default::default()
+    };
+    assert!(
+        db.fenced_update("fenced", 2, disconnect)
+            .await
+            .expect("fence 2 again")
+    );
+    let row = get(db, "fenced").await;
+    assert!(!row.connected && !row.desired);
+    assert_eq!(row.connected_at, None);
+    assert_eq!(row.last_disconnect, "stream-replaced");
+
+    let gone = db.fenced_update("nobody", 9, StatePatch::default()).await;
+    assert!(!gone.expect("absent row"));
+}
+
+async fn reconnects_add_accumulates(db: &Db) {
+    create(db, "flaky").await;
+    for (fence, add) in [(1, 1), (1, 2), (3, 4)] {
+        let patch = StatePatch {
+            reconnects_add: add,
+            ..Default::default()
+        };
+        assert!(
+            db.fenced_update("flaky", fence, patch)
+                .await
+                .expect("update")
+        );
+    }
+    let row = get(db, "flaky").await;
+    assert_eq!((row.reconnects, row.fence), (7, 3));
+}
+
+async fn delete(db: &Db) {
+    create(db, "doomed").await;
+    create(db, "kept").await;
+    assert!(db.delete_session("doomed").await.expect("delete"));
+    assert!(!db.delete_session("doomed").await.expect("delete again"));
+    assert_eq!(db.session("doomed").await.expect("read"), None);
+    let ids: Vec<_> = db
+        .sessions()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|s| s.client_id)
+        .collect();
+    assert_eq!(ids, vec!["kept"]);
+}
+
+async fn webhook_token_round_trips(db: &Db) {
+    let row = create(db, "hooked").await;
+    assert_eq!(row.webhook_token, "token-hooked");
+    assert_eq!(get(db, "hooked").await.webhook_token, "token-hooked");
+    let patch = SettingsPatch {
+        webhook_token: Some("s3cr3t with spaces & ünïcode".into()),
+        ..Default::default()
+    };
+    db.update_settings("hooked", patch).await.expect("update");
+    assert_eq!(
+        get(db, "hooked").await.webhook_token,
+        "s3cr3t with spaces & ünïcode"
+    );
+}
+
+async fn sandbox_outbox_records_in_order_and_filters(db: &Db) {
+    let base = Utc.timestamp_opt(1_700_000_000, 0).single().expect("time");
+    let entry = |client: &str, id: &str, to: &str, kind: &str, millis: i64| NewOutboxEntry {
+        client_id: client.into(),
+        message_id: id.into(),
+        to_jid: to.into(),
+        kind: kind.into(),
+        payload: serde_json::json!({"body": format!("{kind} {id}"), "n": millis}),
+        at: base + chrono::Duration::milliseconds(millis),
+    };
+    let lid = "123456789012345@lid";
+    let group = "120363025246125486@g.us";
+    db.record_outbox(entry("c1", "3EB0A", lid, "text", 0))
+        .await
+        .expect("record");
+    for e in [
+        entry("c1", "3EB0B", group, "poll", 500),
+        entry("c2", "3EB0C", lid, "text", 600),
+        entry("c1", "", lid, "typing", 1_250),
+        entry("c1", "3EB0D", lid, "edit", 2_000),
+    ] {
+        db.record_outbox(e).await.expect("record");
+    }
+    let ids = |rows: Vec<parley_shared::db::sandbox::OutboxEntry>| {
+        rows.into_iter()
+            .map(|r| format!("{}:{}", r.kind, r.message_id))
+            .collect::<Vec<_>>()
+    };
+    let all = db.outbox("c1", None, None, 100).await.expect("list");
+    let first = &all[0];
+    assert_eq!(first.payload["body"], "text 3EB0A");
+    assert_eq!(first.payload["n"], 0);
+    assert_eq!(first.at, base);
+    assert_eq!(
+        (first.client_id.as_str(), first.to_jid.as_str()),
+        ("c1", lid)
+    );
+    assert_eq!(
+        ids(all),
+        ["text:3EB0A", "poll:3EB0B", "typing:", "edit:3EB0D"]
+    );
+    let to_lid = db
+        .outbox("c1", Some(&[lid.to_string()]), None, 100)
+        .await
+        .expect("list");
+    assert_eq!(ids(to_lid), ["text:3EB0A", "typing:", "edit:3EB0D"]);
+    let since = base + chrono::Duration::milliseconds(1_250);
+    let recent = db.outbox("c1", None, Some(since), 100).await.expect("list");
+    assert_eq!(ids(recent), ["typing:", "edit:3EB0D"]);
+    let limited = db.outbox("c1", None, None, 2).await.expect("list");
+    assert_eq!(ids(limited), ["text:3EB0A", "poll:3EB0B"]);
+
+    let found = db.outbox_message("c1", "3EB0D").await.expect("find");
+    assert_eq!(found.map(|e| e.kind), Some("edit".to_string()));
+    assert_eq!(db.outbox_message("c2", "3EB0D").await.expect("find"), None);
+    db.forget_sandbox_session("c1").await.expect("forget");
+    assert_eq!(
+        db.outbox("c1", None, None, 100).await.expect("list").len(),
+        4,
+        "the outbox outlives the session's network state"
+    );
+}

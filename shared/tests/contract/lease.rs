@@ -1,0 +1,290 @@
+//! The lease contract, run against the in-process store and Redis.
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use parley_shared::lease::memory::MemoryLeases;
+use parley_shared::lease::redis::RedisLeases;
+use parley_shared::lease::{Lease, Leases};
+use tokio::time::Instant;
+
+use crate::support::{redis_url, unique};
+
+/// Opens a handle on the store under the given prefix; handles opened under one
+/// prefix see the same leases (two Redis connections, or one in-process store).
+type Open = Arc<dyn Fn(String) -> BoxFuture<'static, Arc<dyn Leases>> + Send + Sync>;
+
+fn memory() -> Open {
+    // In-process stores have no prefix: the opener's one store is the test's own.
+    let store = MemoryLeases::new();
+    Arc::new(move |_prefix| {
+        let store: Arc<dyn Leases> = Arc::new(store.clone());
+        Box::pin(async move { store })
+    })
+}
+
+fn redis() -> Open {
+    Arc::new(|prefix| {
+        Box::pin(async move {
+            let store = RedisLeases::connect(&redis_url(), &prefix).await;
+            let store = store.unwrap_or_else(|e| panic!("Redis must run at {}: {e}", redis_url()));
+            Arc::new(store) as Arc<dyn Leases>
+        })
+    })
+}
+
+/// Expands every case into one test per adapter.
+macro_rules! contract_tests {
+    ($adapter:ident, $open:expr) => {
+        mod $adapter {
+            cases!($open; one_holder_under_contention, acquire_while_held_is_refused,
+                renew_before_and_after_expiry, release_lets_another_acquire_at_once,
+                stale_lease_cannot_renew_or_release, fence_grows_across_grants,
+                holders_are_reported, members_announce_expire_withdraw, healthy);
+        }
+    };
+}
+
+macro_rules! cases {
+    ($open:expr; $($case:ident),*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                super::$case($open).await;
+            }
+        )*
+    };
+}
+
+contract_tests!(memory, super::memory());
+contract_tests!(redis, super::redis());
+
+const LONG: Duration = Duration::from_secs(30);
+const SHORT: Duration = Duration::from_millis(150);
+
+/// Two handles on one fresh store.
+async fn two(open: &Open) -> (Arc<dyn Leases>, Arc<dyn Leases>) {
+    let prefix = unique("lease");
+    (open(prefix.clone()).await, open(prefix).await)
+}
+
+/// Waits until `check` holds; fails the test after a few seconds.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Acquires `key` for `holder` as soon as the current lease expires.
+async fn acquire_after_expiry(store: &Arc<dyn Leases>, key: &str, holder: &str) -> Lease {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(lease) = store.acquire(key, holder, LONG).await.unwrap() {
+            return lease;
+        }
+        assert!(Instant::now() < deadline, "{key} never expired");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn one_holder_under_contention(open: Open) {
+    let (a, b) = two(&open).await;
+    let mut last_fence = 0;
+    for round in 0..200 {
+        let race = |store: Arc<dyn Leases>, holder: &'static str| {
+            tokio::spawn(async move { store.acquire("session:race", holder, LONG).await.unwrap() })
+        };
+        let (won_a, won_b) = tokio::join!(race(a.clone(), "a"), race(b.clone(), "b"));
+        let winners: Vec<Lease> = [won_a.unwrap(), won_b.unwrap()]
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
+        assert!(
+            winners[0].fence > last_fence,
+            "round {round}: fence did not grow"
+        );
+        last_fence = winners[0].fence;
+        assert!(
+            a.release(&winners[0]).await.unwrap(),
+            "round {round}: release"
+        );
+    }
+}
+
+async fn acquire_while_held_is_refused(open: Open) {
+    let (a, b) = two(&open).await;
+    let lease = a.acquire("session:held", "a", LONG).await.unwrap().unwrap();
+    assert_eq!(
+        (lease.key.as_str(), lease.holder.as_str()),
+        ("session:held", "a")
+    );
+    assert_eq!(b.acquire("session:held", "b", LONG).await.unwrap(), None);
+    assert_eq!(a.acquire("session:held", "a", LONG).await.unwrap(), None);
+    // Other keys are independent.
+    assert!(
+        b.acquire("session:other", "b", LONG)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+async fn renew_before_and_after_expiry(open: Open) {
+    let (a, b) = two(&open).await;
+    let lease = a
+        .acquire("session:renew", "a", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(a.renew(&lease, Duration::from_secs(2)).await.unwrap());
+    // Well past the first TTL, the renewed lease still holds.
+    tokio::time::sleep(SHORT * 2).await;
+    assert_eq!(b.acquire("session:renew", "b", LONG).await.unwrap(), None);
+
+    assert!(a.renew(&lease, SHORT).await.unwrap());
+    let key = ["session:renew".to_string()];
+    eventually("the lease expires", || async {
+        b.holders(&key).await.unwrap() == [None::<String>]
+    })
+    .await;
+    assert!(!a.renew(&lease, LONG).await.unwrap());
+    assert!(
+        b.acquire("session:renew", "b", LONG)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+async fn release_lets_another_acquire_at_once(open: Open) {
+    let (a, b) = two(&open).await;
+    let lease = a
+        .acquire("session:release", "a", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(a.release(&lease).await.unwrap());
+    let next = b.acquire("session:release", "b", LONG).await.unwrap();
+    assert_eq!(next.map(|l| l.holder).as_deref(), Some("b"));
+    assert!(
+        !a.release(&lease).await.unwrap(),
+        "a second release is refused"
+    );
+}
+
+async fn stale_lease_cannot_renew_or_release(open: Open) {
+    let (a, b) = two(&open).await;
+    let stale = a
+        .acquire("session:stale", "a", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    let fresh = acquire_after_expiry(&b, "session:stale", "b").await;
+
+    assert!(!a.renew(&stale, LONG).await.unwrap());
+    assert!(!a.release(&stale).await.unwrap());
+    // The token decides: same key, holder and fence with another grant's token is refused.
+    let held = b
+        .acquire("session:stale2", "a", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    let impostor = Lease {
+        token: stale.token.clone(),
+        ..held.clone()
+    };
+    assert!(!a.renew(&impostor, LONG).await.unwrap());
+    assert!(!a.release(&impostor).await.unwrap());
+    assert!(a.release(&held).await.unwrap());
+
+    let key = ["session:stale".to_string()];
+    assert_eq!(a.holders(&key).await.unwrap(), [Some("b".to_string())]);
+    assert!(b.renew(&fresh, LONG).await.unwrap());
+    assert!(b.release(&fresh).await.unwrap());
+}
+
+async fn fence_grows_across_grants(open: Open) {
+    let (a, b) = two(&open).await;
+    let first = a
+        .acquire("session:fence", "a", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(a.release(&first).await.unwrap());
+    let second = b
+        .acquire("session:fence", "b", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        second.fence > first.fence,
+        "after release: {} > {}",
+        second.fence,
+        first.fence
+    );
+    let third = acquire_after_expiry(&a, "session:fence", "a").await;
+    assert!(
+        third.fence > second.fence,
+        "after expiry: {} > {}",
+        third.fence,
+        second.fence
+    );
+    assert_ne!(third.token, first.token);
+}
+
+async fn holders_are_reported(open: Open) {
+    let (a, b) = two(&open).await;
+    a.acquire("session:h1", "worker|1", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    b.acquire("session:h3", "worker-2", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    let keys: Vec<String> = ["session:h1", "session:h2", "session:h3"]
+        .map(String::from)
+        .into();
+    let expected = vec![
+        Some("worker|1".to_string()),
+        None,
+        Some("worker-2".to_string()),
+    ];
+    assert_eq!(a.holders(&keys).await.unwrap(), expected);
+    assert_eq!(b.holders(&keys).await.unwrap(), expected);
+    assert!(a.holders(&[]).await.unwrap().is_empty());
+}
+
+async fn members_announce_expire_withdraw(open: Open) {
+    let (a, b) = two(&open).await;
+    assert!(a.members().await.unwrap().is_empty());
+    a.announce("w2", 3, LONG).await.unwrap();
+    b.announce("w1", 5, SHORT).await.unwrap();
+    let both = vec![("w1".to_string(), 5), ("w2".to_string(), 3)];
+    assert_eq!(a.members().await.unwrap(), both);
+
+    a.announce("w2", 4, LONG).await.unwrap();
+    let only_w2 = vec![("w2".to_string(), 4)];
+    eventually("w1 expires", || async {
+        b.members().await.unwrap() == only_w2
+    })
+    .await;
+
+    a.withdraw("w2").await.unwrap();
+    assert!(b.members().await.unwrap().is_empty());
+    a.withdraw("w2").await.unwrap();
+}
+
+async fn healthy(open: Open) {
+    let (store, _) = two(&open).await;
+    assert!(store.healthy().await);
+    assert!(["redis", "in-process"].contains(&store.kind()));
+}

@@ -1,0 +1,188 @@
+//! The `parley` binary: one image, the role is the subcommand (`serve` by default).
+use std::path::Path;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use parley_api::{Application, Surface};
+use parley_shared::config::Config;
+use parley_shared::ports::Ports;
+
+#[derive(Parser)]
+#[command(
+    name = "parley",
+    version,
+    about = "Self-hosted gateway for linked-device messaging sessions"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    /// Everything in one process with embedded defaults (SQLite, local files, in-process bus and leases).
+    Serve,
+    /// A stateless API pod (cluster): needs PostgreSQL, NATS, Redis and S3.
+    Api,
+    /// A worker pod that owns sessions (cluster): needs PostgreSQL, NATS, Redis and S3.
+    Worker,
+    /// Applies database migrations and exits.
+    Migrate,
+}
+
+fn main() -> std::process::ExitCode {
+    // Dependencies may enable more than one rustls provider: choose one, first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let command = Cli::parse().command.unwrap_or(Command::Serve);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("parley: cannot start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(command)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("parley: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<()> {
+    let (config, warnings) = Config::load()?;
+    let cluster = matches!(command, Command::Api | Command::Worker);
+    if cluster {
+        config.require_cluster()?;
+    }
+    let service = match command {
+        Command::Serve => "parley",
+        Command::Api => "parley-api",
+        Command::Worker => "parley-worker",
+        Command::Migrate => "parley-migrate",
+    };
+    let _telemetry = parley_shared::telemetry::init(
+        service,
+        config.json_logs(cluster),
+        config.otlp_endpoint.as_deref(),
+    )?;
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    match command {
+        Command::Migrate => migrate(&config).await,
+        Command::Serve => serve(config).await,
+        Command::Api => api(config).await,
+        Command::Worker => worker(config).await,
+    }
+}
+
+async fn migrate(config: &Config) -> anyhow::Result<()> {
+    let db = parley_shared::db::Db::connect(&config.database_url()).await?;
+    db.migrate().await?;
+    tracing::info!(backend = db.backend(), "migrations applied");
+    Ok(())
+}
+
+async fn serve(mut config: Config) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&config.data_dir).with_context(|| {
+        format!(
+            "cannot create PARLEY_DATA_DIR {}",
+            config.data_dir.display()
+        )
+    })?;
+    if config.account_token.is_none() {
+        config.account_token = Some(embedded_token(&config.data_dir)?);
+    }
+    let ports = Ports::connect(&config).await?;
+    ports.db.migrate().await?;
+    let worker = parley_worker::start(config.clone(), ports.clone()).await?;
+    let app = Application::build(config.clone(), ports, Surface::Gateway)?;
+    tracing::info!(port = app.port(), network = ?config.network, "parley serve is listening");
+    run_until_signal(app, Some(worker)).await
+}
+
+async fn api(config: Config) -> anyhow::Result<()> {
+    if config.account_token.is_none() {
+        anyhow::bail!("PARLEY_ACCOUNT_TOKEN is required for the api role");
+    }
+    let ports = Ports::connect(&config).await?;
+    let app = Application::build(config, ports, Surface::Gateway)?;
+    tracing::info!(port = app.port(), "parley api is listening");
+    run_until_signal(app, None).await
+}
+
+async fn worker(config: Config) -> anyhow::Result<()> {
+    let ports = Ports::connect(&config).await?;
+    let worker = parley_worker::start(config.clone(), ports.clone()).await?;
+    let app = Application::build(config, ports, Surface::ProbesOnly)?;
+    tracing::info!(
+        port = app.port(),
+        "parley worker is running (probes on this port)"
+    );
+    run_until_signal(app, Some(worker)).await
+}
+
+/// Serves until SIGINT or SIGTERM, then hands sessions over and stops the server.
+async fn run_until_signal(
+    app: Application,
+    worker: Option<parley_worker::WorkerHandle>,
+) -> anyhow::Result<()> {
+    let handle = app.handle();
+    let server = tokio::spawn(app.run_until_stopped());
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    if let Some(worker) = worker {
+        worker.shutdown().await;
+    }
+    handle.stop(true).await;
+    server.await??;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// The embedded account token: read from the data dir, or generated, stored
+/// (owner-only) and printed once.
+fn embedded_token(data_dir: &Path) -> anyhow::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = data_dir.join("account-token");
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        let token = existing.trim().to_string();
+        if !token.is_empty() {
+            return Ok(token);
+        }
+    }
+    let token = parley_shared::digest::random_token();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(token.as_bytes())?;
+    println!(
+        "Generated account token (stored in {}):\n{token}",
+        path.display()
+    );
+    Ok(token)
+}

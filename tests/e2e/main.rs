@@ -1,0 +1,8 @@
+//! End-to-end tests: the real `parley` binary against real services.
+mod cluster;
+mod foundation;
+mod metrics;
+mod sends;
+mod sessions;
+mod support;
+mod surface;

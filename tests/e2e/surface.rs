@@ -1,0 +1,302 @@
+//! Authentication and error shapes over every registered route, read from the
+//! router's own inventory (`GET /config`), so new routes are covered automatically.
+use parley_shared::db::{Db, NewSession};
+use serde_json::json;
+
+use crate::support::*;
+
+const PUBLIC: &[&str] = &[
+    "GET /health",
+    "GET /health/live",
+    "GET /health/ready",
+    "GET /health/clients",
+    "GET /config",
+    "GET /openapi.json",
+    "GET /metrics",
+    "GET /media/{key}",
+];
+
+/// A concrete path for a route template.
+fn concrete(template: &str) -> String {
+    template
+        .split('/')
+        .map(|seg| if seg.starts_with('{') { "abc" } else { seg })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+async fn inventory(p: &Parley) -> Vec<(String, String)> {
+    let (status, facts) = json(client().get(p.url("/config")).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+    facts["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let (m, path) = r.as_str().unwrap().split_once(' ').unwrap();
+            (m.to_string(), path.to_string())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_route_requires_the_token_and_answers_json_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = serve(dir.path()).await;
+    let routes = inventory(&p).await;
+    assert!(routes.len() >= 10, "{routes:?}");
+    let http = client();
+    for (method, template) in &routes {
+        let route = format!("{method} {template}");
+        let path = concrete(template);
+        let m: reqwest::Method = method.parse().unwrap();
+        let public = PUBLIC.contains(&route.as_str());
+
+        // No token, a wrong token in each header form.
+        for req in [
+            http.request(m.clone(), p.url(&path)),
+            http.request(m.clone(), p.url(&path))
+                .bearer_auth("wrong-token-wrong-token"),
+            http.request(m.clone(), p.url(&path))
+                .header("X-V3-Secret", "wrong-token-wrong-token"),
+        ] {
+            let res = req.json(&json!({})).send().await.unwrap();
+            if public {
+                assert_ne!(res.status(), 401, "{route} is public");
+            } else {
+                let (status, body) = json(res).await;
+                assert_eq!(
+                    (status, body.clone()),
+                    (401, json!({"error": "unauthorized"})),
+                    "{route}"
+                );
+            }
+        }
+
+        // The account token in either form passes authentication.
+        for req in [
+            http.request(m.clone(), p.url(&path)).bearer_auth(TOKEN),
+            http.request(m.clone(), p.url(&path))
+                .header("X-V3-Secret", TOKEN),
+        ] {
+            let res = req.json(&json!({})).send().await.unwrap();
+            assert_ne!(res.status(), 401, "{route} refused the account token");
+            assert_ne!(res.status(), 500, "{route} failed on an empty body");
+        }
+
+        // A method the route does not have: 405 with a JSON error.
+        let other = if method == "GET" {
+            reqwest::Method::DELETE
+        } else {
+            reqwest::Method::GET
+        };
+        let (status, body) = json(
+            http.request(other, p.url(&path))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 405, "{route}: {body}");
+        assert!(body["error"].is_string());
+
+        if method == "POST"
+            && !template.starts_with("/chatrooms/")
+            && template != "/send-media-message"
+        {
+            // Malformed JSON, a wrong content type and an oversized body.
+            let res = http
+                .post(p.url(&path))
+                .bearer_auth(TOKEN)
+                .header("content-type", "application/json")
+                .body("{not json")
+                .send()
+                .await
+                .unwrap();
+            let (status, body) = json(res).await;
+            assert_eq!(status, 400, "{route}: {body}");
+            assert!(
+                body["error"].as_str().unwrap().contains("JSON"),
+                "{route}: {body}"
+            );
+            let res = http
+                .post(p.url(&path))
+                .bearer_auth(TOKEN)
+                .header("content-type", "text/plain")
+                .body("hello")
+                .send()
+                .await
+                .unwrap();
+            let (status, _) = json(res).await;
+            assert_eq!(status, 415, "{route}");
+            let big = format!(
+                "{{\"clientId\":\"a\",\"pad\":\"{}\"}}",
+                "x".repeat(2 * 1024 * 1024)
+            );
+            let res = http
+                .post(p.url(&path))
+                .bearer_auth(TOKEN)
+                .header("content-type", "application/json")
+                .body(big)
+                .send()
+                .await
+                .unwrap();
+            let (status, _) = json(res).await;
+            assert_eq!(status, 413, "{route}");
+        }
+    }
+
+    // Unknown routes.
+    let (status, body) = json(
+        http.get(p.url("/no/such/route"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(body["error"].is_string());
+}
+
+#[tokio::test]
+async fn openapi_document_matches_the_router() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = serve(dir.path()).await;
+    let routes = inventory(&p).await;
+    let (status, doc) = json(client().get(p.url("/openapi.json")).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+    let mut documented: Vec<(String, String)> = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            documented.push((method.to_uppercase(), path.clone()));
+        }
+    }
+    documented.sort();
+    let mut routed = routes.clone();
+    routed.sort();
+    assert_eq!(documented, routed);
+}
+
+#[tokio::test]
+async fn a_session_secret_reaches_its_own_session_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = serve(dir.path()).await;
+    // Seed two sessions in the process's own database (session creation is its own issue).
+    let db = Db::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("parley-data/parley.sqlite").display()
+    ))
+    .await
+    .unwrap();
+    for id in ["alpha", "beta"] {
+        db.create_session(NewSession {
+            client_id: id.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    }
+    let http = client();
+    let secret = "alpha-secret-0123456789";
+    let res = http
+        .post(p.url("/set-api-secret"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"clientId": "alpha", "secret": secret}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json(res).await;
+    assert_eq!(
+        (status, body),
+        (200, json!({"clientId": "alpha", "hasSecret": true}))
+    );
+    let stored = db
+        .session("alpha")
+        .await
+        .unwrap()
+        .unwrap()
+        .secret_hash
+        .unwrap();
+    assert_ne!(stored, secret, "secrets are stored hashed");
+
+    // JSON body naming the session, in both header forms.
+    let res = http
+        .post(p.url("/check-state"))
+        .bearer_auth(secret)
+        .json(&json!({"clientId": "alpha"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        json(res).await,
+        (200, json!({"status": false, "state": "not connected"}))
+    );
+    let res = http
+        .post(p.url("/check-state"))
+        .header("X-V3-Secret", secret)
+        .json(&json!({"clientId": "alpha"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // Query string naming the session.
+    let res = http
+        .get(p.url("/clients?clientId=alpha"))
+        .bearer_auth(secret)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json(res).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["clients"].as_array().unwrap().len(), 1);
+    // Another session, no session named, or two different sessions named: refused.
+    for (url, body) in [
+        ("/check-state", Some(json!({"clientId": "beta"}))),
+        ("/clients", None),
+        (
+            "/check-state?clientId=alpha",
+            Some(json!({"clientId": "beta"})),
+        ),
+    ] {
+        let req = match body {
+            Some(b) => http.post(p.url(url)).json(&b),
+            None => http.get(p.url(url)),
+        };
+        let (status, body) = json(req.bearer_auth(secret).send().await.unwrap()).await;
+        assert_eq!(
+            (status, body),
+            (401, json!({"error": "unauthorized"})),
+            "{url}"
+        );
+    }
+    // Too short is refused; empty revokes.
+    let res = http
+        .post(p.url("/set-api-secret"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"clientId": "alpha", "secret": "short"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    let res = http
+        .post(p.url("/set-api-secret"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"clientId": "alpha", "secret": ""}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        json(res).await,
+        (200, json!({"clientId": "alpha", "hasSecret": false}))
+    );
+    let res = http
+        .post(p.url("/check-state"))
+        .bearer_auth(secret)
+        .json(&json!({"clientId": "alpha"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+}

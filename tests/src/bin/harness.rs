@@ -1,0 +1,418 @@
+//! The load and failover harness: drives real `parley` processes against real
+//! services (sessions paired through the sandbox at a chosen rate, sends at a
+//! chosen rate with an open-model generator, workers killed on purpose) and
+//! prints throughput, latency percentiles, failover times, double ownership and
+//! memory per session.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use parley_tests::services::{ClusterEnv, nats_url};
+use parley_tests::{Parley, process::run_once};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "harness-account-token-0123456789abcdef";
+
+#[derive(Parser, Debug)]
+#[command(about = "Load and failover harness for Parley (real processes, real services)")]
+struct Args {
+    /// The parley binary (build it with `cargo build --release`).
+    #[arg(long, default_value = "target/release/parley")]
+    bin: PathBuf,
+    /// `cluster` (api + worker processes on NATS/Redis/PostgreSQL/S3) or `serve` (one process).
+    #[arg(long, default_value = "cluster")]
+    mode: String,
+    #[arg(long, default_value_t = 2)]
+    apis: usize,
+    #[arg(long, default_value_t = 3)]
+    workers: usize,
+    /// Sessions to create and pair.
+    #[arg(long, default_value_t = 100)]
+    sessions: usize,
+    /// Sessions paired per second.
+    #[arg(long, default_value_t = 200.0)]
+    pair_rate: f64,
+    /// `/send-message` requests per second (0: no send phase), open model.
+    #[arg(long, default_value_t = 0.0)]
+    send_rate: f64,
+    /// Length of the send phase in seconds.
+    #[arg(long, default_value_t = 10)]
+    duration: u64,
+    /// Also measure bare NATS request-reply at the send rate (the baseline).
+    #[arg(long)]
+    nats_baseline: bool,
+    /// SIGKILL one worker after the other phases and measure the failover.
+    #[arg(long)]
+    kill_worker: bool,
+}
+
+struct Processes {
+    apis: Vec<Parley>,
+    workers: Vec<Parley>,
+    database_url: String,
+    _dir: tempfile::TempDir,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    anyhow::ensure!(
+        args.bin.exists(),
+        "no parley binary at {} (cargo build --release)",
+        args.bin.display()
+    );
+    let mut p = start(&args).await?;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(512)
+        .build()?;
+    let baseline_kib: u64 = p.workers.iter().filter_map(Parley::rss_kib).sum();
+
+    let ids: Vec<String> = (0..args.sessions).map(|i| format!("h{i}")).collect();
+    let t0 = Instant::now();
+    pair_all(&http, &p, &ids, args.pair_rate).await?;
+    let paired = t0.elapsed();
+    println!(
+        "paired {} sessions in {:.1}s ({:.0}/s)",
+        ids.len(),
+        paired.as_secs_f64(),
+        ids.len() as f64 / paired.as_secs_f64()
+    );
+    wait_connected(&http, &p, ids.len(), Duration::from_secs(300)).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let loaded_kib: u64 = p.workers.iter().filter_map(Parley::rss_kib).sum();
+    println!(
+        "worker memory: {} KiB before, {} KiB with {} sessions: {:.1} KiB per session",
+        baseline_kib,
+        loaded_kib,
+        ids.len(),
+        loaded_kib.saturating_sub(baseline_kib) as f64 / ids.len().max(1) as f64
+    );
+
+    if args.send_rate > 0.0 {
+        let report = open_model(args.send_rate, args.duration, {
+            let (http, ids) = (http.clone(), Arc::new(ids.clone()));
+            let bases: Arc<Vec<String>> = Arc::new(p.apis.iter().map(|a| a.base.clone()).collect());
+            move |n| {
+                let (http, ids, bases) = (http.clone(), ids.clone(), bases.clone());
+                async move {
+                    let id = &ids[n % ids.len()];
+                    let base = &bases[n % bases.len()];
+                    let body =
+                        json!({"clientId": id, "to": "4915199990000", "body": format!("load {n}")});
+                    let res = http
+                        .post(format!("{base}/send-message"))
+                        .bearer_auth(TOKEN)
+                        .json(&body)
+                        .send()
+                        .await;
+                    matches!(res, Ok(r) if r.status().is_success())
+                }
+            }
+        })
+        .await;
+        report.print("send-message");
+        if args.nats_baseline {
+            nats_baseline(args.send_rate, args.duration)
+                .await?
+                .print("bare NATS request-reply");
+        }
+    }
+
+    if args.kill_worker && p.workers.len() > 1 {
+        let victim = p.workers.remove(0);
+        let owned = owned_by(&http, &victim).await?;
+        let mut victim = victim;
+        let killed_at = Instant::now();
+        victim.kill().await;
+        let mut left = owned.clone();
+        while !left.is_empty() {
+            let mut still = Vec::new();
+            for id in left {
+                if !connected(&http, &p.apis[0], &id).await {
+                    still.push(id);
+                }
+            }
+            left = still;
+            anyhow::ensure!(
+                killed_at.elapsed() < Duration::from_secs(120),
+                "{} sessions not back after 120 s",
+                left.len()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        println!(
+            "failover: {} sessions of the killed worker connected elsewhere {:.1}s after SIGKILL",
+            owned.len(),
+            killed_at.elapsed().as_secs_f64()
+        );
+        let overlaps = double_owners(&p.database_url, &owned).await?;
+        println!("double ownership (overlapping connections in the sandbox's log): {overlaps}");
+    }
+    Ok(())
+}
+
+async fn start(args: &Args) -> anyhow::Result<Processes> {
+    let dir = tempfile::tempdir()?;
+    let base = [
+        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
+        ("PARLEY_NETWORK", "sandbox"),
+        ("RUST_LOG", "warn"),
+    ];
+    let mut vars: Vec<(String, String)> = base
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    if args.mode == "serve" {
+        let serve = Parley::start(&args.bin, &["serve"], dir.path(), &vars).await;
+        let db = format!(
+            "sqlite://{}",
+            dir.path().join("parley-data/parley.sqlite").display()
+        );
+        return Ok(Processes {
+            apis: vec![serve],
+            workers: Vec::new(),
+            database_url: db,
+            _dir: dir,
+        });
+    }
+    let env = ClusterEnv::new().await;
+    vars.extend(env.vars());
+    let (ok, out) = run_once(&args.bin, &["migrate"], dir.path(), &vars).await;
+    anyhow::ensure!(ok, "migrate failed: {out}");
+    let mut p = Processes {
+        apis: Vec::new(),
+        workers: Vec::new(),
+        database_url: env.database_url.clone(),
+        _dir: dir,
+    };
+    for i in 0..args.apis {
+        let mut v = vars.clone();
+        v.push(("PARLEY_POD_NAME".into(), format!("api-{i}")));
+        p.apis
+            .push(Parley::start(&args.bin, &["api"], p._dir.path(), &v).await);
+    }
+    for i in 0..args.workers {
+        let mut v = vars.clone();
+        v.push(("PARLEY_POD_NAME".into(), format!("worker-{i}")));
+        p.workers
+            .push(Parley::start(&args.bin, &["worker"], p._dir.path(), &v).await);
+    }
+    Ok(p)
+}
+
+async fn post(
+    http: &reqwest::Client,
+    api: &Parley,
+    path: &str,
+    body: Value,
+) -> anyhow::Result<(u16, Value)> {
+    let res = http
+        .post(api.url(path))
+        .bearer_auth(TOKEN)
+        .json(&body)
+        .send()
+        .await?;
+    let status = res.status().as_u16();
+    Ok((status, res.json().await.unwrap_or(Value::Null)))
+}
+
+/// Starts and links every session, at most `rate` per second.
+async fn pair_all(
+    http: &reqwest::Client,
+    p: &Processes,
+    ids: &[String],
+    rate: f64,
+) -> anyhow::Result<()> {
+    let gap = Duration::from_secs_f64(1.0 / rate.max(0.1));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, id) in ids.iter().enumerate() {
+        let api_base = p.apis[i % p.apis.len()].base.clone();
+        let (http, id) = (http.clone(), id.clone());
+        tasks.spawn(async move {
+            let start = http
+                .post(format!("{api_base}/start?clientId={id}"))
+                .bearer_auth(TOKEN)
+                .json(&json!({}))
+                .send()
+                .await;
+            anyhow::ensure!(
+                matches!(&start, Ok(r) if r.status().is_success()),
+                "start {id}: {start:?}"
+            );
+            let phone = format!("4917{:09}", i);
+            let until = Instant::now() + Duration::from_secs(60);
+            loop {
+                let res = http
+                    .post(format!("{api_base}/sandbox/link"))
+                    .bearer_auth(TOKEN)
+                    .json(&json!({"clientId": id, "phone": phone}))
+                    .send()
+                    .await?;
+                match res.status().as_u16() {
+                    200 => return Ok(()),
+                    409 if Instant::now() < until => {
+                        tokio::time::sleep(Duration::from_millis(50)).await
+                    }
+                    s => anyhow::bail!("link {id}: {s} {}", res.text().await.unwrap_or_default()),
+                }
+            }
+        });
+        tokio::time::sleep(gap).await;
+    }
+    while let Some(done) = tasks.join_next().await {
+        done??;
+    }
+    Ok(())
+}
+
+async fn wait_connected(
+    http: &reqwest::Client,
+    p: &Processes,
+    n: usize,
+    limit: Duration,
+) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    loop {
+        let ready: Value = http
+            .get(p.apis[0].url("/health/ready"))
+            .send()
+            .await?
+            .json()
+            .await?;
+        if ready["sessions"]["connected"].as_u64() == Some(n as u64) {
+            return Ok(());
+        }
+        anyhow::ensure!(t0.elapsed() < limit, "not all connected: {ready}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn connected(http: &reqwest::Client, api: &Parley, id: &str) -> bool {
+    matches!(post(http, api, "/check-state", json!({"clientId": id})).await, Ok((200, v)) if v["status"] == true)
+}
+
+async fn owned_by(http: &reqwest::Client, worker: &Parley) -> anyhow::Result<Vec<String>> {
+    let v: Value = http
+        .get(worker.url("/health/clients"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    Ok(v["clients"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["clientId"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+async fn double_owners(database_url: &str, ids: &[String]) -> anyhow::Result<usize> {
+    let db = parley_shared::db::Db::connect(database_url).await?;
+    let mut overlaps = 0;
+    for id in ids {
+        let mut rows = db.sandbox_connections(id).await?;
+        rows.sort_by_key(|r| r.connected_at);
+        for pair in rows.windows(2) {
+            if pair[0]
+                .closed_at
+                .is_some_and(|end| end > pair[1].connected_at)
+            {
+                overlaps += 1;
+            }
+        }
+    }
+    Ok(overlaps)
+}
+
+struct Report {
+    sent: usize,
+    ok: usize,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+impl Report {
+    fn print(&self, what: &str) {
+        let mut l = self.latencies.clone();
+        l.sort();
+        let q = |p: f64| {
+            l.get(((l.len() as f64 * p) as usize).min(l.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
+        println!(
+            "{what}: {} requests, {} ok, {:.0}/s achieved; latency p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, max {:.2} ms",
+            self.sent,
+            self.ok,
+            self.ok as f64 / self.elapsed.as_secs_f64(),
+            q(0.50).as_secs_f64() * 1e3,
+            q(0.99).as_secs_f64() * 1e3,
+            q(0.999).as_secs_f64() * 1e3,
+            l.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        );
+    }
+}
+
+/// Open model: request n starts at n/rate whatever happened before; its latency is
+/// measured from that intended start (no coordinated omission).
+async fn open_model<F, Fut>(rate: f64, secs: u64, call: F) -> Report
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = bool> + Send + 'static,
+{
+    let total = (rate * secs as f64) as usize;
+    let t0 = tokio::time::Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..total {
+        let due = t0 + Duration::from_secs_f64(n as f64 / rate);
+        tokio::time::sleep_until(due).await;
+        let fut = call(n);
+        tasks.spawn(async move {
+            let ok = fut.await;
+            (ok, due.elapsed())
+        });
+    }
+    let mut report = Report {
+        sent: total,
+        ok: 0,
+        elapsed: Duration::ZERO,
+        latencies: Vec::with_capacity(total),
+    };
+    while let Some(Ok((ok, latency))) = tasks.join_next().await {
+        report.ok += usize::from(ok);
+        report.latencies.push(latency);
+    }
+    report.elapsed = t0.elapsed();
+    report
+}
+
+/// Bare NATS request-reply to a responder in this process: the floor under any bus hop.
+async fn nats_baseline(rate: f64, secs: u64) -> anyhow::Result<Report> {
+    use futures::StreamExt;
+    let client = async_nats::connect(nats_url()).await?;
+    let subject = format!("harness.{}", uuid::Uuid::new_v4().simple());
+    let mut sub = client.subscribe(subject.clone()).await?;
+    let responder = client.clone();
+    tokio::spawn(async move {
+        while let Some(msg) = sub.next().await {
+            if let Some(reply) = msg.reply {
+                let _ = responder
+                    .publish(reply, bytes::Bytes::from_static(b"{\"Ok\":{}}"))
+                    .await;
+            }
+        }
+    });
+    Ok(open_model(rate, secs, move |_| {
+        let (client, subject) = (client.clone(), subject.clone());
+        async move {
+            client
+                .request(subject, bytes::Bytes::from_static(b"{}"))
+                .await
+                .is_ok()
+        }
+    })
+    .await)
+}

@@ -1,0 +1,9 @@
+//! Support for the end-to-end tests: where the real services are, fresh
+//! isolated state per test, and `parley` processes started and stopped for real.
+pub mod files;
+pub mod process;
+pub mod qr;
+pub mod receiver;
+pub mod services;
+
+pub use process::{Parley, free_port};

@@ -1,0 +1,87 @@
+//! The real services the tests talk to (started by the project's test script),
+//! and fresh isolated state in them per test: a database, a bucket, a prefix.
+
+pub fn nats_url() -> String {
+    std::env::var("PARLEY_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
+
+pub fn redis_url() -> String {
+    std::env::var("PARLEY_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+pub fn postgres_admin_url() -> String {
+    std::env::var("PARLEY_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+pub fn s3_endpoint() -> String {
+    std::env::var("PARLEY_TEST_S3_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:9000".into())
+}
+
+/// A name nothing else uses (cluster names, databases, buckets).
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Creates an empty PostgreSQL database and returns its URL.
+/// Panics (fails the test) when PostgreSQL is unreachable.
+pub async fn fresh_postgres() -> String {
+    use parley_shared::db::Db;
+    use sea_orm_helpers::execute;
+    let admin = postgres_admin_url();
+    let name = unique("parley_e2e_");
+    let db = Db::connect(&admin)
+        .await
+        .unwrap_or_else(|e| panic!("PostgreSQL at {admin} is required: {e}"));
+    execute(&db, &format!("CREATE DATABASE {name}")).await;
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+    format!("{base}/{name}")
+}
+
+mod sea_orm_helpers {
+    use parley_shared::db::Db;
+
+    pub async fn execute(db: &Db, sql: &str) {
+        use parley_shared::db::ConnectionTrait;
+        db.conn()
+            .execute_unprepared(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Environment for a cluster role against the real services, isolated by a fresh
+/// database, bucket and cluster name.
+pub struct ClusterEnv {
+    pub database_url: String,
+    pub cluster_name: String,
+    pub bucket: String,
+}
+
+impl ClusterEnv {
+    pub async fn new() -> ClusterEnv {
+        ClusterEnv {
+            database_url: fresh_postgres().await,
+            cluster_name: unique("t"),
+            bucket: unique("parley-e2e-"),
+        }
+    }
+
+    /// `PARLEY_*` variables of a process of this cluster.
+    pub fn vars(&self) -> Vec<(String, String)> {
+        [
+            ("PARLEY_DATABASE_URL", self.database_url.clone()),
+            ("PARLEY_NATS_URL", nats_url()),
+            ("PARLEY_REDIS_URL", redis_url()),
+            ("PARLEY_S3_ENDPOINT", s3_endpoint()),
+            ("PARLEY_S3_BUCKET", self.bucket.clone()),
+            ("PARLEY_S3_REGION", "eu-west-1".into()),
+            ("PARLEY_S3_ACCESS_KEY", "test".into()),
+            ("PARLEY_S3_SECRET_KEY", "test".into()),
+            ("PARLEY_CLUSTER_NAME", self.cluster_name.clone()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}

@@ -1,0 +1,218 @@
+//! The normalizer: a pure function from a network message to the webhook envelope.
+use parley_shared::event::{
+    Contact, Edit, Envelope, Group, InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta,
+    Poll, PollVote, Quoted, Reaction, Revoke,
+};
+
+use super::poll::resolve_vote;
+use crate::network::inbound::{Content, InboundMessage, user_part};
+
+/// What the session knows about itself.
+#[derive(Debug, Clone, Default)]
+pub struct SessionFacts {
+    pub client_id: String,
+    pub org_id: String,
+    /// The session's own LID user-part.
+    pub my_lid: String,
+    pub enable_group_ai: bool,
+}
+
+/// What was looked up around the message (contacts, avatars, polls, the send's metadata).
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    pub remote_name: String,
+    pub remote_phone: String,
+    pub remote_username: String,
+    pub avatar_url: String,
+    /// For a vote: the poll's options, when known (history or lookup).
+    pub poll_options: Option<Vec<String>>,
+    /// For a `fromMe` message sent through the API: its `metaData`.
+    pub meta: Option<serde_json::Value>,
+    /// Permanent link of the stored file (hosted inbox), when there is one.
+    pub download_url: String,
+}
+
+/// The event for `msg`, or `None` when it is never delivered (status updates,
+/// broadcast lists, channels; groups unless `enableGroupAi`).
+pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) -> Option<Envelope> {
+    if msg.is_broadcast_or_channel() || (msg.is_group() && !facts.enable_group_ai) {
+        return None;
+    }
+    let is_group = msg.is_group();
+    let other = if is_group {
+        user_part(&msg.chat).to_string()
+    } else {
+        msg.chat_lid.clone()
+    };
+    let remote_jid = if is_group {
+        msg.chat.clone()
+    } else {
+        format!("{other}@lid")
+    };
+    let mut e = Envelope {
+        event: MESSAGE_RECEIVED.into(),
+        client_id: facts.client_id.clone(),
+        org_id: facts.org_id.clone(),
+        timestamp: msg
+            .timestamp
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        chat_room_id: format!("{}-{}-{}", facts.client_id, facts.my_lid, other),
+        my_lid: facts.my_lid.clone(),
+        client_lid: other,
+        remote_jid,
+        remote_name: extras.remote_name.clone(),
+        remote_phone: extras.remote_phone.clone(),
+        remote_username: extras.remote_username.clone(),
+        push_name: msg.push_name.clone(),
+        avatar_url: extras.avatar_url.clone(),
+        from_me: msg.from_me,
+        is_group,
+        message_id: msg.id.clone(),
+        quoted: msg.quoted.as_ref().map(|q| Quoted {
+            message_id: q.message_id.clone(),
+            participant: q.participant.clone(),
+            body: q.body.clone(),
+            kind: q.kind.clone(),
+        }),
+        mentions: msg.mentions.clone(),
+        is_forwarded: msg.is_forwarded,
+        meta: if msg.from_me {
+            extras.meta.as_ref().map(Meta::from_metadata)
+        } else {
+            None
+        },
+        group: is_group.then(|| Group {
+            jid: msg.chat.clone(),
+            subject: msg.group_subject.clone().unwrap_or_default(),
+            participant: msg.sender.clone(),
+            participant_phone: msg.sender_phone.clone(),
+            participant_username: None,
+        }),
+        ..Envelope::default()
+    };
+    fill_content(&mut e, &msg.content, extras);
+    Some(e)
+}
+
+fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
+    let (kind, body) = match content {
+        Content::Text { body } => ("text", body.clone()),
+        Content::Media {
+            kind,
+            mime_type,
+            file_name,
+            caption,
+            ptt,
+            download,
+        } => {
+            e.media = Some(Media {
+                mime_type: mime_type.clone(),
+                media_type: kind.as_str().into(),
+                file_name: file_name.clone(),
+                file_size: download.file_length,
+                caption: caption.clone(),
+                ptt: *ptt,
+                download: download.clone(),
+                download_url: extras.download_url.clone(),
+            });
+            (kind.as_str(), caption.clone())
+        }
+        Content::Location {
+            latitude,
+            longitude,
+            name,
+            address,
+            live,
+        } => {
+            e.location = Some(Location {
+                latitude: *latitude,
+                longitude: *longitude,
+                name: name.clone(),
+                address: address.clone(),
+                live: *live,
+            });
+            let body = if name.is_empty() {
+                format!("{latitude},{longitude}")
+            } else {
+                name.clone()
+            };
+            ("location", body)
+        }
+        Content::Contact {
+            display_name,
+            vcard,
+        } => {
+            e.contact = Some(Contact {
+                display_name: display_name.clone(),
+                vcard: vcard.clone(),
+            });
+            ("contact", display_name.clone())
+        }
+        Content::Poll {
+            name,
+            options,
+            selectable_count,
+        } => {
+            e.poll = Some(Poll {
+                name: name.clone(),
+                options: options.clone(),
+                selectable_count: *selectable_count,
+            });
+            ("poll_creation", name.clone())
+        }
+        Content::Vote {
+            poll_message_id,
+            selected_hashes,
+        } => {
+            let names = extras
+                .poll_options
+                .as_deref()
+                .and_then(|o| resolve_vote(o, selected_hashes));
+            let body = names.as_ref().map(|n| n.join(", ")).unwrap_or_default();
+            e.poll_vote = Some(PollVote {
+                poll_message_id: poll_message_id.clone(),
+                resolved: names.is_some(),
+                selected_options: names.unwrap_or_default(),
+                selected_hashes: selected_hashes.iter().map(hex::encode).collect(),
+            });
+            ("vote_update", body)
+        }
+        Content::InteractiveReply {
+            target_id,
+            button_id,
+            display_text,
+        } => {
+            e.interactive = Some(InteractiveReply {
+                target_id: target_id.clone(),
+                button_id: button_id.clone(),
+                display_text: display_text.clone(),
+            });
+            ("interactive_reply", display_text.clone())
+        }
+        Content::Reaction { target_id, emoji } => {
+            e.reaction = Some(Reaction {
+                target_id: target_id.clone(),
+                emoji: emoji.clone(),
+            });
+            ("reaction", emoji.clone())
+        }
+        Content::Edit { target_id, body } => {
+            e.edit = Some(Edit {
+                target_id: target_id.clone(),
+                body: body.clone(),
+            });
+            ("edit", body.clone())
+        }
+        Content::Revoke { target_id } => {
+            e.revoke = Some(Revoke {
+                target_id: target_id.clone(),
+            });
+            ("revoke", String::new())
+        }
+    };
+    e.kind = kind.into();
+    e.body = body;
+}
+
+#[cfg(test)]
+mod tests;

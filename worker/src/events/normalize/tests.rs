@@ -1,0 +1,329 @@
+//! Every event type, inbound and `fromMe`, direct and group.
+use chrono::TimeZone;
+use parley_shared::event::MediaDownload;
+use serde_json::json;
+
+use super::*;
+use crate::events::option_hash;
+use crate::network::inbound::{MediaKind, QuotedRef};
+
+const ME: &str = "111111111111111";
+const THEM: &str = "222222222222222";
+const GROUP: &str = "120363000000000001@g.us";
+
+fn facts(groups: bool) -> SessionFacts {
+    SessionFacts {
+        client_id: "shop1".into(),
+        org_id: "org-1".into(),
+        my_lid: ME.into(),
+        enable_group_ai: groups,
+    }
+}
+
+fn message(content: Content, from_me: bool, chat: &str) -> InboundMessage {
+    let group = chat.ends_with("@g.us");
+    InboundMessage {
+        id: "3EB0AAAA".into(),
+        chat: chat.into(),
+        chat_lid: if group { String::new() } else { THEM.into() },
+        sender: if from_me {
+            format!("{ME}@lid")
+        } else {
+            format!("{THEM}@lid")
+        },
+        sender_phone: Some("4915100000001".into()),
+        from_me,
+        push_name: "Ana".into(),
+        group_subject: group.then(|| "Team".to_string()),
+        timestamp: chrono::Utc
+            .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+            .unwrap(),
+        content,
+        quoted: None,
+        mentions: vec![],
+        is_forwarded: false,
+    }
+}
+
+fn contents() -> Vec<(&'static str, Content, &'static str)> {
+    let download = MediaDownload {
+        direct_path: "/v/t62/abc".into(),
+        media_key: "a2V5".into(),
+        file_sha256: "aa".into(),
+        file_enc_sha256: "bb".into(),
+        file_length: 42,
+    };
+    let media = |kind| Content::Media {
+        kind,
+        mime_type: "image/jpeg".into(),
+        file_name: "f".into(),
+        caption: "look".into(),
+        ptt: false,
+        download: download.clone(),
+    };
+    vec![
+        ("text", Content::Text { body: "hi".into() }, "hi"),
+        ("image", media(MediaKind::Image), "look"),
+        ("video", media(MediaKind::Video), "look"),
+        ("audio", media(MediaKind::Audio), "look"),
+        ("document", media(MediaKind::Document), "look"),
+        ("sticker", media(MediaKind::Sticker), "look"),
+        (
+            "poll_creation",
+            Content::Poll {
+                name: "Lunch?".into(),
+                options: vec!["A".into(), "B".into()],
+                selectable_count: 1,
+            },
+            "Lunch?",
+        ),
+        (
+            "vote_update",
+            Content::Vote {
+                poll_message_id: "P1".into(),
+                selected_hashes: vec![option_hash("B")],
+            },
+            "B",
+        ),
+        (
+            "interactive_reply",
+            Content::InteractiveReply {
+                target_id: "M1".into(),
+                button_id: "yes".into(),
+                display_text: "Yes".into(),
+            },
+            "Yes",
+        ),
+        (
+            "contact",
+            Content::Contact {
+                display_name: "Bo".into(),
+                vcard: "BEGIN:VCARD".into(),
+            },
+            "Bo",
+        ),
+        (
+            "location",
+            Content::Location {
+                latitude: 52.5,
+                longitude: 13.4,
+                name: "Office".into(),
+                address: "Street 1".into(),
+                live: false,
+            },
+            "Office",
+        ),
+        (
+            "reaction",
+            Content::Reaction {
+                target_id: "M1".into(),
+                emoji: "👍".into(),
+            },
+            "👍",
+        ),
+        (
+            "edit",
+            Content::Edit {
+                target_id: "M1".into(),
+                body: "fixed".into(),
+            },
+            "fixed",
+        ),
+        (
+            "revoke",
+            Content::Revoke {
+                target_id: "M1".into(),
+            },
+            "",
+        ),
+    ]
+}
+
+/// The per-type object of each type, and none of the others.
+fn per_type_object(kind: &str) -> Option<&'static str> {
+    match kind {
+        "image" | "video" | "audio" | "document" | "sticker" => Some("media"),
+        "poll_creation" => Some("poll"),
+        "vote_update" => Some("pollVote"),
+        "interactive_reply" => Some("interactive"),
+        "contact" | "location" | "reaction" | "edit" | "revoke" => Some(match kind {
+            "contact" => "contact",
+            "location" => "location",
+            "reaction" => "reaction",
+            "edit" => "edit",
+            _ => "revoke",
+        }),
+        _ => None,
+    }
+}
+
+const OBJECTS: &[&str] = &[
+    "media",
+    "poll",
+    "pollVote",
+    "interactive",
+    "contact",
+    "location",
+    "reaction",
+    "edit",
+    "revoke",
+];
+
+#[test]
+fn every_type_inbound_and_from_me_direct_and_group() {
+    let extras = Extras {
+        poll_options: Some(vec!["A".into(), "B".into()]),
+        meta: Some(json!({"fromAI": true, "userId": "u1"})),
+        ..Extras::default()
+    };
+    for (kind, content, body) in contents() {
+        for from_me in [false, true] {
+            for chat in [format!("{THEM}@lid"), GROUP.to_string()] {
+                let msg = message(content.clone(), from_me, &chat);
+                let e = normalize(&facts(true), &msg, &extras).expect("delivered");
+                let v = serde_json::to_value(&e).unwrap();
+                let case = format!("{kind} fromMe={from_me} chat={chat}");
+                assert_eq!(v["type"], kind, "{case}");
+                assert_eq!(v["event"], "message.received", "{case}");
+                assert_eq!(v["body"], body, "{case}");
+                assert_eq!(v["fromMe"], from_me, "{case}");
+                assert_eq!(v["clientId"], "shop1");
+                assert_eq!(v["orgId"], "org-1");
+                assert_eq!(v["myLid"], ME);
+                assert_eq!(v["timestamp"], "2026-11-22T10:00:00Z");
+                assert_eq!(v["messageId"], "3EB0AAAA");
+                for object in OBJECTS {
+                    assert_eq!(
+                        v.get(*object).is_some(),
+                        per_type_object(kind) == Some(*object),
+                        "{case}: {object}"
+                    );
+                }
+                if chat == GROUP {
+                    assert_eq!(v["isGroup"], true);
+                    assert_eq!(v["remoteJid"], GROUP);
+                    assert_eq!(v["chatRoomId"], format!("shop1-{ME}-120363000000000001"));
+                    assert_eq!(v["group"]["subject"], "Team");
+                    assert_eq!(v["group"]["participant"], msg.sender);
+                } else {
+                    assert_eq!(v["isGroup"], false);
+                    assert_eq!(v["remoteJid"], format!("{THEM}@lid"));
+                    assert_eq!(v["clientLid"], THEM);
+                    assert_eq!(v["chatRoomId"], format!("shop1-{ME}-{THEM}"));
+                    assert!(v.get("group").is_none());
+                }
+                assert_eq!(
+                    v.get("meta").is_some(),
+                    from_me,
+                    "{case}: meta only on fromMe"
+                );
+                if from_me {
+                    assert_eq!(v["meta"]["fromAI"], true);
+                    assert_eq!(v["meta"]["raw"]["userId"], "u1");
+                }
+                if matches!(kind, "reaction" | "edit" | "revoke") {
+                    let object = per_type_object(kind).unwrap();
+                    assert_eq!(v[object]["targetId"], "M1", "{case}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn media_carries_download_parameters_never_bytes() {
+    let (_, content, _) = contents()
+        .into_iter()
+        .find(|(k, _, _)| *k == "image")
+        .unwrap();
+    let e = normalize(
+        &facts(false),
+        &message(content, false, &format!("{THEM}@lid")),
+        &Extras::default(),
+    )
+    .unwrap();
+    let media = serde_json::to_value(e.media.unwrap()).unwrap();
+    assert_eq!(media["download"]["directPath"], "/v/t62/abc");
+    assert_eq!(media["download"]["mediaKey"], "a2V5");
+    assert_eq!(media["fileSize"], 42);
+}
+
+#[test]
+fn votes_resolve_or_carry_hashes() {
+    let vote = Content::Vote {
+        poll_message_id: "P1".into(),
+        selected_hashes: vec![option_hash("B")],
+    };
+    let msg = message(vote, false, &format!("{THEM}@lid"));
+    let unresolved = normalize(&facts(false), &msg, &Extras::default())
+        .unwrap()
+        .poll_vote
+        .unwrap();
+    assert!(!unresolved.resolved);
+    assert!(unresolved.selected_options.is_empty());
+    assert_eq!(
+        unresolved.selected_hashes,
+        vec![hex::encode(option_hash("B"))]
+    );
+    let extras = Extras {
+        poll_options: Some(vec!["A".into(), "B".into()]),
+        ..Extras::default()
+    };
+    let resolved = normalize(&facts(false), &msg, &extras)
+        .unwrap()
+        .poll_vote
+        .unwrap();
+    assert!(resolved.resolved);
+    assert_eq!(resolved.selected_options, vec!["B".to_string()]);
+}
+
+#[test]
+fn groups_only_when_enabled_and_broadcasts_never() {
+    let text = Content::Text { body: "hi".into() };
+    assert!(
+        normalize(
+            &facts(false),
+            &message(text.clone(), false, GROUP),
+            &Extras::default()
+        )
+        .is_none()
+    );
+    for chat in ["status@broadcast", "12345@broadcast", "999@newsletter"] {
+        assert!(
+            normalize(
+                &facts(true),
+                &message(text.clone(), false, chat),
+                &Extras::default()
+            )
+            .is_none(),
+            "{chat}"
+        );
+    }
+}
+
+#[test]
+fn quoted_mentions_and_forwarding_are_carried() {
+    let mut msg = message(
+        Content::Text {
+            body: "@222 yes".into(),
+        },
+        false,
+        &format!("{THEM}@lid"),
+    );
+    msg.quoted = Some(QuotedRef {
+        message_id: "Q1".into(),
+        participant: None,
+        body: "lunch?".into(),
+        kind: "text".into(),
+    });
+    msg.mentions = vec![THEM.into()];
+    msg.is_forwarded = true;
+    let v =
+        serde_json::to_value(normalize(&facts(false), &msg, &Extras::default()).unwrap()).unwrap();
+    assert_eq!(
+        v["quoted"],
+        json!({"messageId": "Q1", "body": "lunch?", "type": "text"})
+    );
+    assert_eq!(v["mentions"], json!([THEM]));
+    assert_eq!(v["isForwarded"], true);
+}

@@ -1,0 +1,134 @@
+//! Session owners: the supervisor that claims, runs and hands over sessions,
+//! the network port and its adapters, and worker presence.
+pub mod events;
+pub mod network;
+mod presence;
+pub mod send;
+pub mod session;
+pub mod supervisor;
+pub mod webhook;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parley_shared::command::{Outcome, SandboxOp};
+use parley_shared::config::{self, Config};
+use parley_shared::egress::Egress;
+use parley_shared::ports::Ports;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::network::Network;
+use crate::network::sandbox::SandboxNetwork;
+use crate::network::unavailable::UnavailableNetwork;
+use crate::send::download::{Fetcher, Limits};
+
+pub use session::{SandboxControl, Timing};
+pub use supervisor::{Supervisor, Wiring};
+
+/// A running worker; [`WorkerHandle::shutdown`] hands its sessions over and stops.
+pub struct WorkerHandle {
+    supervisor: Supervisor,
+    stop: watch::Sender<bool>,
+    loops: Vec<JoinHandle<()>>,
+    presence_stop: watch::Sender<bool>,
+    presence: JoinHandle<()>,
+}
+
+/// Starts the worker: serves the start queue, sweeps for unowned sessions and
+/// announces its presence.
+pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle> {
+    let pod_name = config.pod_name();
+    let (network, sandbox) = network_for(&config, &ports);
+    let supervisor = Supervisor::new(Wiring {
+        db: ports.db.clone(),
+        bus: Arc::clone(&ports.bus),
+        leases: Arc::clone(&ports.leases),
+        network,
+        sandbox,
+        pod_name: pod_name.clone(),
+        timing: Timing::default(),
+        media: Arc::clone(&ports.media),
+        fetcher: Fetcher::new(
+            Egress {
+                allow_private: config.allow_private_egress,
+            },
+            Limits::SPEC,
+        ),
+    });
+    let (stop, stopped) = watch::channel(false);
+    let listener = supervisor
+        .listen_start(stopped.clone())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot serve the start queue: {e}"))?;
+    let sweeper = tokio::spawn(supervisor.clone().run_sweeps(stopped));
+    let (presence_stop, presence_stopped) = watch::channel(false);
+    let load = {
+        let supervisor = supervisor.clone();
+        move || supervisor.load()
+    };
+    let presence = tokio::spawn(presence::run(
+        Arc::clone(&ports.leases),
+        pod_name,
+        load,
+        presence_stopped,
+    ));
+    tracing::info!(pod_name = supervisor.pod_name(), network = ?config.network, "worker started");
+    Ok(WorkerHandle {
+        supervisor,
+        stop,
+        loops: vec![listener, sweeper],
+        presence_stop,
+        presence,
+    })
+}
+
+/// The network adapter `config.network` names, and the sandbox controls when it is the sandbox.
+fn network_for(
+    config: &Config,
+    ports: &Ports,
+) -> (Arc<dyn Network>, Option<Arc<dyn SandboxControl>>) {
+    match config.network {
+        config::Network::Sandbox => {
+            let sandbox = Arc::new(SandboxNetwork::new(
+                ports.db.clone(),
+                Duration::from_secs(config.sandbox_qr_first_secs),
+                Duration::from_secs(config.sandbox_qr_next_secs),
+            ));
+            (sandbox.clone(), Some(sandbox))
+        }
+        config::Network::Whatsapp => (Arc::new(UnavailableNetwork), None),
+    }
+}
+
+#[async_trait]
+impl SandboxControl for SandboxNetwork {
+    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
+        SandboxNetwork::control(self, client_id, op).await
+    }
+}
+
+/// Resolves once `stop` turns true (or its sender is gone).
+pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopped| *stopped).await;
+}
+
+impl WorkerHandle {
+    /// The supervisor, for probes and tests.
+    pub fn supervisor(&self) -> &Supervisor {
+        &self.supervisor
+    }
+
+    /// Stops claiming, withdraws presence, then hands every session over at once
+    /// (connections closed without logout, leases released, not left to expire).
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for task in self.loops {
+            let _ = task.await;
+        }
+        let _ = self.presence_stop.send(true);
+        let _ = self.presence.await;
+        self.supervisor.shutdown().await;
+    }
+}

@@ -1,0 +1,133 @@
+//! Messages the network delivers to a session (received, or sent from the linked
+//! phone itself), as the adapters hand them over: whatsapp-rust's message plus its
+//! info, or the sandbox's simulated traffic.
+use chrono::{DateTime, Utc};
+use parley_shared::event::MediaDownload;
+
+/// One message activity on the network.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboundMessage {
+    /// Network message id (for reactions, edits and revokes: the update's own id).
+    pub id: String,
+    /// The chat: a contact's JID (`…@lid` or `…@s.whatsapp.net`), a group
+    /// (`…@g.us`), or a broadcast / status / newsletter JID.
+    pub chat: String,
+    /// The other party's LID user-part in a direct chat (the contact, also when
+    /// the phone itself sent the message); empty for groups.
+    pub chat_lid: String,
+    /// Who wrote it (in groups the participant; `from_me`: this session).
+    pub sender: String,
+    /// The sender's phone digits when the network revealed them.
+    pub sender_phone: Option<String>,
+    pub from_me: bool,
+    /// The sender's self-set name.
+    pub push_name: String,
+    /// The group's subject, for group chats.
+    pub group_subject: Option<String>,
+    pub timestamp: DateTime<Utc>,
+    pub content: Content,
+    pub quoted: Option<QuotedRef>,
+    pub mentions: Vec<String>,
+    pub is_forwarded: bool,
+}
+
+/// The message a reply quotes, as carried by the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotedRef {
+    pub message_id: String,
+    pub participant: Option<String>,
+    /// The quoted text when the network carries it (else filled from history).
+    pub body: String,
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaKind {
+    Image,
+    Video,
+    Audio,
+    Document,
+    Sticker,
+}
+
+impl MediaKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediaKind::Image => "image",
+            MediaKind::Video => "video",
+            MediaKind::Audio => "audio",
+            MediaKind::Document => "document",
+            MediaKind::Sticker => "sticker",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text {
+        body: String,
+    },
+    Media {
+        kind: MediaKind,
+        mime_type: String,
+        file_name: String,
+        caption: String,
+        /// Voice note.
+        ptt: bool,
+        download: MediaDownload,
+    },
+    Location {
+        latitude: f64,
+        longitude: f64,
+        name: String,
+        address: String,
+        live: bool,
+    },
+    Contact {
+        display_name: String,
+        vcard: String,
+    },
+    Poll {
+        name: String,
+        options: Vec<String>,
+        selectable_count: u32,
+    },
+    /// A vote, decrypted by the adapter to the SHA-256 of each chosen option.
+    Vote {
+        poll_message_id: String,
+        selected_hashes: Vec<[u8; 32]>,
+    },
+    InteractiveReply {
+        target_id: String,
+        button_id: String,
+        display_text: String,
+    },
+    Reaction {
+        target_id: String,
+        emoji: String,
+    },
+    Edit {
+        target_id: String,
+        body: String,
+    },
+    Revoke {
+        target_id: String,
+    },
+}
+
+impl InboundMessage {
+    pub fn is_group(&self) -> bool {
+        self.chat.ends_with("@g.us")
+    }
+
+    /// Status updates, broadcast lists and channels: never delivered.
+    pub fn is_broadcast_or_channel(&self) -> bool {
+        self.chat.ends_with("@broadcast") || self.chat.ends_with("@newsletter")
+    }
+}
+
+/// The user part of a JID: `123@lid` -> `123`, `49151:3@s.whatsapp.net` -> `49151`.
+pub fn user_part(jid: &str) -> &str {
+    let user = jid.split('@').next().unwrap_or(jid);
+    user.split(':').next().unwrap_or(user)
+}

@@ -1,0 +1,110 @@
+//! What the network port is asked to send: a resolved chat JID and the message
+//! ready to go (media bytes in hand), shaped after whatsapp-rust's client
+//! (`send_message` with a `wa::Message`, `upload` for media, `send_reaction`,
+//! `edit_message`, `revoke_message`, `mark_as_read`, chat-state and app-state
+//! patches), and what the network answers.
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use parley_shared::outgoing::Button;
+
+pub use super::inbound::MediaKind;
+
+/// A message for [`super::Connection::send`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    /// The chat JID (`…@lid`, `…@s.whatsapp.net` or `…@g.us`).
+    pub to: String,
+    pub body: OutgoingBody,
+    /// Reply target (`ContextInfo.stanza_id`).
+    pub quoted_id: Option<String>,
+    /// Mentioned user-parts (`ContextInfo.mentioned_jid`).
+    pub mentions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutgoingBody {
+    Text {
+        body: String,
+    },
+    Media(MediaFile),
+    Poll {
+        name: String,
+        options: Vec<String>,
+        selectable_count: u32,
+    },
+    Interactive {
+        body: String,
+        footer: Option<String>,
+        buttons: Vec<Button>,
+    },
+    Location {
+        latitude: f64,
+        longitude: f64,
+        name: Option<String>,
+        address: Option<String>,
+    },
+    Contact {
+        display_name: String,
+        vcard: String,
+    },
+}
+
+/// A file to upload and send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaFile {
+    pub kind: MediaKind,
+    /// Audio as a voice note (push-to-talk).
+    pub voice: bool,
+    pub data: Bytes,
+    pub mime_type: String,
+    pub file_name: Option<String>,
+    /// Never set for audio and stickers.
+    pub caption: Option<String>,
+}
+
+/// An earlier message an update refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageRef {
+    pub id: String,
+    /// Whether this session sent it.
+    pub from_me: bool,
+}
+
+/// What the network accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentMessage {
+    /// The network's id of the message (or of the reaction, edit or revoke).
+    pub message_id: String,
+    /// The chat JID.
+    pub to: String,
+    /// `text`, `image`, …, `reaction`, `edit`, `revoke` (the outbox kinds).
+    pub kind: &'static str,
+    pub at: DateTime<Utc>,
+}
+
+/// A fresh message id as the network assigns them: `3EB0` and 16 uppercase hex digits.
+pub fn new_message_id() -> String {
+    use rand::RngCore;
+    let mut raw = [0u8; 8];
+    rand::thread_rng().fill_bytes(&mut raw);
+    let hex: String = raw.iter().map(|b| format!("{b:02X}")).collect();
+    format!("3EB0{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_ids_look_like_the_networks() {
+        let a = new_message_id();
+        assert_eq!(a.len(), 20);
+        assert!(a.starts_with("3EB0"));
+        assert!(
+            a[4..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        );
+        assert_ne!(a, new_message_id());
+    }
+}

@@ -1,0 +1,152 @@
+//! A session's connection to the simulated network: pairing codes, logout, close,
+//! and the sends (carried out in `sends.rs`).
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use parley_shared::db::sandbox::is_valid_phone;
+
+use super::live::{Live, Phase};
+use super::{SandboxNetwork, codes, unreachable};
+use crate::network::{Connection, MessageRef, NetworkError, Outgoing, SentMessage};
+
+pub(super) struct SandboxConnection {
+    network: SandboxNetwork,
+    live: Arc<Live>,
+    /// Set by the first `close`/`logout`, so dropping does not end it again.
+    closed: AtomicBool,
+}
+
+impl SandboxConnection {
+    pub fn new(network: SandboxNetwork, live: Arc<Live>) -> SandboxConnection {
+        SandboxConnection {
+            network,
+            live,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn live(&self) -> &Live {
+        &self.live
+    }
+
+    pub(super) fn network(&self) -> &SandboxNetwork {
+        &self.network
+    }
+
+    /// Fails with `message` when a fault of kind `op` is armed (using it up).
+    pub(super) async fn check_fault(&self, op: &str, message: &str) -> Result<(), NetworkError> {
+        let armed = self
+            .network
+            .db()
+            .consume_fault(&self.live.client_id, op)
+            .await
+            .map_err(unreachable)?;
+        if armed {
+            return Err(NetworkError::Rejected(message.to_string()));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Connection for SandboxConnection {
+    async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError> {
+        if !is_valid_phone(phone) {
+            return Err(NetworkError::Rejected("invalid phone number".into()));
+        }
+        self.check_fault("pair-code", "no code issued").await?;
+        let state = self.live.state().await;
+        match state.phase {
+            Phase::Pairing { .. } => {}
+            Phase::Linked => return Err(NetworkError::Rejected("already paired".into())),
+            Phase::Ended => return Err(NetworkError::Unreachable("connection closed".into())),
+        }
+        let code = codes::pair_code();
+        self.network
+            .db()
+            .set_pair_code(&self.live.client_id, phone, &code)
+            .await
+            .map_err(unreachable)?;
+        Ok(code)
+    }
+
+    async fn logout(&self) -> Result<(), NetworkError> {
+        self.check_fault("logout", "logout not confirmed by the network")
+            .await?;
+        self.network
+            .db()
+            .delete_sandbox_device(&self.live.client_id)
+            .await
+            .map_err(unreachable)?;
+        self.closed.store(true, Ordering::SeqCst);
+        self.network.end(&self.live, None).await;
+        Ok(())
+    }
+
+    async fn close(&self) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            self.network.end(&self.live, None).await;
+        }
+    }
+
+    async fn lid_for_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
+        self.resolve_phone(phone).await
+    }
+
+    async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError> {
+        self.send_message(message).await
+    }
+
+    async fn react(
+        &self,
+        chat: &str,
+        target: &MessageRef,
+        emoji: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        self.send_reaction(chat, target, emoji).await
+    }
+
+    async fn edit(
+        &self,
+        chat: &str,
+        target_id: &str,
+        body: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        self.send_edit(chat, target_id, body).await
+    }
+
+    async fn revoke(&self, chat: &str, target: &MessageRef) -> Result<SentMessage, NetworkError> {
+        self.send_revoke(chat, target).await
+    }
+
+    async fn delete_for_me(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError> {
+        self.send_delete_for_me(chat, target).await
+    }
+
+    async fn typing(&self, chat: &str, composing: bool) -> Result<(), NetworkError> {
+        self.send_typing(chat, composing).await
+    }
+
+    async fn mark_read(&self, chat: &str, message_ids: &[String]) -> Result<(), NetworkError> {
+        self.send_read(chat, message_ids).await
+    }
+
+    async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError> {
+        self.send_unread(chat).await
+    }
+}
+
+impl Drop for SandboxConnection {
+    /// A connection dropped without `close` is closed in the background.
+    fn drop(&mut self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let network = self.network.clone();
+            let live = Arc::clone(&self.live);
+            runtime.spawn(async move { network.end(&live, None).await });
+        }
+    }
+}

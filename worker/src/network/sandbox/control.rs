@@ -1,0 +1,154 @@
+//! The network side of the `/sandbox/*` routes: what the simulated phone and the
+//! test harness do to a session (link, enter a code, unlink, faults).
+use std::sync::Arc;
+
+use chrono::Utc;
+use parley_shared::command::{Outcome, Reply, SandboxOp};
+use parley_shared::db::sandbox::{PhonePatch, SandboxDevice, is_valid_phone};
+use parley_shared::error::ApiError;
+
+use super::live::{Live, Phase, State};
+use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
+use crate::network::{DisconnectReason, NetworkEvent};
+
+/// Faults armed in the database and used up by later operations.
+const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "receipt"];
+
+/// The fault that acts at once.
+const DROP: &str = "drop";
+
+impl SandboxNetwork {
+    /// Executes a sandbox operation on `client_id`'s live connection in this
+    /// process, with the statuses of the sandbox contract.
+    pub async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
+        match op {
+            SandboxOp::Link { phone, name, qr } => {
+                self.link(client_id, &phone, &name, qr.as_deref()).await
+            }
+            SandboxOp::EnterCode { code } => self.enter_code(client_id, &code).await,
+            SandboxOp::Unlink => self.unlink(client_id).await,
+            SandboxOp::Fault { op, count } => self.fault(client_id, &op, count).await,
+        }
+    }
+
+    /// The phone scans the session's current QR code (`qr`, when given, must be it).
+    async fn link(&self, client_id: &str, phone: &str, name: &str, qr: Option<&str>) -> Outcome {
+        if !is_valid_phone(phone) {
+            return Err(ApiError::bad_request("phone must be 8 to 15 digits"));
+        }
+        let live = self.pairing(client_id)?;
+        let mut state = live.state().await;
+        let Phase::Pairing { qr: current, .. } = &state.phase else {
+            return Err(not_pairing());
+        };
+        if qr.is_some_and(|qr| qr != current) {
+            return Err(ApiError::bad_request("qr is not the current QR code"));
+        }
+        self.complete_link(&live, &mut state, phone, name).await
+    }
+
+    /// The phone enters the pairing code the session asked for.
+    async fn enter_code(&self, client_id: &str, code: &str) -> Outcome {
+        let live = self.pairing(client_id)?;
+        let mut state = live.state().await;
+        if !matches!(state.phase, Phase::Pairing { .. }) {
+            return Err(not_pairing());
+        }
+        let code = codes::normalize_pair_code(code);
+        let phone = self
+            .db()
+            .take_pair_code(client_id, &code, PAIR_CODE_TTL)
+            .await?
+            .ok_or_else(|| ApiError::bad_request("wrong or expired code"))?;
+        self.complete_link(&live, &mut state, &phone, "").await
+    }
+
+    /// Writes the device record of `phone` under the connection's fence, stops
+    /// pairing and tells the session it is paired and connected.
+    async fn complete_link(
+        &self,
+        live: &Live,
+        state: &mut State,
+        phone: &str,
+        name: &str,
+    ) -> Outcome {
+        let db = self.db();
+        let registered = db.upsert_phone(phone, PhonePatch::default()).await?;
+        let device = db.next_device_number(phone).await?;
+        let push_name = if name.is_empty() {
+            registered.name
+        } else {
+            name.to_string()
+        };
+        let record = SandboxDevice {
+            client_id: live.client_id.clone(),
+            phone: phone.to_string(),
+            device,
+            jid: format!("{phone}:{device}@s.whatsapp.net"),
+            lid: registered.lid,
+            push_name,
+            fence: live.fence,
+            linked_at: Utc::now(),
+        };
+        if !db.put_sandbox_device(&record).await? {
+            return Err(ApiError::conflict("a newer connection owns this session"));
+        }
+        let identity = identity_of(&record);
+        if let Some(qr) = state.link() {
+            self.clear_qr(&live.client_id, &qr).await;
+        }
+        state.emit(NetworkEvent::Paired(identity.clone())).await;
+        state.emit(NetworkEvent::Connected(identity)).await;
+        tracing::info!(client_id = %live.client_id, jid = %record.jid, "sandbox: linked");
+        Ok(Reply::Linked {
+            jid: record.jid,
+            lid: record.lid,
+        })
+    }
+
+    /// The phone removes the linked device: the session gets "logged out".
+    async fn unlink(&self, client_id: &str) -> Outcome {
+        let removed = self.db().delete_sandbox_device(client_id).await?;
+        let live = self.live(client_id);
+        let linked = match &live {
+            Some(live) => matches!(live.state().await.phase, Phase::Linked),
+            None => false,
+        };
+        if !removed && !linked {
+            return Err(ApiError::conflict("session is not linked"));
+        }
+        if let Some(live) = live {
+            self.end(&live, Some(DisconnectReason::LoggedOut)).await;
+        }
+        Ok(Reply::Done)
+    }
+
+    /// Arms a fault, or drops the connection now for `drop`.
+    async fn fault(&self, client_id: &str, op: &str, count: u32) -> Outcome {
+        if op == DROP {
+            let live = self
+                .live(client_id)
+                .ok_or_else(|| ApiError::conflict("session has no live connection to drop"))?;
+            self.end(&live, Some(DisconnectReason::ConnectionLost))
+                .await;
+            return Ok(Reply::Done);
+        }
+        if !ARMED_FAULTS.contains(&op) {
+            return Err(ApiError::bad_request(format!(
+                "unknown fault op {op:?}: one of send, pair-code, logout, lookup, receipt, drop"
+            )));
+        }
+        self.db().arm_fault(client_id, op, count).await?;
+        Ok(Reply::Done)
+    }
+
+    /// The session's live connection, which must be pairing (checked again under
+    /// its lock by the caller).
+    fn pairing(&self, client_id: &str) -> Result<Arc<Live>, ApiError> {
+        self.live(client_id).ok_or_else(not_pairing)
+    }
+}
+
+fn not_pairing() -> ApiError {
+    ApiError::conflict("session is not waiting for a QR scan or code")
+}

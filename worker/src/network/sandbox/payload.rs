@@ -1,0 +1,200 @@
+//! What the simulated network records of each send in its outbox: the kind and a
+//! JSON payload (text, caption, file name, mime type, byte size and SHA-256 of
+//! media, poll options, buttons, coordinates, vCard, quoted id, mentions).
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::network::{MediaFile, MediaKind, Outgoing, OutgoingBody};
+
+/// The outbox kind and payload of a message.
+pub fn message(msg: &Outgoing) -> (&'static str, Value) {
+    let (kind, mut payload) = match &msg.body {
+        OutgoingBody::Text { body } => ("text", json!({ "body": body })),
+        OutgoingBody::Media(file) => (file.kind.as_str(), media(file)),
+        OutgoingBody::Poll {
+            name,
+            options,
+            selectable_count,
+        } => (
+            "poll",
+            json!({ "name": name, "options": options, "selectableCount": selectable_count }),
+        ),
+        OutgoingBody::Interactive {
+            body,
+            footer,
+            buttons,
+        } => {
+            let mut p = json!({ "body": body, "buttons": buttons });
+            put(&mut p, "footer", footer.as_deref());
+            ("interactive", p)
+        }
+        OutgoingBody::Location {
+            latitude,
+            longitude,
+            name,
+            address,
+        } => {
+            let mut p = json!({ "latitude": latitude, "longitude": longitude });
+            put(&mut p, "name", name.as_deref());
+            put(&mut p, "address", address.as_deref());
+            ("location", p)
+        }
+        OutgoingBody::Contact {
+            display_name,
+            vcard,
+        } => (
+            "contact",
+            json!({ "displayName": display_name, "vcard": vcard }),
+        ),
+    };
+    put(&mut payload, "quotedMessageId", msg.quoted_id.as_deref());
+    if !msg.mentions.is_empty()
+        && let Some(map) = payload.as_object_mut()
+    {
+        map.insert("mentions".into(), json!(msg.mentions));
+    }
+    (kind, payload)
+}
+
+fn media(file: &MediaFile) -> Value {
+    let mut p = json!({
+        "mimeType": file.mime_type,
+        "bytes": file.data.len(),
+        "sha256": hex::encode(Sha256::digest(&file.data)),
+    });
+    put(&mut p, "fileName", file.file_name.as_deref());
+    put(&mut p, "caption", file.caption.as_deref());
+    if file.kind == MediaKind::Audio
+        && let Some(map) = p.as_object_mut()
+    {
+        map.insert("ptt".into(), Value::Bool(file.voice));
+    }
+    p
+}
+
+/// Adds `key` when `value` is present.
+fn put(payload: &mut Value, key: &str, value: Option<&str>) {
+    if let (Some(map), Some(value)) = (payload.as_object_mut(), value) {
+        map.insert(key.into(), Value::String(value.into()));
+    }
+}
+
+/// Payload of an update that targets an earlier message.
+pub fn targeted(target_id: &str, fields: Value) -> Value {
+    let mut map = match fields {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    map.insert("targetId".into(), Value::String(target_id.into()));
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use parley_shared::outgoing::Button;
+
+    use super::*;
+
+    fn outgoing(body: OutgoingBody) -> Outgoing {
+        Outgoing {
+            to: "123456789012345@lid".into(),
+            body,
+            quoted_id: None,
+            mentions: vec![],
+        }
+    }
+
+    #[test]
+    fn text_with_envelope() {
+        let mut msg = outgoing(OutgoingBody::Text {
+            body: "hi @491511".into(),
+        });
+        msg.quoted_id = Some("3EB0AB".into());
+        msg.mentions = vec!["4915112345678".into()];
+        assert_eq!(
+            message(&msg),
+            (
+                "text",
+                json!({"body": "hi @491511", "quotedMessageId": "3EB0AB", "mentions": ["4915112345678"]})
+            )
+        );
+    }
+
+    #[test]
+    fn media_carries_size_and_digest_never_the_bytes() {
+        let file = MediaFile {
+            kind: MediaKind::Audio,
+            voice: true,
+            data: Bytes::from_static(b"abc"),
+            mime_type: "audio/ogg".into(),
+            file_name: Some("v.ogg".into()),
+            caption: None,
+        };
+        let (kind, payload) = message(&outgoing(OutgoingBody::Media(file)));
+        assert_eq!(kind, "audio");
+        assert_eq!(
+            payload,
+            json!({
+                "mimeType": "audio/ogg",
+                "bytes": 3,
+                "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "fileName": "v.ogg",
+                "ptt": true,
+            })
+        );
+    }
+
+    #[test]
+    fn polls_buttons_locations_contacts() {
+        let (kind, p) = message(&outgoing(OutgoingBody::Poll {
+            name: "Lunch?".into(),
+            options: vec!["Pizza".into(), "Sushi".into()],
+            selectable_count: 1,
+        }));
+        assert_eq!(kind, "poll");
+        assert_eq!(
+            p,
+            json!({"name": "Lunch?", "options": ["Pizza", "Sushi"], "selectableCount": 1})
+        );
+        let (kind, p) = message(&outgoing(OutgoingBody::Interactive {
+            body: "Pick".into(),
+            footer: None,
+            buttons: vec![Button::CtaUrl {
+                display_text: "Open".into(),
+                url: "https://example.com".into(),
+            }],
+        }));
+        assert_eq!(kind, "interactive");
+        assert_eq!(
+            p["buttons"],
+            json!([{"type": "cta_url", "displayText": "Open", "url": "https://example.com"}])
+        );
+        let (kind, p) = message(&outgoing(OutgoingBody::Location {
+            latitude: 52.5,
+            longitude: -13.25,
+            name: Some("Office".into()),
+            address: None,
+        }));
+        assert_eq!(
+            (kind, p),
+            (
+                "location",
+                json!({"latitude": 52.5, "longitude": -13.25, "name": "Office"})
+            )
+        );
+        let (kind, _) = message(&outgoing(OutgoingBody::Contact {
+            display_name: "Ann".into(),
+            vcard: "BEGIN:VCARD\nEND:VCARD".into(),
+        }));
+        assert_eq!(kind, "contact");
+    }
+
+    #[test]
+    fn targeted_payloads_name_their_target() {
+        assert_eq!(
+            targeted("3EB0", json!({"emoji": "👍"})),
+            json!({"emoji": "👍", "targetId": "3EB0"})
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! Sends on the simulated network: the outbox, faults, the rules the real
+//! network enforces (edit window, revoking others' messages), unpaired sessions.
+use bytes::Bytes;
+use chrono::Utc;
+use parley_shared::db::sandbox::NewOutboxEntry;
+use serde_json::json;
+
+use super::*;
+use crate::network::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody};
+
+const CHAT: &str = "123456789012345@lid";
+
+fn text(body: &str) -> Outgoing {
+    Outgoing {
+        to: CHAT.into(),
+        body: OutgoingBody::Text { body: body.into() },
+        quoted_id: None,
+        mentions: vec![],
+    }
+}
+
+/// A linked connection of `c1`.
+async fn linked_connection(f: &Fixture) -> Box<dyn Connection> {
+    let (conn, mut events) = connect(f, "c1", 1).await;
+    next_qr(&mut events).await;
+    linked(f, "c1", &mut events).await;
+    conn
+}
+
+async fn outbox(f: &Fixture) -> Vec<parley_shared::db::sandbox::OutboxEntry> {
+    f.db.outbox("c1", None, None, 1000).await.expect("outbox")
+}
+
+fn rejected(r: Result<impl std::fmt::Debug, NetworkError>) -> String {
+    match r {
+        Err(NetworkError::Rejected(why)) => why,
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sends_land_in_the_outbox_with_network_ids() {
+    let f = steady().await;
+    let conn = linked_connection(&f).await;
+    let sent = conn.send(text("hello")).await.expect("send");
+    assert!(sent.message_id.starts_with("3EB0") && sent.message_id.len() == 20);
+    assert_eq!((sent.to.as_str(), sent.kind), (CHAT, "text"));
+    let file = MediaFile {
+        kind: MediaKind::Image,
+        voice: false,
+        data: Bytes::from_static(b"png"),
+        mime_type: "image/png".into(),
+        file_name: None,
+        caption: Some("cap".into()),
+    };
+    let media = Outgoing {
+        body: OutgoingBody::Media(file),
+        ..text("")
+    };
+    assert_eq!(conn.send(media).await.expect("media").kind, "image");
+    conn.typing(CHAT, true).await.expect("typing");
+    conn.mark_read(CHAT, &["3EB0X".into()]).await.expect("read");
+    conn.mark_unread(CHAT).await.expect("unread");
+    let rows = outbox(&f).await;
+    let kinds: Vec<_> = rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["text", "image", "typing", "read", "unread"]);
+    assert_eq!(rows[0].message_id, sent.message_id);
+    assert_eq!(rows[0].payload, json!({"body": "hello"}));
+    assert_eq!(rows[1].payload["caption"], "cap");
+    assert_eq!(rows[1].payload["bytes"], 3);
+    assert_eq!(rows[2].message_id, "", "typing has no message id");
+    assert_eq!(rows[3].payload, json!({"messageIds": ["3EB0X"]}));
+}
+
+#[tokio::test]
+async fn faults_reject_sends_and_receipts_separately() {
+    let f = steady().await;
+    let conn = linked_connection(&f).await;
+    f.db.arm_fault("c1", "send", 1).await.expect("arm");
+    assert_eq!(rejected(conn.send(text("x")).await), "sandbox fault");
+    conn.send(text("y")).await.expect("only one send failed");
+    f.db.arm_fault("c1", "receipt", 2).await.expect("arm");
+    rejected(conn.mark_read(CHAT, &["a".into()]).await);
+    conn.typing(CHAT, true)
+        .await
+        .expect("typing is not a receipt");
+    rejected(conn.mark_unread(CHAT).await);
+    let kinds: Vec<_> = outbox(&f).await.into_iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, ["text", "typing"], "nothing rejected was recorded");
+}
+
+#[tokio::test]
+async fn edits_need_an_own_recent_message_with_text() {
+    let f = steady().await;
+    let conn = linked_connection(&f).await;
+    let original = conn.send(text("first")).await.expect("send");
+    let edit = conn
+        .edit(CHAT, &original.message_id, "second")
+        .await
+        .expect("edit");
+    assert_eq!(edit.kind, "edit");
+    assert_ne!(edit.message_id, original.message_id);
+    let last = outbox(&f).await.pop().expect("edit recorded");
+    assert_eq!(
+        last.payload,
+        json!({"body": "second", "targetId": original.message_id})
+    );
+
+    assert!(
+        rejected(conn.edit(CHAT, "3EB0UNKNOWN", "x").await).contains("not sent by this session")
+    );
+    assert!(
+        rejected(
+            conn.edit("999999999999999@lid", &original.message_id, "x")
+                .await
+        )
+        .contains("not sent by this session")
+    );
+    f.db.record_outbox(NewOutboxEntry {
+        client_id: "c1".into(),
+        message_id: "3EB0OLD".into(),
+        to_jid: CHAT.into(),
+        kind: "text".into(),
+        payload: json!({"body": "old"}),
+        at: Utc::now() - chrono::Duration::minutes(16),
+    })
+    .await
+    .expect("seed");
+    assert!(rejected(conn.edit(CHAT, "3EB0OLD", "late").await).contains("15 minutes"));
+    let poll = Outgoing {
+        body: OutgoingBody::Poll {
+            name: "q".into(),
+            options: vec!["a".into(), "b".into()],
+            selectable_count: 1,
+        },
+        ..text("")
+    };
+    let poll = conn.send(poll).await.expect("poll");
+    assert!(rejected(conn.edit(CHAT, &poll.message_id, "x").await).contains("cannot be edited"));
+}
+
+#[tokio::test]
+async fn revoking_others_messages_works_in_groups_only() {
+    let f = steady().await;
+    let conn = linked_connection(&f).await;
+    let theirs = MessageRef {
+        id: "3EB0THEIRS".into(),
+        from_me: false,
+    };
+    assert!(rejected(conn.revoke(CHAT, &theirs).await).contains("own messages"));
+    let group = "120363025246125486@g.us";
+    assert_eq!(
+        conn.revoke(group, &theirs)
+            .await
+            .expect("admin revoke")
+            .kind,
+        "revoke"
+    );
+    let mine = MessageRef {
+        id: "3EB0MINE".into(),
+        from_me: true,
+    };
+    conn.revoke(CHAT, &mine).await.expect("own revoke");
+    conn.delete_for_me(CHAT, &theirs)
+        .await
+        .expect("delete for me");
+    let rows = outbox(&f).await;
+    let last = rows.last().expect("recorded");
+    assert_eq!(last.kind, "delete_for_me");
+    assert_eq!(
+        last.payload,
+        json!({"fromMe": false, "targetId": "3EB0THEIRS"})
+    );
+    let reaction = conn.react(CHAT, &theirs, "👍").await.expect("react");
+    assert_eq!(reaction.kind, "reaction");
+}
+
+#[tokio::test]
+async fn unpaired_and_closed_connections_do_not_send() {
+    let f = steady().await;
+    let (conn, mut events) = connect(&f, "c1", 1).await;
+    next_qr(&mut events).await;
+    assert_eq!(conn.send(text("x")).await, Err(NetworkError::NotPaired));
+    linked(&f, "c1", &mut events).await;
+    conn.close().await;
+    assert!(matches!(
+        conn.send(text("x")).await,
+        Err(NetworkError::Unreachable(_))
+    ));
+    assert!(outbox(&f).await.is_empty());
+}
+
+#[tokio::test]
+async fn phones_resolve_to_their_lid_when_on_the_network() {
+    let f = steady().await;
+    let conn = linked_connection(&f).await;
+    let known =
+        f.db.upsert_phone("4917600000009", PhonePatch::default())
+            .await
+            .expect("phone");
+    assert_eq!(
+        conn.lid_for_phone("4917600000009").await,
+        Ok(Some(known.lid))
+    );
+    assert_eq!(conn.lid_for_phone("4917600000008").await, Ok(None));
+    let away = PhonePatch {
+        on_network: Some(false),
+        ..PhonePatch::default()
+    };
+    f.db.upsert_phone("4917600000009", away)
+        .await
+        .expect("phone");
+    assert_eq!(conn.lid_for_phone("4917600000009").await, Ok(None));
+}

@@ -1,0 +1,63 @@
+//! The fenced write transaction: every write of the device store runs inside one,
+//! after checking that no newer owner recorded its fencing token on the session.
+//!
+//! PostgreSQL: `SELECT fence FROM sessions WHERE client_id = $1 FOR UPDATE` locks
+//! the session row until commit, so a new owner's `fenced_update` (which records
+//! its higher fence on that row) waits for an in-flight write of the old owner
+//! and every later write of the old owner sees the higher fence and is refused.
+//! SQLite: the transaction starts `IMMEDIATE` (the database's single write lock is
+//! taken at `BEGIN`), which serializes the check with every other write.
+use parley_shared::db::entities::sessions;
+use sea_orm::{
+    DatabaseTransaction, EntityTrait, QuerySelect, SqliteTransactionMode, TransactionOptions,
+    TransactionTrait,
+};
+use whatsapp_rust::wacore::store::error::StoreError;
+
+use super::SeaOrmDeviceStore;
+use super::error::{FenceRejected, db_err, rejected};
+
+impl SeaOrmDeviceStore {
+    /// Opens a write transaction in which the store's fence is current.
+    /// Commit it with [`commit`]; dropping it rolls back.
+    pub(super) async fn write(&self) -> Result<DatabaseTransaction, StoreError> {
+        let options = TransactionOptions {
+            sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+            ..TransactionOptions::default()
+        };
+        let txn = self
+            .db
+            .conn()
+            .begin_with_options(options)
+            .await
+            .map_err(db_err)?;
+        let stored: Option<i64> = sessions::Entity::find_by_id(self.client_id.as_str())
+            .select_only()
+            .column(sessions::Column::Fence)
+            .lock_exclusive()
+            .into_tuple()
+            .one(&txn)
+            .await
+            .map_err(db_err)?;
+        let refusal = match stored {
+            Some(stored) if stored <= self.fence => return Ok(txn),
+            Some(stored) => FenceRejected::Stale {
+                client_id: self.client_id.clone(),
+                ours: self.fence,
+                stored,
+            },
+            None => FenceRejected::NoSession {
+                client_id: self.client_id.clone(),
+            },
+        };
+        // Nothing was written; a failed rollback only means the connection is gone.
+        let _ = txn.rollback().await;
+        tracing::warn!(client_id = %self.client_id, reason = %refusal, "device store write refused");
+        Err(rejected(refusal))
+    }
+}
+
+/// Commits a fenced write.
+pub(super) async fn commit(txn: DatabaseTransaction) -> Result<(), StoreError> {
+    txn.commit().await.map_err(db_err)
+}

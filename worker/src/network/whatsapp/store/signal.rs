@@ -1,0 +1,354 @@
+//! `SignalStore`: identity keys, sessions, pre-keys, signed pre-keys and sender
+//! keys; batch writes are one fenced transaction each.
+use std::sync::Arc;
+
+use bytes::Bytes;
+use sea_orm::sea_query::{Expr, ExprTrait, Func, OnConflict};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use whatsapp_rust::wacore::store::error::Result;
+use whatsapp_rust::wacore::store::traits::SignalStore;
+
+use super::SeaOrmDeviceStore;
+use super::error::db_err;
+use super::fence::commit;
+use super::rows::{CHUNK, insert_rows, last_per_key};
+use super::tables::signal::{identities, prekeys, sender_keys, sessions, signed_prekeys};
+use super::values::{array, big, u32_of};
+
+#[async_trait::async_trait]
+impl SignalStore for SeaOrmDeviceStore {
+    async fn put_identity(&self, address: &str, key: [u8; 32]) -> Result<()> {
+        self.put_identities_batch(&[(Arc::from(address), key)])
+            .await
+    }
+
+    async fn put_identities_batch(&self, identities: &[(Arc<str>, [u8; 32])]) -> Result<()> {
+        let rows: Vec<_> = last_per_key(identities.to_vec(), |(address, _)| address.clone())
+            .iter()
+            .map(|(address, key)| identities::ActiveModel {
+                client_id: Set(self.id()),
+                address: Set(address.to_string()),
+                identity_key: Set(key.to_vec()),
+            })
+            .collect();
+        let txn = self.write().await?;
+        insert_rows(
+            &txn,
+            &rows,
+            Some(
+                &OnConflict::columns([identities::Column::ClientId, identities::Column::Address])
+                    .update_column(identities::Column::IdentityKey)
+                    .to_owned(),
+            ),
+        )
+        .await?;
+        commit(txn).await
+    }
+
+    async fn load_identity(&self, address: &str) -> Result<Option<[u8; 32]>> {
+        identities::Entity::find_by_id((self.id(), address.to_string()))
+            .one(self.conn())
+            .await
+            .map_err(db_err)?
+            .map(|row| array("identity key", &row.identity_key))
+            .transpose()
+    }
+
+    async fn delete_identity(&self, address: &str) -> Result<()> {
+        let txn = self.write().await?;
+        identities::Entity::delete_by_id((self.id(), address.to_string()))
+            .exec(&txn)
+            .await
+            .map_err(db_err)?;
+        commit(txn).await
+    }
+
+    async fn get_session(&self, address: &str) -> Result<Option<Bytes>> {
+        Ok(
+            sessions::Entity::find_by_id((self.id(), address.to_string()))
+                .one(self.conn())
+                .await
+                .map_err(db_err)?
+                .map(|row| Bytes::from(row.record)),
+        )
+    }
+
+    async fn put_session(&self, address: &str, session: &[u8]) -> Result<()> {
+        self.put_sessions_batch(&[(Arc::from(address), Bytes::copy_from_slice(session))])
+            .await
+    }
+
+    async fn put_sessions_batch(&self, sessions: &[(Arc<str>, Bytes)]) -> Result<()> {
+        let rows: Vec<_> = last_per_key(sessions.to_vec(), |(address, _)| address.clone())
+            .iter()
+            .map(|(address, record)| sessions::ActiveModel {
+                client_id: Set(self.id()),
+                address: Set(address.to_string()),
+                record: Set(record.to_vec()),
+            })
+            .collect();
+        let txn = self.write().await?;
+        insert_rows(
+            &txn,
+            &rows,
+            Some(
+                &OnConflict::columns([sessions::Column::ClientId, sessions::Column::Address])
+                    .update_column(sessions::Column::Record)
+                    .to_owned(),
+            ),
+        )
+        .await?;
+        commit(txn).await
+    }
+
+    async fn delete_session(&self, address: &str) -> Result<()> {
+        let txn = self.write().await?;
+        sessions::Entity::delete_by_id((self.id(), address.to_string()))
+            .exec(&txn)
+            .await
+            .map_err(db_err)?;
+        commit(txn).await
+    }
+
+    async fn has_session(&self, address: &str) -> Result<bool> {
+        let found: Option<String> = sessions::Entity::find_by_id((self.id(), address.to_string()))
+            .select_only()
+            .column(sessions::Column::Address)
+            .into_tuple()
+            .one(self.conn())
+            .await
+            .map_err(db_err)?;
+        Ok(found.is_some())
+    }
+
+    /// Any session or identity at `user@…` or `user:<device>@…`.
+    async fn has_signal_state_for_user(&self, user: &str) -> Result<bool> {
+        let session: Option<String> = sessions::Entity::find()
+            .select_only()
+            .column(sessions::Column::Address)
+            .filter(sessions::Column::ClientId.eq(self.client_id.as_str()))
+            .filter(of_user(sessions::Column::Address, user))
+            .into_tuple()
+            .one(self.conn())
+            .await
+            .map_err(db_err)?;
+        if session.is_some() {
+            return Ok(true);
+        }
+        let identity: Option<String> = identities::Entity::find()
+            .select_only()
+            .column(identities::Column::Address)
+            .filter(identities::Column::ClientId.eq(self.client_id.as_str()))
+            .filter(of_user(identities::Column::Address, user))
+            .into_tuple()
+            .one(self.conn())
+            .await
+            .map_err(db_err)?;
+        Ok(identity.is_some())
+    }
+
+    async fn store_prekey(&self, id: u32, record: &[u8], uploaded: bool) -> Result<()> {
+        self.store_prekeys_batch(&[(id, Bytes::copy_from_slice(record))], uploaded)
+            .await
+    }
+
+    async fn store_prekeys_batch(&self, keys: &[(u32, Bytes)], uploaded: bool) -> Result<()> {
+        let rows: Vec<_> = last_per_key(keys.to_vec(), |(id, _)| *id)
+            .iter()
+            .map(|(id, record)| prekeys::ActiveModel {
+                client_id: Set(self.id()),
+                id: Set(big(*id)),
+                record: Set(record.to_vec()),
+                uploaded: Set(uploaded),
+            })
+            .collect();
+        let txn = self.write().await?;
+        insert_rows(
+            &txn,
+            &rows,
+            Some(
+                &OnConflict::columns([prekeys::Column::ClientId, prekeys::Column::Id])
+                    .update_columns([prekeys::Column::Record, prekeys::Column::Uploaded])
+                    .to_owned(),
+            ),
+        )
+        .await?;
+        commit(txn).await
+    }
+
+    async fn load_prekey(&self, id: u32) -> Result<Option<Bytes>> {
+        Ok(prekeys::Entity::find_by_id((self.id(), big(id)))
+            .one(self.conn())
+            .await
+            .map_err(db_err)?
+            .map(|row| Bytes::from(row.record)))
+    }
+
+    async fn load_prekeys_batch(&self, ids: &[u32]) -> Result<Vec<(u32, Bytes)>> {
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(CHUNK) {
+            let rows = prekeys::Entity::find()
+                .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
+                .filter(prekeys::Column::Id.is_in(chunk.iter().map(|id| big(*id))))
+                .all(self.conn())
+                .await
+                .map_err(db_err)?;
+            for row in rows {
+                found.push((u32_of("pre-key id", row.id)?, Bytes::from(row.record)));
+            }
+        }
+        // In the order asked for, as the default implementation answers.
+        let mut order = std::collections::HashMap::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            order.entry(*id).or_insert(i);
+        }
+        found.sort_by_key(|(id, _)| order.get(id).copied());
+        Ok(found)
+    }
+
+    /// UPDATE only: a key consumed since the upload snapshot stays deleted.
+    async fn mark_prekeys_uploaded(&self, ids: &[u32]) -> Result<()> {
+        let txn = self.write().await?;
+        for chunk in ids.chunks(CHUNK) {
+            prekeys::Entity::update_many()
+                .col_expr(prekeys::Column::Uploaded, Expr::value(true))
+                .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
+                .filter(prekeys::Column::Id.is_in(chunk.iter().map(|id| big(*id))))
+                .exec(&txn)
+                .await
+                .map_err(db_err)?;
+        }
+        commit(txn).await
+    }
+
+    async fn remove_prekey(&self, id: u32) -> Result<()> {
+        let txn = self.write().await?;
+        prekeys::Entity::delete_by_id((self.id(), big(id)))
+            .exec(&txn)
+            .await
+            .map_err(db_err)?;
+        commit(txn).await
+    }
+
+    async fn get_max_prekey_id(&self) -> Result<u32> {
+        let max: Option<i64> = prekeys::Entity::find()
+            .select_only()
+            .column(prekeys::Column::Id)
+            .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
+            .order_by_desc(prekeys::Column::Id)
+            .into_tuple()
+            .one(self.conn())
+            .await
+            .map_err(db_err)?;
+        max.map_or(Ok(0), |id| u32_of("pre-key id", id))
+    }
+
+    async fn store_signed_prekey(&self, id: u32, record: &[u8]) -> Result<()> {
+        let row = signed_prekeys::ActiveModel {
+            client_id: Set(self.id()),
+            id: Set(big(id)),
+            record: Set(record.to_vec()),
+        };
+        let txn = self.write().await?;
+        signed_prekeys::Entity::insert(row)
+            .on_conflict(
+                OnConflict::columns([signed_prekeys::Column::ClientId, signed_prekeys::Column::Id])
+                    .update_column(signed_prekeys::Column::Record)
+                    .to_owned(),
+            )
+            .exec_without_returning(&txn)
+            .await
+            .map_err(db_err)?;
+        commit(txn).await
+    }
+
+    async fn load_signed_prekey(&self, id: u32) -> Result<Option<Vec<u8>>> {
+        Ok(signed_prekeys::Entity::find_by_id((self.id(), big(id)))
+            .one(self.conn())
+            .await
+            .map_err(db_err)?
+            .map(|row| row.record))
+    }
+
+    async fn load_all_signed_prekeys(&self) -> Result<Vec<(u32, Vec<u8>)>> {
+        signed_prekeys::Entity::find()
+            .filter(signed_prekeys::Column::ClientId.eq(self.client_id.as_str()))
+            .order_by_asc(signed_prekeys::Column::Id)
+            .all(self.conn())
+            .await
+            .map_err(db_err)?
+            .into_iter()
+            .map(|row| Ok((u32_of("signed pre-key id", row.id)?, row.record)))
+            .collect()
+    }
+
+    async fn remove_signed_prekey(&self, id: u32) -> Result<()> {
+        let txn = self.write().await?;
+        signed_prekeys::Entity::delete_by_id((self.id(), big(id)))
+            .exec(&txn)
+            .await
+            .map_err(db_err)?;
+        commit(txn).await
+    }
+
+    async fn put_sender_key(&self, address: &str, record: &[u8]) -> Result<()> {
+        self.put_sender_keys_batch(&[(Arc::from(address), Bytes::copy_from_slice(record))])
+            .await
+    }
+
+    async fn put_sender_keys_batch(&self, sender_keys: &[(Arc<str>, Bytes)]) -> Result<()> {
+        let rows: Vec<_> = last_per_key(sender_keys.to_vec(), |(address, _)| address.clone())
+            .iter()
+            .map(|(address, record)| sender_keys::ActiveModel {
+                client_id: Set(self.id()),
+                address: Set(address.to_string()),
+                record: Set(record.to_vec()),
+            })
+            .collect();
+        let txn = self.write().await?;
+        insert_rows(
+            &txn,
+            &rows,
+            Some(
+                &OnConflict::columns([sender_keys::Column::ClientId, sender_keys::Column::Address])
+                    .update_column(sender_keys::Column::Record)
+                    .to_owned(),
+            ),
+        )
+        .await?;
+        commit(txn).await
+    }
+
+    async fn get_sender_key(&self, address: &str) -> Result<Option<Vec<u8>>> {
+        Ok(
+            sender_keys::Entity::find_by_id((self.id(), address.to_string()))
+                .one(self.conn())
+                .await
+                .map_err(db_err)?
+                .map(|row| row.record),
+        )
+    }
+
+    async fn delete_sender_key(&self, address: &str) -> Result<()> {
+        let txn = self.write().await?;
+        sender_keys::Entity::delete_by_id((self.id(), address.to_string()))
+            .exec(&txn)
+            .await
+            .map_err(db_err)?;
+        commit(txn).await
+    }
+}
+
+/// `address` starts with `user@` or `user:` (a prefix test without LIKE, so no
+/// character of `user` acts as a wildcard).
+fn of_user(address: impl ColumnTrait, user: &str) -> Expr {
+    // INTEGER arguments: PostgreSQL has no substr(text, integer, bigint).
+    let len = i32::try_from(user.chars().count() + 1).unwrap_or(i32::MAX);
+    Expr::expr(
+        Func::cust("substr")
+            .arg(Expr::col(address))
+            .arg(1_i32)
+            .arg(len),
+    )
+    .is_in([format!("{user}@"), format!("{user}:")])
+}

@@ -1,0 +1,166 @@
+//! Contract of the device store: one suite of cases, each run against SQLite (a
+//! temp file) and PostgreSQL (a fresh database per test, dropped after), expanded
+//! by `contract!` into `store::tests::<adapter>::<case>`.
+mod app_sync;
+mod device;
+mod fencing;
+mod messages;
+mod protocol;
+mod signal;
+
+use parley_shared::db::{Db, NewSession, StatePatch};
+use parley_tests::services::{postgres_admin_url, unique};
+use sea_orm::ConnectionTrait;
+
+use whatsapp_rust::wacore::store::traits::Backend;
+
+use super::SeaOrmDeviceStore;
+
+/// A migrated database of one adapter, private to one test.
+pub(super) struct Fixture {
+    pub db: Db,
+    url: String,
+    /// SQLite: the directory of the file, removed on drop.
+    _dir: Option<tempfile::TempDir>,
+    /// PostgreSQL: the admin connection and the database to drop.
+    pg_admin: Option<(Db, String)>,
+}
+
+impl Fixture {
+    async fn sqlite() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("parley.db").display());
+        let db = Db::connect(&url).await.expect("open SQLite");
+        db.migrate().await.expect("migrate SQLite");
+        Fixture {
+            db,
+            url,
+            _dir: Some(dir),
+            pg_admin: None,
+        }
+    }
+
+    async fn postgres() -> Fixture {
+        let admin_url = postgres_admin_url();
+        let admin = Db::connect(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL is required at {admin_url}: {e}"));
+        let name = unique("parley_wa_store_");
+        admin
+            .conn()
+            .execute_unprepared(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create test database");
+        let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
+        url.set_path(&name);
+        let url = url.to_string();
+        let db = Db::connect(&url).await.expect("open test database");
+        db.migrate().await.expect("migrate PostgreSQL");
+        Fixture {
+            db,
+            url,
+            _dir: None,
+            pg_admin: Some((admin, name)),
+        }
+    }
+
+    /// A new connection pool to the same database: what another worker process has.
+    pub async fn other_process(&self) -> Db {
+        Db::connect(&self.url).await.expect("second connection")
+    }
+
+    /// A session row owned under `fence`, and its device store.
+    pub async fn owner(&self, client_id: &str, fence: u64) -> SeaOrmDeviceStore {
+        let new = NewSession {
+            client_id: client_id.into(),
+            ..NewSession::default()
+        };
+        self.db.create_session(new).await.expect("create session");
+        claim(&self.db, client_id, fence).await;
+        store(&self.db, client_id, fence)
+    }
+
+    async fn finish(self) {
+        drop(self.db);
+        if let Some((admin, name)) = self.pg_admin {
+            admin
+                .conn()
+                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .await
+                .expect("drop test database");
+        }
+    }
+}
+
+/// Records `fence` as the session's owner token (what a new owner does on claim).
+pub(super) async fn claim(db: &Db, client_id: &str, fence: u64) {
+    let recorded = db
+        .fenced_update(client_id, fence, StatePatch::default())
+        .await
+        .expect("fenced update");
+    assert!(recorded, "fence {fence} should be current for {client_id}");
+}
+
+pub(super) fn store(db: &Db, client_id: &str, fence: u64) -> SeaOrmDeviceStore {
+    SeaOrmDeviceStore::new(db.clone(), client_id, fence).expect("store")
+}
+
+/// The store is a whatsapp-rust `Backend` (all five traits), usable as `Arc<dyn Backend>`.
+#[test]
+fn the_store_is_a_backend() {
+    fn backend(store: SeaOrmDeviceStore) -> std::sync::Arc<dyn Backend> {
+        std::sync::Arc::new(store)
+    }
+    let _ = backend;
+}
+
+/// Expands every case into one `#[tokio::test]` per adapter.
+macro_rules! contract {
+    (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
+        $( contract!(@adapter $adapter $cases); )+
+    };
+    (@adapter $adapter:ident [$($group:ident :: $case:ident),+ $(,)?]) => {
+        mod $adapter {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let fixture = super::Fixture::$adapter().await;
+                    super::$group::$case(&fixture).await;
+                    fixture.finish().await;
+                }
+            )+
+        }
+    };
+}
+
+contract! {
+    adapters: [sqlite, postgres],
+    cases: [
+        device::device_round_trips_every_field,
+        device::create_keeps_an_existing_device,
+        signal::identities_round_trip,
+        signal::sessions_round_trip,
+        signal::prekeys_round_trip,
+        signal::signed_prekeys_round_trip,
+        signal::sender_keys_round_trip,
+        app_sync::sync_keys_round_trip,
+        app_sync::versions_round_trip,
+        app_sync::mutation_macs_round_trip,
+        protocol::sender_key_devices_round_trip,
+        protocol::lid_mappings_round_trip,
+        protocol::base_keys_round_trip,
+        protocol::device_lists_round_trip,
+        protocol::group_metadata_round_trips,
+        protocol::tc_tokens_round_trip,
+        protocol::tc_token_upserts_keep_each_writers_field,
+        messages::sent_messages_round_trip,
+        messages::pending_inbound_round_trip,
+        messages::msg_secrets_round_trip,
+        fencing::stale_owner_writes_are_rejected_and_change_nothing,
+        fencing::writes_without_a_session_are_rejected,
+        fencing::another_process_reads_what_one_wrote,
+        fencing::clients_do_not_see_each_other,
+        fencing::concurrent_take_sent_message_yields_once,
+        fencing::forget_removes_every_row,
+    ]
+}

@@ -1,0 +1,187 @@
+//! Getting a media send's file in hand: fetched from its URL (through the
+//! egress guard, within the limits) or read back from the media store where
+//! the API streamed an upload; typed and named; captions dropped where the
+//! network shows none (audio, stickers).
+use parley_shared::error::ApiError;
+use parley_shared::media::MediaStore;
+use parley_shared::outgoing::{MediaRequest, MediaSource};
+
+use super::download::{Fetched, Fetcher};
+use super::mime;
+use crate::network::{MediaFile, MediaKind};
+
+/// What goes out for a media send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prepared {
+    /// The file, attached.
+    Attach(MediaFile),
+    /// Over the attachment limit: a text message with the link.
+    Link { text: String },
+}
+
+/// Gets the file of `request`.
+pub async fn prepare(
+    request: &MediaRequest,
+    fetcher: &Fetcher,
+    store: &dyn MediaStore,
+) -> Result<Prepared, ApiError> {
+    let (data, header_type, url_name) = match &request.source {
+        MediaSource::Url { url } => match fetcher.fetch(url).await {
+            Ok(Fetched::File { data, content_type }) => {
+                (data, content_type, mime::file_name_of(url))
+            }
+            Ok(Fetched::TooLargeToAttach { .. }) => {
+                return Ok(Prepared::Link {
+                    text: link_text(url, request.caption.as_deref()),
+                });
+            }
+            Err(e) => return Err(ApiError::bad_gateway(e.to_string())),
+        },
+        MediaSource::Upload { key } => match store.get(key).await {
+            Ok(Some((content_type, data))) => (data, Some(content_type), None),
+            Ok(None) => {
+                return Err(ApiError::bad_gateway(
+                    "the uploaded file is no longer in the media store; upload it again",
+                ));
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "media store: reading an upload");
+                return Err(ApiError::unavailable("media store unavailable"));
+            }
+        },
+    };
+    let file_name = request.file_name.clone().or(url_name);
+    let mime_type = mime::detect(
+        request.mime_type.as_deref(),
+        header_type.as_deref(),
+        file_name.as_deref(),
+    );
+    let kind = mime::kind(&mime_type, request.sticker);
+    let caption = match kind {
+        MediaKind::Audio | MediaKind::Sticker => None,
+        _ => request.caption.clone().filter(|c| !c.is_empty()),
+    };
+    Ok(Prepared::Attach(MediaFile {
+        kind,
+        voice: request.voice && kind == MediaKind::Audio,
+        data,
+        mime_type,
+        file_name,
+        caption,
+    }))
+}
+
+/// The text sent instead of a file too large to attach.
+fn link_text(url: &str, caption: Option<&str>) -> String {
+    match caption.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(caption) => format!("{caption}\n{url}"),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use parley_shared::egress::Egress;
+    use parley_shared::media::fs::FsMediaStore;
+
+    use super::*;
+    use crate::send::download::Limits;
+    use parley_tests::files::{self, Answer};
+
+    fn request(source: MediaSource) -> MediaRequest {
+        MediaRequest {
+            source,
+            mime_type: None,
+            caption: Some("look".into()),
+            file_name: None,
+            voice: false,
+            sticker: false,
+        }
+    }
+
+    /// A server that answers every request with `body` as `application/octet-stream`.
+    async fn serve(body: Vec<u8>) -> String {
+        files::serve(Answer::file("application/octet-stream", body))
+            .await
+            .base
+    }
+
+    fn fetcher(attach_max: u64) -> Fetcher {
+        Fetcher::new(
+            Egress {
+                allow_private: true,
+            },
+            Limits {
+                timeout: Duration::from_secs(5),
+                max_bytes: 1_000_000,
+                attach_max,
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn a_fetched_file_is_typed_by_its_name_when_the_header_is_generic() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FsMediaStore::new(dir.path().to_path_buf(), "http://x");
+        let base = serve(b"%PDF-1.7".to_vec()).await;
+        let req = request(MediaSource::Url {
+            url: format!("{base}/files/Invoice%207.pdf"),
+        });
+        let got = prepare(&req, &fetcher(1_000), &store).await.unwrap();
+        assert_eq!(
+            got,
+            Prepared::Attach(MediaFile {
+                kind: MediaKind::Document,
+                voice: false,
+                data: Bytes::from_static(b"%PDF-1.7"),
+                mime_type: "application/pdf".into(),
+                file_name: Some("Invoice 7.pdf".into()),
+                caption: Some("look".into()),
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn over_the_attachment_limit_the_link_goes_out_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FsMediaStore::new(dir.path().to_path_buf(), "http://x");
+        let base = serve(vec![1u8; 2_000]).await;
+        let url = format!("{base}/clip.mp4");
+        let req = request(MediaSource::Url { url: url.clone() });
+        let got = prepare(&req, &fetcher(1_000), &store).await.unwrap();
+        assert_eq!(
+            got,
+            Prepared::Link {
+                text: format!("look\n{url}")
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn uploads_are_read_back_and_audio_loses_its_caption() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FsMediaStore::new(dir.path().to_path_buf(), "http://x");
+        store
+            .put("tmp/abc", "audio/ogg", Bytes::from_static(b"OggS"))
+            .await
+            .unwrap();
+        let mut req = request(MediaSource::Upload {
+            key: "tmp/abc".into(),
+        });
+        req.mime_type = Some("audio/ogg".into());
+        req.voice = true;
+        let Prepared::Attach(file) = prepare(&req, &fetcher(1_000), &store).await.unwrap() else {
+            panic!("attached");
+        };
+        assert_eq!((file.kind, file.voice), (MediaKind::Audio, true));
+        assert_eq!(file.caption, None);
+        req.source = MediaSource::Upload {
+            key: "tmp/gone".into(),
+        };
+        let err = prepare(&req, &fetcher(1_000), &store).await.unwrap_err();
+        assert_eq!(err.status, 502);
+    }
+}

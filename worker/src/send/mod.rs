@@ -1,0 +1,295 @@
+//! Carries out one send or chat action on a live connection: resolves the
+//! recipient (a `+phone` to the contact's LID when the network knows it), gets
+//! media in hand, calls the network port within a deadline and turns its answer
+//! into the command's outcome (404 unpaired, 502 rejected or unreachable).
+pub mod download;
+mod media;
+pub mod mime;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parley_shared::command::{Outcome, Reply};
+use parley_shared::error::ApiError;
+use parley_shared::media::MediaStore;
+use parley_shared::outgoing::{
+    ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage, SendResult,
+};
+use parley_shared::recipients::{Recipient, lid_jid};
+use serde_json::Value;
+use tokio::time::timeout;
+
+use self::download::Fetcher;
+use self::media::Prepared;
+use crate::network::{Connection, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage};
+
+/// Longest wait for the network to take a file (upload and send).
+pub const MEDIA_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a send needs; cloned into the task that runs it.
+#[derive(Clone)]
+pub struct Sender {
+    pub connection: Arc<dyn Connection>,
+    pub media: Arc<dyn MediaStore>,
+    pub fetcher: Fetcher,
+    /// Longest wait for one network operation (media: [`MEDIA_NETWORK_TIMEOUT`]).
+    pub network_timeout: Duration,
+}
+
+/// The end of a send: its outcome, and what reached the network (for the
+/// after-send hook) with the caller's `metaData`.
+#[derive(Debug)]
+pub struct Done {
+    pub outcome: Outcome,
+    pub sent: Option<SentMessage>,
+    pub meta: Option<Value>,
+}
+
+impl Done {
+    fn failed(e: ApiError) -> Done {
+        Done {
+            outcome: Err(e),
+            sent: None,
+            meta: None,
+        }
+    }
+}
+
+impl Sender {
+    /// Sends a message; an uploaded file is deleted from the media store afterwards.
+    pub async fn send(&self, message: OutgoingMessage) -> Done {
+        let upload = match &message.content {
+            Content::Media(m) => match &m.source {
+                MediaSource::Upload { key } => Some(key.clone()),
+                MediaSource::Url { .. } => None,
+            },
+            _ => None,
+        };
+        let meta = message.meta.clone();
+        let done = match self.deliver(message).await {
+            Ok((result, sent)) => Done {
+                outcome: Ok(Reply::Sent(result)),
+                sent: Some(sent),
+                meta,
+            },
+            Err(e) => Done::failed(e),
+        };
+        if let Some(key) = upload
+            && let Err(e) = self.media.delete(&key).await
+        {
+            tracing::warn!(key, error = %e, "an uploaded file was not deleted after its send");
+        }
+        done
+    }
+
+    async fn deliver(
+        &self,
+        message: OutgoingMessage,
+    ) -> Result<(SendResult, SentMessage), ApiError> {
+        let chat = self.chat(&message.to).await?;
+        let envelope = |body| Outgoing {
+            to: chat.clone(),
+            body,
+            quoted_id: message.quoted_message_id.clone(),
+            mentions: message.mentions.clone(),
+        };
+        let plain = |sent: SentMessage| (SendResult::message(sent.message_id.clone()), sent);
+        let body = match message.content {
+            Content::Media(request) => {
+                return match media::prepare(&request, &self.fetcher, self.media.as_ref()).await? {
+                    Prepared::Attach(file) => {
+                        let (kind, bytes) = (file.kind.as_str(), file.data.len() as u64);
+                        let send = self.connection.send(envelope(OutgoingBody::Media(file)));
+                        let sent = self
+                            .network_within("send", MEDIA_NETWORK_TIMEOUT, send)
+                            .await?;
+                        let result = SendResult {
+                            media_type: Some(kind.to_string()),
+                            bytes: Some(bytes),
+                            ..SendResult::message(sent.message_id.clone())
+                        };
+                        Ok((result, sent))
+                    }
+                    Prepared::Link { text } => {
+                        let body = OutgoingBody::Text { body: text };
+                        let sent = self
+                            .network("send", self.connection.send(envelope(body)))
+                            .await?;
+                        let result = SendResult {
+                            fallback: Some("text".into()),
+                            ..SendResult::message(sent.message_id.clone())
+                        };
+                        Ok((result, sent))
+                    }
+                };
+            }
+            Content::Reaction {
+                target_id,
+                emoji,
+                target_from_me,
+            } => {
+                let target = MessageRef {
+                    id: target_id,
+                    from_me: target_from_me,
+                };
+                let react = self.connection.react(&chat, &target, &emoji);
+                return Ok(plain(self.network("reaction", react).await?));
+            }
+            Content::Edit { target_id, body } => {
+                let edit = self.connection.edit(&chat, &target_id, &body);
+                return Ok(plain(self.network("edit", edit).await?));
+            }
+            Content::Text { body } => OutgoingBody::Text { body },
+            Content::Poll {
+                name,
+                options,
+                selectable_count,
+            } => OutgoingBody::Poll {
+                name,
+                options,
+                selectable_count,
+            },
+            Content::Interactive {
+                body,
+                footer,
+                buttons,
+            } => OutgoingBody::Interactive {
+                body,
+                footer,
+                buttons,
+            },
+            Content::Location {
+                latitude,
+                longitude,
+                name,
+                address,
+            } => OutgoingBody::Location {
+                latitude,
+                longitude,
+                name,
+                address,
+            },
+            Content::Contact {
+                display_name,
+                vcard,
+            } => OutgoingBody::Contact {
+                display_name,
+                vcard,
+            },
+        };
+        let sent = self
+            .network("send", self.connection.send(envelope(body)))
+            .await?;
+        Ok(plain(sent))
+    }
+
+    /// Carries out a chat action. A revoke is a message of its own (returned
+    /// for the after-send hook); the others are not.
+    pub async fn act(&self, action: ChatAction) -> Done {
+        match self.perform(action).await {
+            Ok(sent) => Done {
+                outcome: Ok(Reply::Done),
+                sent,
+                meta: None,
+            },
+            Err(e) => Done::failed(e),
+        }
+    }
+
+    async fn perform(&self, action: ChatAction) -> Result<Option<SentMessage>, ApiError> {
+        match action {
+            ChatAction::Typing { to, composing } => {
+                let chat = self.chat(&to).await?;
+                self.network("typing indicator", self.connection.typing(&chat, composing))
+                    .await?;
+                Ok(None)
+            }
+            ChatAction::Delete {
+                to,
+                message_id,
+                from_me,
+                mode,
+            } => {
+                let chat = self.chat(&to).await?;
+                let target = MessageRef {
+                    id: message_id,
+                    from_me,
+                };
+                match mode {
+                    DeleteMode::Everyone => {
+                        let revoke = self.connection.revoke(&chat, &target);
+                        Ok(Some(self.network("revoke", revoke).await?))
+                    }
+                    DeleteMode::Me => {
+                        let delete = self.connection.delete_for_me(&chat, &target);
+                        self.network("delete", delete).await?;
+                        Ok(None)
+                    }
+                }
+            }
+            ChatAction::MarkRead { to, message_ids } => {
+                let chat = self.chat(&to).await?;
+                let read = self.connection.mark_read(&chat, &message_ids);
+                self.network("receipt", read).await?;
+                Ok(None)
+            }
+            ChatAction::MarkUnread { to } => {
+                let chat = self.chat(&to).await?;
+                let unread = self.connection.mark_unread(&chat);
+                self.network("app-state patch", unread).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The chat JID of `to`: a `+phone` becomes the contact's LID JID when the
+    /// network knows one, else the phone JID.
+    async fn chat(&self, to: &Recipient) -> Result<String, ApiError> {
+        match to {
+            Recipient::Phone(phone) => {
+                let lid = self
+                    .network("number lookup", self.connection.lid_for_phone(phone))
+                    .await?;
+                Ok(lid.map_or_else(|| to.jid(), |lid| lid_jid(&lid)))
+            }
+            other => Ok(other.jid()),
+        }
+    }
+
+    /// Awaits a network operation within the usual deadline.
+    async fn network<T>(
+        &self,
+        what: &str,
+        op: impl Future<Output = Result<T, NetworkError>>,
+    ) -> Result<T, ApiError> {
+        self.network_within(what, self.network_timeout, op).await
+    }
+
+    async fn network_within<T>(
+        &self,
+        what: &str,
+        deadline: Duration,
+        op: impl Future<Output = Result<T, NetworkError>>,
+    ) -> Result<T, ApiError> {
+        match timeout(deadline, op).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(failure(what, e)),
+            Err(_) => Err(ApiError::bad_gateway(format!(
+                "the network did not confirm the {what} in time; it may or may not have been delivered"
+            ))),
+        }
+    }
+}
+
+/// The HTTP answer to a network failure.
+pub fn failure(what: &str, e: NetworkError) -> ApiError {
+    match e {
+        NetworkError::NotPaired => ApiError::not_found("unknown or unpaired clientId"),
+        NetworkError::Rejected(why) => {
+            ApiError::bad_gateway(format!("the network rejected the {what}: {why}"))
+        }
+        NetworkError::Unreachable(why) => ApiError::bad_gateway(format!(
+            "the network could not be reached ({why}); nothing was sent, retry"
+        )),
+    }
+}

@@ -1,0 +1,301 @@
+//! The session actor: one task per owned session. It waits for whichever comes
+//! first (stop signal, network event, command, reconnect time) and handles it,
+//! and ends by closing the connection and releasing the lease.
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use parley_shared::bus::{Incoming, Subscription};
+use parley_shared::db::{SessionRow, StatePatch};
+use parley_shared::lease::Lease;
+use tokio::sync::{mpsc, watch};
+use tokio::task::{Id, JoinError, JoinHandle};
+use tokio::time::{Instant, timeout};
+
+use super::sends::InFlight;
+use super::{Backoff, SessionDeps, StopReason};
+use crate::network::{Connection, NetworkEvent};
+
+/// Status while connecting, reconnecting or before the network said anything.
+pub const INITIALIZING: &str = "initializing";
+/// Status while a QR code waits to be scanned.
+pub const QR: &str = "qr";
+/// Status while online and linked.
+pub const CONNECTED: &str = "connected";
+
+/// A live network connection and its events.
+pub(super) struct Link {
+    /// Shared with the sends in flight.
+    pub connection: Arc<dyn Connection>,
+    pub events: mpsc::Receiver<NetworkEvent>,
+}
+
+/// Why a session's task ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum End {
+    /// Handover (shutdown, rebalance): close, record it, release.
+    HandOver,
+    /// The lease can no longer be trusted: close at once, write nothing.
+    LeaseLost,
+    /// A newer owner wrote the session's state: close at once, write nothing.
+    FencedOut,
+    /// Logged out or banned by the network; the state is written already.
+    Terminal,
+    /// Deleted by `/disconnect`.
+    Deleted,
+    /// The session's row is gone.
+    Gone,
+    /// The bus closed the command subscription: hand over so it is claimed afresh.
+    BusClosed,
+}
+
+impl From<StopReason> for End {
+    fn from(reason: StopReason) -> Self {
+        match reason {
+            StopReason::HandOver => End::HandOver,
+            StopReason::LeaseLost => End::LeaseLost,
+        }
+    }
+}
+
+/// `Ok` to go on, `Err` to end the session.
+pub(super) type Flow = Result<(), End>;
+
+enum Step {
+    Stop(StopReason),
+    Event(Option<NetworkEvent>),
+    Command(Option<Incoming>),
+    Sent(Result<(Id, crate::send::Done), JoinError>),
+    Connect,
+}
+
+/// The state of one owned session, owned by its task.
+pub(super) struct Actor {
+    pub deps: SessionDeps,
+    pub id: String,
+    pub lease: Lease,
+    /// Settings as last read from the database.
+    pub row: SessionRow,
+    pub status: watch::Sender<String>,
+    /// The current QR code, empty when none.
+    pub qr: String,
+    /// Whether the device is linked (pairing again is refused).
+    pub paired: bool,
+    pub link: Option<Link>,
+    /// When the current connection came online.
+    pub online_since: Option<Instant>,
+    pub backoff: Backoff,
+    /// When to (re)connect; `None` while connected or ending.
+    pub retry_at: Option<Instant>,
+    /// The last disconnect reason written, to skip rewriting it at every retry.
+    pub last_disconnect: String,
+    /// Sends running beside the loop.
+    pub in_flight: InFlight,
+}
+
+impl Actor {
+    pub fn new(
+        deps: SessionDeps,
+        lease: Lease,
+        row: SessionRow,
+        status: watch::Sender<String>,
+    ) -> Self {
+        let backoff = Backoff::new(deps.timing.backoff_min, deps.timing.backoff_max);
+        Self {
+            id: row.client_id.clone(),
+            paired: row.logged_in,
+            last_disconnect: row.last_disconnect.clone(),
+            deps,
+            lease,
+            row,
+            status,
+            qr: String::new(),
+            link: None,
+            online_since: None,
+            backoff,
+            retry_at: Some(Instant::now()),
+            in_flight: InFlight::default(),
+        }
+    }
+
+    /// Runs the session until it ends, then closes it, calls `on_exit` and releases the lease.
+    pub async fn run(
+        mut self,
+        mut commands: Subscription,
+        mut stop: watch::Receiver<Option<StopReason>>,
+        keeper: JoinHandle<()>,
+        on_exit: impl FnOnce(),
+    ) {
+        tracing::info!(client_id = %self.id, fence = self.lease.fence, "session running");
+        let end = loop {
+            let retry_at = self.retry_at;
+            // Finished sends are answered before new commands are taken, and no
+            // command is taken while the session has as many sends as it may run.
+            let room = self.in_flight.has_room();
+            let step = tokio::select! {
+                biased;
+                reason = stopped(&mut stop) => Step::Stop(reason),
+                event = next_event(&mut self.link) => Step::Event(event),
+                finished = self.in_flight.next() => Step::Sent(finished),
+                incoming = commands.next(), if room => Step::Command(incoming),
+                () = sleep_until_some(retry_at) => Step::Connect,
+            };
+            let flow = match step {
+                Step::Stop(reason) => Err(reason.into()),
+                Step::Event(event) => until_stopped(&mut stop, self.on_event(event)).await,
+                // A command being handled is finished and answered, even when a stop
+                // arrives meanwhile: its caller must not wait for a reply that never comes.
+                Step::Command(Some(incoming)) => self.on_command(incoming).await,
+                Step::Command(None) => Err(End::BusClosed),
+                Step::Sent(finished) => {
+                    self.on_sent(finished).await;
+                    Ok(())
+                }
+                Step::Connect => until_stopped(&mut stop, self.connect()).await,
+            };
+            if let Err(end) = flow {
+                break end;
+            }
+        };
+        if matches!(end, End::LeaseLost | End::FencedOut)
+            && let Some(link) = self.link.take()
+        {
+            // Self-fence: nothing else first.
+            self.close(link).await;
+        }
+        self.settle_sends().await;
+        refuse_waiting(&mut commands).await;
+        drop(commands);
+        self.finish(end, keeper, on_exit).await;
+    }
+
+    /// Closes the connection, records a handover, leaves the supervisor's books
+    /// (`on_exit`) and releases the lease.
+    async fn finish(mut self, end: End, keeper: JoinHandle<()>, on_exit: impl FnOnce()) {
+        if let Some(link) = self.link.take() {
+            self.close(link).await;
+        }
+        if matches!(end, End::HandOver | End::BusClosed) {
+            let patch = StatePatch {
+                status: Some(INITIALIZING.into()),
+                connected: Some(false),
+                ..StatePatch::default()
+            };
+            // A newer owner may exist already: then this write is refused, as it should be.
+            let _ = self.write(patch).await;
+        }
+        keeper.abort();
+        on_exit();
+        match timeout(
+            self.deps.timing.network_timeout,
+            self.deps.leases.release(&self.lease),
+        )
+        .await
+        {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(client_id = %self.id, error = %e, "cannot release the lease; it expires")
+            }
+            Err(_) => tracing::warn!(client_id = %self.id, "lease release timed out; it expires"),
+        }
+        tracing::info!(client_id = %self.id, ?end, "session stopped");
+    }
+
+    /// Closes a connection without logging out.
+    pub(super) async fn close(&self, link: Link) {
+        if timeout(self.deps.timing.network_timeout, link.connection.close())
+            .await
+            .is_err()
+        {
+            tracing::warn!(client_id = %self.id, "closing the connection timed out");
+        }
+    }
+
+    /// Writes state under the lease's fence; a refusal means a newer owner exists.
+    /// Database failures are logged and the session goes on (its lease still holds).
+    pub(super) async fn write(&self, patch: StatePatch) -> Flow {
+        match self
+            .deps
+            .db
+            .fenced_update(&self.id, self.lease.fence, patch)
+            .await
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                tracing::warn!(client_id = %self.id, fence = self.lease.fence, "a newer owner exists: stopping");
+                Err(End::FencedOut)
+            }
+            Err(e) => {
+                tracing::error!(client_id = %self.id, error = %e, "cannot record session state");
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn current_status(&self) -> String {
+        self.status.borrow().clone()
+    }
+
+    pub(super) fn set_status(&self, status: &str) {
+        self.status.send_if_modified(|s| {
+            let changed = s != status;
+            if changed {
+                status.clone_into(s);
+            }
+            changed
+        });
+    }
+
+    /// Schedules the next connection attempt after the backoff delay.
+    pub(super) fn schedule_reconnect(&mut self) {
+        let delay = self.backoff.next_delay();
+        tracing::debug!(client_id = %self.id, ?delay, "reconnecting later");
+        self.retry_at = Some(Instant::now() + delay);
+    }
+}
+
+/// Answers the requests already delivered but not handled: the session is going
+/// away, so the caller asks again and reaches the next owner.
+async fn refuse_waiting(commands: &mut Subscription) {
+    while let Some(Some(incoming)) = commands.next().now_or_never() {
+        if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
+            tracing::warn!(error = %e, "cannot send the reply");
+        }
+    }
+}
+
+/// Resolves when the session is told to stop.
+async fn stopped(stop: &mut watch::Receiver<Option<StopReason>>) -> StopReason {
+    match stop.wait_for(Option::is_some).await {
+        Ok(reason) => reason.unwrap_or(StopReason::HandOver),
+        // Nobody can signal any more: the supervisor is gone.
+        Err(_) => StopReason::HandOver,
+    }
+}
+
+/// Runs `step` unless the session is told to stop first (then `step` is dropped).
+async fn until_stopped(
+    stop: &mut watch::Receiver<Option<StopReason>>,
+    step: impl Future<Output = Flow>,
+) -> Flow {
+    tokio::select! {
+        biased;
+        reason = stopped(stop) => Err(reason.into()),
+        flow = step => flow,
+    }
+}
+
+/// The next network event; pending while not connected, `None` once the connection's events end.
+async fn next_event(link: &mut Option<Link>) -> Option<NetworkEvent> {
+    match link {
+        Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

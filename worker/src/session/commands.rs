@@ -1,0 +1,216 @@
+//! Commands from the bus to the session that owns them: idempotency by request
+//! id, a span joined to the caller's trace, and one handler per command.
+use parley_shared::bus::Incoming;
+use parley_shared::command::{self, Command, Outcome, Reply, SandboxOp};
+use parley_shared::error::ApiError;
+use tokio::time::timeout;
+use tracing::Instrument;
+
+use super::actor::{Actor, CONNECTED, End, Flow, QR};
+use super::idempotency::request_key;
+use super::respond;
+use super::sends::Route;
+
+impl Actor {
+    /// Answers one request (from memory when it is a repeat).
+    pub(super) async fn on_command(&mut self, incoming: Incoming) -> Flow {
+        let span = tracing::info_span!(
+            "session command",
+            client_id = %self.id,
+            op = tracing::field::Empty
+        );
+        parley_shared::telemetry::set_parent_from(&span, &incoming.headers);
+        self.answer(incoming).instrument(span).await
+    }
+
+    async fn answer(&mut self, incoming: Incoming) -> Flow {
+        let key = request_key(&incoming);
+        if let Some(outcome) = key.as_deref().and_then(|k| self.deps.requests.get(k)) {
+            tracing::debug!("repeated request answered from memory");
+            respond(incoming, &outcome).await;
+            return Ok(());
+        }
+        let incoming = match key.as_deref() {
+            Some(k) => match self.in_flight.join(k, incoming) {
+                Ok(()) => {
+                    tracing::debug!("repeated request waits for the send in flight");
+                    return Ok(());
+                }
+                Err(incoming) => incoming,
+            },
+            None => incoming,
+        };
+        let (outcome, flow) = match command::decode(&incoming.payload) {
+            Ok(command) => {
+                tracing::Span::current().record("op", op_name(&command));
+                match Route::of(command) {
+                    Route::Task(job) => {
+                        self.start_send(key, incoming, job).await;
+                        return Ok(());
+                    }
+                    Route::Inline(command) => self.execute(command).await,
+                }
+            }
+            Err(e) => (Err(e), Ok(())),
+        };
+        if let Some(key) = key {
+            self.deps.requests.put(key, outcome.clone());
+        }
+        respond(incoming, &outcome).await;
+        flow
+    }
+
+    async fn execute(&mut self, command: Command) -> (Outcome, Flow) {
+        match command {
+            Command::Start { .. } => (Ok(self.status_reply()), Ok(())),
+            Command::Qr => (Ok(self.qr_reply()), Ok(())),
+            Command::PairPhone { phone } => (self.pair_phone(&phone).await, Ok(())),
+            Command::Reload => self.reload().await,
+            Command::Disconnect => self.disconnect().await,
+            Command::Sandbox(op) => self.sandbox(op).await,
+            // Sends run as tasks (`answer` hands them to `start_send`).
+            Command::Send(_) | Command::Chat(_) => (
+                Err(ApiError::internal(
+                    "command routing",
+                    "a send reached the synchronous command path",
+                )),
+                Ok(()),
+            ),
+        }
+    }
+
+    fn status_reply(&self) -> Reply {
+        Reply::Status {
+            status: self.current_status(),
+            pod_name: self.deps.pod_name.clone(),
+        }
+    }
+
+    fn qr_reply(&self) -> Reply {
+        let status = self.current_status();
+        let qr = if status == QR {
+            self.qr.clone()
+        } else {
+            String::new()
+        };
+        Reply::Qr { status, qr }
+    }
+
+    #[tracing::instrument(skip_all, fields(client_id = %self.id))]
+    async fn pair_phone(&mut self, phone: &str) -> Outcome {
+        if self.paired || self.current_status() == CONNECTED {
+            return Err(ApiError::conflict("already paired"));
+        }
+        let Some(link) = self.link.as_ref() else {
+            return Err(ApiError::bad_gateway(
+                "the session is not connected to the network yet; retry",
+            ));
+        };
+        match timeout(
+            self.deps.timing.network_timeout,
+            link.connection.pair_phone(phone),
+        )
+        .await
+        {
+            Ok(Ok(code)) => Ok(Reply::PairCode { code }),
+            Ok(Err(e)) => Err(ApiError::bad_gateway(format!(
+                "the network did not issue a code: {e}"
+            ))),
+            Err(_) => Err(ApiError::bad_gateway(
+                "the network did not issue a code in time",
+            )),
+        }
+    }
+
+    /// Re-reads the session's settings.
+    #[tracing::instrument(skip_all, fields(client_id = %self.id))]
+    async fn reload(&mut self) -> (Outcome, Flow) {
+        match self.deps.db.session(&self.id).await {
+            Ok(Some(row)) => {
+                self.row = row;
+                tracing::debug!(
+                    webhook = !self.row.webhook_url.is_empty(),
+                    "settings reloaded"
+                );
+                (Ok(Reply::Done), Ok(()))
+            }
+            Ok(None) => (Err(ApiError::not_found("unknown clientId")), Err(End::Gone)),
+            Err(e) => (Err(e.into()), Ok(())),
+        }
+    }
+
+    /// Logs out on the network side (a failure becomes a warning), forgets the
+    /// device and deletes the session; the task then ends.
+    #[tracing::instrument(skip_all, fields(client_id = %self.id))]
+    async fn disconnect(&mut self) -> (Outcome, Flow) {
+        let network_timeout = self.deps.timing.network_timeout;
+        self.retry_at = None;
+        let warning = match self.link.take() {
+            Some(link) => {
+                let warning = match timeout(network_timeout, link.connection.logout()).await {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(format!("network-side logout not confirmed: {e}")),
+                    Err(_) => Some(
+                        "network-side logout not confirmed: the network did not answer in time"
+                            .to_string(),
+                    ),
+                };
+                self.close(link).await;
+                warning
+            }
+            None => Some(
+                "network-side logout not confirmed: the session is not connected to the network"
+                    .to_string(),
+            ),
+        };
+        match timeout(network_timeout, self.deps.network.forget(&self.id)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot forget the device state"),
+            Err(_) => tracing::warn!("forgetting the device state timed out"),
+        }
+        match self.deps.db.delete_session(&self.id).await {
+            Ok(_) => (Ok(Reply::Disconnected { warning }), Err(End::Deleted)),
+            // Logged out but still stored: hand it over, a new owner pairs it afresh.
+            Err(e) => (Err(e.into()), Err(End::HandOver)),
+        }
+    }
+
+    /// Forwards a sandbox operation to the simulated network, then applies the
+    /// events it caused before answering.
+    #[tracing::instrument(skip_all, fields(client_id = %self.id))]
+    async fn sandbox(&mut self, op: SandboxOp) -> (Outcome, Flow) {
+        let Some(control) = self.deps.sandbox.clone() else {
+            return (
+                Err(ApiError::not_found("the sandbox network is not enabled")),
+                Ok(()),
+            );
+        };
+        let outcome = match timeout(
+            self.deps.timing.network_timeout,
+            control.control(&self.id, op),
+        )
+        .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => Err(ApiError::gateway_timeout(
+                "the sandbox network did not answer in time",
+            )),
+        };
+        tokio::task::yield_now().await;
+        let flow = self.drain_events().await;
+        (outcome, flow)
+    }
+}
+
+fn op_name(command: &Command) -> &'static str {
+    match command {
+        Command::Start { .. } => "start",
+        Command::Qr => "qr",
+        Command::PairPhone { .. } => "pair-phone",
+        Command::Reload => "reload",
+        Command::Disconnect => "disconnect",
+        Command::Sandbox(_) => "sandbox",
+        Command::Send(message) => message.content.name(),
+        Command::Chat(action) => action.name(),
+    }
+}

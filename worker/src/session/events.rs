@@ -1,0 +1,164 @@
+//! The network side of a session: connecting, reconnecting with backoff, and
+//! turning the network's events into recorded state.
+use chrono::Utc;
+use parley_shared::db::StatePatch;
+use tokio::sync::mpsc::error::TryRecvError;
+use tokio::time::{Instant, timeout};
+
+use super::actor::{Actor, CONNECTED, End, Flow, INITIALIZING, Link, QR};
+use crate::network::{DisconnectReason, Identity, NetworkError, NetworkEvent, SessionContext};
+
+/// `lastDisconnect` when the network cannot be reached.
+pub const UNREACHABLE: &str = "network-unreachable";
+
+impl Actor {
+    /// Connects to the network; on failure records why and schedules a retry.
+    #[tracing::instrument(skip_all, fields(client_id = %self.id))]
+    pub(super) async fn connect(&mut self) -> Flow {
+        self.retry_at = None;
+        let ctx = SessionContext {
+            client_id: self.id.clone(),
+            fence: self.lease.fence,
+            pod_name: self.deps.pod_name.clone(),
+        };
+        let attempt = timeout(
+            self.deps.timing.network_timeout,
+            self.deps.network.connect(ctx),
+        )
+        .await;
+        let error = match attempt {
+            Ok(Ok((connection, events))) => {
+                self.link = Some(Link {
+                    connection: connection.into(),
+                    events,
+                });
+                return Ok(());
+            }
+            Ok(Err(e)) => e,
+            Err(_) => NetworkError::Unreachable("connecting timed out".into()),
+        };
+        let reason = match &error {
+            NetworkError::Unreachable(_) => UNREACHABLE,
+            NetworkError::Rejected(_) => "network-rejected",
+            NetworkError::NotPaired => "not-paired",
+        };
+        tracing::warn!(error = %error, "cannot connect to the network; retrying with backoff");
+        if self.last_disconnect != reason {
+            let patch = StatePatch {
+                status: Some(INITIALIZING.into()),
+                connected: Some(false),
+                last_disconnect: Some(reason.into()),
+                ..StatePatch::default()
+            };
+            self.write(patch).await?;
+            reason.clone_into(&mut self.last_disconnect);
+        }
+        self.set_status(INITIALIZING);
+        self.schedule_reconnect();
+        Ok(())
+    }
+
+    /// Handles one network event; `None`: the connection's events ended.
+    #[tracing::instrument(skip_all, fields(client_id = %self.id))]
+    pub(super) async fn on_event(&mut self, event: Option<NetworkEvent>) -> Flow {
+        match event {
+            Some(NetworkEvent::Qr { code }) => self.on_qr(code).await,
+            Some(NetworkEvent::Paired(identity) | NetworkEvent::Connected(identity)) => {
+                self.on_online(identity).await
+            }
+            Some(NetworkEvent::Disconnected(reason)) => self.on_disconnected(reason).await,
+            None => self.on_disconnected(DisconnectReason::ConnectionLost).await,
+        }
+    }
+
+    /// Handles the events already waiting, so an answer reflects them.
+    pub(super) async fn drain_events(&mut self) -> Flow {
+        loop {
+            let Some(link) = self.link.as_mut() else {
+                return Ok(());
+            };
+            match link.events.try_recv() {
+                Ok(event) => self.on_event(Some(event)).await?,
+                Err(TryRecvError::Empty) => return Ok(()),
+                Err(TryRecvError::Disconnected) => return self.on_event(None).await,
+            }
+        }
+    }
+
+    async fn on_qr(&mut self, code: String) -> Flow {
+        self.qr = code;
+        self.paired = false;
+        if self.current_status() != QR {
+            let patch = StatePatch {
+                status: Some(QR.into()),
+                ..StatePatch::default()
+            };
+            self.write(patch).await?;
+            self.set_status(QR);
+        }
+        Ok(())
+    }
+
+    async fn on_online(&mut self, identity: Identity) -> Flow {
+        let patch = StatePatch {
+            status: Some(CONNECTED.into()),
+            jid: Some(identity.jid.clone()),
+            lid: Some(identity.lid.clone()),
+            connected: Some(true),
+            logged_in: Some(true),
+            connected_at: Some(Some(Utc::now())),
+            ..StatePatch::default()
+        };
+        self.write(patch).await?;
+        self.qr.clear();
+        self.paired = true;
+        self.row.jid = identity.jid;
+        self.row.lid = identity.lid;
+        self.online_since.get_or_insert_with(Instant::now);
+        self.set_status(CONNECTED);
+        tracing::info!(jid = %self.row.jid, "session online");
+        Ok(())
+    }
+
+    async fn on_disconnected(&mut self, reason: DisconnectReason) -> Flow {
+        if let Some(link) = self.link.take() {
+            self.close(link).await;
+        }
+        let online_since = self.online_since.take();
+        self.qr.clear();
+        self.set_status(INITIALIZING);
+        if reason.is_terminal() {
+            // The device no longer exists after a logout; a ban keeps it.
+            let logged_out = reason == DisconnectReason::LoggedOut;
+            let patch = StatePatch {
+                status: Some(INITIALIZING.into()),
+                connected: Some(false),
+                logged_in: Some(false),
+                desired: Some(false),
+                last_disconnect: Some(reason.as_str().into()),
+                jid: logged_out.then(String::new),
+                lid: logged_out.then(String::new),
+                ..StatePatch::default()
+            };
+            self.write(patch).await?;
+            tracing::warn!(reason = reason.as_str(), "the network ended the session");
+            return Err(End::Terminal);
+        }
+        if online_since.is_some_and(|t| t.elapsed() >= self.deps.timing.stable_after) {
+            self.backoff.reset();
+        }
+        let patch = StatePatch {
+            status: Some(INITIALIZING.into()),
+            connected: Some(false),
+            reconnects_add: 1,
+            last_disconnect: Some(reason.as_str().into()),
+            ..StatePatch::default()
+        };
+        self.write(patch).await?;
+        parley_shared::metrics::metrics().reconnects.inc();
+        reason.as_str().clone_into(&mut self.last_disconnect);
+        tracing::info!(reason = reason.as_str(), "connection ended; reconnecting");
+        self.schedule_reconnect();
+        Ok(())
+    }
+}

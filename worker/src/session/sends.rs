@@ -1,0 +1,223 @@
+//! Sends and chat actions run as tasks beside the session's loop (a media
+//! download must not hold up its events and other commands). Each is keyed by
+//! its request id: a repeat that arrives while it runs waits for the same
+//! outcome, a later one is answered from the request cache, so a retried bus
+//! request never sends twice. Finished sends pass through [`Actor::after_send`].
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use parley_shared::bus::Incoming;
+use parley_shared::command::{Command, Outcome};
+use parley_shared::error::ApiError;
+use parley_shared::outgoing::{ChatAction, OutgoingMessage};
+use serde_json::Value;
+use tokio::task::{Id, JoinError, JoinSet};
+use tokio::time::{Instant, timeout_at};
+use tracing::Instrument;
+
+use super::actor::{Actor, CONNECTED};
+use super::respond;
+use crate::network::SentMessage;
+use crate::send::{Done, Sender};
+
+/// A command carried out by a send task.
+pub(super) enum Job {
+    Send(OutgoingMessage),
+    Chat(ChatAction),
+}
+
+/// Where a command is carried out.
+pub(super) enum Route {
+    /// By a send task.
+    Task(Job),
+    /// By the session's loop.
+    Inline(Command),
+}
+
+impl Route {
+    pub fn of(command: Command) -> Route {
+        match command {
+            Command::Send(message) => Route::Task(Job::Send(message)),
+            Command::Chat(action) => Route::Task(Job::Chat(action)),
+            other => Route::Inline(other),
+        }
+    }
+}
+
+/// Most sends one session runs at once; more commands wait on the bus.
+const MAX_IN_FLIGHT: usize = 128;
+
+/// Whether to remember a send's outcome, and the requests waiting for it.
+type Waiting = (bool, Vec<Incoming>);
+
+/// The sends of one session that have not finished.
+#[derive(Default)]
+pub(super) struct InFlight {
+    tasks: JoinSet<Done>,
+    /// Task -> its request key.
+    keys: HashMap<Id, String>,
+    /// Request key -> whether to remember the outcome, and who waits for it.
+    /// (A mutex only to make the actor `Sync`: replies are `Send`, not `Sync`;
+    /// it is reached through `&mut` alone, so never locked.)
+    callers: Mutex<HashMap<String, Waiting>>,
+    /// Numbers keys of requests without a request id.
+    anonymous: u64,
+}
+
+impl InFlight {
+    /// Adds `incoming` to the callers of the send of `key`, if one runs;
+    /// otherwise hands it back.
+    pub fn join(&mut self, key: &str, incoming: Incoming) -> Result<(), Incoming> {
+        match self.callers().get_mut(key) {
+            Some((_, callers)) => {
+                callers.push(incoming);
+                Ok(())
+            }
+            None => Err(incoming),
+        }
+    }
+
+    fn callers(&mut self) -> &mut HashMap<String, Waiting> {
+        self.callers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether another send may start.
+    pub fn has_room(&self) -> bool {
+        self.tasks.len() < MAX_IN_FLIGHT
+    }
+
+    /// The next finished send; pending while none runs.
+    pub async fn next(&mut self) -> Result<(Id, Done), JoinError> {
+        match self.tasks.join_next_with_id().await {
+            Some(done) => done,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+impl Actor {
+    /// Starts `job` for `incoming` (request key `key`), unless the session
+    /// cannot send now: then answers at once.
+    pub(super) async fn start_send(&mut self, key: Option<String>, incoming: Incoming, job: Job) {
+        let sender = match self.sender() {
+            Ok(sender) => sender,
+            Err(e) => {
+                let outcome: Outcome = Err(e);
+                if let Some(key) = key {
+                    self.deps.requests.put(key, outcome.clone());
+                }
+                respond(incoming, &outcome).await;
+                return;
+            }
+        };
+        let in_flight = &mut self.in_flight;
+        let cacheable = key.is_some();
+        let key = key.unwrap_or_else(|| {
+            in_flight.anonymous += 1;
+            format!("anonymous {}", in_flight.anonymous)
+        });
+        let task = async move {
+            match job {
+                Job::Send(message) => sender.send(message).await,
+                Job::Chat(action) => sender.act(action).await,
+            }
+        };
+        let handle = in_flight
+            .tasks
+            .spawn(task.instrument(tracing::Span::current()));
+        in_flight.keys.insert(handle.id(), key.clone());
+        in_flight.callers().insert(key, (cacheable, vec![incoming]));
+    }
+
+    /// What a send needs, when the session can send: 404 while unpaired, 502
+    /// while paired but offline (reconnecting).
+    fn sender(&self) -> Result<Sender, ApiError> {
+        if !self.paired {
+            return Err(ApiError::not_found("unknown or unpaired clientId"));
+        }
+        match &self.link {
+            Some(link) if self.current_status() == CONNECTED => Ok(Sender {
+                connection: Arc::clone(&link.connection),
+                media: Arc::clone(&self.deps.media),
+                fetcher: self.deps.fetcher.clone(),
+                network_timeout: self.deps.timing.network_timeout,
+            }),
+            _ => Err(ApiError::bad_gateway(
+                "the session is not connected to the network right now; nothing was sent, retry",
+            )),
+        }
+    }
+
+    /// Answers everyone waiting for a finished send and remembers its outcome.
+    pub(super) async fn on_sent(&mut self, finished: Result<(Id, Done), JoinError>) {
+        let (id, done) = match finished {
+            Ok(finished) => finished,
+            Err(e) => {
+                let error = if e.is_cancelled() {
+                    ApiError::unavailable(
+                        "the session moved before the send finished; it may or may not have been delivered",
+                    )
+                } else {
+                    ApiError::internal("send task failed", &e)
+                };
+                let done = Done {
+                    outcome: Err(error),
+                    sent: None,
+                    meta: None,
+                };
+                (e.id(), done)
+            }
+        };
+        let Some(key) = self.in_flight.keys.remove(&id) else {
+            return;
+        };
+        if let Some(sent) = &done.sent {
+            self.after_send(sent, done.meta.as_ref());
+        }
+        let Some((cacheable, callers)) = self.in_flight.callers().remove(&key) else {
+            return;
+        };
+        if cacheable {
+            self.deps.requests.put(key, done.outcome.clone());
+        }
+        for incoming in callers {
+            respond(incoming, &done.outcome).await;
+        }
+    }
+
+    /// Lets the sends still running finish (up to the network timeout, then
+    /// they are stopped) and answers their callers; the session is ending.
+    pub(super) async fn settle_sends(&mut self) {
+        let deadline = Instant::now() + self.deps.timing.network_timeout;
+        loop {
+            let next = match timeout_at(deadline, self.in_flight.tasks.join_next_with_id()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    self.in_flight.tasks.abort_all();
+                    self.in_flight.tasks.join_next_with_id().await
+                }
+            };
+            match next {
+                Some(finished) => self.on_sent(finished).await,
+                None => break,
+            }
+        }
+    }
+
+    /// The one place where what reached the network is followed up. Later work
+    /// hooks here: the `fromMe` webhook event (with `meta`) and the hosted-history
+    /// write.
+    fn after_send(&self, sent: &SentMessage, meta: Option<&Value>) {
+        tracing::debug!(
+            client_id = %self.id,
+            message_id = %sent.message_id,
+            kind = sent.kind,
+            to = %sent.to,
+            at = %sent.at,
+            meta = meta.is_some(),
+            "sent"
+        );
+    }
+}

@@ -1,0 +1,414 @@
+//! Test doubles and a test world: a scriptable network that counts drivers per
+//! session, a lease store whose renewals can be blocked or refused, a sandbox
+//! control, and in-process ports over a fresh SQLite database.
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parley_shared::bus::memory::MemoryBus;
+use parley_shared::command::{self, CallError, Command, Outcome, Reply, SandboxOp};
+use parley_shared::db::{Db, NewSession, SessionRow};
+use parley_shared::egress::Egress;
+use parley_shared::lease::memory::MemoryLeases;
+use parley_shared::lease::{Lease, LeaseError, Leases};
+use parley_shared::media::MediaStore;
+use parley_shared::media::fs::FsMediaStore;
+use tokio::sync::mpsc;
+
+use super::{Supervisor, Wiring};
+use crate::network::{Connection, Identity, Network, NetworkError, NetworkEvent, SessionContext};
+use crate::send::download::{Fetcher, Limits};
+use crate::session::{SandboxControl, Timing};
+
+/// Short delays so tests run in well under a second each.
+pub fn fast_timing() -> Timing {
+    Timing {
+        lease_ttl: Duration::from_millis(2000),
+        renew_every: Duration::from_millis(400),
+        fence_margin: Duration::from_millis(400),
+        sweep_every: Duration::from_millis(50),
+        backoff_min: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(200),
+        stable_after: Duration::from_secs(1),
+        network_timeout: Duration::from_secs(2),
+        rebalance_settle: Duration::from_millis(100),
+        rebalance_gap: Duration::ZERO,
+        orphan_grace: Duration::from_millis(300),
+        request_memory: Duration::from_secs(60),
+        request_capacity: 100,
+    }
+}
+
+/// Downloads allowed to loopback (test servers), with the spec's limits.
+pub fn test_fetcher() -> Fetcher {
+    Fetcher::new(
+        Egress {
+            allow_private: true,
+        },
+        Limits::SPEC,
+    )
+}
+
+/// Polls `check` every 20 ms until it holds; panics after 10 s.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The identity a fake phone links as.
+pub fn identity(phone: &str) -> Identity {
+    Identity {
+        jid: format!("{phone}:1@s.whatsapp.net"),
+        lid: format!("lid{phone}"),
+        push_name: "Tester".into(),
+    }
+}
+
+/// A network in memory. Tracks live connections per session, and the most
+/// that were ever live at once (two would mean two drivers).
+#[derive(Clone, Default)]
+pub struct FakeNetwork {
+    state: Arc<Mutex<NetState>>,
+}
+
+#[derive(Default)]
+struct NetState {
+    next_id: u64,
+    unreachable: bool,
+    fail_logout: bool,
+    pair_calls: u32,
+    connects: HashMap<String, u32>,
+    linked: HashMap<String, Identity>,
+    live: HashMap<String, Vec<(u64, mpsc::Sender<NetworkEvent>)>>,
+    most_live: HashMap<String, usize>,
+    forgotten: Vec<String>,
+}
+
+impl FakeNetwork {
+    fn state(&self) -> MutexGuard<'_, NetState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn set_unreachable(&self, on: bool) {
+        self.state().unreachable = on;
+    }
+
+    pub fn set_fail_logout(&self, on: bool) {
+        self.state().fail_logout = on;
+    }
+
+    pub fn connects(&self, client_id: &str) -> u32 {
+        self.state().connects.get(client_id).copied().unwrap_or(0)
+    }
+
+    /// Connections of `client_id` open now.
+    pub fn drivers(&self, client_id: &str) -> usize {
+        self.state().live.get(client_id).map_or(0, Vec::len)
+    }
+
+    /// The most connections of any one session that were ever open at once.
+    pub fn most_drivers(&self) -> usize {
+        self.state().most_live.values().copied().max().unwrap_or(0)
+    }
+
+    pub fn pair_calls(&self) -> u32 {
+        self.state().pair_calls
+    }
+
+    pub fn forgotten(&self) -> Vec<String> {
+        self.state().forgotten.clone()
+    }
+
+    /// The phone links the session (QR scan): it is paired from now on.
+    pub async fn link(&self, client_id: &str, phone: &str) {
+        self.state()
+            .linked
+            .insert(client_id.into(), identity(phone));
+        self.emit(client_id, NetworkEvent::Paired(identity(phone)))
+            .await;
+    }
+
+    /// Sends an event on every open connection of `client_id`.
+    pub async fn emit(&self, client_id: &str, event: NetworkEvent) {
+        let senders: Vec<_> = self
+            .state()
+            .live
+            .get(client_id)
+            .map(|l| l.iter().map(|(_, tx)| tx.clone()).collect())
+            .unwrap_or_default();
+        for tx in senders {
+            let _ = tx.send(event.clone()).await;
+        }
+    }
+}
+
+#[async_trait]
+impl Network for FakeNetwork {
+    async fn connect(
+        &self,
+        ctx: SessionContext,
+    ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
+        let mut state = self.state();
+        *state.connects.entry(ctx.client_id.clone()).or_default() += 1;
+        if state.unreachable {
+            return Err(NetworkError::Unreachable("fake network down".into()));
+        }
+        state.next_id += 1;
+        let id = state.next_id;
+        let (tx, rx) = mpsc::channel(16);
+        let first = match state.linked.get(&ctx.client_id) {
+            Some(identity) => NetworkEvent::Connected(identity.clone()),
+            None => NetworkEvent::Qr {
+                code: format!("qr-{}-{id}", ctx.client_id),
+            },
+        };
+        let _ = tx.try_send(first);
+        let live = state.live.entry(ctx.client_id.clone()).or_default();
+        live.push((id, tx));
+        let count = live.len();
+        let most = state.most_live.entry(ctx.client_id.clone()).or_default();
+        *most = (*most).max(count);
+        let connection = FakeConnection {
+            client_id: ctx.client_id,
+            id,
+            network: self.clone(),
+        };
+        Ok((Box::new(connection), rx))
+    }
+
+    async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
+        let mut state = self.state();
+        state.linked.remove(client_id);
+        state.forgotten.push(client_id.into());
+        Ok(())
+    }
+}
+
+struct FakeConnection {
+    client_id: String,
+    id: u64,
+    network: FakeNetwork,
+}
+
+#[async_trait]
+impl Connection for FakeConnection {
+    async fn pair_phone(&self, _phone: &str) -> Result<String, NetworkError> {
+        self.network.state().pair_calls += 1;
+        Ok("ABCD1234".into())
+    }
+
+    async fn logout(&self) -> Result<(), NetworkError> {
+        let mut state = self.network.state();
+        if state.fail_logout {
+            return Err(NetworkError::Unreachable("no answer".into()));
+        }
+        state.linked.remove(&self.client_id);
+        Ok(())
+    }
+
+    async fn close(&self) {
+        if let Some(live) = self.network.state().live.get_mut(&self.client_id) {
+            live.retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+/// Sandbox controls over the fake network: `link` pairs the session.
+pub struct FakeSandbox(pub FakeNetwork);
+
+#[async_trait]
+impl SandboxControl for FakeSandbox {
+    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
+        match op {
+            SandboxOp::Link { phone, .. } => {
+                self.0.link(client_id, &phone).await;
+                Ok(Reply::Linked {
+                    jid: identity(&phone).jid,
+                    lid: identity(&phone).lid,
+                })
+            }
+            _ => Ok(Reply::Done),
+        }
+    }
+}
+
+/// In-process leases whose renewals can be made to hang or be refused.
+#[derive(Clone, Default)]
+pub struct TestLeases {
+    inner: MemoryLeases,
+    hang_renew: Arc<AtomicBool>,
+    refuse_renew: Arc<AtomicBool>,
+}
+
+impl TestLeases {
+    pub fn hang_renewals(&self) {
+        self.hang_renew.store(true, Ordering::SeqCst);
+    }
+
+    pub fn refuse_renewals(&self) {
+        self.refuse_renew.store(true, Ordering::SeqCst);
+    }
+
+    pub async fn holder(&self, client_id: &str) -> Option<String> {
+        let key = parley_shared::lease::session_key(client_id);
+        self.inner.holders(&[key]).await.ok()?.pop().flatten()
+    }
+}
+
+#[async_trait]
+impl Leases for TestLeases {
+    async fn acquire(
+        &self,
+        key: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, LeaseError> {
+        self.inner.acquire(key, holder, ttl).await
+    }
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {
+        if self.hang_renew.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        if self.refuse_renew.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
+        self.inner.renew(lease, ttl).await
+    }
+    async fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {
+        self.inner.release(lease).await
+    }
+    async fn holders(&self, keys: &[String]) -> Result<Vec<Option<String>>, LeaseError> {
+        self.inner.holders(keys).await
+    }
+    async fn announce(&self, member: &str, load: u64, ttl: Duration) -> Result<(), LeaseError> {
+        self.inner.announce(member, load, ttl).await
+    }
+    async fn withdraw(&self, member: &str) -> Result<(), LeaseError> {
+        self.inner.withdraw(member).await
+    }
+    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
+        self.inner.members().await
+    }
+    async fn healthy(&self) -> bool {
+        true
+    }
+    fn kind(&self) -> &'static str {
+        "in-process"
+    }
+}
+
+/// Shared ports for the supervisors of one test.
+pub struct World {
+    pub db: Db,
+    pub bus: MemoryBus,
+    pub leases: TestLeases,
+    pub network: FakeNetwork,
+    _dir: tempfile::TempDir,
+}
+
+impl World {
+    pub async fn new() -> World {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("parley.db").display());
+        let db = Db::connect(&url).await.expect("sqlite");
+        db.migrate().await.expect("migrations");
+        World {
+            db,
+            bus: MemoryBus::new("test"),
+            leases: TestLeases::default(),
+            network: FakeNetwork::default(),
+            _dir: dir,
+        }
+    }
+
+    /// A supervisor named `pod` on this world's ports, with a sandbox control.
+    pub fn supervisor(&self, pod: &str) -> Supervisor {
+        self.supervisor_on(pod, Arc::new(self.network.clone()))
+    }
+
+    pub fn supervisor_on(&self, pod: &str, network: Arc<dyn Network>) -> Supervisor {
+        Supervisor::new(Wiring {
+            db: self.db.clone(),
+            bus: Arc::new(self.bus.clone()),
+            leases: Arc::new(self.leases.clone()),
+            network,
+            sandbox: Some(Arc::new(FakeSandbox(self.network.clone()))),
+            pod_name: pod.into(),
+            timing: fast_timing(),
+            media: self.media(),
+            fetcher: test_fetcher(),
+        })
+    }
+
+    /// A media store in this world's directory.
+    pub fn media(&self) -> Arc<dyn MediaStore> {
+        Arc::new(FsMediaStore::new(
+            self._dir.path().join("media"),
+            "http://media.test",
+        ))
+    }
+
+    pub async fn create(&self, client_id: &str) {
+        let new = NewSession {
+            client_id: client_id.into(),
+            ..NewSession::default()
+        };
+        self.db.create_session(new).await.expect("create session");
+    }
+
+    pub async fn row(&self, client_id: &str) -> Option<SessionRow> {
+        self.db.session(client_id).await.expect("read session")
+    }
+
+    /// Sends a command to a session's owner with a fresh request id.
+    pub async fn send(&self, client_id: &str, command: Command) -> Result<Outcome, CallError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.send_as(client_id, command, &id).await
+    }
+
+    pub async fn send_as(
+        &self,
+        client_id: &str,
+        command: Command,
+        request_id: &str,
+    ) -> Result<Outcome, CallError> {
+        let subject = parley_shared::bus::session_subject(client_id);
+        command::call(
+            &self.bus,
+            &subject,
+            &command,
+            request_id,
+            Duration::from_secs(5),
+        )
+        .await
+    }
+
+    /// Sends `/start` to the workers' queue group.
+    pub async fn start(&self, client_id: &str) -> Result<Outcome, CallError> {
+        let command = Command::Start {
+            client_id: client_id.into(),
+        };
+        let id = uuid::Uuid::new_v4().to_string();
+        command::call(
+            &self.bus,
+            parley_shared::bus::START_SUBJECT,
+            &command,
+            &id,
+            Duration::from_secs(5),
+        )
+        .await
+    }
+}

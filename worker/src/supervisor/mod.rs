@@ -1,0 +1,313 @@
+//! The session supervisor: claims sessions (on `/start` and by sweeping),
+//! spreads them over the live workers, hands them over, and shuts down.
+mod balance;
+#[cfg(test)]
+mod fakes;
+mod registry;
+#[cfg(test)]
+mod send_tests;
+mod start;
+mod sweep;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use parley_shared::bus::{Bus, BusError};
+use parley_shared::db::{Db, DbError};
+use parley_shared::lease::{self, Lease, LeaseError, Leases};
+use parley_shared::media::MediaStore;
+use tokio::time::{Instant, timeout};
+
+use self::balance::Hysteresis;
+use self::registry::Registry;
+use crate::network::Network;
+use crate::presence;
+use crate::send::download::Fetcher;
+use crate::session::{
+    self, INITIALIZING, NotRun, OpenError, RequestCache, SandboxControl, SessionDeps, Timing,
+};
+
+pub use balance::{fair_share, pick_to_shed, should_shed};
+pub use sweep::{SweepError, SweepReport};
+
+/// The ports and settings a supervisor works with.
+pub struct Wiring {
+    pub db: Db,
+    pub bus: Arc<dyn Bus>,
+    pub leases: Arc<dyn Leases>,
+    pub network: Arc<dyn Network>,
+    /// The sandbox network's controls, when the network is the sandbox.
+    pub sandbox: Option<Arc<dyn SandboxControl>>,
+    pub pod_name: String,
+    pub timing: Timing,
+    /// Where multipart uploads wait for their send.
+    pub media: Arc<dyn MediaStore>,
+    /// Downloads `downloadUrl`s through the egress guard.
+    pub fetcher: Fetcher,
+}
+
+/// Why a claim is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `/start`: run it even when it was logged out before (it pairs again).
+    Start,
+    /// A sweep found it unowned: run it only while it should run.
+    Sweep,
+}
+
+/// What a claim came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// This worker runs the session (now, or already), with its status.
+    Ours { status: String },
+    /// Another worker holds the session's lease (empty: it was changing hands).
+    Elsewhere { holder: String },
+    /// The lease was free but the session is not run.
+    NotRun(NotRun),
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClaimError {
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error("the worker is shutting down")]
+    ShuttingDown,
+}
+
+impl From<DbError> for ClaimError {
+    fn from(e: DbError) -> Self {
+        ClaimError::Open(OpenError::Db(e))
+    }
+}
+
+impl From<BusError> for ClaimError {
+    fn from(e: BusError) -> Self {
+        ClaimError::Open(OpenError::Bus(e))
+    }
+}
+
+/// Runs this worker's sessions. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Supervisor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    deps: SessionDeps,
+    registry: Arc<Registry>,
+    hysteresis: Mutex<Hysteresis>,
+    /// Sessions seen unowned by sweeps, since when.
+    unowned_since: Mutex<HashMap<String, Instant>>,
+}
+
+impl Supervisor {
+    pub fn new(wiring: Wiring) -> Self {
+        let requests = Arc::new(RequestCache::new(
+            wiring.timing.request_capacity,
+            wiring.timing.request_memory,
+        ));
+        let deps = SessionDeps {
+            db: wiring.db,
+            bus: wiring.bus,
+            leases: wiring.leases,
+            network: wiring.network,
+            sandbox: wiring.sandbox,
+            pod_name: wiring.pod_name,
+            timing: wiring.timing,
+            requests,
+            media: wiring.media,
+            fetcher: wiring.fetcher,
+        };
+        Self {
+            inner: Arc::new(Inner {
+                deps,
+                registry: Arc::default(),
+                hysteresis: Mutex::default(),
+                unowned_since: Mutex::default(),
+            }),
+        }
+    }
+
+    fn deps(&self) -> &SessionDeps {
+        &self.inner.deps
+    }
+
+    fn hysteresis(&self) -> MutexGuard<'_, Hysteresis> {
+        self.inner
+            .hysteresis
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn unowned_since(&self) -> MutexGuard<'_, HashMap<String, Instant>> {
+        self.inner
+            .unowned_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn pod_name(&self) -> &str {
+        &self.deps().pod_name
+    }
+
+    /// How many sessions this worker runs.
+    pub fn load(&self) -> u64 {
+        u64::try_from(self.inner.registry.len()).unwrap_or(u64::MAX)
+    }
+
+    /// The clientIds this worker runs, sorted.
+    pub fn owned(&self) -> Vec<String> {
+        self.inner
+            .registry
+            .snapshot()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The status of a session this worker runs.
+    pub fn status_of(&self, client_id: &str) -> Option<String> {
+        self.inner.registry.status(client_id)
+    }
+
+    /// Announces this worker and its load to the other workers once.
+    pub async fn announce(&self) -> Result<(), LeaseError> {
+        let gauge = &parley_shared::metrics::metrics().sessions;
+        let snapshot = self.inner.registry.snapshot();
+        for state in [
+            crate::session::INITIALIZING,
+            crate::session::QR,
+            crate::session::CONNECTED,
+        ] {
+            let n = snapshot.iter().filter(|(_, s)| s == state).count();
+            gauge
+                .with_label_values(&[state])
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+        presence::announce(self.deps().leases.as_ref(), self.pod_name(), self.load()).await
+    }
+
+    /// Takes the lease of `client_id` and runs the session, unless another
+    /// worker holds it or the session should not run.
+    #[tracing::instrument(skip_all, fields(client_id = %client_id, ?origin))]
+    pub async fn claim(&self, client_id: &str, origin: Origin) -> Result<Claim, ClaimError> {
+        let registry = &self.inner.registry;
+        if registry.is_closed() {
+            return Err(ClaimError::ShuttingDown);
+        }
+        if let Some(status) = registry.status(client_id) {
+            return Ok(Claim::Ours { status });
+        }
+        let deps = self.deps();
+        let key = lease::session_key(client_id);
+        // Twice: the lease may be released between a refused acquire and the look-up.
+        for _ in 0..2 {
+            let granted_at = Instant::now();
+            if let Some(lease) = deps
+                .leases
+                .acquire(&key, &deps.pod_name, deps.timing.lease_ttl)
+                .await?
+            {
+                crate::session::lease_event("acquisition");
+                return self.run(client_id, lease, granted_at, origin).await;
+            }
+            match deps
+                .leases
+                .holders(std::slice::from_ref(&key))
+                .await?
+                .pop()
+                .flatten()
+            {
+                Some(h) if h == deps.pod_name => {
+                    // Being claimed (or handed over) by this worker right now.
+                    let status = registry
+                        .status(client_id)
+                        .unwrap_or_else(|| INITIALIZING.into());
+                    return Ok(Claim::Ours { status });
+                }
+                Some(h) => return Ok(Claim::Elsewhere { holder: h }),
+                None => {}
+            }
+        }
+        Ok(Claim::Elsewhere {
+            holder: String::new(),
+        })
+    }
+
+    /// Runs a session whose lease was just granted (or gives the lease back).
+    async fn run(
+        &self,
+        client_id: &str,
+        lease: Lease,
+        granted_at: Instant,
+        origin: Origin,
+    ) -> Result<Claim, ClaimError> {
+        let deps = self.deps();
+        let opened = match session::open(deps, client_id, &lease, origin == Origin::Start).await {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(not_run)) => {
+                self.release(&lease).await;
+                return Ok(Claim::NotRun(not_run));
+            }
+            Err(e) => {
+                self.release(&lease).await;
+                return Err(e.into());
+            }
+        };
+        let fence = lease.fence;
+        let registry = Arc::clone(&self.inner.registry);
+        let epoch = registry.next_epoch();
+        let id = client_id.to_owned();
+        let handle = session::spawn(deps.clone(), lease, granted_at, opened, epoch, move || {
+            registry.remove(&id, epoch);
+        });
+        let status = handle.status();
+        if let Err(handle) = self.inner.registry.insert(handle) {
+            // Shutting down (or, impossibly, already running): do not keep it.
+            handle.hand_over().await;
+            return Err(ClaimError::ShuttingDown);
+        }
+        tracing::info!(fence, "session claimed");
+        Ok(Claim::Ours { status })
+    }
+
+    async fn release(&self, lease: &Lease) {
+        let deps = self.deps();
+        match timeout(deps.timing.network_timeout, deps.leases.release(lease)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(key = %lease.key, error = %e, "cannot release a lease; it expires")
+            }
+            Err(_) => tracing::warn!(key = %lease.key, "releasing a lease timed out; it expires"),
+        }
+    }
+
+    /// Hands one session over (closes it without logout, releases its lease) and
+    /// waits until it is done. `false` when this worker does not run it.
+    #[tracing::instrument(skip_all, fields(client_id = %client_id))]
+    pub async fn hand_over(&self, client_id: &str) -> bool {
+        match self.inner.registry.take(client_id) {
+            Some(handle) => {
+                handle.hand_over().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Withdraws this worker's presence and hands every session over at once;
+    /// returns when all are released. Claims after this are refused.
+    pub async fn shutdown(&self) {
+        presence::withdraw(self.deps().leases.as_ref(), self.pod_name()).await;
+        let handles = self.inner.registry.close();
+        tracing::info!(sessions = handles.len(), "handing every session over");
+        for handle in &handles {
+            handle.signal_hand_over();
+        }
+        futures::future::join_all(handles.into_iter().map(session::SessionHandle::join)).await;
+    }
+}

@@ -1,0 +1,170 @@
+//! The sweep: claims sessions that should run but have no live lease, up to
+//! this worker's fair share, then sheds one session when it carries too many.
+use std::collections::HashMap;
+
+use parley_shared::db::DbError;
+use parley_shared::lease::{self, LeaseError};
+use rand::seq::SliceRandom;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::balance::{fair_share, pick_to_shed, should_shed};
+use super::{Claim, Origin, Supervisor};
+
+/// What one sweep saw and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Sessions that should run.
+    pub desired: usize,
+    /// Live workers, this one included.
+    pub live_workers: usize,
+    pub fair_share: u64,
+    /// Sessions claimed by this sweep.
+    pub claimed: Vec<String>,
+    /// The session handed over to rebalance, if any.
+    pub handed_over: Option<String>,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+}
+
+impl Supervisor {
+    /// One sweep: claim unowned sessions while under the fair share, shed one
+    /// when well over it, and announce the resulting load.
+    #[tracing::instrument(skip_all, fields(pod_name = %self.pod_name()))]
+    pub async fn sweep_once(&self) -> Result<SweepReport, SweepError> {
+        if self.inner.registry.is_closed() {
+            return Ok(SweepReport::default());
+        }
+        let deps = self.deps();
+        let desired = deps.db.desired_sessions().await?;
+        let keys: Vec<String> = desired.iter().map(|id| lease::session_key(id)).collect();
+        let holders = deps.leases.holders(&keys).await?;
+        let others: Vec<(String, u64)> = deps
+            .leases
+            .members()
+            .await?
+            .into_iter()
+            .filter(|(name, _)| name != self.pod_name())
+            .collect();
+        let live_workers = others.len() + 1;
+        let fair = fair_share(desired.len(), live_workers);
+        let mut report = SweepReport {
+            desired: desired.len(),
+            live_workers,
+            fair_share: fair,
+            ..SweepReport::default()
+        };
+
+        let unowned = desired
+            .iter()
+            .zip(&holders)
+            .filter(|(_, holder)| holder.is_none())
+            .map(|(id, _)| id);
+        let left_waiting = self.claim_unowned(unowned, fair, &mut report.claimed).await;
+
+        // Shed only once every session has an owner: one at a time, each taken up first.
+        if !left_waiting {
+            report.handed_over = self.rebalance(&others, fair).await;
+        }
+        if let Err(e) = self.announce().await {
+            tracing::warn!(error = %e, "cannot announce worker presence");
+        }
+        Ok(report)
+    }
+
+    /// Claims unowned sessions while under the fair share, and any that waited
+    /// past `orphan_grace` regardless. Returns whether some were left unowned.
+    async fn claim_unowned<'a>(
+        &self,
+        unowned: impl Iterator<Item = &'a String>,
+        fair: u64,
+        claimed: &mut Vec<String>,
+    ) -> bool {
+        let mut unowned = self.overdue(unowned);
+        // Workers sweeping together should not all race for the same sessions first.
+        unowned.shuffle(&mut rand::thread_rng());
+        let mut left_waiting = false;
+        for (id, overdue) in unowned {
+            let above_share = self.load() >= fair;
+            if above_share && !overdue {
+                left_waiting = true;
+                continue;
+            }
+            match self.claim(id, Origin::Sweep).await {
+                Ok(Claim::Ours { .. }) => {
+                    claimed.push(id.clone());
+                    if above_share {
+                        tracing::warn!(client_id = %id, "claimed a session no other worker took up");
+                        let hold = self.deps().timing.orphan_grace * 10;
+                        self.hysteresis().hold(hold);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    left_waiting = true;
+                    tracing::warn!(client_id = %id, error = %e, "cannot claim a session");
+                }
+            }
+        }
+        left_waiting
+    }
+
+    /// Pairs each unowned session with whether it waited past `orphan_grace`,
+    /// and forgets the sessions no longer unowned.
+    fn overdue<'a>(&self, unowned: impl Iterator<Item = &'a String>) -> Vec<(&'a String, bool)> {
+        let grace = self.deps().timing.orphan_grace;
+        let now = Instant::now();
+        let mut since = self.unowned_since();
+        let mut seen = HashMap::new();
+        let list = unowned
+            .map(|id| {
+                let first = since.get(id).copied().unwrap_or(now);
+                seen.insert(id.clone(), first);
+                (id, now.duration_since(first) >= grace)
+            })
+            .collect();
+        *since = seen;
+        list
+    }
+
+    /// Hands one session over when this worker carries more than its fair share
+    /// and another member clearly less, once membership has settled.
+    async fn rebalance(&self, others: &[(String, u64)], fair: u64) -> Option<String> {
+        let timing = &self.deps().timing;
+        let least_other = others.iter().map(|(_, load)| *load).min();
+        let ready = {
+            let mut hysteresis = self.hysteresis();
+            hysteresis.observe(others.iter().map(|(name, _)| name.clone()).collect());
+            hysteresis.ready(timing.rebalance_settle, timing.rebalance_gap)
+        };
+        if !ready || !should_shed(self.load(), fair, least_other) {
+            return None;
+        }
+        let id = pick_to_shed(&self.inner.registry.snapshot())?;
+        tracing::info!(client_id = %id, load = self.load(), fair, "handing a session over to spread load");
+        self.hysteresis().shed();
+        self.hand_over(&id).await.then_some(id)
+    }
+
+    /// Sweeps at once and then every `timing.sweep_every` until `stop` turns true.
+    pub async fn run_sweeps(self, mut stop: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(self.deps().timing.sweep_every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = crate::stopped(&mut stop) => break,
+                _ = tick.tick() => {
+                    if let Err(e) = self.sweep_once().await {
+                        tracing::warn!(error = %e, "sweep failed; retrying");
+                    }
+                }
+            }
+        }
+    }
+}

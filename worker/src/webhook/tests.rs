@@ -1,0 +1,253 @@
+//! The dispatcher against a real local receiver: headers, signature, the retry
+//! contract, isolation between sessions, pause and resume, token rotation, bounds.
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use parley_tests::receiver::{Behaviour, Receiver};
+
+use super::*;
+
+const TOKEN: &str = "receiver-token-0123456789abcdef0123";
+
+fn fast() -> RetryPolicy {
+    RetryPolicy {
+        attempts: 4,
+        first_delay: Duration::from_millis(50),
+        timeout: Duration::from_millis(400),
+        max_retry_after: Duration::from_secs(2),
+        concurrency: 2,
+        queue: 8,
+    }
+}
+
+fn open() -> Egress {
+    Egress {
+        allow_private: true,
+    }
+}
+
+fn event(n: u32) -> Delivery {
+    Delivery {
+        id: format!("evt_{n}"),
+        kind: "text".into(),
+        body: Bytes::from(format!(r#"{{"type":"text","body":"hello {n}"}}"#)),
+    }
+}
+
+fn target(url: &str) -> (watch::Sender<Target>, watch::Receiver<Target>) {
+    watch::channel(Target {
+        url: url.into(),
+        token: TOKEN.into(),
+    })
+}
+
+#[tokio::test]
+async fn headers_and_a_verifiable_signature() {
+    let mut rx = Receiver::start().await;
+    let d = Dispatcher::new(open(), fast());
+    let (_t, target) = target(&rx.url);
+    d.deliver("c1", &target, &event(1)).await.unwrap();
+    let req = rx.next(Duration::from_secs(5)).await;
+    assert_eq!(req.method, "POST");
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    assert_eq!(req.header("user-agent"), Some("Parley-Messaging/1"));
+    assert_eq!(req.header("x-sn-event"), Some("text"));
+    assert_eq!(req.header("content-type"), Some("application/json"));
+    assert_eq!(req.header("webhook-id"), Some("evt_1"));
+    let mut headers = http::HeaderMap::new();
+    for name in ["webhook-id", "webhook-timestamp", "webhook-signature"] {
+        headers.insert(name, req.header(name).unwrap().parse().unwrap());
+    }
+    standardwebhooks::Webhook::from_bytes(TOKEN.as_bytes().to_vec())
+        .unwrap()
+        .verify(&req.body, &headers)
+        .expect("a Standard Webhooks verifier accepts it");
+    assert_eq!(d.stats().delivered.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn two_failures_then_success_is_three_attempts_with_one_id() {
+    let mut rx = Receiver::start().await;
+    rx.script([Behaviour::Status(500), Behaviour::Status(503)]);
+    let d = Dispatcher::new(open(), fast());
+    let (_t, target) = target(&rx.url);
+    d.deliver("c1", &target, &event(1)).await.unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(rx.next(Duration::from_secs(5)).await);
+    }
+    assert!(seen.iter().all(|r| r.header("webhook-id") == Some("evt_1")));
+    assert!(
+        rx.maybe_next(Duration::from_millis(300)).await.is_none(),
+        "no fourth attempt"
+    );
+    assert_eq!(d.stats().retried.load(Ordering::Relaxed), 2);
+}
+
+#[tokio::test]
+async fn a_4xx_is_not_retried_and_5xx_forever_gives_up_after_four() {
+    let mut rx = Receiver::start().await;
+    rx.script([Behaviour::Status(400)]);
+    let d = Dispatcher::new(open(), fast());
+    let (_t, target) = target(&rx.url);
+    assert_eq!(
+        d.deliver("c1", &target, &event(1)).await,
+        Err(DropReason::Rejected)
+    );
+    rx.next(Duration::from_secs(5)).await;
+    assert!(rx.maybe_next(Duration::from_millis(300)).await.is_none());
+
+    rx.set_default(Behaviour::Status(500));
+    assert_eq!(
+        d.deliver("c1", &target, &event(2)).await,
+        Err(DropReason::Exhausted)
+    );
+    for _ in 0..4 {
+        rx.next(Duration::from_secs(5)).await;
+    }
+    assert!(
+        rx.maybe_next(Duration::from_millis(300)).await.is_none(),
+        "exactly four attempts"
+    );
+    assert_eq!(d.stats().dropped_exhausted.load(Ordering::Relaxed), 1);
+    assert_eq!(d.stats().dropped_rejected.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_its_retry_after() {
+    let mut rx = Receiver::start().await;
+    rx.script([Behaviour::RetryAfter(429, 1)]);
+    let d = Dispatcher::new(open(), fast());
+    let (_t, target) = target(&rx.url);
+    d.deliver("c1", &target, &event(1)).await.unwrap();
+    let first = rx.next(Duration::from_secs(5)).await;
+    let second = rx.next(Duration::from_secs(5)).await;
+    assert!(
+        second.at - first.at >= Duration::from_millis(950),
+        "{:?}",
+        second.at - first.at
+    );
+}
+
+#[tokio::test]
+async fn a_receiver_that_hangs_times_out_and_is_retried() {
+    let mut rx = Receiver::start().await;
+    rx.script([Behaviour::Hang]);
+    let d = Dispatcher::new(open(), fast());
+    let (_t, target) = target(&rx.url);
+    d.deliver("c1", &target, &event(1)).await.unwrap();
+    let first = rx.next(Duration::from_secs(5)).await;
+    let second = rx.next(Duration::from_secs(5)).await;
+    assert!(second.at - first.at >= fast().timeout);
+}
+
+#[tokio::test]
+async fn a_dead_receiver_does_not_delay_another_session() {
+    let dead = Receiver::start().await;
+    dead.set_default(Behaviour::Hang);
+    let mut alive = Receiver::start().await;
+    let d = Dispatcher::new(open(), fast());
+    let (_a, dead_target) = target(&dead.url);
+    let (_b, alive_target) = target(&alive.url);
+    let slow = d.session("slow", dead_target);
+    let quick = d.session("quick", alive_target);
+    for n in 0..8 {
+        slow.enqueue(event(n));
+    }
+    let t0 = Instant::now();
+    for n in 0..5 {
+        quick.enqueue(event(100 + n));
+    }
+    for _ in 0..5 {
+        alive.next(Duration::from_secs(2)).await;
+    }
+    assert!(
+        t0.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        t0.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn the_queue_is_bounded_and_drops_are_counted() {
+    let dead = Receiver::start().await;
+    dead.set_default(Behaviour::Hang);
+    let d = Dispatcher::new(open(), fast());
+    let (_t, target) = target(&dead.url);
+    let q = d.session("c1", target);
+    let policy = fast();
+    let offered = (policy.queue + policy.concurrency + 20) as u32;
+    let accepted = (0..offered).filter(|n| q.enqueue(event(*n))).count();
+    // What is in flight plus the queue is all that is held; the rest is dropped.
+    assert!(
+        accepted <= policy.queue + policy.concurrency + 1,
+        "{accepted}"
+    );
+    assert_eq!(
+        d.stats().dropped_queue_full.load(Ordering::Relaxed),
+        u64::from(offered) - accepted as u64
+    );
+}
+
+#[tokio::test]
+async fn pause_resume_and_token_rotation_apply_to_the_next_call() {
+    let mut rx = Receiver::start().await;
+    let d = Dispatcher::new(open(), fast());
+    let (set, target) = watch::channel(Target {
+        url: String::new(),
+        token: TOKEN.into(),
+    });
+    assert_eq!(
+        d.deliver("c1", &target, &event(1)).await,
+        Err(DropReason::NoWebhook)
+    );
+    assert!(rx.maybe_next(Duration::from_millis(200)).await.is_none());
+    set.send_replace(Target {
+        url: rx.url.clone(),
+        token: TOKEN.into(),
+    });
+    d.deliver("c1", &target, &event(2)).await.unwrap();
+    assert_eq!(
+        rx.next(Duration::from_secs(5)).await.header("webhook-id"),
+        Some("evt_2")
+    );
+    set.send_replace(Target {
+        url: rx.url.clone(),
+        token: "rotated-token-abcdefghijklmnopqrstuv".into(),
+    });
+    d.deliver("c1", &target, &event(3)).await.unwrap();
+    let req = rx.next(Duration::from_secs(5)).await;
+    assert_eq!(
+        req.header("authorization"),
+        Some("Bearer rotated-token-abcdefghijklmnopqrstuv")
+    );
+}
+
+#[tokio::test]
+async fn the_egress_guard_refuses_internal_receivers() {
+    let mut rx = Receiver::start().await;
+    let d = Dispatcher::new(
+        Egress {
+            allow_private: false,
+        },
+        fast(),
+    );
+    let (_t, target) = target(&rx.url);
+    assert_eq!(
+        d.deliver("c1", &target, &event(1)).await,
+        Err(DropReason::Egress)
+    );
+    let by_name = rx.url.replace("127.0.0.1", "localhost");
+    let (_t2, target) = watch::channel(Target {
+        url: by_name,
+        token: TOKEN.into(),
+    });
+    assert_eq!(
+        d.deliver("c1", &target, &event(2)).await,
+        Err(DropReason::Egress)
+    );
+    assert!(rx.maybe_next(Duration::from_millis(200)).await.is_none());
+}
