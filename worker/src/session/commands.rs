@@ -3,7 +3,7 @@
 use parley_shared::bus::Incoming;
 use parley_shared::command::{self, Command, Outcome, Reply, SandboxOp};
 use parley_shared::error::ApiError;
-use tokio::time::timeout;
+use tokio::time::{Instant, timeout};
 use tracing::Instrument;
 
 use super::actor::{Actor, CONNECTED, End, Flow, QR};
@@ -64,7 +64,7 @@ impl Actor {
         match command {
             Command::Start { .. } => (Ok(self.status_reply()), Ok(())),
             Command::Qr => (Ok(self.qr_reply()), Ok(())),
-            Command::PairPhone { phone } => (self.pair_phone(&phone).await, Ok(())),
+            Command::PairPhone { phone } => self.pair_phone(&phone).await,
             Command::Reload => self.reload().await,
             Command::Disconnect => self.disconnect().await,
             Command::Sandbox(op) => self.sandbox(op).await,
@@ -97,10 +97,22 @@ impl Actor {
     }
 
     #[tracing::instrument(skip_all, fields(client_id = %self.id))]
-    async fn pair_phone(&mut self, phone: &str) -> Outcome {
+    async fn pair_phone(&mut self, phone: &str) -> (Outcome, Flow) {
         if self.paired || self.current_status() == CONNECTED {
-            return Err(ApiError::conflict("already paired"));
+            return (Err(ApiError::conflict("already paired")), Ok(()));
         }
+        // A code asked for right after `/start` may arrive before the first
+        // connection attempt: make that attempt now rather than refuse.
+        if self.link.is_none() && self.retry_at.is_some_and(|at| at <= Instant::now()) {
+            if let Err(end) = self.connect().await {
+                let e = ApiError::bad_gateway("the session stopped while connecting; retry");
+                return (Err(e), Err(end));
+            }
+        }
+        (self.request_pair_code(phone).await, Ok(()))
+    }
+
+    async fn request_pair_code(&self, phone: &str) -> Outcome {
         let Some(link) = self.link.as_ref() else {
             return Err(ApiError::bad_gateway(
                 "the session is not connected to the network yet; retry",

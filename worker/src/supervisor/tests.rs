@@ -579,3 +579,24 @@ async fn sessions_nobody_else_takes_are_claimed_after_a_grace_without_thrashing(
         assert_eq!(a.sweep_once().await.unwrap().handed_over, None, "held");
     }
 }
+
+#[tokio::test]
+async fn a_pair_code_asked_for_before_the_first_connect_is_issued() {
+    // On this single-threaded runtime the session's task has not run yet when
+    // the command is queued, so the command is taken before the first connect.
+    let world = World::new().await;
+    let a = world.supervisor("a");
+    world.create("s1").await;
+    a.claim("s1", Origin::Start).await.unwrap();
+    let pair = Command::PairPhone {
+        phone: "4915112345678".into(),
+    };
+    let reply = world.send("s1", pair).await.unwrap();
+    assert_eq!(
+        reply,
+        Ok(Reply::PairCode {
+            code: "ABCD1234".into()
+        })
+    );
+    assert_eq!(world.network.connects("s1"), 1);
+}
