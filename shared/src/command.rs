@@ -30,6 +30,8 @@ pub enum SandboxOp {
     Unlink,
     /// The next `count` operations of kind `op` fail (`drop` acts at once).
     Fault { op: String, count: u32 },
+    /// Someone on the network sends the session a message.
+    Message(Box<crate::injected::InjectedMessage>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +83,10 @@ pub enum Reply {
     },
     /// A message went out.
     Sent(SendResult),
+    /// The network carried a message with this id.
+    MessageId {
+        message_id: String,
+    },
     Done,
 }
 

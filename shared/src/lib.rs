@@ -8,6 +8,7 @@ pub mod egress;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod injected;
 pub mod lease;
 pub mod media;
 pub mod metrics;

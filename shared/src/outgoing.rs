@@ -192,6 +192,9 @@ pub struct SendResult {
     /// `text` when a file too large to attach went out as a link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// Sent, but something after the send failed (the hosted-history write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 impl SendResult {
@@ -201,6 +204,7 @@ impl SendResult {
             media_type: None,
             bytes: None,
             fallback: None,
+            warning: None,
         }
     }
 }

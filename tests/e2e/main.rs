@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `parley` binary against real services.
 mod cluster;
+mod events;
 mod foundation;
 mod metrics;
 mod sends;

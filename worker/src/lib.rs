@@ -19,10 +19,12 @@ use parley_shared::ports::Ports;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::events::EventPipeline;
 use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
 use crate::network::unavailable::UnavailableNetwork;
 use crate::send::download::{Fetcher, Limits};
+use crate::webhook::RetryPolicy;
 
 pub use session::{SandboxControl, Timing};
 pub use supervisor::{Supervisor, Wiring};
@@ -41,6 +43,10 @@ pub struct WorkerHandle {
 pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle> {
     let pod_name = config.pod_name();
     let (network, sandbox) = network_for(&config, &ports);
+    let egress = Egress {
+        allow_private: config.allow_private_egress,
+    };
+    let events = EventPipeline::new(egress, RetryPolicy::default(), None);
     let supervisor = Supervisor::new(Wiring {
         db: ports.db.clone(),
         bus: Arc::clone(&ports.bus),
@@ -50,12 +56,8 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
         pod_name: pod_name.clone(),
         timing: Timing::default(),
         media: Arc::clone(&ports.media),
-        fetcher: Fetcher::new(
-            Egress {
-                allow_private: config.allow_private_egress,
-            },
-            Limits::SPEC,
-        ),
+        fetcher: Fetcher::new(egress, Limits::SPEC),
+        events,
     });
     let (stop, stopped) = watch::channel(false);
     let listener = supervisor

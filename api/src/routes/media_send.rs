@@ -56,7 +56,7 @@ fn answer(result: SendResult, with_bytes: bool) -> web::Json<MediaSent> {
         media_type: result.media_type,
         bytes: result.bytes.filter(|_| with_bytes),
         fallback: result.fallback,
-        warning: None,
+        warning: result.warning,
     })
 }
 

@@ -51,7 +51,7 @@ async fn sent(
     Ok(web::Json(Sent {
         status: "sent".into(),
         message_id: result.message_id,
-        warning: None,
+        warning: result.warning,
     }))
 }
 

@@ -9,6 +9,7 @@ mod meta;
 mod prometheus;
 mod receipts;
 mod sandbox;
+mod sandbox_messages;
 mod sessions;
 mod settings;
 mod updates;
@@ -38,6 +39,7 @@ where
             .service(sandbox::faults)
             .service(sandbox::contacts)
             .service(sandbox::outbox)
+            .service(sandbox_messages::messages)
     } else {
         app
     };

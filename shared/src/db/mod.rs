@@ -1,6 +1,7 @@
 //! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
 pub mod entities;
 pub mod sandbox;
+pub mod sandbox_media;
 pub mod sessions;
 
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend, DbErr};

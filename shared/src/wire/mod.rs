@@ -3,4 +3,5 @@ pub mod health;
 pub mod messages;
 pub mod meta;
 pub mod outbox;
+pub mod sandbox_messages;
 pub mod sessions;

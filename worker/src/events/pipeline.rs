@@ -7,7 +7,11 @@ use bytes::Bytes;
 use parley_shared::egress::Egress;
 use tokio::sync::watch;
 
+use parley_shared::event::Envelope;
+
+use super::history::{FileBytes, HistorySink};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
+use crate::network::Connection;
 use crate::network::inbound::{Content, InboundMessage};
 use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
 
@@ -54,46 +58,86 @@ pub struct EventPipeline {
     pub dispatcher: Arc<Dispatcher>,
     pub lookup: PollLookup,
     pub polls: PollBook,
+    /// The hosted inbox, when this deployment has one.
+    pub history: Option<Arc<dyn HistorySink>>,
+}
+
+/// What a session's events depend on; replaced when its settings change.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSettings {
+    pub facts: SessionFacts,
+    pub poll_lookup_url: String,
 }
 
 /// What one session needs to emit events; lives as long as the session runs.
 pub struct SessionEvents {
     pub target: watch::Sender<Target>,
+    pub settings: watch::Sender<SessionSettings>,
     pub queue: SessionQueue,
-    /// Also the poll lookup's address.
-    pub poll_lookup_url: String,
+}
+
+/// One message activity on its way to the webhook (and the hosted inbox).
+pub struct Activity {
+    pub msg: InboundMessage,
+    /// For a message sent through the API: its `metaData`.
+    pub meta: Option<serde_json::Value>,
+    /// The file's bytes when already in hand (a file sent through the API).
+    pub file: Option<FileBytes>,
+    /// Where to download an inbound file from, when history wants it.
+    pub connection: Option<Arc<dyn Connection>>,
+}
+
+/// How an activity was handled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Processed {
+    /// Whether an event was queued for the webhook.
+    pub queued: bool,
+    /// Why the hosted-history write failed, when it did.
+    pub history_error: Option<String>,
 }
 
 impl EventPipeline {
-    pub fn new(egress: Egress, policy: RetryPolicy) -> Arc<EventPipeline> {
+    pub fn new(
+        egress: Egress,
+        policy: RetryPolicy,
+        history: Option<Arc<dyn HistorySink>>,
+    ) -> Arc<EventPipeline> {
         Arc::new(EventPipeline {
             dispatcher: Dispatcher::new(egress, policy),
             lookup: PollLookup::new(egress, LOOKUP_BUDGET),
             polls: PollBook::default(),
+            history,
         })
     }
 
-    pub fn open(&self, client_id: &str, target: Target, poll_lookup_url: String) -> SessionEvents {
+    pub fn open(
+        &self,
+        client_id: &str,
+        target: Target,
+        settings: SessionSettings,
+    ) -> SessionEvents {
         let (tx, rx) = watch::channel(target);
         SessionEvents {
             queue: self.dispatcher.session(client_id, rx),
             target: tx,
-            poll_lookup_url,
+            settings: watch::channel(settings).0,
         }
     }
 
-    /// Normalizes one message and queues its event (or drops it per the filters).
-    /// May call the customer's poll lookup (bounded by its 8 s budget): run it off
-    /// the session's hot loop.
-    pub async fn emit(
-        &self,
-        facts: &SessionFacts,
-        session: &SessionEvents,
-        msg: &InboundMessage,
-        meta: Option<serde_json::Value>,
-    ) {
+    /// Normalizes one message, writes it to hosted history when the session keeps
+    /// it, and queues its event (or drops it per the filters). May call the
+    /// customer's poll lookup (bounded by its 8 s budget) and download a file:
+    /// run it off the session's hot loop.
+    pub async fn process(&self, session: &SessionEvents, activity: Activity) -> Processed {
+        let settings = session.settings.borrow().clone();
+        let facts = &settings.facts;
+        let msg = &activity.msg;
+        let history = self.history.as_ref().filter(|h| {
+            let url = session.target.borrow().url.clone();
+            h.enabled_for(&facts.org_id, &url)
+        });
         let mut extras = Extras {
-            meta,
+            meta: activity.meta.clone(),
             remote_name: msg.push_name.clone(),
             ..Extras::default()
         };
@@ -105,41 +149,133 @@ impl EventPipeline {
             Content::Vote {
                 poll_message_id, ..
             } => {
-                extras.poll_options = match self.polls.options(poll_message_id) {
-                    Some(options) => Some(options),
-                    None => {
-                        let token = session.target.borrow().token.clone();
-                        let room = chat_room_id(facts, msg);
-                        self.lookup
-                            .options(
-                                &session.poll_lookup_url,
-                                &token,
-                                &facts.client_id,
-                                &room,
-                                poll_message_id,
-                            )
-                            .await
-                    }
-                };
+                extras.poll_options = self
+                    .poll_options(session, &settings, history, msg, poll_message_id)
+                    .await;
             }
             _ => {}
         }
-        let Some(envelope) = normalize(facts, msg, &extras) else {
-            return;
+        let Some(mut envelope) = normalize(facts, msg, &extras) else {
+            return Processed::default();
         };
+        let mut processed = Processed::default();
+        if let Some(history) = history {
+            fill_quoted(history.as_ref(), &mut envelope).await;
+            let file = file_of(&activity).await;
+            match history.write(&envelope, file).await {
+                Ok(written) => {
+                    if let Some(media) = envelope.media.as_mut() {
+                        media.download_url = written.download_url;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(client_id = %facts.client_id, message_id = %msg.id, error = %e,
+                        "hosted history not written");
+                    processed.history_error = Some(e);
+                }
+            }
+        }
         let body = match serde_json::to_vec(&envelope) {
             Ok(body) => Bytes::from(body),
             Err(e) => {
                 tracing::error!(client_id = %facts.client_id, error = %e, "cannot serialize an event");
-                return;
+                return processed;
             }
         };
         let id = format!("msg_{}_{}", facts.client_id, msg.id);
-        session.queue.enqueue(Delivery {
+        processed.queued = session.queue.enqueue(Delivery {
             id,
             kind: envelope.kind,
             body,
         });
+        processed
+    }
+
+    /// A poll's options: seen by this worker, else stored in history, else the
+    /// customer's lookup.
+    async fn poll_options(
+        &self,
+        session: &SessionEvents,
+        settings: &SessionSettings,
+        history: Option<&Arc<dyn HistorySink>>,
+        msg: &InboundMessage,
+        poll_message_id: &str,
+    ) -> Option<Vec<String>> {
+        if let Some(options) = self.polls.options(poll_message_id) {
+            return Some(options);
+        }
+        let facts = &settings.facts;
+        if let Some(history) = history
+            && let Some(options) = history
+                .poll_options(&facts.client_id, poll_message_id)
+                .await
+        {
+            return Some(options);
+        }
+        let token = session.target.borrow().token.clone();
+        let room = chat_room_id(facts, msg);
+        self.lookup
+            .options(
+                &settings.poll_lookup_url,
+                &token,
+                &facts.client_id,
+                &room,
+                poll_message_id,
+            )
+            .await
+    }
+}
+
+/// A reply's preview from history when the network carried no text.
+async fn fill_quoted(history: &dyn HistorySink, envelope: &mut Envelope) {
+    let Some(quoted) = envelope.quoted.as_mut() else {
+        return;
+    };
+    if !quoted.body.is_empty() {
+        return;
+    }
+    if let Some(stored) = history
+        .quoted(
+            &envelope.client_id,
+            &envelope.chat_room_id,
+            &quoted.message_id,
+        )
+        .await
+    {
+        quoted.body = stored.body;
+        quoted.kind = stored.kind;
+        if quoted.participant.is_none() {
+            quoted.participant = stored.participant;
+        }
+    }
+}
+
+/// The file of a media message: in hand, or downloaded from the network. A
+/// failed download leaves the message stored without its file.
+async fn file_of(activity: &Activity) -> Option<FileBytes> {
+    let Content::Media {
+        mime_type,
+        file_name,
+        download,
+        ..
+    } = &activity.msg.content
+    else {
+        return None;
+    };
+    if let Some(file) = &activity.file {
+        return Some(file.clone());
+    }
+    let connection = activity.connection.as_ref()?;
+    match connection.download_media(download).await {
+        Ok(bytes) => Some(FileBytes {
+            bytes,
+            mime_type: mime_type.clone(),
+            file_name: file_name.clone(),
+        }),
+        Err(e) => {
+            tracing::warn!(message_id = %activity.msg.id, error = %e, "media not downloaded for history");
+            None
+        }
     }
 }
 

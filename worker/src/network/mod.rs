@@ -9,6 +9,8 @@ pub mod unavailable;
 pub mod whatsapp;
 
 use async_trait::async_trait;
+use bytes::Bytes;
+use parley_shared::event::MediaDownload;
 use tokio::sync::mpsc;
 
 pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody, SentMessage};
@@ -84,6 +86,8 @@ pub enum NetworkEvent {
     Connected(Identity),
     /// The connection ended; see the reason.
     Disconnected(DisconnectReason),
+    /// A message activity: received, or sent from the linked phone itself.
+    Message(Box<inbound::InboundMessage>),
 }
 
 /// What one session knows when it connects.
@@ -166,6 +170,11 @@ pub trait Connection: Send + Sync {
     /// Flags `chat` as unread on the linked phone (an app-state patch).
     async fn mark_unread(&self, _chat: &str) -> Result<(), NetworkError> {
         Err(unsupported("marking chats unread"))
+    }
+
+    /// Downloads and decrypts the file an inbound media message points at.
+    async fn download_media(&self, _media: &MediaDownload) -> Result<Bytes, NetworkError> {
+        Err(unsupported("downloading media"))
     }
 }
 

@@ -3,6 +3,7 @@
 //! media in hand, calls the network port within a deadline and turns its answer
 //! into the command's outcome (404 unpaired, 502 rejected or unreachable).
 pub mod download;
+mod echo;
 mod media;
 pub mod mime;
 
@@ -20,8 +21,11 @@ use serde_json::Value;
 use tokio::time::timeout;
 
 use self::download::Fetcher;
+pub use self::echo::{Echo, Me};
 use self::media::Prepared;
-use crate::network::{Connection, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage};
+use crate::network::{
+    Connection, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage, inbound,
+};
 
 /// Longest wait for the network to take a file (upload and send).
 pub const MEDIA_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -43,6 +47,8 @@ pub struct Done {
     pub outcome: Outcome,
     pub sent: Option<SentMessage>,
     pub meta: Option<Value>,
+    /// What was sent, for the `fromMe` event and hosted history.
+    pub echo: Option<Box<Echo>>,
 }
 
 impl Done {
@@ -51,6 +57,7 @@ impl Done {
             outcome: Err(e),
             sent: None,
             meta: None,
+            echo: None,
         }
     }
 }
@@ -67,10 +74,11 @@ impl Sender {
         };
         let meta = message.meta.clone();
         let done = match self.deliver(message).await {
-            Ok((result, sent)) => Done {
+            Ok((result, sent, echo)) => Done {
                 outcome: Ok(Reply::Sent(result)),
                 sent: Some(sent),
                 meta,
+                echo: Some(Box::new(echo)),
             },
             Err(e) => Done::failed(e),
         };
@@ -85,7 +93,7 @@ impl Sender {
     async fn deliver(
         &self,
         message: OutgoingMessage,
-    ) -> Result<(SendResult, SentMessage), ApiError> {
+    ) -> Result<(SendResult, SentMessage, Echo), ApiError> {
         let chat = self.chat(&message.to).await?;
         let envelope = |body| Outgoing {
             to: chat.clone(),
@@ -93,13 +101,16 @@ impl Sender {
             quoted_id: message.quoted_message_id.clone(),
             mentions: message.mentions.clone(),
         };
-        let plain = |sent: SentMessage| (SendResult::message(sent.message_id.clone()), sent);
+        let plain =
+            |sent: SentMessage, echo| (SendResult::message(sent.message_id.clone()), sent, echo);
         let body = match message.content {
             Content::Media(request) => {
                 return match media::prepare(&request, &self.fetcher, self.media.as_ref()).await? {
                     Prepared::Attach(file) => {
                         let (kind, bytes) = (file.kind.as_str(), file.data.len() as u64);
-                        let send = self.connection.send(envelope(OutgoingBody::Media(file)));
+                        let outgoing = envelope(OutgoingBody::Media(file));
+                        let echo = Echo::of(&outgoing);
+                        let send = self.connection.send(outgoing);
                         let sent = self
                             .network_within("send", MEDIA_NETWORK_TIMEOUT, send)
                             .await?;
@@ -108,18 +119,17 @@ impl Sender {
                             bytes: Some(bytes),
                             ..SendResult::message(sent.message_id.clone())
                         };
-                        Ok((result, sent))
+                        Ok((result, sent, echo))
                     }
                     Prepared::Link { text } => {
-                        let body = OutgoingBody::Text { body: text };
-                        let sent = self
-                            .network("send", self.connection.send(envelope(body)))
-                            .await?;
+                        let outgoing = envelope(OutgoingBody::Text { body: text });
+                        let echo = Echo::of(&outgoing);
+                        let sent = self.network("send", self.connection.send(outgoing)).await?;
                         let result = SendResult {
                             fallback: Some("text".into()),
                             ..SendResult::message(sent.message_id.clone())
                         };
-                        Ok((result, sent))
+                        Ok((result, sent, echo))
                     }
                 };
             }
@@ -133,11 +143,18 @@ impl Sender {
                     from_me: target_from_me,
                 };
                 let react = self.connection.react(&chat, &target, &emoji);
-                return Ok(plain(self.network("reaction", react).await?));
+                let sent = self.network("reaction", react).await?;
+                let echo = Echo::update(inbound::Content::Reaction {
+                    target_id: target.id,
+                    emoji,
+                });
+                return Ok(plain(sent, echo));
             }
             Content::Edit { target_id, body } => {
                 let edit = self.connection.edit(&chat, &target_id, &body);
-                return Ok(plain(self.network("edit", edit).await?));
+                let sent = self.network("edit", edit).await?;
+                let echo = Echo::update(inbound::Content::Edit { target_id, body });
+                return Ok(plain(sent, echo));
             }
             Content::Text { body } => OutgoingBody::Text { body },
             Content::Poll {
@@ -177,26 +194,30 @@ impl Sender {
                 vcard,
             },
         };
-        let sent = self
-            .network("send", self.connection.send(envelope(body)))
-            .await?;
-        Ok(plain(sent))
+        let outgoing = envelope(body);
+        let echo = Echo::of(&outgoing);
+        let sent = self.network("send", self.connection.send(outgoing)).await?;
+        Ok(plain(sent, echo))
     }
 
     /// Carries out a chat action. A revoke is a message of its own (returned
     /// for the after-send hook); the others are not.
     pub async fn act(&self, action: ChatAction) -> Done {
         match self.perform(action).await {
-            Ok(sent) => Done {
-                outcome: Ok(Reply::Done),
-                sent,
-                meta: None,
-            },
+            Ok(sent) => {
+                let (sent, echo) = sent.unzip();
+                Done {
+                    outcome: Ok(Reply::Done),
+                    sent,
+                    meta: None,
+                    echo: echo.map(Box::new),
+                }
+            }
             Err(e) => Done::failed(e),
         }
     }
 
-    async fn perform(&self, action: ChatAction) -> Result<Option<SentMessage>, ApiError> {
+    async fn perform(&self, action: ChatAction) -> Result<Option<(SentMessage, Echo)>, ApiError> {
         match action {
             ChatAction::Typing { to, composing } => {
                 let chat = self.chat(&to).await?;
@@ -218,7 +239,11 @@ impl Sender {
                 match mode {
                     DeleteMode::Everyone => {
                         let revoke = self.connection.revoke(&chat, &target);
-                        Ok(Some(self.network("revoke", revoke).await?))
+                        let sent = self.network("revoke", revoke).await?;
+                        let echo = Echo::update(inbound::Content::Revoke {
+                            target_id: target.id,
+                        });
+                        Ok(Some((sent, echo)))
                     }
                     DeleteMode::Me => {
                         let delete = self.connection.delete_for_me(&chat, &target);

@@ -12,9 +12,11 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};
 use tokio::time::{Instant, timeout};
 
+use super::output::Output;
 use super::sends::InFlight;
 use super::{Backoff, SessionDeps, StopReason};
 use crate::network::{Connection, NetworkEvent};
+use crate::send::Me;
 
 /// Status while connecting, reconnecting or before the network said anything.
 pub const INITIALIZING: &str = "initializing";
@@ -91,6 +93,10 @@ pub(super) struct Actor {
     pub last_disconnect: String,
     /// Sends running beside the loop.
     pub in_flight: InFlight,
+    /// Webhook events (and hosted history) of this session.
+    pub output: Output,
+    /// Who the session is on the network, for its own messages.
+    pub me: Me,
 }
 
 impl Actor {
@@ -101,6 +107,11 @@ impl Actor {
         status: watch::Sender<String>,
     ) -> Self {
         let backoff = Backoff::new(deps.timing.backoff_min, deps.timing.backoff_max);
+        let output = Output::open(Arc::clone(&deps.events), &row);
+        let me = Me {
+            jid: row.jid.clone(),
+            push_name: String::new(),
+        };
         Self {
             id: row.client_id.clone(),
             paired: row.logged_in,
@@ -115,6 +126,8 @@ impl Actor {
             backoff,
             retry_at: Some(Instant::now()),
             in_flight: InFlight::default(),
+            output,
+            me,
         }
     }
 

@@ -103,11 +103,12 @@ impl Actor {
         }
         // A code asked for right after `/start` may arrive before the first
         // connection attempt: make that attempt now rather than refuse.
-        if self.link.is_none() && self.retry_at.is_some_and(|at| at <= Instant::now()) {
-            if let Err(end) = self.connect().await {
-                let e = ApiError::bad_gateway("the session stopped while connecting; retry");
-                return (Err(e), Err(end));
-            }
+        if self.link.is_none()
+            && self.retry_at.is_some_and(|at| at <= Instant::now())
+            && let Err(end) = self.connect().await
+        {
+            let e = ApiError::bad_gateway("the session stopped while connecting; retry");
+            return (Err(e), Err(end));
         }
         (self.request_pair_code(phone).await, Ok(()))
     }
@@ -140,6 +141,7 @@ impl Actor {
         match self.deps.db.session(&self.id).await {
             Ok(Some(row)) => {
                 self.row = row;
+                self.output.apply(&self.row);
                 tracing::debug!(
                     webhook = !self.row.webhook_url.is_empty(),
                     "settings reloaded"

@@ -1,12 +1,16 @@
 //! The network side of a session: connecting, reconnecting with backoff, and
 //! turning the network's events into recorded state.
+use std::sync::Arc;
+
 use chrono::Utc;
 use parley_shared::db::StatePatch;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::{Instant, timeout};
 
 use super::actor::{Actor, CONNECTED, End, Flow, INITIALIZING, Link, QR};
+use crate::events::Activity;
 use crate::network::{DisconnectReason, Identity, NetworkError, NetworkEvent, SessionContext};
+use crate::send::Me;
 
 /// `lastDisconnect` when the network cannot be reached.
 pub const UNREACHABLE: &str = "network-unreachable";
@@ -67,6 +71,16 @@ impl Actor {
                 self.on_online(identity).await
             }
             Some(NetworkEvent::Disconnected(reason)) => self.on_disconnected(reason).await,
+            Some(NetworkEvent::Message(msg)) => {
+                let activity = Activity {
+                    msg: *msg,
+                    meta: None,
+                    file: None,
+                    connection: self.link.as_ref().map(|l| Arc::clone(&l.connection)),
+                };
+                self.output.received(activity).await;
+                Ok(())
+            }
             None => self.on_disconnected(DisconnectReason::ConnectionLost).await,
         }
     }
@@ -112,8 +126,13 @@ impl Actor {
         self.write(patch).await?;
         self.qr.clear();
         self.paired = true;
+        self.me = Me {
+            jid: identity.jid.clone(),
+            push_name: identity.push_name,
+        };
         self.row.jid = identity.jid;
         self.row.lid = identity.lid;
+        self.output.apply(&self.row);
         self.online_since.get_or_insert_with(Instant::now);
         self.set_status(CONNECTED);
         tracing::info!(jid = %self.row.jid, "session online");

@@ -6,6 +6,7 @@ mod commands;
 mod events;
 pub mod idempotency;
 mod keeper;
+mod output;
 mod sends;
 mod timing;
 
@@ -21,6 +22,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::events::EventPipeline;
 use crate::network::Network;
 use crate::send::download::Fetcher;
 
@@ -52,6 +54,8 @@ pub struct SessionDeps {
     pub media: Arc<dyn MediaStore>,
     /// Downloads `downloadUrl`s through the egress guard.
     pub fetcher: Fetcher,
+    /// Events to webhooks (and hosted history).
+    pub events: Arc<EventPipeline>,
 }
 
 /// Why a running session is told to stop.

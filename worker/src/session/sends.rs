@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use parley_shared::bus::Incoming;
-use parley_shared::command::{Command, Outcome};
+use parley_shared::command::{Command, Outcome, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::outgoing::{ChatAction, OutgoingMessage};
 use serde_json::Value;
@@ -118,11 +118,20 @@ impl Actor {
             in_flight.anonymous += 1;
             format!("anonymous {}", in_flight.anonymous)
         });
+        let (sink, me) = (self.output.sink(), self.me.clone());
         let task = async move {
-            match job {
+            let mut done = match job {
                 Job::Send(message) => sender.send(message).await,
                 Job::Chat(action) => sender.act(action).await,
+            };
+            if let (Some(sent), Some(echo)) = (&done.sent, done.echo.take()) {
+                let activity = echo.into_activity(sent, &me, done.meta.clone());
+                let processed = sink.process(activity).await;
+                if let Some(error) = processed.history_error {
+                    warn_history(&mut done.outcome, &error);
+                }
             }
+            done
         };
         let handle = in_flight
             .tasks
@@ -166,6 +175,7 @@ impl Actor {
                     outcome: Err(error),
                     sent: None,
                     meta: None,
+                    echo: None,
                 };
                 (e.id(), done)
             }
@@ -219,5 +229,15 @@ impl Actor {
             meta = meta.is_some(),
             "sent"
         );
+    }
+}
+
+/// A send reached the network but its hosted-history row was not written: the
+/// caller still gets 200, with a `warning`.
+fn warn_history(outcome: &mut Outcome, error: &str) {
+    if let Ok(Reply::Sent(result)) = outcome {
+        result.warning = Some(format!(
+            "the message was sent but not stored in the hosted inbox: {error}"
+        ));
     }
 }

@@ -19,9 +19,11 @@ use parley_shared::media::fs::FsMediaStore;
 use tokio::sync::mpsc;
 
 use super::{Supervisor, Wiring};
+use crate::events::EventPipeline;
 use crate::network::{Connection, Identity, Network, NetworkError, NetworkEvent, SessionContext};
 use crate::send::download::{Fetcher, Limits};
 use crate::session::{SandboxControl, Timing};
+use crate::webhook::RetryPolicy;
 
 /// Short delays so tests run in well under a second each.
 pub fn fast_timing() -> Timing {
@@ -50,6 +52,14 @@ pub fn test_fetcher() -> Fetcher {
         },
         Limits::SPEC,
     )
+}
+
+/// An event pipeline without hosted history, delivering to loopback receivers.
+pub fn test_events() -> Arc<EventPipeline> {
+    let egress = Egress {
+        allow_private: true,
+    };
+    EventPipeline::new(egress, RetryPolicy::default(), None)
 }
 
 /// Polls `check` every 20 ms until it holds; panics after 10 s.
@@ -350,6 +360,7 @@ impl World {
             timing: fast_timing(),
             media: self.media(),
             fetcher: test_fetcher(),
+            events: test_events(),
         })
     }
 

@@ -22,6 +22,7 @@ use tokio::time::{Instant, timeout};
 
 use self::balance::Hysteresis;
 use self::registry::Registry;
+use crate::events::EventPipeline;
 use crate::network::Network;
 use crate::presence;
 use crate::send::download::Fetcher;
@@ -46,6 +47,8 @@ pub struct Wiring {
     pub media: Arc<dyn MediaStore>,
     /// Downloads `downloadUrl`s through the egress guard.
     pub fetcher: Fetcher,
+    /// Events to webhooks (and hosted history).
+    pub events: Arc<EventPipeline>,
 }
 
 /// Why a claim is made.
@@ -121,6 +124,7 @@ impl Supervisor {
             requests,
             media: wiring.media,
             fetcher: wiring.fetcher,
+            events: wiring.events,
         };
         Self {
             inner: Arc::new(Inner {

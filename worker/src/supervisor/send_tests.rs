@@ -37,6 +37,7 @@ fn sandbox_supervisor(world: &World, fetcher: Fetcher) -> Supervisor {
         timing: fast_timing(),
         media: world.media(),
         fetcher,
+        events: super::fakes::test_events(),
     })
 }
 

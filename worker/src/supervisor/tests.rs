@@ -168,6 +168,7 @@ fn wiring(world: &World, pod: &str) -> super::Wiring {
         timing: super::fakes::fast_timing(),
         media: world.media(),
         fetcher: super::fakes::test_fetcher(),
+        events: super::fakes::test_events(),
     }
 }
 

@@ -4,7 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use parley_shared::db::sandbox::is_valid_phone;
+use parley_shared::db::sandbox_media::CdnError;
+use parley_shared::event::MediaDownload;
 
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
@@ -51,6 +54,16 @@ impl SandboxConnection {
 
 #[async_trait]
 impl Connection for SandboxConnection {
+    async fn download_media(&self, media: &MediaDownload) -> Result<Bytes, NetworkError> {
+        match self.network.db().sandbox_media(media).await {
+            Ok(bytes) => Ok(Bytes::from(bytes)),
+            Err(CdnError::Db(e)) => Err(unreachable(e)),
+            Err(e) => Err(NetworkError::Rejected(format!(
+                "media download failed: {e}"
+            ))),
+        }
+    }
+
     async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError> {
         if !is_valid_phone(phone) {
             return Err(NetworkError::Rejected("invalid phone number".into()));

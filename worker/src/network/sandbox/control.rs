@@ -28,6 +28,7 @@ impl SandboxNetwork {
             SandboxOp::EnterCode { code } => self.enter_code(client_id, &code).await,
             SandboxOp::Unlink => self.unlink(client_id).await,
             SandboxOp::Fault { op, count } => self.fault(client_id, &op, count).await,
+            SandboxOp::Message(message) => self.deliver_message(client_id, *message).await,
         }
     }
 

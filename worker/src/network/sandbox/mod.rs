@@ -3,6 +3,7 @@
 mod codes;
 mod connection;
 mod control;
+mod inbound;
 mod live;
 mod payload;
 mod sends;

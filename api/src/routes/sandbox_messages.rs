@@ -1,0 +1,161 @@
+//! `POST /sandbox/messages` (sandbox mode only): someone on the simulated network
+//! sends the session a message. Files go to the sandbox CDN here; the message,
+//! carrying only where to fetch them, goes to the session's owner.
+use actix_web::{HttpRequest, post, web};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use parley_shared::command::{Command, Reply, SandboxOp};
+use parley_shared::error::ApiError;
+use parley_shared::injected::{InjectedContent, InjectedMessage};
+use parley_shared::wire::sandbox_messages::{SandboxMessage, SandboxMessageSent};
+
+use super::lifecycle::{known, unexpected};
+use super::sessions::authorized_client;
+use crate::{AppState, HttpError, owner};
+
+const MEDIA_TYPES: &[&str] = &["image", "video", "audio", "document", "sticker"];
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxMessage, responses((status = 200, body = SandboxMessageSent),
+    (status = 400, description = "Invalid body"), (status = 404, description = "Unknown clientId"),
+    (status = 409, description = "Session not connected")))]
+#[post("/sandbox/messages")]
+pub async fn messages(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxMessage>,
+) -> Result<web::Json<SandboxMessageSent>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    if body.from.trim().is_empty() {
+        return Err(ApiError::bad_request("from is required (a phone number or \"me\")").into());
+    }
+    known(&state, id.as_str()).await?;
+    let content = content(&state, id.as_str(), &body).await?;
+    let message = InjectedMessage {
+        from: body.from.trim().trim_start_matches('+').to_string(),
+        chat: body
+            .chat
+            .map(|c| c.trim().trim_start_matches('+').to_string())
+            .filter(|c| !c.is_empty()),
+        message_id: body.message_id.filter(|m| !m.is_empty()),
+        quoted_message_id: body.quoted_message_id.filter(|m| !m.is_empty()),
+        mentions: body.mentions.unwrap_or_default(),
+        is_forwarded: body.is_forwarded.unwrap_or(false),
+        content,
+    };
+    match owner::send(
+        &state,
+        &id,
+        Command::Sandbox(SandboxOp::Message(Box::new(message))),
+    )
+    .await?
+    {
+        Reply::MessageId { message_id } => Ok(web::Json(SandboxMessageSent { message_id })),
+        other => Err(unexpected(other).into()),
+    }
+}
+
+/// The message's content, validated per `type`; a file is uploaded to the CDN.
+async fn content(
+    state: &AppState,
+    client_id: &str,
+    b: &SandboxMessage,
+) -> Result<InjectedContent, ApiError> {
+    let kind = b.kind.as_str();
+    if MEDIA_TYPES.contains(&kind) {
+        let data = required(&b.data, "data")?;
+        let bytes = STANDARD
+            .decode(data.trim())
+            .map_err(|_| ApiError::bad_request("data must be base64"))?;
+        if bytes.is_empty() {
+            return Err(ApiError::bad_request("data must not be empty"));
+        }
+        let mime_type = required(&b.mime_type, "mimeType")?;
+        let download = state.ports.db.put_sandbox_media(client_id, &bytes).await?;
+        return Ok(InjectedContent::Media {
+            kind: kind.to_string(),
+            mime_type,
+            file_name: b.file_name.clone().unwrap_or_default(),
+            caption: b.caption.clone().unwrap_or_default(),
+            ptt: b.ptt.unwrap_or(false),
+            download,
+        });
+    }
+    Ok(match kind {
+        "text" => InjectedContent::Text {
+            body: required(&b.body, "body")?,
+        },
+        "location" => {
+            let (Some(latitude), Some(longitude)) = (b.latitude, b.longitude) else {
+                return Err(ApiError::bad_request("latitude and longitude are required"));
+            };
+            if !(-90.0..=90.0).contains(&latitude) || !(-180.0..=180.0).contains(&longitude) {
+                return Err(ApiError::bad_request("latitude or longitude out of range"));
+            }
+            InjectedContent::Location {
+                latitude,
+                longitude,
+                name: b.name.clone().unwrap_or_default(),
+                address: b.address.clone().unwrap_or_default(),
+                live: b.live.unwrap_or(false),
+            }
+        }
+        "contact" => InjectedContent::Contact {
+            display_name: required(&b.display_name, "displayName")?,
+            vcard: required(&b.vcard, "vcard")?,
+        },
+        "poll_creation" => {
+            let options = b.poll_options.clone().unwrap_or_default();
+            if options.len() < 2 {
+                return Err(ApiError::bad_request(
+                    "pollOptions needs at least 2 options",
+                ));
+            }
+            InjectedContent::PollCreation {
+                name: required(&b.poll_name, "pollName")?,
+                selectable_count: b.selectable_count.unwrap_or(1),
+                options,
+            }
+        }
+        "vote_update" => {
+            let selected_options = b.selected_options.clone().unwrap_or_default();
+            InjectedContent::VoteUpdate {
+                poll_message_id: required(&b.poll_message_id, "pollMessageId")?,
+                selected_options,
+            }
+        }
+        "interactive_reply" => InjectedContent::InteractiveReply {
+            target_id: required(&b.target_id, "targetId")?,
+            button_id: required(&b.button_id, "buttonId")?,
+            display_text: b.display_text.clone().unwrap_or_default(),
+        },
+        "reaction" => InjectedContent::Reaction {
+            target_id: required(&b.target_id, "targetId")?,
+            emoji: b
+                .emoji
+                .clone()
+                .ok_or_else(|| ApiError::bad_request("emoji is required (empty removes it)"))?,
+        },
+        "edit" => InjectedContent::Edit {
+            target_id: required(&b.target_id, "targetId")?,
+            body: required(&b.body, "body")?,
+        },
+        "revoke" => InjectedContent::Revoke {
+            target_id: required(&b.target_id, "targetId")?,
+        },
+        "" => return Err(ApiError::bad_request("type is required")),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "unknown type {other:?}: one of text, image, video, audio, document, sticker, \
+                 location, contact, poll_creation, vote_update, interactive_reply, reaction, edit, revoke"
+            )));
+        }
+    })
+}
+
+fn required(value: &Option<String>, field: &str) -> Result<String, ApiError> {
+    match value.as_deref().map(str::trim) {
+        Some(v) if !v.is_empty() => Ok(v.to_string()),
+        _ => Err(ApiError::bad_request(format!("{field} is required"))),
+    }
+}

@@ -1,0 +1,211 @@
+//! `POST /sandbox/messages` on the network side: someone (a contact, or the
+//! linked phone itself) sends the session a message, delivered as the real
+//! network delivers one (votes as option hashes, files as CDN pointers).
+use chrono::Utc;
+use parley_shared::command::{Outcome, Reply};
+use parley_shared::db::sandbox::{PhonePatch, is_valid_phone};
+use parley_shared::error::ApiError;
+use parley_shared::injected::{FROM_ME, InjectedContent, InjectedMessage};
+
+use super::SandboxNetwork;
+use super::live::Phase;
+use crate::events::option_hash;
+use crate::network::NetworkEvent;
+use crate::network::inbound::{Content, InboundMessage, MediaKind, QuotedRef, user_part};
+use crate::network::outgoing::new_message_id;
+
+/// Where a message was written and by whom.
+struct Route {
+    chat: String,
+    chat_lid: String,
+    sender: String,
+    sender_phone: Option<String>,
+    push_name: String,
+}
+
+impl SandboxNetwork {
+    pub(super) async fn deliver_message(&self, client_id: &str, m: InjectedMessage) -> Outcome {
+        let live = self
+            .live(client_id)
+            .ok_or_else(|| ApiError::conflict("session is not connected"))?;
+        let device = self
+            .db()
+            .sandbox_device(client_id)
+            .await?
+            .ok_or_else(|| ApiError::conflict("session is not connected"))?;
+        let route = self.route(&m, &device.jid, &device.push_name).await?;
+        let content = content_of(m.content)?;
+        let id = m.message_id.unwrap_or_else(new_message_id);
+        let msg = InboundMessage {
+            id: id.clone(),
+            chat: route.chat,
+            chat_lid: route.chat_lid,
+            sender: route.sender,
+            sender_phone: route.sender_phone,
+            from_me: m.from == FROM_ME,
+            push_name: route.push_name,
+            group_subject: None,
+            timestamp: Utc::now(),
+            content,
+            quoted: m.quoted_message_id.map(|message_id| QuotedRef {
+                message_id,
+                participant: None,
+                body: String::new(),
+                kind: String::new(),
+            }),
+            mentions: m.mentions,
+            is_forwarded: m.is_forwarded,
+        };
+        let state = live.state().await;
+        if !matches!(state.phase, Phase::Linked) {
+            return Err(ApiError::conflict("session is not connected"));
+        }
+        if !state.emit(NetworkEvent::Message(Box::new(msg))).await {
+            return Err(ApiError::conflict("session is not connected"));
+        }
+        Ok(Reply::MessageId { message_id: id })
+    }
+
+    /// The chat and sender of `m`; a contact that writes is registered when new.
+    async fn route(
+        &self,
+        m: &InjectedMessage,
+        my_jid: &str,
+        my_name: &str,
+    ) -> Result<Route, ApiError> {
+        if m.from == FROM_ME {
+            let chat = m
+                .chat
+                .as_deref()
+                .ok_or_else(|| ApiError::bad_request("chat is required when from is \"me\""))?;
+            let (chat, chat_lid) = if chat.contains('@') {
+                (chat.to_string(), String::new())
+            } else {
+                let contact = self.contact(chat).await?;
+                (format!("{}@lid", contact.lid), contact.lid)
+            };
+            return Ok(Route {
+                chat,
+                chat_lid,
+                sender: my_jid.to_string(),
+                sender_phone: Some(user_part(my_jid).to_string()),
+                push_name: my_name.to_string(),
+            });
+        }
+        let contact = self.contact(&m.from).await?;
+        let sender = format!("{}@lid", contact.lid);
+        let (chat, chat_lid) = match m.chat.as_deref() {
+            None => (sender.clone(), contact.lid.clone()),
+            Some(chat) if chat.contains('@') => (chat.to_string(), String::new()),
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "chat must be a group, broadcast or channel JID for a contact's message",
+                ));
+            }
+        };
+        Ok(Route {
+            chat,
+            chat_lid,
+            sender,
+            sender_phone: Some(contact.phone),
+            push_name: contact.name,
+        })
+    }
+
+    async fn contact(
+        &self,
+        phone: &str,
+    ) -> Result<parley_shared::db::sandbox::SandboxPhone, ApiError> {
+        let phone = phone.trim_start_matches('+');
+        if !is_valid_phone(phone) {
+            return Err(ApiError::bad_request(
+                "phone must be 8 to 15 digits with country code",
+            ));
+        }
+        Ok(self.db().upsert_phone(phone, PhonePatch::default()).await?)
+    }
+}
+
+fn content_of(content: InjectedContent) -> Result<Content, ApiError> {
+    Ok(match content {
+        InjectedContent::Text { body } => Content::Text { body },
+        InjectedContent::Media {
+            kind,
+            mime_type,
+            file_name,
+            caption,
+            ptt,
+            download,
+        } => Content::Media {
+            kind: media_kind(&kind)?,
+            mime_type,
+            file_name,
+            caption,
+            ptt,
+            download,
+        },
+        InjectedContent::Location {
+            latitude,
+            longitude,
+            name,
+            address,
+            live,
+        } => Content::Location {
+            latitude,
+            longitude,
+            name,
+            address,
+            live,
+        },
+        InjectedContent::Contact {
+            display_name,
+            vcard,
+        } => Content::Contact {
+            display_name,
+            vcard,
+        },
+        InjectedContent::PollCreation {
+            name,
+            options,
+            selectable_count,
+        } => Content::Poll {
+            name,
+            options,
+            selectable_count,
+        },
+        InjectedContent::VoteUpdate {
+            poll_message_id,
+            selected_options,
+        } => Content::Vote {
+            poll_message_id,
+            selected_hashes: selected_options.iter().map(|o| option_hash(o)).collect(),
+        },
+        InjectedContent::InteractiveReply {
+            target_id,
+            button_id,
+            display_text,
+        } => Content::InteractiveReply {
+            target_id,
+            button_id,
+            display_text,
+        },
+        InjectedContent::Reaction { target_id, emoji } => Content::Reaction { target_id, emoji },
+        InjectedContent::Edit { target_id, body } => Content::Edit { target_id, body },
+        InjectedContent::Revoke { target_id } => Content::Revoke { target_id },
+    })
+}
+
+fn media_kind(kind: &str) -> Result<MediaKind, ApiError> {
+    Ok(match kind {
+        "image" => MediaKind::Image,
+        "video" => MediaKind::Video,
+        "audio" => MediaKind::Audio,
+        "document" => MediaKind::Document,
+        "sticker" => MediaKind::Sticker,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "unknown media type {other:?}"
+            )));
+        }
+    })
+}

@@ -1,0 +1,136 @@
+//! What a send put on the network, seen as the session's own message activity:
+//! the `fromMe` event (and hosted-history row) of a message sent through the API.
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::events::{Activity, FileBytes};
+use crate::network::inbound::{Content, InboundMessage, QuotedRef, user_part};
+use crate::network::{Outgoing, OutgoingBody, SentMessage};
+
+/// A sent message's content, kept until the network confirmed it.
+#[derive(Debug, Clone)]
+pub struct Echo {
+    pub content: Content,
+    pub quoted_id: Option<String>,
+    pub mentions: Vec<String>,
+    /// A sent file's bytes (the hosted inbox stores them).
+    pub file: Option<FileBytes>,
+}
+
+impl Echo {
+    /// The echo of a message about to be sent.
+    pub fn of(outgoing: &Outgoing) -> Echo {
+        let mut file = None;
+        let content = match &outgoing.body {
+            OutgoingBody::Text { body } => Content::Text { body: body.clone() },
+            OutgoingBody::Media(m) => {
+                let file_name = m.file_name.clone().unwrap_or_default();
+                file = Some(FileBytes {
+                    bytes: m.data.clone(),
+                    mime_type: m.mime_type.clone(),
+                    file_name: file_name.clone(),
+                });
+                Content::Media {
+                    kind: m.kind,
+                    mime_type: m.mime_type.clone(),
+                    file_name,
+                    caption: m.caption.clone().unwrap_or_default(),
+                    ptt: m.voice,
+                    download: parley_shared::event::MediaDownload {
+                        file_length: m.data.len() as u64,
+                        ..Default::default()
+                    },
+                }
+            }
+            OutgoingBody::Poll {
+                name,
+                options,
+                selectable_count,
+            } => Content::Poll {
+                name: name.clone(),
+                options: options.clone(),
+                selectable_count: *selectable_count,
+            },
+            // Buttons have no event type of their own: their text is the message.
+            OutgoingBody::Interactive { body, .. } => Content::Text { body: body.clone() },
+            OutgoingBody::Location {
+                latitude,
+                longitude,
+                name,
+                address,
+            } => Content::Location {
+                latitude: *latitude,
+                longitude: *longitude,
+                name: name.clone().unwrap_or_default(),
+                address: address.clone().unwrap_or_default(),
+                live: false,
+            },
+            OutgoingBody::Contact {
+                display_name,
+                vcard,
+            } => Content::Contact {
+                display_name: display_name.clone(),
+                vcard: vcard.clone(),
+            },
+        };
+        Echo {
+            content,
+            quoted_id: outgoing.quoted_id.clone(),
+            mentions: outgoing.mentions.clone(),
+            file,
+        }
+    }
+
+    /// The echo of an update (reaction, edit, revoke) of an earlier message.
+    pub fn update(content: Content) -> Echo {
+        Echo {
+            content,
+            quoted_id: None,
+            mentions: Vec::new(),
+            file: None,
+        }
+    }
+
+    /// The activity the network confirmed as `sent`, by the session `me`.
+    pub fn into_activity(self, sent: &SentMessage, me: &Me, meta: Option<Value>) -> Activity {
+        let is_group = sent.to.ends_with("@g.us");
+        let msg = InboundMessage {
+            id: sent.message_id.clone(),
+            chat: sent.to.clone(),
+            chat_lid: if is_group {
+                String::new()
+            } else {
+                user_part(&sent.to).to_string()
+            },
+            sender: me.jid.clone(),
+            sender_phone: None,
+            from_me: true,
+            push_name: me.push_name.clone(),
+            group_subject: None,
+            timestamp: sent.at,
+            content: self.content,
+            quoted: self.quoted_id.map(|message_id| QuotedRef {
+                message_id,
+                participant: None,
+                body: String::new(),
+                kind: String::new(),
+            }),
+            mentions: self.mentions,
+            is_forwarded: false,
+        };
+        Activity {
+            msg,
+            meta,
+            file: self.file,
+            connection: None::<Arc<dyn crate::network::Connection>>,
+        }
+    }
+}
+
+/// Who the session is, for its own messages.
+#[derive(Debug, Clone, Default)]
+pub struct Me {
+    pub jid: String,
+    pub push_name: String,
+}
