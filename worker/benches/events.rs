@@ -1,0 +1,207 @@
+//! Event delivery load: how many events one worker's pipeline normalizes, signs
+//! and delivers per second to a fast local receiver, with loss counted; and how
+//! much memory it holds while a receiver is down under a steady event rate.
+//!
+//! `cargo bench -p parley-worker --bench events -- [--rate N] [--seconds S]
+//!  [--sessions K] [--outage-seconds S] [--outage-rate N]`
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use parley_shared::egress::Egress;
+use parley_tests::receiver::Receiver;
+use parley_worker::events::{Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings};
+use parley_worker::network::inbound::{Content, InboundMessage};
+use parley_worker::webhook::{RetryPolicy, Target};
+use tokio::time::MissedTickBehavior;
+
+struct Args {
+    rate: u64,
+    seconds: u64,
+    sessions: usize,
+    outage_seconds: u64,
+    outage_rate: u64,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        rate: 5_000,
+        seconds: 10,
+        sessions: 20,
+        outage_seconds: 60,
+        outage_rate: 1_000,
+    };
+    let raw: Vec<String> = std::env::args().collect();
+    let mut i = 1;
+    while i < raw.len() {
+        let value = raw.get(i + 1).and_then(|v| v.parse::<u64>().ok());
+        match (raw[i].as_str(), value) {
+            ("--rate", Some(v)) => a.rate = v,
+            ("--seconds", Some(v)) => a.seconds = v,
+            ("--sessions", Some(v)) => a.sessions = v as usize,
+            ("--outage-seconds", Some(v)) => a.outage_seconds = v,
+            ("--outage-rate", Some(v)) => a.outage_rate = v,
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    a
+}
+
+fn message(n: u64) -> InboundMessage {
+    InboundMessage {
+        id: format!("3EB0{n:016X}"),
+        chat: "222222222222222@lid".into(),
+        chat_lid: "222222222222222".into(),
+        sender: "222222222222222@lid".into(),
+        sender_phone: Some("4915100000001".into()),
+        from_me: false,
+        push_name: "Ana".into(),
+        group_subject: None,
+        timestamp: Utc::now(),
+        content: Content::Text {
+            body: "Hello, is the order on its way? I ordered it last Tuesday.".into(),
+        },
+        quoted: None,
+        mentions: Vec::new(),
+        is_forwarded: false,
+    }
+}
+
+fn open(pipeline: &EventPipeline, n: usize, url: &str) -> Vec<SessionEvents> {
+    (0..n)
+        .map(|i| {
+            let id = format!("bench{i}");
+            let target = Target {
+                url: url.to_string(),
+                token: "bench-webhook-token-0123456789abcdef".into(),
+            };
+            let settings = SessionSettings {
+                facts: SessionFacts {
+                    client_id: id.clone(),
+                    org_id: "org".into(),
+                    my_lid: "111111111111111".into(),
+                    enable_group_ai: false,
+                },
+                poll_lookup_url: String::new(),
+            };
+            pipeline.open(&id, target, settings)
+        })
+        .collect()
+}
+
+/// Feeds `rate` events per second for `seconds` (open model) round-robin over `sessions`.
+async fn feed(pipeline: &EventPipeline, sessions: &[SessionEvents], rate: u64, seconds: u64) {
+    let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / rate.max(1)));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    for n in 0..rate * seconds {
+        tick.tick().await;
+        let session = &sessions[n as usize % sessions.len()];
+        let activity = Activity {
+            msg: message(n),
+            meta: None,
+            file: None,
+            connection: None,
+        };
+        pipeline.process(session, activity).await;
+    }
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::main]
+async fn main() {
+    let a = args();
+    let egress = Egress {
+        allow_private: true,
+    };
+
+    // 1. Throughput to a fast receiver.
+    let mut rx = Receiver::start().await;
+    let received = Arc::new(AtomicU64::new(0));
+    let url = rx.url.clone();
+    let counter = Arc::clone(&received);
+    let drain = tokio::spawn(async move {
+        loop {
+            rx.next(Duration::from_secs(3600)).await;
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None);
+    let sessions = open(&pipeline, a.sessions, &url);
+    let total = a.rate * a.seconds;
+    let started = Instant::now();
+    feed(&pipeline, &sessions, a.rate, a.seconds).await;
+    let fed = started.elapsed();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let elapsed = started.elapsed();
+    let stats = pipeline.dispatcher.stats();
+    let delivered = stats.delivered.load(Ordering::Relaxed);
+    let mean_latency_ms = stats.delivered_latency_us.load(Ordering::Relaxed) as f64
+        / delivered.max(1) as f64
+        / 1000.0;
+    println!(
+        "throughput: offered {} events/s for {} s over {} sessions: fed in {:.2} s, received {}/{} in {:.2} s = {:.0} events/s; dropped {}; mean enqueue->2xx latency {:.2} ms",
+        a.rate,
+        a.seconds,
+        a.sessions,
+        fed.as_secs_f64(),
+        received.load(Ordering::Relaxed),
+        total,
+        elapsed.as_secs_f64(),
+        received.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64(),
+        stats.dropped_total(),
+        mean_latency_ms,
+    );
+    drain.abort();
+    drop(sessions);
+
+    // 2. Memory while the receiver is down (connections refused).
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/hook", listener.local_addr().unwrap())
+    };
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None);
+    let sessions = open(&pipeline, 1, &dead);
+    let before = rss_kib();
+    let peak = Arc::new(AtomicU64::new(before));
+    let sampler = {
+        let peak = Arc::clone(&peak);
+        tokio::spawn(async move {
+            loop {
+                peak.fetch_max(rss_kib(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    feed(&pipeline, &sessions, a.outage_rate, a.outage_seconds).await;
+    sampler.abort();
+    let stats = pipeline.dispatcher.stats();
+    println!(
+        "outage: {} events/s for {} s to a receiver that refuses connections: RSS {} KiB before, peak {} KiB (+{} KiB); queue-full drops {}, exhausted {}",
+        a.outage_rate,
+        a.outage_seconds,
+        before,
+        peak.load(Ordering::Relaxed),
+        peak.load(Ordering::Relaxed).saturating_sub(before),
+        stats.dropped_queue_full.load(Ordering::Relaxed),
+        stats.dropped_exhausted.load(Ordering::Relaxed),
+    );
+}
