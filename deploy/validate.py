@@ -126,6 +126,39 @@ def known_parley_names() -> set[str]:
     return names
 
 
+def exported_metrics() -> dict[str, str]:
+    """Metric name (with the parley_ prefix) -> kind, from shared/src/metrics.rs."""
+    source = (ROOT / "shared" / "src" / "metrics.rs").read_text()
+    found = {f"parley_{name}": kind for kind, name in
+             re.findall(r'\b(counter|counter_vec|histogram_vec)\(\s*&r,\s*"([a-z_]+)"', source)}
+    found.update({f"parley_{name}": "gauge" for name in re.findall(r'Opts::new\(\s*"([a-z_]+)"', source)})
+    if len(found) < 8:
+        raise Failed(f"shared/src/metrics.rs: only {len(found)} metrics found")
+    return found
+
+
+def check_dashboard() -> str:
+    """Every series the dashboard queries is exported, and every export is on it."""
+    dashboard = json.loads((CHART / "dashboards" / "parley.json").read_text())
+    exported = exported_metrics()
+    problems: list[str] = []
+    used: set[str] = set()
+    for panel in dashboard.get("panels", []):
+        targets = panel.get("targets") or []
+        need(bool(targets), f"panel {panel.get('title')!r} has no query", problems)
+        for target in targets:
+            for name in re.findall(r"\bparley_[a-z_]+", target.get("expr", "")):
+                base = re.sub(r"_(bucket|sum|count)$", "", name)
+                if base in exported and (base == name or exported[base] == "histogram_vec"):
+                    used.add(base)
+                else:
+                    problems.append(f"panel {panel.get('title')!r} queries {name}, which is not exported")
+    for name in sorted(set(exported) - used):
+        problems.append(f"{name} is exported but on no panel")
+    raise_if(problems)
+    return f"{len(dashboard['panels'])} panels, {len(used)} metrics"
+
+
 # ---------------------------------------------------------------- Dockerfile
 
 
@@ -630,6 +663,7 @@ def main() -> int:
         return f"appVersion {meta['appVersion']}"
 
     report.check("Chart.yaml", check_chart_metadata)
+    report.check("grafana dashboard: metric names", check_dashboard)
 
     cluster_values = yaml.safe_load((CHART / "ci" / "cluster-values.yaml").read_text())
     # Cluster values with every credential inline instead of existingSecret.
