@@ -4,7 +4,7 @@
 //! `events/delivery.rs`, poll votes in `events/polls.rs`.
 mod delivery;
 mod polls;
-mod support;
+pub mod support;
 
 use base64::Engine;
 use parley_tests::receiver::Receiver;

@@ -7,3 +7,4 @@ mod sends;
 mod sessions;
 mod support;
 mod surface;
+mod traces;

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use parley_shared::egress::Egress;
 use parley_tests::receiver::Receiver;
-use parley_worker::events::{Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings};
+use parley_worker::events::{
+    Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings,
+};
 use parley_worker::network::inbound::{Content, InboundMessage};
 use parley_worker::webhook::{RetryPolicy, Target};
 use tokio::time::MissedTickBehavior;

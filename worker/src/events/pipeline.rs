@@ -187,6 +187,7 @@ impl EventPipeline {
             id,
             kind: envelope.kind,
             body,
+            parent: tracing::Span::current(),
         });
         processed
     }

@@ -13,6 +13,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use parley_shared::egress::{self, Egress};
 use tokio::sync::{Semaphore, mpsc, watch};
+use tracing::Instrument;
 
 pub use policy::{RetryPolicy, Verdict, classify};
 pub use sign::signature;
@@ -32,6 +33,9 @@ pub struct Delivery {
     /// The event type (`X-SN-Event`).
     pub kind: String,
     pub body: Bytes,
+    /// Where the event came from (an API send's trace, or none): the delivery's
+    /// span is its child, so one trace shows the request through to the webhook.
+    pub parent: tracing::Span,
 }
 
 /// Shared by every session of a worker: the HTTP client, the policy, the counters.
@@ -215,10 +219,15 @@ async fn run_queue(
         };
         let (dispatcher, target, client_id) =
             (Arc::clone(&dispatcher), target.clone(), client_id.clone());
-        in_flight.spawn(async move {
-            let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
-            drop(slot);
-        });
+        let span = tracing::info_span!(parent: &delivery.parent, "webhook.deliver",
+            client_id = %client_id, event_type = %delivery.kind);
+        in_flight.spawn(
+            async move {
+                let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
+                drop(slot);
+            }
+            .instrument(span),
+        );
         // Reap finished deliveries so the set stays small.
         while in_flight.try_join_next().is_some() {}
     }

@@ -28,6 +28,7 @@ fn open() -> Egress {
 
 fn event(n: u32) -> Delivery {
     Delivery {
+        parent: tracing::Span::none(),
         id: format!("evt_{n}"),
         kind: "text".into(),
         body: Bytes::from(format!(r#"{{"type":"text","body":"hello {n}"}}"#)),
