@@ -1,6 +1,7 @@
 //! Session owners: the supervisor that claims, runs and hands over sessions,
 //! the network port and its adapters, and worker presence.
 pub mod events;
+pub mod history;
 pub mod network;
 mod presence;
 pub mod send;

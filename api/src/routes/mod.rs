@@ -1,8 +1,10 @@
 //! Registers every route in one place, so the OpenAPI document and the route
 //! inventory come from the same calls that build the router.
 mod health;
+mod inbox;
 mod lifecycle;
 mod media;
+mod media_files;
 mod media_send;
 mod messages;
 mod meta;
@@ -66,6 +68,12 @@ where
         .service(updates::delete_message)
         .service(receipts::mark_read)
         .service(receipts::mark_unread)
+        .service(inbox::chat_rooms)
+        .service(inbox::messages)
+        .service(inbox::media_url)
+        .service(inbox::read)
+        .service(media_files::media_files)
+        .service(media_files::media_file_url)
         .service(meta::openapi_json)
         .service(media::public_file)
 }

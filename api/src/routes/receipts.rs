@@ -6,6 +6,7 @@ use parley_shared::outgoing::ChatAction;
 use parley_shared::wire::messages::{MarkRead, MarkUnread, MarkedRead};
 use parley_shared::wire::sessions::Ok as OkBody;
 
+use super::inbox;
 use super::messages::act;
 use super::sessions::authorized_client;
 use crate::compose::{self, MARK_READ_MAX};
@@ -42,15 +43,27 @@ pub async fn mark_read(
         }
     }
     let count = message_ids.len();
+    let room = inbox::room_of(&state, &id, &to).await?;
     act(&state, &id, ChatAction::MarkRead { to, message_ids }).await?;
+    // The network took the receipts: the hosted badge is cleared too. The
+    // receipts are out either way, so a failure here is logged, not answered.
+    if let Some(room) = room
+        && let Err(e) = state
+            .ports
+            .db
+            .reset_unread(&room.client_id, &room.chat_room_id)
+            .await
+    {
+        tracing::warn!(error = %e, client_id = %id, "cannot reset the hosted unread count");
+    }
     Ok(web::Json(MarkedRead { ok: true, count }))
 }
 
-/// Without hosted history (a later part) the flag is sent without the chat's
-/// last message; the spec's 404 for a chat with no stored message comes with it.
+/// With a hosted inbox the chat must have a stored message (else 404); without
+/// one the flag is sent as is.
 #[utoipa::path(tag = "chats", request_body = MarkUnread, responses((status = 200, body = OkBody),
     (status = 400, description = "Invalid fields"),
-    (status = 404, description = "Unknown or unpaired clientId"),
+    (status = 404, description = "Unknown or unpaired clientId, or (hosted inbox) no stored message for the chat"),
     (status = 502, description = "The network rejected the app-state patch")))]
 #[post("/mark-unread")]
 pub async fn mark_unread(
@@ -61,6 +74,21 @@ pub async fn mark_unread(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let to = compose::recipient(body.to.as_deref())?;
+    if inbox::hosted(&state, &id).await? {
+        let stored = match inbox::room_of(&state, &id, &to).await? {
+            Some(room) => {
+                state
+                    .ports
+                    .db
+                    .room_has_messages(&room.client_id, &room.chat_room_id)
+                    .await?
+            }
+            None => false,
+        };
+        if !stored {
+            return Err(ApiError::not_found("no stored message for this chat").into());
+        }
+    }
     act(&state, &id, ChatAction::MarkUnread { to }).await?;
     Ok(web::Json(OkBody { ok: true }))
 }

@@ -7,6 +7,7 @@ use parley_shared::wire::messages::{
     DeleteMessage, EditMessage, SendReaction, SendTyping, StatusFlag, StatusText, Targeted,
 };
 
+use super::inbox;
 use super::messages::{act, deliver};
 use super::sessions::authorized_client;
 use crate::compose::{self, TEXT_MAX};
@@ -97,11 +98,12 @@ pub async fn send_typing(
     }))
 }
 
-/// Without hosted history (a later part) `mode: me` is sent to the network as a
-/// delete-for-me; `chatRoomId` is accepted and not needed yet.
+/// `mode: me` is sent to the network as a delete-for-me. With a hosted inbox the
+/// message must be in history (in `chatRoomId`, else in the room of `to`): else
+/// 404; once the network took it, the stored row is marked deleted.
 #[utoipa::path(tag = "messages", request_body = DeleteMessage, responses((status = 200, body = StatusFlag),
     (status = 400, description = "Bad mode or missing fields"),
-    (status = 404, description = "Unknown or unpaired clientId"),
+    (status = 404, description = "Unknown or unpaired clientId, or (mode me, hosted inbox) message not found in history"),
     (status = 502, description = "The network rejected the revoke (everyone: own messages only)")))]
 #[post("/delete-message")]
 pub async fn delete_message(
@@ -120,13 +122,45 @@ pub async fn delete_message(
         None | Some("") => return Err(ApiError::bad_request("mode is required").into()),
         Some(_) => return Err(ApiError::bad_request("mode must be everyone or me").into()),
     };
-    compose::optional("chatRoomId", body.chat_room_id, compose::SHORT_MAX)?;
+    let chat_room_id = compose::optional("chatRoomId", body.chat_room_id, compose::SHORT_MAX)?;
+    let stored = if mode == DeleteMode::Me && inbox::hosted(&state, &id).await? {
+        let room = match chat_room_id {
+            Some(room) => Some(room),
+            None => inbox::room_of(&state, &id, &to)
+                .await?
+                .map(|r| r.chat_room_id),
+        };
+        let found = match &room {
+            Some(room) => state
+                .ports
+                .db
+                .history_message(id.as_str(), room, &message_id)
+                .await?
+                .map(|_| room.clone()),
+            None => None,
+        };
+        let Some(room) = found else {
+            return Err(ApiError::not_found("message not found in history").into());
+        };
+        Some(room)
+    } else {
+        None
+    };
     let action = ChatAction::Delete {
         to,
-        message_id,
+        message_id: message_id.clone(),
         from_me,
         mode,
     };
     act(&state, &id, action).await?;
+    if let Some(room) = stored
+        && let Err(e) = state
+            .ports
+            .db
+            .delete_for_me(id.as_str(), &room, &message_id)
+            .await
+    {
+        tracing::warn!(error = %e, client_id = %id, "cannot mark the stored message deleted");
+    }
     Ok(web::Json(StatusFlag { status: true }))
 }

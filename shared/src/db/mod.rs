@@ -1,5 +1,6 @@
 //! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
 pub mod entities;
+pub mod history;
 pub mod sandbox;
 pub mod sandbox_media;
 pub mod sessions;

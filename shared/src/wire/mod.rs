@@ -1,5 +1,6 @@
 //! HTTP request and response bodies (serde, camelCase), one module per resource.
 pub mod health;
+pub mod inbox;
 pub mod messages;
 pub mod meta;
 pub mod outbox;

@@ -1,6 +1,7 @@
 //! Contract tests of every port: one suite per port, run against both adapters.
 mod bus;
 mod db;
+mod history;
 mod lease;
 mod media;
 mod support;
