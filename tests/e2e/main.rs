@@ -2,6 +2,7 @@
 mod cluster;
 mod events;
 mod foundation;
+mod inbox;
 mod metrics;
 mod sends;
 mod sessions;
