@@ -238,7 +238,11 @@ impl MigrationTrait for Migration {
                             .primary_key(),
                     )
                     .col(ColumnDef::new(HistoryMessages::ClientId).text().not_null())
-                    .col(ColumnDef::new(HistoryMessages::ChatRoomId).text().not_null())
+                    .col(
+                        ColumnDef::new(HistoryMessages::ChatRoomId)
+                            .text()
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(HistoryMessages::MessageId).text().not_null())
                     .col(text(HistoryMessages::OrgId))
                     .col(text(HistoryMessages::Body))

@@ -25,9 +25,12 @@ const OTHER_SECRET: &str = "other-secret-0123456789";
 /// The server's own database and media store, opened by the test.
 async fn history_of(p: &Parley) -> (Db, Arc<History>) {
     let data = p.dir.join("parley-data");
-    let db = Db::connect(&format!("sqlite://{}", data.join("parley.sqlite").display()))
-        .await
-        .expect("open the server's database");
+    let db = Db::connect(&format!(
+        "sqlite://{}",
+        data.join("parley.sqlite").display()
+    ))
+    .await
+    .expect("open the server's database");
     let store = Arc::new(FsMediaStore::new(data.join("media"), &p.base));
     let history = History::new(db.clone(), store, Some(RECEIVER.into()));
     (db, history)
@@ -68,15 +71,36 @@ fn image(mut e: Envelope, name: &str) -> Envelope {
 }
 
 async fn get_as(p: &Parley, token: &str, path: &str) -> (u16, Value) {
-    json(client().get(p.url(path)).bearer_auth(token).send().await.unwrap()).await
+    json(
+        client()
+            .get(p.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
 }
 
 async fn post_as(p: &Parley, token: &str, path: &str) -> (u16, Value) {
-    json(client().post(p.url(path)).bearer_auth(token).send().await.unwrap()).await
+    json(
+        client()
+            .post(p.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
 }
 
 fn keys(v: &Value) -> Vec<&str> {
-    let mut k: Vec<&str> = v.as_object().expect("object").keys().map(String::as_str).collect();
+    let mut k: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
     k.sort_unstable();
     k
 }
@@ -97,10 +121,15 @@ async fn hosted_inbox_routes_read_what_history_stored() {
         )
         .await;
         assert_eq!(status, 200, "{body}");
-        let (status, body) = post(&p, "/set-org-id", json!({"clientId": id, "orgId": "org1"})).await;
-        assert_eq!(status, 200, "{body}");
         let (status, body) =
-            post(&p, "/set-api-secret", json!({"clientId": id, "secret": secret})).await;
+            post(&p, "/set-org-id", json!({"clientId": id, "orgId": "org1"})).await;
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = post(
+            &p,
+            "/set-api-secret",
+            json!({"clientId": id, "secret": secret}),
+        )
+        .await;
         assert_eq!(status, 200, "{body}");
     }
 
@@ -122,7 +151,14 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     for (i, name) in ["a.png", "b.png", "c.png"].into_iter().enumerate() {
         let bytes = format!("\u{89}PNG image {name}").into_bytes();
         let e = image(
-            event("shop", &room, &my_lid, &lid, &format!("3EB0I{i}"), 300 + i as i64),
+            event(
+                "shop",
+                &room,
+                &my_lid,
+                &lid,
+                &format!("3EB0I{i}"),
+                300 + i as i64,
+            ),
             name,
         );
         let media = MediaFile {
@@ -138,7 +174,10 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     let other_lid = db.session("other").await.unwrap().expect("other").lid;
     let other_room = format!("other-{other_lid}-{lid}");
     history
-        .record(&event("other", &other_room, &other_lid, &lid, "3EB0OTHER", 1), None)
+        .record(
+            &event("other", &other_room, &other_lid, &lid, "3EB0OTHER", 1),
+            None,
+        )
         .await
         .unwrap();
 
@@ -151,12 +190,25 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     assert_eq!(
         keys(r),
         [
-            "avatarUrl", "chatRoomId", "clientId", "clientLid", "isGroup", "lastMessage",
-            "lastMessageAt", "lastMessageFromMe", "myLid", "name", "remoteJid", "unreadCount"
+            "avatarUrl",
+            "chatRoomId",
+            "clientId",
+            "clientLid",
+            "isGroup",
+            "lastMessage",
+            "lastMessageAt",
+            "lastMessageFromMe",
+            "myLid",
+            "name",
+            "remoteJid",
+            "unreadCount"
         ]
     );
     assert_eq!(r["chatRoomId"], room.as_str());
-    assert_eq!((r["clientLid"].as_str(), r["myLid"].as_str()), (Some(lid.as_str()), Some(my_lid.as_str())));
+    assert_eq!(
+        (r["clientLid"].as_str(), r["myLid"].as_str()),
+        (Some(lid.as_str()), Some(my_lid.as_str()))
+    );
     assert_eq!(r["remoteJid"], format!("{lid}@lid"));
     assert_eq!(r["unreadCount"], 253);
     assert_eq!(r["lastMessage"], "caption c.png");
@@ -170,14 +222,26 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     assert_eq!(messages.len(), 200);
     assert_eq!(messages[0]["messageId"], "3EB0T0053");
     assert_eq!(messages[199]["messageId"], "3EB0I2");
-    let sent: Vec<&str> = messages.iter().map(|m| m["sentAt"].as_str().unwrap()).collect();
+    let sent: Vec<&str> = messages
+        .iter()
+        .map(|m| m["sentAt"].as_str().unwrap())
+        .collect();
     assert!(sent.windows(2).all(|w| w[0] <= w[1]), "oldest first");
     let text = &messages[0];
     assert_eq!(
         keys(text),
         [
-            "body", "chatRoomId", "clientId", "deleted", "extras", "fromAi", "fromMe",
-            "messageId", "messageType", "pushname", "sentAt"
+            "body",
+            "chatRoomId",
+            "clientId",
+            "deleted",
+            "extras",
+            "fromAi",
+            "fromMe",
+            "messageId",
+            "messageType",
+            "pushname",
+            "sentAt"
         ]
     );
     assert_eq!(text["messageType"], "chat");
@@ -190,8 +254,11 @@ async fn hosted_inbox_routes_read_what_history_stored() {
 
     // Media links: the permanent link serves the original bytes.
     for (message_id, rec, bytes) in &images {
-        let (status, body) =
-            get(&p, &format!("/chatrooms/{room}/messages/{message_id}/media-url")).await;
+        let (status, body) = get(
+            &p,
+            &format!("/chatrooms/{room}/messages/{message_id}/media-url"),
+        )
+        .await;
         assert_eq!((status, &body["ok"]), (200, &json!(true)), "{body}");
         assert_eq!(body["url"], rec.download_url.as_str());
         let res = client().get(&rec.download_url).send().await.unwrap();
@@ -199,8 +266,11 @@ async fn hosted_inbox_routes_read_what_history_stored() {
         assert_eq!(res.bytes().await.unwrap().to_vec(), *bytes);
     }
     for missing in ["3EB0T0100", "3EB0NOPE"] {
-        let (status, body) =
-            get(&p, &format!("/chatrooms/{room}/messages/{missing}/media-url")).await;
+        let (status, body) = get(
+            &p,
+            &format!("/chatrooms/{room}/messages/{missing}/media-url"),
+        )
+        .await;
         assert_eq!(status, 404, "{body}");
         assert!(body["error"].is_string());
     }
@@ -209,22 +279,40 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     let (status, body) = get(&p, "/media-files?clientId=shop&orgId=org1&page=1&limit=2").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["ok"], true);
-    assert_eq!(body["pagination"], json!({"page": 1, "limit": 2, "total": 3}));
+    assert_eq!(
+        body["pagination"],
+        json!({"page": 1, "limit": 2, "total": 3})
+    );
     let files = body["files"].as_array().unwrap();
     assert_eq!(files.len(), 2);
     assert_eq!(
         keys(&files[0]),
-        ["caption", "clientId", "createdAt", "fileName", "fileSize", "mediaType", "messageId", "mimeType"]
+        [
+            "caption",
+            "clientId",
+            "createdAt",
+            "fileName",
+            "fileSize",
+            "mediaType",
+            "messageId",
+            "mimeType"
+        ]
     );
     assert_eq!(files[0]["fileName"], "c.png");
     assert_eq!(files[0]["caption"], "caption c.png");
     assert_eq!(files[0]["fileSize"], images[2].2.len());
-    assert_eq!(files[0]["messageId"], images[2].1.media_file_id.clone().unwrap().as_str());
+    assert_eq!(
+        files[0]["messageId"],
+        images[2].1.media_file_id.clone().unwrap().as_str()
+    );
     let (_, body) = get(&p, "/media-files?clientId=shop&orgId=org1&page=2&limit=2").await;
     assert_eq!(body["files"].as_array().unwrap().len(), 1);
     assert_eq!(body["files"][0]["fileName"], "a.png");
     let (_, body) = get(&p, "/media-files?clientId=shop&orgId=org1").await;
-    assert_eq!(body["pagination"], json!({"page": 1, "limit": 50, "total": 3}));
+    assert_eq!(
+        body["pagination"],
+        json!({"page": 1, "limit": 50, "total": 3})
+    );
     let (_, body) = get(&p, "/media-files?clientId=shop&orgId=org1&limit=1000").await;
     assert_eq!(body["pagination"]["limit"], 200);
     for bad in [
@@ -266,12 +354,22 @@ async fn hosted_inbox_routes_read_what_history_stored() {
 
     // Session secrets reach their own session only.
     let (status, body) = get_as(&p, SHOP_SECRET, "/chatrooms?clientId=shop").await;
-    assert_eq!((status, body["chatRooms"].as_array().map(Vec::len)), (200, Some(1)));
+    assert_eq!(
+        (status, body["chatRooms"].as_array().map(Vec::len)),
+        (200, Some(1))
+    );
     let (status, _) = get_as(&p, SHOP_SECRET, &format!("/chatrooms/{room}/messages")).await;
     assert_eq!(status, 200);
-    let (status, body) =
-        get_as(&p, SHOP_SECRET, &format!("/media-files/{library_id}/url?clientId=shop")).await;
-    assert_eq!((status, &body["url"]), (200, &json!(images[2].1.download_url)));
+    let (status, body) = get_as(
+        &p,
+        SHOP_SECRET,
+        &format!("/media-files/{library_id}/url?clientId=shop"),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["url"]),
+        (200, &json!(images[2].1.download_url))
+    );
     let (status, body) = get_as(&p, OTHER_SECRET, "/chatrooms?clientId=other").await;
     assert_eq!(status, 200);
     assert_eq!(body["chatRooms"][0]["chatRoomId"], other_room.as_str());
@@ -283,12 +381,20 @@ async fn hosted_inbox_routes_read_what_history_stored() {
         format!("/media-files/{library_id}/url"),
     ] {
         let (status, body) = get_as(&p, OTHER_SECRET, &path).await;
-        assert_eq!((status, body), (401, json!({"error": "unauthorized"})), "{path}");
+        assert_eq!(
+            (status, body),
+            (401, json!({"error": "unauthorized"})),
+            "{path}"
+        );
     }
     let (status, _) = post_as(&p, OTHER_SECRET, &format!("/chatrooms/{room}/read")).await;
     assert_eq!(status, 401);
-    let (status, body) =
-        get_as(&p, OTHER_SECRET, &format!("/media-files/{library_id}/url?clientId=other")).await;
+    let (status, body) = get_as(
+        &p,
+        OTHER_SECRET,
+        &format!("/media-files/{library_id}/url?clientId=other"),
+    )
+    .await;
     assert_eq!(status, 404, "another session's file is not found: {body}");
 
     // Read reset: no receipt goes out.
@@ -319,8 +425,12 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     assert_eq!(body["chatRooms"][0]["unreadCount"], 0);
 
     // /mark-unread needs a stored message for the chat.
-    let (status, body) =
-        post(&p, "/mark-unread", json!({"clientId": "shop", "to": stranger})).await;
+    let (status, body) = post(
+        &p,
+        "/mark-unread",
+        json!({"clientId": "shop", "to": stranger}),
+    )
+    .await;
     assert_eq!(status, 404, "{body}");
     let (status, body) = post(&p, "/mark-unread", json!({"clientId": "shop", "to": lid})).await;
     assert_eq!((status, body), (200, json!({"ok": true})));
@@ -350,7 +460,10 @@ async fn hosted_inbox_routes_read_what_history_stored() {
     assert_eq!((status, body), (200, json!({"status": true})));
     let (_, body) = get(&p, &format!("/chatrooms/{room}/messages")).await;
     let last = body["messages"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((last["messageId"].as_str(), &last["deleted"]), (Some("3EB0NEW"), &json!(true)));
+    assert_eq!(
+        (last["messageId"].as_str(), &last["deleted"]),
+        (Some("3EB0NEW"), &json!(true))
+    );
 
     // The routes are in the inventory.
     let (_, config) = get(&p, "/config").await;

@@ -255,10 +255,12 @@ impl Db {
         client_id: &str,
         chat_room_id: &str,
     ) -> Result<Option<ChatRoomRow>, DbError> {
-        Ok(rooms::Entity::find_by_id((client_id.to_string(), chat_room_id.to_string()))
-            .one(self.conn())
-            .await?
-            .map(ChatRoomRow::from))
+        Ok(
+            rooms::Entity::find_by_id((client_id.to_string(), chat_room_id.to_string()))
+                .one(self.conn())
+                .await?
+                .map(ChatRoomRow::from),
+        )
     }
 
     /// The room of a contact (`user` is a LID user-part or phone digits) or of a
@@ -315,9 +317,11 @@ impl Db {
         chat_room_id: &str,
         message_id: &str,
     ) -> Result<Option<MessageRow>, DbError> {
-        Ok(find_message(self.conn(), client_id, chat_room_id, message_id)
-            .await?
-            .map(MessageRow::from))
+        Ok(
+            find_message(self.conn(), client_id, chat_room_id, message_id)
+                .await?
+                .map(MessageRow::from),
+        )
     }
 
     /// Whether the room has at least one stored message.
@@ -682,8 +686,10 @@ async fn upsert_room(txn: &DatabaseTransaction, d: &RoomDelta<'_>) -> Result<(),
             d.facts.remote_jid.clone().into(),
             d.facts.remote_phone.clone().into(),
             d.facts.avatar_url.clone().into(),
-            last.map(|m| m.message_id.clone()).unwrap_or_default().into(),
-            last.map(|m| preview(m)).unwrap_or_default().into(),
+            last.map(|m| m.message_id.clone())
+                .unwrap_or_default()
+                .into(),
+            last.map(preview).unwrap_or_default().into(),
             last.is_some_and(|m| m.from_me).into(),
             last.map(|m| m.sent_at).into(),
             d.unread.into(),
@@ -692,14 +698,20 @@ async fn upsert_room(txn: &DatabaseTransaction, d: &RoomDelta<'_>) -> Result<(),
         ])
         .map_err(|e| DbError::Unavailable(format!("building the upsert: {e}")))?;
     let t = "\"history_rooms\"";
-    let keep_unless_blank =
-        |c: &str| Expr::cust(format!("CASE WHEN excluded.{c} <> '' THEN excluded.{c} ELSE {t}.{c} END"));
+    let keep_unless_blank = |c: &str| {
+        Expr::cust(format!(
+            "CASE WHEN excluded.{c} <> '' THEN excluded.{c} ELSE {t}.{c} END"
+        ))
+    };
     let newer = format!(
         "excluded.last_message_at IS NOT NULL AND ({t}.last_message_at IS NULL \
          OR excluded.last_message_at >= {t}.last_message_at)"
     );
-    let if_newer =
-        |c: &str| Expr::cust(format!("CASE WHEN {newer} THEN excluded.{c} ELSE {t}.{c} END"));
+    let if_newer = |c: &str| {
+        Expr::cust(format!(
+            "CASE WHEN {newer} THEN excluded.{c} ELSE {t}.{c} END"
+        ))
+    };
     let mut on_conflict = OnConflict::columns([C::ClientId, C::ChatRoomId]);
     on_conflict
         .value(C::OrgId, Expr::cust("excluded.org_id"))
@@ -822,7 +834,10 @@ async fn apply(
         }
     }
     messages::Entity::update_many()
-        .col_expr(messages::Column::Extras, Expr::value(Value::Object(extras).to_string()))
+        .col_expr(
+            messages::Column::Extras,
+            Expr::value(Value::Object(extras).to_string()),
+        )
         .col_expr(messages::Column::Body, Expr::value(body.clone()))
         .col_expr(messages::Column::Deleted, Expr::value(deleted))
         .filter(messages::Column::Id.eq(row.id))
@@ -950,10 +965,22 @@ mod tests {
     fn hosted_inbox_needs_an_org_and_the_receiver() {
         let r = Some("https://inbox.example/hook/");
         assert!(hosted_inbox_active("org1", "https://inbox.example/hook", r));
-        assert!(hosted_inbox_active("org1", " https://inbox.example/hook/ ", r));
+        assert!(hosted_inbox_active(
+            "org1",
+            " https://inbox.example/hook/ ",
+            r
+        ));
         assert!(!hosted_inbox_active("", "https://inbox.example/hook", r));
-        assert!(!hosted_inbox_active("org1", "https://other.example/hook", r));
-        assert!(!hosted_inbox_active("org1", "https://inbox.example/hook", None));
+        assert!(!hosted_inbox_active(
+            "org1",
+            "https://other.example/hook",
+            r
+        ));
+        assert!(!hosted_inbox_active(
+            "org1",
+            "https://inbox.example/hook",
+            None
+        ));
         assert!(!hosted_inbox_active("org1", "", Some("")));
     }
 }

@@ -104,8 +104,14 @@ async fn room(db: &Db, id: &str) -> parley_shared::db::history::ChatRoomRow {
 
 async fn duplicate_delivery_adds_no_row_and_counts_unread_once(db: &Db) {
     let m = message(ROOM, "3EB0A", 1, false);
-    assert_eq!(write(db, vec![insert(m.clone())]).await, [Written::Inserted]);
-    assert_eq!(write(db, vec![insert(m.clone())]).await, [Written::Duplicate]);
+    assert_eq!(
+        write(db, vec![insert(m.clone())]).await,
+        [Written::Inserted]
+    );
+    assert_eq!(
+        write(db, vec![insert(m.clone())]).await,
+        [Written::Duplicate]
+    );
     assert_eq!(write(db, vec![insert(m)]).await, [Written::Duplicate]);
     let rows = db.last_messages("shop", ROOM, 200).await.unwrap();
     assert_eq!(rows.len(), 1);
@@ -120,7 +126,10 @@ async fn duplicates_inside_one_batch(db: &Db) {
     let a = message(ROOM, "3EB0A", 1, false);
     let b = message(ROOM, "3EB0B", 2, false);
     let out = write(db, vec![insert(a.clone()), insert(b), insert(a)]).await;
-    assert_eq!(out, [Written::Inserted, Written::Inserted, Written::Duplicate]);
+    assert_eq!(
+        out,
+        [Written::Inserted, Written::Inserted, Written::Duplicate]
+    );
     assert_eq!(room(db, ROOM).await.unread_count, 2);
     assert_eq!(db.last_messages("shop", ROOM, 200).await.unwrap().len(), 2);
 }
@@ -136,11 +145,19 @@ async fn reaction_edit_revoke_update_the_target_and_insert_nothing(db: &Db) {
     };
     assert_eq!(write(db, vec![react("👍")]).await, [Written::Updated]);
     assert_eq!(write(db, vec![react("👍")]).await, [Written::Updated]);
-    let row = db.history_message("shop", ROOM, "3EB0T").await.unwrap().unwrap();
+    let row = db
+        .history_message("shop", ROOM, "3EB0T")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.extras["reactions"], json!({"222": "👍"}));
     assert_eq!(row.extras["mentions"], json!([]), "other extras are kept");
     assert_eq!(write(db, vec![react("")]).await, [Written::Updated]);
-    let row = db.history_message("shop", ROOM, "3EB0T").await.unwrap().unwrap();
+    let row = db
+        .history_message("shop", ROOM, "3EB0T")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.extras["reactions"], json!({}));
 
     let edit = Write::Update {
@@ -151,8 +168,15 @@ async fn reaction_edit_revoke_update_the_target_and_insert_nothing(db: &Db) {
             at: at(5),
         },
     };
-    assert_eq!(write(db, vec![edit.clone(), edit]).await, [Written::Updated; 2]);
-    let row = db.history_message("shop", ROOM, "3EB0T").await.unwrap().unwrap();
+    assert_eq!(
+        write(db, vec![edit.clone(), edit]).await,
+        [Written::Updated; 2]
+    );
+    let row = db
+        .history_message("shop", ROOM, "3EB0T")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.body, "new body");
     assert_eq!(row.extras["edited"], true);
     assert_eq!(
@@ -166,7 +190,11 @@ async fn reaction_edit_revoke_update_the_target_and_insert_nothing(db: &Db) {
         change: Change::Revoke { at: at(6) },
     };
     assert_eq!(write(db, vec![revoke]).await, [Written::Updated]);
-    let row = db.history_message("shop", ROOM, "3EB0T").await.unwrap().unwrap();
+    let row = db
+        .history_message("shop", ROOM, "3EB0T")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(row.deleted);
     assert_eq!(row.extras["revoked"], true);
 
@@ -196,7 +224,11 @@ async fn updates_may_target_a_message_of_the_same_batch(db: &Db) {
     )
     .await;
     assert_eq!(out, [Written::Updated, Written::Inserted]);
-    let row = db.history_message("shop", ROOM, "3EB0P").await.unwrap().unwrap();
+    let row = db
+        .history_message("shop", ROOM, "3EB0P")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         row.extras["votes"]["222"],
         json!({"selectedOptions": ["Pizza"], "selectedHashes": ["ab"]})
@@ -224,7 +256,11 @@ async fn last_200_of_250_oldest_first(db: &Db) {
 }
 
 async fn rooms_newest_activity_first_and_last_message_current(db: &Db) {
-    write(db, vec![insert(message("shop-111-200", "3EB0A", 10, false))]).await;
+    write(
+        db,
+        vec![insert(message("shop-111-200", "3EB0A", 10, false))],
+    )
+    .await;
     write(db, vec![insert(message("shop-111-300", "3EB0B", 20, true))]).await;
     // An older message arriving late does not become the last one.
     write(db, vec![insert(message("shop-111-300", "3EB0C", 5, false))]).await;
@@ -243,7 +279,10 @@ async fn rooms_newest_activity_first_and_last_message_current(db: &Db) {
     assert!(r300.last_message_from_me);
     assert_eq!(r300.last_message_at, Some(at(20)));
     assert_eq!(r300.unread_count, 1);
-    assert_eq!((r300.client_lid.as_str(), r300.my_lid.as_str()), ("300", "111"));
+    assert_eq!(
+        (r300.client_lid.as_str(), r300.my_lid.as_str()),
+        ("300", "111")
+    );
     let r200 = &rooms[1];
     assert_eq!(r200.last_message_id, "3EB0A");
     assert_eq!(r200.unread_count, 1);
@@ -317,20 +356,38 @@ async fn media_library_paging(db: &Db) {
     assert_eq!((past.total, past.files.len()), (7, 0));
     let all = db.media_files("shop", "org1", 1, 1000).await.unwrap();
     assert_eq!(all.files.len(), 7, "limit is capped at 200, not refused");
-    assert_eq!(db.media_files("shop", "org2", 1, 50).await.unwrap().total, 1);
-    assert_eq!(db.media_files("other", "org1", 1, 50).await.unwrap().total, 0);
+    assert_eq!(
+        db.media_files("shop", "org2", 1, 50).await.unwrap().total,
+        1
+    );
+    assert_eq!(
+        db.media_files("other", "org1", 1, 50).await.unwrap().total,
+        0
+    );
 
     let first = &p1.files[0];
     let found = db.media_file(&first.id).await.unwrap().unwrap();
     assert_eq!(&found, first);
     assert_eq!(found.caption, "caption 3EB0M6");
-    assert!(db.media_file("00000000-0000-0000-0000-000000000000").await.unwrap().is_none());
+    assert!(
+        db.media_file("00000000-0000-0000-0000-000000000000")
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(
         db.media_by_sha256("shop", "sha-3EB0M6").await.unwrap(),
         Some((found.storage_key.clone(), found.url.clone()))
     );
-    assert_eq!(db.media_by_sha256("other", "sha-3EB0M6").await.unwrap(), None);
-    let row = db.history_message("shop", ROOM, "3EB0M6").await.unwrap().unwrap();
+    assert_eq!(
+        db.media_by_sha256("other", "sha-3EB0M6").await.unwrap(),
+        None
+    );
+    let row = db
+        .history_message("shop", ROOM, "3EB0M6")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.media_file_id.as_deref(), Some(found.id.as_str()));
     assert_eq!(row.media.unwrap().file_name, "3EB0M6.png");
 }
@@ -338,7 +395,8 @@ async fn media_library_paging(db: &Db) {
 async fn poll_options_of_a_stored_poll(db: &Db) {
     let mut poll = message(ROOM, "3EB0POLL", 1, true);
     poll.message_type = "poll".into();
-    poll.extras = json!({"poll": {"name": "Lunch?", "options": ["Pizza", "Sushi"], "selectableCount": 1}});
+    poll.extras =
+        json!({"poll": {"name": "Lunch?", "options": ["Pizza", "Sushi"], "selectableCount": 1}});
     let mut not_poll = message(ROOM, "3EB0TEXT", 2, true);
     not_poll.extras = json!({"poll": {"options": ["x"]}});
     write(db, vec![insert(poll), insert(not_poll)]).await;
@@ -355,10 +413,22 @@ async fn rooms_found_by_contact(db: &Db) {
     let mut group = message("shop-111-120363025246125486", "3EB0G", 2, false);
     group.room.is_group = true;
     group.room.client_lid = "120363025246125486".into();
-    write(db, vec![insert(message(ROOM, "3EB0A", 1, false)), insert(group)]).await;
-    let by_lid = db.chat_room_for("shop", "222", false).await.unwrap().unwrap();
+    write(
+        db,
+        vec![insert(message(ROOM, "3EB0A", 1, false)), insert(group)],
+    )
+    .await;
+    let by_lid = db
+        .chat_room_for("shop", "222", false)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(by_lid.chat_room_id, ROOM);
-    let by_phone = db.chat_room_for("shop", "4917600000201", false).await.unwrap().unwrap();
+    let by_phone = db
+        .chat_room_for("shop", "4917600000201", false)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(by_phone.chat_room_id, ROOM);
     let g = db
         .chat_room_for("shop", "120363025246125486", true)
@@ -366,14 +436,28 @@ async fn rooms_found_by_contact(db: &Db) {
         .unwrap()
         .unwrap();
     assert!(g.is_group);
-    assert!(db.chat_room_for("shop", "999", false).await.unwrap().is_none());
-    assert!(db.chat_room_for("other", "222", false).await.unwrap().is_none());
+    assert!(
+        db.chat_room_for("shop", "999", false)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        db.chat_room_for("other", "222", false)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 async fn delete_for_me_marks_the_row(db: &Db) {
     write(db, vec![insert(message(ROOM, "3EB0A", 1, false))]).await;
     assert!(db.delete_for_me("shop", ROOM, "3EB0A").await.unwrap());
-    let row = db.history_message("shop", ROOM, "3EB0A").await.unwrap().unwrap();
+    let row = db
+        .history_message("shop", ROOM, "3EB0A")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(row.deleted);
     assert!(!db.delete_for_me("shop", ROOM, "3EB0NOPE").await.unwrap());
 }

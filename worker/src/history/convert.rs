@@ -142,12 +142,15 @@ pub fn message_writes(
             media_file.as_ref().map_or(0, |f| f.file_size)
         },
     });
-    let download_url = media_file.as_ref().map(|f| f.url.clone()).unwrap_or_else(|| {
-        e.media
-            .as_ref()
-            .map(|m| m.download_url.clone())
-            .unwrap_or_default()
-    });
+    let download_url = media_file
+        .as_ref()
+        .map(|f| f.url.clone())
+        .unwrap_or_else(|| {
+            e.media
+                .as_ref()
+                .map(|m| m.download_url.clone())
+                .unwrap_or_default()
+        });
     let row = NewMessage {
         client_id: e.client_id.clone(),
         org_id: e.org_id.clone(),

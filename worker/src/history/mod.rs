@@ -53,6 +53,9 @@ pub enum HistoryError {
     Media(#[from] MediaError),
 }
 
+/// Locks of files being stored, by `(clientId, sha256)`.
+type StoringLocks = Mutex<HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>>;
+
 /// The hosted inbox of every session of this process.
 pub struct History {
     db: Db,
@@ -61,7 +64,7 @@ pub struct History {
     writer: Writer,
     /// Files being stored, by `(clientId, sha256)`: the same bytes arriving twice
     /// at once wait for the first copy instead of storing a second one.
-    storing: Mutex<HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>>,
+    storing: StoringLocks,
 }
 
 impl History {
@@ -118,9 +121,8 @@ impl History {
             .ok_or_else(|| HistoryError::Invalid(format!("unknown event type {:?}", e.kind)))?;
         let message_type = match kind {
             Kind::Update => {
-                let write = convert::update_write(e).ok_or_else(|| {
-                    HistoryError::Invalid(format!("{} without a target", e.kind))
-                })?;
+                let write = convert::update_write(e)
+                    .ok_or_else(|| HistoryError::Invalid(format!("{} without a target", e.kind)))?;
                 let out = self.writer.write(vec![write]).await?;
                 return Ok(Recorded {
                     updated: out.first() == Some(&Written::Updated),
@@ -191,7 +193,10 @@ impl History {
         Ok(Recorded {
             new,
             updated: false,
-            download_url: row.as_ref().map(|r| r.download_url.clone()).unwrap_or_default(),
+            download_url: row
+                .as_ref()
+                .map(|r| r.download_url.clone())
+                .unwrap_or_default(),
             media_file_id: row.and_then(|r| r.media_file_id),
         })
     }
@@ -265,7 +270,11 @@ impl History {
     }
 
     /// The options of a stored poll, for resolving votes from history.
-    pub async fn poll_options(&self, client_id: &str, poll_message_id: &str) -> Option<Vec<String>> {
+    pub async fn poll_options(
+        &self,
+        client_id: &str,
+        poll_message_id: &str,
+    ) -> Option<Vec<String>> {
         match self.db.poll_options(client_id, poll_message_id).await {
             Ok(options) => options,
             Err(e) => {

@@ -122,8 +122,15 @@ async fn media_is_stored_once_and_links_return_the_bytes(s3: bool) {
         .expect("record");
     assert!(first.new);
     assert!(!first.download_url.is_empty());
-    assert_eq!(fetch(&f, &first.download_url).await, Bytes::from_static(bytes));
-    assert!(first.download_url.ends_with(".png"), "{}", first.download_url);
+    assert_eq!(
+        fetch(&f, &first.download_url).await,
+        Bytes::from_static(bytes)
+    );
+    assert!(
+        first.download_url.ends_with(".png"),
+        "{}",
+        first.download_url
+    );
 
     // A duplicate delivery: no new row, same link, no second library record.
     let again = f
@@ -147,23 +154,28 @@ async fn media_is_stored_once_and_links_return_the_bytes(s3: bool) {
 
     let page = f.db.media_files("shop", "org1", 1, 50).await.expect("page");
     assert_eq!(page.total, 2);
-    let record = f
-        .db
-        .media_file(first.media_file_id.as_deref().expect("library id"))
-        .await
-        .expect("read")
-        .expect("record");
+    let record =
+        f.db.media_file(first.media_file_id.as_deref().expect("library id"))
+            .await
+            .expect("read")
+            .expect("record");
     assert_eq!(record.file_size, bytes.len() as i64);
     assert_eq!(record.caption, "a caption");
     assert_eq!(record.message_id, "3EB0IMG1");
     assert!(uuid::Uuid::parse_str(&record.id).is_ok());
 
-    let messages = f.db.last_messages("shop", "shop-111-222", 200).await.expect("messages");
+    let messages =
+        f.db.last_messages("shop", "shop-111-222", 200)
+            .await
+            .expect("messages");
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0].message_type, "image");
     assert_eq!(messages[0].download_url, first.download_url);
     let media = messages[0].media.as_ref().expect("media");
-    assert_eq!((media.file_size, media.mime_type.as_str()), (bytes.len() as u64, "image/png"));
+    assert_eq!(
+        (media.file_size, media.mime_type.as_str()),
+        (bytes.len() as u64, "image/png")
+    );
     let rooms = f.db.chat_rooms("shop").await.expect("rooms");
     assert_eq!(rooms[0].unread_count, 2);
 }
@@ -190,7 +202,10 @@ async fn concurrent_duplicates_store_one_file_and_one_row() {
     let (a, b) = (a.expect("a"), b.expect("b"));
     assert!(a.new != b.new, "exactly one is new: {a:?} {b:?}");
     assert_eq!(a.download_url, b.download_url);
-    assert_eq!(f.db.media_files("shop", "org1", 1, 50).await.unwrap().total, 1);
+    assert_eq!(
+        f.db.media_files("shop", "org1", 1, 50).await.unwrap().total,
+        1
+    );
     let rooms = f.db.chat_rooms("shop").await.unwrap();
     assert_eq!(rooms[0].unread_count, 1);
     let mut objects = Vec::new();
@@ -234,7 +249,10 @@ async fn updates_change_their_target_and_insert_nothing() {
     // The same edit delivered twice is applied once.
     assert!(f.history.record(&edit, None).await.unwrap().updated);
 
-    let rows = f.db.last_messages("shop", "shop-111-222", 200).await.unwrap();
+    let rows =
+        f.db.last_messages("shop", "shop-111-222", 200)
+            .await
+            .unwrap();
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
     assert!(row.from_ai);
@@ -244,7 +262,11 @@ async fn updates_change_their_target_and_insert_nothing() {
     assert_eq!(row.extras["editHistory"].as_array().map(Vec::len), Some(1));
     assert_eq!(row.extras["editHistory"][0]["body"], "hello");
     assert_eq!(row.extras["meta"]["fromAI"], true);
-    let room = f.db.chat_room("shop", "shop-111-222").await.unwrap().unwrap();
+    let room =
+        f.db.chat_room("shop", "shop-111-222")
+            .await
+            .unwrap()
+            .unwrap();
     assert_eq!(room.last_message, "hello, edited");
     assert_eq!(room.unread_count, 0, "own messages are not unread");
 
@@ -253,12 +275,11 @@ async fn updates_change_their_target_and_insert_nothing() {
         target_id: "3EB0T".into(),
     });
     assert!(f.history.record(&revoke, None).await.unwrap().updated);
-    let row = f
-        .db
-        .history_message("shop", "shop-111-222", "3EB0T")
-        .await
-        .unwrap()
-        .unwrap();
+    let row =
+        f.db.history_message("shop", "shop-111-222", "3EB0T")
+            .await
+            .unwrap()
+            .unwrap();
     assert!(row.deleted);
     assert_eq!(row.extras["revoked"], true);
 
@@ -268,8 +289,17 @@ async fn updates_change_their_target_and_insert_nothing() {
         target_id: "3EB0NOPE".into(),
         emoji: "x".into(),
     });
-    assert_eq!(f.history.record(&lost, None).await.unwrap(), super::Recorded::default());
-    assert_eq!(f.db.last_messages("shop", "shop-111-222", 200).await.unwrap().len(), 1);
+    assert_eq!(
+        f.history.record(&lost, None).await.unwrap(),
+        super::Recorded::default()
+    );
+    assert_eq!(
+        f.db.last_messages("shop", "shop-111-222", 200)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -298,7 +328,12 @@ async fn polls_and_quotes_come_back_from_history() {
     assert_eq!(quoted.body, "Lunch?");
     assert_eq!(quoted.kind, "poll_creation");
     assert_eq!(quoted.participant.as_deref(), Some("222@lid"));
-    assert!(f.history.quoted("shop", "shop-111-222", "3EB0NONE").await.is_none());
+    assert!(
+        f.history
+            .quoted("shop", "shop-111-222", "3EB0NONE")
+            .await
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -306,7 +341,10 @@ async fn enabled_only_with_an_org_and_the_hosted_receiver() {
     let f = fixture(false).await;
     assert!(f.history.enabled_for("org1", "https://inbox.example/hook"));
     assert!(!f.history.enabled_for("", "https://inbox.example/hook"));
-    assert!(!f.history.enabled_for("org1", "https://elsewhere.example/hook"));
+    assert!(
+        !f.history
+            .enabled_for("org1", "https://elsewhere.example/hook")
+    );
 }
 
 #[tokio::test]
