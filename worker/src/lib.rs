@@ -20,7 +20,8 @@ use parley_shared::ports::Ports;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::events::EventPipeline;
+use crate::events::{EventPipeline, HistorySink};
+use crate::history::History;
 use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
 use crate::network::unavailable::UnavailableNetwork;
@@ -47,7 +48,12 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
     let egress = Egress {
         allow_private: config.allow_private_egress,
     };
-    let events = EventPipeline::new(egress, RetryPolicy::default(), None);
+    // Without a hosted receiver no session keeps hosted history.
+    let history = config.hosted_receiver_url.clone().map(|url| {
+        let history = History::new(ports.db.clone(), Arc::clone(&ports.media), Some(url));
+        history as Arc<dyn HistorySink>
+    });
+    let events = EventPipeline::new(egress, RetryPolicy::default(), history);
     let supervisor = Supervisor::new(Wiring {
         db: ports.db.clone(),
         bus: Arc::clone(&ports.bus),

@@ -4,6 +4,7 @@
 //!
 //! Writes go through one batching task ([`writer`]); callers await their own outcome.
 pub mod convert;
+mod sink;
 pub mod writer;
 
 use std::collections::HashMap;
