@@ -9,6 +9,7 @@ use sea_orm_migration::{MigrationTrait, async_trait};
 mod m0001_sessions;
 mod m0002_sandbox;
 mod m0003_sandbox_outbox;
+mod m0005_contacts;
 mod m0006_sandbox_media;
 mod m0010_device_store;
 
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0003_sandbox_outbox::Migration),
             Box::new(m0010_device_store::Migration),
             Box::new(m0006_sandbox_media::Migration),
+            Box::new(m0005_contacts::Migration),
         ]
     }
 }

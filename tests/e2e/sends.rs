@@ -4,7 +4,7 @@
 //! by upload, and the egress guard, are in `sends/media.rs`.
 mod cluster;
 mod media;
-mod support;
+pub(crate) mod support;
 
 use serde_json::{Value, json};
 

@@ -3,6 +3,7 @@
 pub mod events;
 pub mod network;
 mod presence;
+pub mod query;
 pub mod send;
 pub mod session;
 pub mod supervisor;

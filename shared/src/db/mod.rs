@@ -1,6 +1,8 @@
 //! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
+pub mod contacts;
 pub mod entities;
 pub mod sandbox;
+pub mod sandbox_groups;
 pub mod sandbox_media;
 pub mod sessions;
 

@@ -7,8 +7,8 @@ use sea_orm::ConnectionTrait;
 use crate::support;
 
 /// A migrated database of one adapter, private to one test.
-struct Fixture {
-    db: Db,
+pub(crate) struct Fixture {
+    pub(crate) db: Db,
     /// SQLite: the directory of the file, removed on drop.
     _dir: Option<tempfile::TempDir>,
     /// PostgreSQL: the admin connection and the database to drop.
@@ -16,7 +16,7 @@ struct Fixture {
 }
 
 impl Fixture {
-    async fn sqlite() -> Fixture {
+    pub(crate) async fn sqlite() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}", dir.path().join("parley.db").display());
         let db = Db::connect(&url).await.expect("open SQLite");
@@ -28,7 +28,7 @@ impl Fixture {
         }
     }
 
-    async fn postgres() -> Fixture {
+    pub(crate) async fn postgres() -> Fixture {
         let admin_url = support::postgres_admin_url();
         let admin = Db::connect(&admin_url)
             .await
@@ -50,7 +50,7 @@ impl Fixture {
         }
     }
 
-    async fn finish(self) {
+    pub(crate) async fn finish(self) {
         drop(self.db);
         if let Some((admin, name)) = self.pg_admin {
             admin

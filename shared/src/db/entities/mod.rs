@@ -1,3 +1,5 @@
 //! The sea-orm entities, one module per table, with the queries on that table.
+pub mod contacts;
+pub mod profile_pictures;
 pub mod sandbox;
 pub mod sessions;
