@@ -4,6 +4,7 @@ mod auth;
 mod compose;
 mod errors;
 mod inventory;
+mod lookup;
 mod metrics;
 mod owner;
 mod qr;

@@ -10,6 +10,7 @@ mod m0001_sessions;
 mod m0002_sandbox;
 mod m0003_sandbox_outbox;
 mod m0004_history;
+mod m0005_contacts;
 mod m0006_sandbox_media;
 mod m0010_device_store;
 
@@ -23,8 +24,9 @@ impl MigratorTrait for Migrator {
             Box::new(m0001_sessions::Migration),
             Box::new(m0002_sandbox::Migration),
             Box::new(m0003_sandbox_outbox::Migration),
-            Box::new(m0004_history::Migration),
             Box::new(m0010_device_store::Migration),
+            Box::new(m0004_history::Migration),
+            Box::new(m0005_contacts::Migration),
             Box::new(m0006_sandbox_media::Migration),
         ]
     }

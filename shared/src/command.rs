@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::bus::{Bus, BusError, Headers, Message};
 use crate::error::ApiError;
 use crate::outgoing::{ChatAction, OutgoingMessage, SendResult};
+use crate::queries::{Answer, Query};
 
 /// Header carrying a unique id per logical request (retries reuse it).
 pub const REQUEST_ID: &str = "parley-request-id";
@@ -32,6 +33,13 @@ pub enum SandboxOp {
     Fault { op: String, count: u32 },
     /// Someone on the network sends the session a message.
     Message(Box<crate::injected::InjectedMessage>),
+    /// A group the session's phone is in, with `participants` (phones) and
+    /// `admins` (phones among them, or the session's own).
+    CreateGroup {
+        subject: String,
+        participants: Vec<String>,
+        admins: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +64,8 @@ pub enum Command {
     Send(OutgoingMessage),
     /// Typing, deletes and receipts.
     Chat(ChatAction),
+    /// Contact lookups, profile pictures and groups.
+    Query(Query),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +96,13 @@ pub enum Reply {
     /// The network carried a message with this id.
     MessageId {
         message_id: String,
+    },
+    /// The answer of a contact or group query.
+    Answer(Answer),
+    /// A sandbox group was created.
+    SandboxGroup {
+        jid: String,
+        subject: String,
     },
     Done,
 }

@@ -14,6 +14,7 @@ pub mod media;
 pub mod metrics;
 pub mod outgoing;
 pub mod ports;
+pub mod queries;
 pub mod recipients;
 pub mod telemetry;
 pub mod urls;

@@ -3,6 +3,7 @@
 //! envelope, the group and broadcast filters. Delivery rules are in
 //! `events/delivery.rs`, poll votes in `events/polls.rs`.
 mod delivery;
+mod history;
 mod polls;
 pub mod support;
 

@@ -1,7 +1,9 @@
 //! End-to-end tests: the real `parley` binary against real services.
 mod cluster;
+mod contacts;
 mod events;
 mod foundation;
+mod groups;
 mod inbox;
 mod metrics;
 mod sends;

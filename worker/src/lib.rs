@@ -4,6 +4,7 @@ pub mod events;
 pub mod history;
 pub mod network;
 mod presence;
+pub mod query;
 pub mod send;
 pub mod session;
 pub mod supervisor;
@@ -20,7 +21,7 @@ use parley_shared::ports::Ports;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::events::{EventPipeline, HistorySink};
+use crate::events::{ContactBook, EventPipeline, HistorySink};
 use crate::history::History;
 use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
@@ -53,7 +54,8 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
         let history = History::new(ports.db.clone(), Arc::clone(&ports.media), Some(url));
         history as Arc<dyn HistorySink>
     });
-    let events = EventPipeline::new(egress, RetryPolicy::default(), history);
+    let contacts = Some(ContactBook::new(ports.db.clone()));
+    let events = EventPipeline::new(egress, RetryPolicy::default(), history, contacts);
     let supervisor = Supervisor::new(Wiring {
         db: ports.db.clone(),
         bus: Arc::clone(&ports.bus),

@@ -1,5 +1,7 @@
 //! Registers every route in one place, so the OpenAPI document and the route
 //! inventory come from the same calls that build the router.
+mod contacts;
+mod groups;
 mod health;
 mod inbox;
 mod lifecycle;
@@ -42,6 +44,7 @@ where
             .service(sandbox::contacts)
             .service(sandbox::outbox)
             .service(sandbox_messages::messages)
+            .service(sandbox::groups)
     } else {
         app
     };
@@ -74,6 +77,15 @@ where
         .service(inbox::read)
         .service(media_files::media_files)
         .service(media_files::media_file_url)
+        .service(contacts::user_info)
+        .service(contacts::check_owner_lid)
+        .service(contacts::profile_picture)
+        .service(groups::get_groups)
+        .service(groups::get_group_participants)
+        .service(groups::create_group)
+        .service(groups::update_group_members)
+        .service(groups::group_invite_link)
+        .service(groups::leave_group)
         .service(meta::openapi_json)
         .service(media::public_file)
 }

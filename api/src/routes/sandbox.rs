@@ -7,6 +7,7 @@ use parley_shared::db::sandbox::PhonePatch;
 use parley_shared::error::ApiError;
 use parley_shared::recipients::{GROUP_SERVER, Recipient, lid_jid, phone_jid};
 use parley_shared::urls;
+use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest};
 use parley_shared::wire::outbox::{Outbox, OutboxEntry, OutboxQuery};
 use parley_shared::wire::sessions::{
     ClientOnly, Ok as OkBody, SandboxContact, SandboxEnterCode, SandboxFault, SandboxLink,
@@ -238,4 +239,42 @@ async fn chat_jids(state: &AppState, to: &str) -> Result<Vec<String>, ApiError> 
         }
         other => vec![other.jid()],
     })
+}
+
+/// Most participants of one sandbox group.
+const GROUP_PARTICIPANTS_MAX: usize = 1024;
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxGroupRequest, responses((status = 200, body = SandboxGroupCreated),
+    (status = 400, description = "Missing subject, invalid phones, or an admin who is not a participant"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
+#[post("/sandbox/groups")]
+pub async fn groups(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxGroupRequest>,
+) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let subject = crate::lookup::subject(Some(body.subject))?;
+    if body.participants.len() > GROUP_PARTICIPANTS_MAX {
+        return Err(ApiError::bad_request(format!(
+            "participants has more than {GROUP_PARTICIPANTS_MAX} items"
+        ))
+        .into());
+    }
+    let phones = |field: &str, raw: &[String]| -> Result<Vec<String>, ApiError> {
+        raw.iter().map(|p| urls::phone(field, p)).collect()
+    };
+    let participants = phones("participants", &body.participants)?;
+    let admins = phones("admins", &body.admins)?;
+    known(&state, id.as_str()).await?;
+    let op = SandboxOp::CreateGroup {
+        subject,
+        participants,
+        admins,
+    };
+    match owner::send(&state, &id, Command::Sandbox(op)).await? {
+        Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
+        other => Err(unexpected(other).into()),
+    }
 }

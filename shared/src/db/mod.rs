@@ -1,7 +1,9 @@
 //! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
+pub mod contacts;
 pub mod entities;
 pub mod history;
 pub mod sandbox;
+pub mod sandbox_groups;
 pub mod sandbox_media;
 pub mod sessions;
 

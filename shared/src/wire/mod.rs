@@ -1,4 +1,6 @@
 //! HTTP request and response bodies (serde, camelCase), one module per resource.
+pub mod contacts;
+pub mod groups;
 pub mod health;
 pub mod inbox;
 pub mod messages;

@@ -1,5 +1,6 @@
 //! Contract tests of every port: one suite per port, run against both adapters.
 mod bus;
+mod contacts;
 mod db;
 mod history;
 mod lease;

@@ -1,11 +1,13 @@
 //! Network activity -> the spec's webhook events: a pure normalizer, the poll-vote
 //! resolution rules, and what a session knows that events need.
+mod contacts;
 mod history;
 mod lookup;
 mod normalize;
 mod pipeline;
 mod poll;
 
+pub use contacts::ContactBook;
 pub use history::{FileBytes, HistorySink, Written};
 pub use lookup::{LOOKUP_BUDGET, PollLookup};
 pub use normalize::{Extras, SessionFacts, normalize};

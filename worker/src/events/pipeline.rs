@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use parley_shared::event::Envelope;
 
+use super::contacts::ContactBook;
 use super::history::{FileBytes, HistorySink};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
 use crate::network::Connection;
@@ -60,6 +61,8 @@ pub struct EventPipeline {
     pub polls: PollBook,
     /// The hosted inbox, when this deployment has one.
     pub history: Option<Arc<dyn HistorySink>>,
+    /// The LID <-> phone mapping (absent in benchmarks without a database).
+    pub contacts: Option<ContactBook>,
 }
 
 /// What a session's events depend on; replaced when its settings change.
@@ -101,12 +104,14 @@ impl EventPipeline {
         egress: Egress,
         policy: RetryPolicy,
         history: Option<Arc<dyn HistorySink>>,
+        contacts: Option<ContactBook>,
     ) -> Arc<EventPipeline> {
         Arc::new(EventPipeline {
             dispatcher: Dispatcher::new(egress, policy),
             lookup: PollLookup::new(egress, LOOKUP_BUDGET),
             polls: PollBook::default(),
             history,
+            contacts,
         })
     }
 
@@ -142,7 +147,7 @@ impl EventPipeline {
             ..Extras::default()
         };
         if !msg.is_group() && !msg.from_me {
-            extras.remote_phone = msg.sender_phone.clone().unwrap_or_default();
+            extras.remote_phone = self.remote_phone(facts, msg).await;
         }
         match &msg.content {
             Content::Poll { options, .. } => self.polls.remember(&msg.id, options),
@@ -190,6 +195,26 @@ impl EventPipeline {
             parent: tracing::Span::current(),
         });
         processed
+    }
+
+    /// The contact's phone in a direct chat: revealed by the message (and then
+    /// learned), or learned before.
+    async fn remote_phone(&self, facts: &SessionFacts, msg: &InboundMessage) -> String {
+        let Some(contacts) = &self.contacts else {
+            return msg.sender_phone.clone().unwrap_or_default();
+        };
+        match &msg.sender_phone {
+            Some(phone) => {
+                contacts
+                    .learn(&facts.client_id, &msg.chat_lid, phone, &msg.push_name)
+                    .await;
+                phone.clone()
+            }
+            None => contacts
+                .phone(&facts.client_id, &msg.chat_lid)
+                .await
+                .unwrap_or_default(),
+        }
     }
 
     /// A poll's options: seen by this worker, else stored in history, else the

@@ -2,6 +2,7 @@
 //! `sandbox` adapter simulates it; the `whatsapp` adapter maps it onto
 //! whatsapp-rust (its `Bot` events become [`NetworkEvent`]s, its client calls
 //! become [`Connection`] methods).
+pub mod contacts;
 pub mod inbound;
 pub mod outgoing;
 pub mod sandbox;
@@ -13,6 +14,10 @@ use bytes::Bytes;
 use parley_shared::event::MediaDownload;
 use tokio::sync::mpsc;
 
+pub use contacts::{
+    CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
+    ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
+};
 pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody, SentMessage};
 
 /// Why the network refused or failed an operation.
@@ -175,6 +180,75 @@ pub trait Connection: Send + Sync {
     /// Downloads and decrypts the file an inbound media message points at.
     async fn download_media(&self, _media: &MediaDownload) -> Result<Bytes, NetworkError> {
         Err(unsupported("downloading media"))
+    }
+
+    // Contacts and groups (whatsapp-rust: `contacts()` and `groups()` features).
+
+    /// What the network tells about the user `jid` (a LID or phone JID);
+    /// `None` when it knows no such user.
+    async fn user_info(&self, _jid: &str) -> Result<Option<UserInfo>, QueryError> {
+        Err(unsupported("user info").into())
+    }
+
+    /// Whether `phone` (digits) is registered, and its LID.
+    async fn check_number(&self, _phone: &str) -> Result<NumberCheck, QueryError> {
+        Err(unsupported("number checks").into())
+    }
+
+    /// The profile picture of `jid` (user or group): the 96 px preview or the
+    /// full picture.
+    async fn profile_picture(
+        &self,
+        _jid: &str,
+        _preview: bool,
+    ) -> Result<PictureLookup, QueryError> {
+        Err(unsupported("profile pictures").into())
+    }
+
+    /// The bytes behind a picture's link.
+    async fn download_picture(&self, _picture: &Picture) -> Result<PictureFile, QueryError> {
+        Err(unsupported("profile picture downloads").into())
+    }
+
+    /// Every group the account is a member of.
+    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
+        Err(unsupported("groups").into())
+    }
+
+    /// One group's metadata with its participants.
+    async fn group_metadata(&self, _group: &str) -> Result<GroupMetadata, QueryError> {
+        Err(unsupported("groups").into())
+    }
+
+    /// Creates a group with `participants` (user JIDs).
+    async fn create_group(
+        &self,
+        _subject: &str,
+        _participants: &[String],
+    ) -> Result<CreatedGroup, QueryError> {
+        Err(unsupported("creating groups").into())
+    }
+
+    /// Adds, removes, promotes or demotes `participants` (user JIDs); the
+    /// network answers per participant.
+    async fn update_participants(
+        &self,
+        _group: &str,
+        _action: ParticipantAction,
+        _participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError> {
+        Err(unsupported("group member updates").into())
+    }
+
+    /// The group's invite link (`https://chat.whatsapp.com/<code>`); `reset`
+    /// revokes the current one first.
+    async fn invite_link(&self, _group: &str, _reset: bool) -> Result<String, QueryError> {
+        Err(unsupported("group invite links").into())
+    }
+
+    /// Leaves the group.
+    async fn leave_group(&self, _group: &str) -> Result<(), QueryError> {
+        Err(unsupported("leaving groups").into())
     }
 }
 

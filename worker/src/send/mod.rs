@@ -26,6 +26,7 @@ use self::media::Prepared;
 use crate::network::{
     Connection, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage, inbound,
 };
+use crate::query::book::Book;
 
 /// Longest wait for the network to take a file (upload and send).
 pub const MEDIA_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,6 +35,8 @@ pub const MEDIA_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone)]
 pub struct Sender {
     pub connection: Arc<dyn Connection>,
+    /// The session's learned LID <-> phone mapping.
+    pub book: Book,
     pub media: Arc<dyn MediaStore>,
     pub fetcher: Fetcher,
     /// Longest wait for one network operation (media: [`MEDIA_NETWORK_TIMEOUT`]).
@@ -268,13 +271,20 @@ impl Sender {
     }
 
     /// The chat JID of `to`: a `+phone` becomes the contact's LID JID when the
-    /// network knows one, else the phone JID.
+    /// session learned it or the network knows one (then it is learned), else
+    /// the phone JID.
     async fn chat(&self, to: &Recipient) -> Result<String, ApiError> {
         match to {
             Recipient::Phone(phone) => {
+                if let Some(lid) = self.book.lid_for(phone).await {
+                    return Ok(lid_jid(&lid));
+                }
                 let lid = self
                     .network("number lookup", self.connection.lid_for_phone(phone))
                     .await?;
+                if let Some(lid) = &lid {
+                    self.book.learn(lid, phone).await;
+                }
                 Ok(lid.map_or_else(|| to.jid(), |lid| lid_jid(&lid)))
             }
             other => Ok(other.jid()),

@@ -69,7 +69,7 @@ impl Actor {
             Command::Disconnect => self.disconnect().await,
             Command::Sandbox(op) => self.sandbox(op).await,
             // Sends run as tasks (`answer` hands them to `start_send`).
-            Command::Send(_) | Command::Chat(_) => (
+            Command::Send(_) | Command::Chat(_) | Command::Query(_) => (
                 Err(ApiError::internal(
                     "command routing",
                     "a send reached the synchronous command path",
@@ -226,5 +226,6 @@ fn op_name(command: &Command) -> &'static str {
         Command::Sandbox(_) => "sandbox",
         Command::Send(message) => message.content.name(),
         Command::Chat(action) => action.name(),
+        Command::Query(query) => query.name(),
     }
 }

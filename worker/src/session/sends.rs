@@ -6,10 +6,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use parley_shared::bus::Incoming;
 use parley_shared::command::{Command, Outcome, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::outgoing::{ChatAction, OutgoingMessage};
+use parley_shared::queries::Query;
 use serde_json::Value;
 use tokio::task::{Id, JoinError, JoinSet};
 use tokio::time::{Instant, timeout_at};
@@ -18,12 +21,15 @@ use tracing::Instrument;
 use super::actor::{Actor, CONNECTED};
 use super::respond;
 use crate::network::SentMessage;
+use crate::query::Querier;
+use crate::query::book::Book;
 use crate::send::{Done, Sender};
 
 /// A command carried out by a send task.
 pub(super) enum Job {
     Send(OutgoingMessage),
     Chat(ChatAction),
+    Query(Query),
 }
 
 /// Where a command is carried out.
@@ -39,6 +45,7 @@ impl Route {
         match command {
             Command::Send(message) => Route::Task(Job::Send(message)),
             Command::Chat(action) => Route::Task(Job::Chat(action)),
+            Command::Query(query) => Route::Task(Job::Query(query)),
             other => Route::Inline(other),
         }
     }
@@ -101,8 +108,8 @@ impl Actor {
     /// Starts `job` for `incoming` (request key `key`), unless the session
     /// cannot send now: then answers at once.
     pub(super) async fn start_send(&mut self, key: Option<String>, incoming: Incoming, job: Job) {
-        let sender = match self.sender() {
-            Ok(sender) => sender,
+        let task = match self.task_for(job) {
+            Ok(task) => task,
             Err(e) => {
                 let outcome: Outcome = Err(e);
                 if let Some(key) = key {
@@ -120,10 +127,7 @@ impl Actor {
         });
         let (sink, me) = (self.output.sink(), self.me.clone());
         let task = async move {
-            let mut done = match job {
-                Job::Send(message) => sender.send(message).await,
-                Job::Chat(action) => sender.act(action).await,
-            };
+            let mut done = task.await;
             if let (Some(sent), Some(echo)) = (&done.sent, done.echo.take()) {
                 let activity = echo.into_activity(sent, &me, done.meta.clone());
                 let processed = sink.process(activity).await;
@@ -140,6 +144,48 @@ impl Actor {
         in_flight.callers().insert(key, (cacheable, vec![incoming]));
     }
 
+    /// The task that carries out `job`, when the session can do it now.
+    fn task_for(&self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
+        Ok(match job {
+            Job::Send(message) => {
+                let sender = self.sender()?;
+                async move { sender.send(message).await }.boxed()
+            }
+            Job::Chat(action) => {
+                let sender = self.sender()?;
+                async move { sender.act(action).await }.boxed()
+            }
+            Job::Query(query) => {
+                let querier = self.querier()?;
+                async move {
+                    Done {
+                        outcome: querier.run(query).await,
+                        sent: None,
+                        meta: None,
+                        echo: None,
+                    }
+                }
+                .boxed()
+            }
+        })
+    }
+
+    /// What a contact or group query needs, when the session is connected:
+    /// 409 otherwise (pairing, or paired and reconnecting).
+    fn querier(&self) -> Result<Querier, ApiError> {
+        match &self.link {
+            Some(link) if self.current_status() == CONNECTED => Ok(Querier {
+                connection: Arc::clone(&link.connection),
+                book: Book::new(self.deps.db.clone(), &self.id),
+                media: Arc::clone(&self.deps.media),
+                my_jid: self.row.jid.clone(),
+                my_lid: self.row.lid.clone(),
+                network_timeout: self.deps.timing.network_timeout,
+            }),
+            _ => Err(ApiError::conflict("session not connected")),
+        }
+    }
+
     /// What a send needs, when the session can send: 404 while unpaired, 502
     /// while paired but offline (reconnecting).
     fn sender(&self) -> Result<Sender, ApiError> {
@@ -149,6 +195,7 @@ impl Actor {
         match &self.link {
             Some(link) if self.current_status() == CONNECTED => Ok(Sender {
                 connection: Arc::clone(&link.connection),
+                book: Book::new(self.deps.db.clone(), &self.id),
                 media: Arc::clone(&self.deps.media),
                 fetcher: self.deps.fetcher.clone(),
                 network_timeout: self.deps.timing.network_timeout,

@@ -1,4 +1,6 @@
 //! The sea-orm entities, one module per table, with the queries on that table.
+pub mod contacts;
 pub mod history;
+pub mod profile_pictures;
 pub mod sandbox;
 pub mod sessions;

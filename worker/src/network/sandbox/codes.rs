@@ -25,6 +25,23 @@ pub fn pair_code() -> String {
         .collect()
 }
 
+/// Invite-code characters: letters and digits.
+const INVITE_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/// A fresh 22-character group invite code.
+pub fn invite_code() -> String {
+    let mut rng = rand::thread_rng();
+    (0..22)
+        .map(|_| char::from(INVITE_ALPHABET[rng.gen_range(0..INVITE_ALPHABET.len())]))
+        .collect()
+}
+
+/// A fresh group JID: `120363` and 12 random digits, `@g.us`.
+pub fn group_jid() -> String {
+    let n: u64 = rand::thread_rng().gen_range(0..1_000_000_000_000);
+    format!("120363{n:012}@g.us")
+}
+
 /// A code as the phone's user typed it, in the form it was issued:
 /// trimmed, uppercase, without the `-` some apps show in the middle.
 pub fn normalize_pair_code(typed: &str) -> String {

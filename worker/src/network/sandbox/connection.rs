@@ -11,7 +11,11 @@ use parley_shared::event::MediaDownload;
 
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
-use crate::network::{Connection, MessageRef, NetworkError, Outgoing, SentMessage};
+use crate::network::{
+    Connection, CreatedGroup, GroupMetadata, MessageRef, NetworkError, NumberCheck, Outgoing,
+    ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup, QueryError,
+    SentMessage, UserInfo,
+};
 
 pub(super) struct SandboxConnection {
     network: SandboxNetwork,
@@ -147,6 +151,55 @@ impl Connection for SandboxConnection {
 
     async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError> {
         self.send_unread(chat).await
+    }
+
+    async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {
+        self.lookup_user(jid).await
+    }
+
+    async fn check_number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+        self.lookup_number(phone).await
+    }
+
+    async fn profile_picture(&self, jid: &str, preview: bool) -> Result<PictureLookup, QueryError> {
+        self.lookup_picture(jid, preview).await
+    }
+
+    async fn download_picture(&self, picture: &Picture) -> Result<PictureFile, QueryError> {
+        self.fetch_picture(picture).await
+    }
+
+    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
+        self.list_groups().await
+    }
+
+    async fn group_metadata(&self, group: &str) -> Result<GroupMetadata, QueryError> {
+        self.group_info(group).await
+    }
+
+    async fn create_group(
+        &self,
+        subject: &str,
+        participants: &[String],
+    ) -> Result<CreatedGroup, QueryError> {
+        self.new_group(subject, participants).await
+    }
+
+    async fn update_participants(
+        &self,
+        group: &str,
+        action: ParticipantAction,
+        participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError> {
+        self.change_participants(group, action, participants).await
+    }
+
+    async fn invite_link(&self, group: &str, reset: bool) -> Result<String, QueryError> {
+        self.group_invite(group, reset).await
+    }
+
+    async fn leave_group(&self, group: &str) -> Result<(), QueryError> {
+        self.leave(group).await
     }
 }
 

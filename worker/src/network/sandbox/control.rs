@@ -5,6 +5,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use parley_shared::command::{Outcome, Reply, SandboxOp};
 use parley_shared::db::sandbox::{PhonePatch, SandboxDevice, is_valid_phone};
+use parley_shared::db::sandbox_groups::{ADMIN, MEMBER, SandboxGroup, SandboxMember};
 use parley_shared::error::ApiError;
 
 use super::live::{Live, Phase, State};
@@ -29,6 +30,14 @@ impl SandboxNetwork {
             SandboxOp::Unlink => self.unlink(client_id).await,
             SandboxOp::Fault { op, count } => self.fault(client_id, &op, count).await,
             SandboxOp::Message(message) => self.deliver_message(client_id, *message).await,
+            SandboxOp::CreateGroup {
+                subject,
+                participants,
+                admins,
+            } => {
+                self.create_group(client_id, &subject, &participants, &admins)
+                    .await
+            }
         }
     }
 
@@ -141,6 +150,61 @@ impl SandboxNetwork {
         }
         self.db().arm_fault(client_id, op, count).await?;
         Ok(Reply::Done)
+    }
+
+    /// A group with the session's phone and `participants` (registered with
+    /// defaults when unknown); `admins` among them (or the session's phone)
+    /// are admins, the session's phone is a plain member unless listed.
+    async fn create_group(
+        &self,
+        client_id: &str,
+        subject: &str,
+        participants: &[String],
+        admins: &[String],
+    ) -> Outcome {
+        let db = self.db();
+        let me = db
+            .sandbox_device(client_id)
+            .await?
+            .ok_or_else(|| ApiError::conflict("session is not linked"))?
+            .phone;
+        let mut phones = vec![me.clone()];
+        for p in participants {
+            if !phones.contains(p) {
+                phones.push(p.clone());
+            }
+        }
+        if let Some(stranger) = admins.iter().find(|a| !phones.contains(a)) {
+            return Err(ApiError::bad_request(format!(
+                "admin {stranger} is not a participant"
+            )));
+        }
+        let mut members = Vec::with_capacity(phones.len());
+        for phone in phones {
+            db.upsert_phone(&phone, PhonePatch::default()).await?;
+            let role = if admins.contains(&phone) {
+                ADMIN
+            } else {
+                MEMBER
+            };
+            members.push(SandboxMember {
+                phone,
+                role: role.into(),
+            });
+        }
+        let group = SandboxGroup {
+            jid: codes::group_jid(),
+            subject: subject.to_string(),
+            owner_phone: admins.first().cloned().unwrap_or_default(),
+            invite_code: codes::invite_code(),
+            created_at: Utc::now(),
+            members,
+        };
+        db.create_sandbox_group(&group).await?;
+        Ok(Reply::SandboxGroup {
+            jid: group.jid,
+            subject: group.subject,
+        })
     }
 
     /// The session's live connection, which must be pairing (checked again under

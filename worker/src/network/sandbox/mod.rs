@@ -2,7 +2,9 @@
 //! in the gateway's database, so it outlives worker restarts and handovers.
 mod codes;
 mod connection;
+mod contacts;
 mod control;
+mod groups;
 mod inbound;
 mod live;
 mod payload;

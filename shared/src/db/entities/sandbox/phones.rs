@@ -65,6 +65,14 @@ pub async fn find(db: &Db, phone: &str) -> Result<Option<SandboxPhone>, DbError>
         .map(SandboxPhone::from))
 }
 
+pub async fn find_by_lid(db: &Db, lid: &str) -> Result<Option<SandboxPhone>, DbError> {
+    Ok(Entity::find()
+        .filter(Column::Lid.eq(lid))
+        .one(db.conn())
+        .await?
+        .map(SandboxPhone::from))
+}
+
 /// Inserts the phone with defaults when absent, then applies the patch.
 pub async fn upsert(db: &Db, phone: &str, patch: PhonePatch) -> Result<SandboxPhone, DbError> {
     if find(db, phone).await?.is_none() {

@@ -1,0 +1,104 @@
+//! The `contacts` entity: the LID <-> phone mapping (and display name) each
+//! session learned, with the queries on it.
+use chrono::Utc;
+use sea_orm::ActiveValue::Set;
+use sea_orm::QueryOrder;
+use sea_orm::entity::prelude::*;
+use sea_orm::sea_query::OnConflict;
+
+use crate::db::contacts::Contact;
+use crate::db::{Db, DbError};
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "contacts")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub client_id: String,
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub lid: String,
+    #[sea_orm(column_type = "Text")]
+    pub phone: String,
+    #[sea_orm(column_type = "Text")]
+    pub name: String,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
+
+impl From<Model> for Contact {
+    fn from(m: Model) -> Self {
+        Contact {
+            lid: m.lid,
+            phone: m.phone,
+            name: m.name,
+            updated_at: m.updated_at,
+        }
+    }
+}
+
+/// Upserts `(client_id, lid)`; empty `phone` or `name` keep what is stored. A
+/// phone moves to this LID: other LIDs of the session lose it.
+pub async fn learn(
+    db: &Db,
+    client_id: &str,
+    lid: &str,
+    phone: &str,
+    name: &str,
+) -> Result<(), DbError> {
+    if !phone.is_empty() {
+        Entity::update_many()
+            .col_expr(Column::Phone, Expr::value(""))
+            .filter(Column::ClientId.eq(client_id))
+            .filter(Column::Phone.eq(phone))
+            .filter(Column::Lid.ne(lid))
+            .exec(db.conn())
+            .await?;
+    }
+    let row = ActiveModel {
+        client_id: Set(client_id.to_string()),
+        lid: Set(lid.to_string()),
+        phone: Set(phone.to_string()),
+        name: Set(name.to_string()),
+        updated_at: Set(Utc::now()),
+    };
+    let mut update = vec![Column::UpdatedAt];
+    if !phone.is_empty() {
+        update.push(Column::Phone);
+    }
+    if !name.is_empty() {
+        update.push(Column::Name);
+    }
+    Entity::insert(row)
+        .on_conflict(
+            OnConflict::columns([Column::ClientId, Column::Lid])
+                .update_columns(update)
+                .to_owned(),
+        )
+        .exec_without_returning(db.conn())
+        .await?;
+    Ok(())
+}
+
+pub async fn by_lid(db: &Db, client_id: &str, lid: &str) -> Result<Option<Contact>, DbError> {
+    Ok(Entity::find_by_id((client_id.to_string(), lid.to_string()))
+        .one(db.conn())
+        .await?
+        .map(Contact::from))
+}
+
+/// The contact holding `phone` (the most recently updated one, should two).
+pub async fn by_phone(db: &Db, client_id: &str, phone: &str) -> Result<Option<Contact>, DbError> {
+    if phone.is_empty() {
+        return Ok(None);
+    }
+    Ok(Entity::find()
+        .filter(Column::ClientId.eq(client_id))
+        .filter(Column::Phone.eq(phone))
+        .order_by_desc(Column::UpdatedAt)
+        .one(db.conn())
+        .await?
+        .map(Contact::from))
+}

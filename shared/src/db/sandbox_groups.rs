@@ -1,0 +1,91 @@
+//! The sandbox network's groups: subject, invite code, members and their roles.
+use chrono::{DateTime, Utc};
+
+use super::entities::sandbox::{groups, phones};
+use super::sandbox::SandboxPhone;
+use super::{Db, DbError};
+
+/// Roles of a group member, as the network names them.
+pub const MEMBER: &str = "member";
+pub const ADMIN: &str = "admin";
+pub const SUPERADMIN: &str = "superadmin";
+
+/// A group on the simulated network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxGroup {
+    /// `<id>@g.us`.
+    pub jid: String,
+    pub subject: String,
+    /// The creator's phone; empty when none.
+    pub owner_phone: String,
+    pub invite_code: String,
+    pub created_at: DateTime<Utc>,
+    /// In phone order.
+    pub members: Vec<SandboxMember>,
+}
+
+impl SandboxGroup {
+    /// The member record of `phone`.
+    pub fn member(&self, phone: &str) -> Option<&SandboxMember> {
+        self.members.iter().find(|m| m.phone == phone)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxMember {
+    pub phone: String,
+    /// [`MEMBER`], [`ADMIN`] or [`SUPERADMIN`].
+    pub role: String,
+}
+
+impl SandboxMember {
+    pub fn is_admin(&self) -> bool {
+        self.role == ADMIN || self.role == SUPERADMIN
+    }
+}
+
+impl Db {
+    /// Stores a new group and its members.
+    pub async fn create_sandbox_group(&self, group: &SandboxGroup) -> Result<(), DbError> {
+        groups::create(self, group).await
+    }
+
+    pub async fn sandbox_group(&self, jid: &str) -> Result<Option<SandboxGroup>, DbError> {
+        groups::find(self, jid).await
+    }
+
+    /// The groups `phone` is a member of, in JID order.
+    pub async fn sandbox_groups_of(&self, phone: &str) -> Result<Vec<SandboxGroup>, DbError> {
+        let mut all = Vec::new();
+        for jid in groups::of_phone(self, phone).await? {
+            if let Some(group) = groups::find(self, &jid).await? {
+                all.push(group);
+            }
+        }
+        Ok(all)
+    }
+
+    /// Adds a member to a group, or changes its role.
+    pub async fn put_sandbox_member(
+        &self,
+        jid: &str,
+        member: &SandboxMember,
+    ) -> Result<(), DbError> {
+        groups::put_member(self, jid, member).await
+    }
+
+    /// Removes a member; `false` when `phone` was not one.
+    pub async fn remove_sandbox_member(&self, jid: &str, phone: &str) -> Result<bool, DbError> {
+        groups::remove_member(self, jid, phone).await
+    }
+
+    /// Replaces a group's invite code (the old link stops working).
+    pub async fn set_sandbox_invite_code(&self, jid: &str, code: &str) -> Result<(), DbError> {
+        groups::set_invite_code(self, jid, code).await
+    }
+
+    /// The phone registered with LID user-part `lid`.
+    pub async fn phone_by_lid(&self, lid: &str) -> Result<Option<SandboxPhone>, DbError> {
+        phones::find_by_lid(self, lid).await
+    }
+}

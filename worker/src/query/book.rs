@@ -1,0 +1,41 @@
+//! A session's address book: the LID <-> phone mapping learned from lookups,
+//! consulted before the network is asked. A database failure only costs a
+//! network lookup (reads) or one learned pair (writes): it is logged, not fatal.
+use parley_shared::db::Db;
+
+#[derive(Clone)]
+pub struct Book {
+    pub db: Db,
+    pub client_id: String,
+}
+
+impl Book {
+    pub fn new(db: Db, client_id: impl Into<String>) -> Book {
+        Book {
+            db,
+            client_id: client_id.into(),
+        }
+    }
+
+    /// The LID user-part learned for `phone`.
+    pub async fn lid_for(&self, phone: &str) -> Option<String> {
+        match self.db.lid_for_phone(&self.client_id, phone).await {
+            Ok(lid) => lid,
+            Err(e) => {
+                tracing::warn!(client_id = %self.client_id, error = %e, "contact mapping not read");
+                None
+            }
+        }
+    }
+
+    /// Records that `lid` is `phone` (either may be empty: nothing is learned
+    /// without a LID).
+    pub async fn learn(&self, lid: &str, phone: &str) {
+        if lid.is_empty() {
+            return;
+        }
+        if let Err(e) = self.db.learn_contact(&self.client_id, lid, phone, "").await {
+            tracing::warn!(client_id = %self.client_id, error = %e, "contact mapping not stored");
+        }
+    }
+}
