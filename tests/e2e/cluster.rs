@@ -193,16 +193,16 @@ async fn sessions_spread_route_and_fail_over() {
     // Spread: nobody owns more than 1.5x its share (10). Claims race while all 30
     // start at once; rebalancing evens out what the race left.
     let deadline = Instant::now() + Duration::from_secs(60);
-    let owners = loop {
+    loop {
         let owners = c.owners().await;
         let total: usize = owners.values().map(Vec::len).sum();
         let spread = owners.values().all(|owned| owned.len() <= 15);
         if total == 30 && spread {
-            break owners;
+            break;
         }
         assert!(Instant::now() < deadline, "not spread in 60 s: {owners:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    }
 
     // Commands through either API reach the owner.
     for (i, id) in ids.iter().enumerate() {
