@@ -49,10 +49,15 @@ async fn main() {
     let messages = arg("--messages", 100_000);
     let writers = arg("--writers", 200).max(1);
     let database = parley_tests::services::fresh_postgres().await;
-    let db = parley_shared::db::Db::connect(&database).await.expect("PostgreSQL");
+    let db = parley_shared::db::Db::connect(&database)
+        .await
+        .expect("PostgreSQL");
     db.migrate().await.expect("migrate");
     let dir = tempfile::tempdir().unwrap();
-    let media = Arc::new(FsMediaStore::new(dir.path().join("media"), "http://127.0.0.1"));
+    let media = Arc::new(FsMediaStore::new(
+        dir.path().join("media"),
+        "http://127.0.0.1",
+    ));
     let history = History::new(db.clone(), media, Some("https://hosted.example".into()));
 
     // Writers: one per session, each writing its messages one after another
