@@ -1,8 +1,11 @@
 //! The load and failover harness: drives real `parley` processes against real
 //! services (sessions paired through the sandbox at a chosen rate, sends at a
-//! chosen rate with an open-model generator, workers killed on purpose) and
+//! chosen rate with an open-model generator, inbound events injected at a chosen
+//! rate and counted at a webhook receiver, workers killed on purpose) and
 //! prints throughput, latency percentiles, failover times, double ownership and
 //! memory per session.
+mod events;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,6 +42,9 @@ struct Args {
     /// Length of the send phase in seconds.
     #[arg(long, default_value_t = 10)]
     duration: u64,
+    /// Inbound messages per second through `/sandbox/messages` to webhooks (0: no event phase).
+    #[arg(long, default_value_t = 0.0)]
+    event_rate: f64,
     /// Also measure bare NATS request-reply at the send rate (the baseline).
     #[arg(long)]
     nats_baseline: bool,
@@ -119,6 +125,12 @@ async fn main() -> anyhow::Result<()> {
         }
     }
 
+    if args.event_rate > 0.0 {
+        let bases: Vec<String> = p.apis.iter().map(|a| a.base.clone()).collect();
+        let rx = events::hook_all(&http, &bases[0], &ids).await?;
+        events::run(&http, &bases, &ids, rx, args.event_rate, args.duration).await;
+    }
+
     if args.kill_worker && p.workers.len() > 1 {
         let victim = p.workers.remove(0);
         let owned = owned_by(&http, &victim).await?;
@@ -157,6 +169,8 @@ async fn start(args: &Args) -> anyhow::Result<Processes> {
     let base = [
         ("PARLEY_ACCOUNT_TOKEN", TOKEN),
         ("PARLEY_NETWORK", "sandbox"),
+        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
         ("RUST_LOG", "warn"),
     ];
     let mut vars: Vec<(String, String)> = base
