@@ -5,27 +5,9 @@ use parley_shared::db::Db;
 use parley_shared::db::contacts::CachedPicture;
 use parley_shared::db::sandbox_groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
 
-use crate::db::Fixture;
+use crate::db::db_contract;
 
-macro_rules! contract {
-    (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
-        $( contract!(@adapter $adapter $cases); )+
-    };
-    (@adapter $adapter:ident [$($case:ident),+ $(,)?]) => {
-        mod $adapter {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let fixture = super::Fixture::$adapter().await;
-                    super::$case(&fixture.db).await;
-                    fixture.finish().await;
-                }
-            )+
-        }
-    };
-}
-
-contract! {
+db_contract! {
     adapters: [sqlite, postgres],
     cases: [
         learned_contacts_map_both_ways_per_session,

@@ -62,17 +62,18 @@ impl Fixture {
     }
 }
 
-/// Expands every case into one `#[tokio::test]` per adapter: `db::<adapter>::<case>`.
-macro_rules! contract {
+/// Expands every case into one `#[tokio::test]` per adapter, on a fresh
+/// database: `<suite>::<adapter>::<case>`. Used by every database suite.
+macro_rules! db_contract {
     (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
-        $( contract!(@adapter $adapter $cases); )+
+        $( db_contract!(@adapter $adapter $cases); )+
     };
     (@adapter $adapter:ident [$($case:ident),+ $(,)?]) => {
         mod $adapter {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let fixture = super::Fixture::$adapter().await;
+                    let fixture = crate::db::Fixture::$adapter().await;
                     super::$case(&fixture.db).await;
                     fixture.finish().await;
                 }
@@ -80,8 +81,9 @@ macro_rules! contract {
         }
     };
 }
+pub(crate) use db_contract;
 
-contract! {
+db_contract! {
     adapters: [sqlite, postgres],
     cases: [
         migrate_twice_is_a_noop,

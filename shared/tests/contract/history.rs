@@ -7,28 +7,9 @@ use parley_shared::db::history::{
 };
 use serde_json::json;
 
-use crate::db::Fixture;
+use crate::db::db_contract;
 
-/// Expands every case into one `#[tokio::test]` per adapter: `history::<adapter>::<case>`.
-macro_rules! contract {
-    (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
-        $( contract!(@adapter $adapter $cases); )+
-    };
-    (@adapter $adapter:ident [$($case:ident),+ $(,)?]) => {
-        mod $adapter {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let fixture = super::Fixture::$adapter().await;
-                    super::$case(&fixture.db).await;
-                    fixture.finish().await;
-                }
-            )+
-        }
-    };
-}
-
-contract! {
+db_contract! {
     adapters: [sqlite, postgres],
     cases: [
         duplicate_delivery_adds_no_row_and_counts_unread_once,
