@@ -100,3 +100,24 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// One API process and one worker process of the cluster `env` (its own
+/// database, bucket and cluster name on the real services), migrated, on the
+/// sandbox network, with `more` `PARLEY_*` variables. Returns `(api, worker)`.
+pub async fn api_and_worker(
+    env: &services::ClusterEnv,
+    dir: &Path,
+    more: &[(&str, &str)],
+) -> (Parley, Parley) {
+    let mut all = env.vars();
+    all.extend(vars(&[
+        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
+        ("PARLEY_NETWORK", "sandbox"),
+    ]));
+    all.extend(vars(more));
+    let (ok, out) = parley_tests::process::run_once(bin(), &["migrate"], dir, &all).await;
+    assert!(ok, "migrate: {out}");
+    let worker = Parley::start(bin(), &["worker"], dir, &all).await;
+    let api = Parley::start(bin(), &["api"], dir, &all).await;
+    (api, worker)
+}

@@ -53,20 +53,18 @@ async fn a_send_is_one_trace_from_the_api_to_the_webhook() {
     let dir = tempfile::tempdir().unwrap();
     let mut collector = Receiver::start().await;
     let endpoint = collector.url.trim_end_matches("/hook").to_string();
-    let mut hook = Receiver::start().await;
     let env = services::ClusterEnv::new().await;
-    let mut vars = env.vars();
-    vars.extend(crate::support::vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-        ("PARLEY_OTLP_ENDPOINT", &endpoint),
-    ]));
-    let (ok, out) = parley_tests::process::run_once(bin(), &["migrate"], dir.path(), &vars).await;
-    assert!(ok, "migrate: {out}");
-    let mut worker = Parley::start(bin(), &["worker"], dir.path(), &vars).await;
-    let mut api = Parley::start(bin(), &["api"], dir.path(), &vars).await;
+    let mut hook = Receiver::start().await;
+    let (mut api, mut worker) = api_and_worker(
+        &env,
+        dir.path(),
+        &[
+            ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
+            ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+            ("PARLEY_OTLP_ENDPOINT", &endpoint),
+        ],
+    )
+    .await;
     crate::events::support::hooked(&api, "tr1", &hook.url, json!({})).await;
     contact(&api).await;
     let (status, sent) = post(

@@ -11,15 +11,7 @@ use crate::support::*;
 async fn pictures_are_mirrored_to_the_bucket_through_api_and_worker_processes() {
     let dir = tempfile::tempdir().unwrap();
     let env = services::ClusterEnv::new().await;
-    let mut vars = env.vars();
-    vars.extend(crate::support::vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-    ]));
-    let (ok, out) = parley_tests::process::run_once(bin(), &["migrate"], dir.path(), &vars).await;
-    assert!(ok, "migrate: {out}");
-    let _worker = Parley::start(bin(), &["worker"], dir.path(), &vars).await;
-    let api = Parley::start(bin(), &["api"], dir.path(), &vars).await;
+    let (api, _worker) = api_and_worker(&env, dir.path(), &[]).await;
     linked(&api, "cl2").await;
     let data = avatar("cluster");
     let lid = register(&api, "4917600000311", json!({"avatar": b64(&data)})).await;

@@ -11,16 +11,8 @@ use crate::support::*;
 async fn sends_reach_the_network_through_api_and_worker_processes() {
     let dir = tempfile::tempdir().unwrap();
     let env = services::ClusterEnv::new().await;
-    let mut vars = env.vars();
-    vars.extend(crate::support::vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-    ]));
-    let (ok, out) = parley_tests::process::run_once(bin(), &["migrate"], dir.path(), &vars).await;
-    assert!(ok, "migrate: {out}");
-    let _worker = Parley::start(bin(), &["worker"], dir.path(), &vars).await;
-    let api = Parley::start(bin(), &["api"], dir.path(), &vars).await;
+    let (api, _worker) =
+        api_and_worker(&env, dir.path(), &[("PARLEY_ALLOW_PRIVATE_EGRESS", "true")]).await;
     linked(&api, "cl1").await;
 
     let (status, body) = post(
