@@ -1,7 +1,5 @@
 //! What a send put on the network, seen as the session's own message activity:
 //! the `fromMe` event (and hosted-history row) of a message sent through the API.
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use crate::events::{Activity, FileBytes};
@@ -123,7 +121,7 @@ impl Echo {
             msg,
             meta,
             file: self.file,
-            connection: None::<Arc<dyn crate::network::Connection>>,
+            connection: None,
         }
     }
 }
