@@ -248,6 +248,19 @@ impl Db {
         outbox::insert(self, entry).await
     }
 
+    /// Records several entries with one statement, in their order.
+    pub async fn record_outbox_many(&self, entries: Vec<NewOutboxEntry>) -> Result<(), DbError> {
+        outbox::insert_many(self, entries).await
+    }
+
+    /// Which operations have failures armed, as `(client_id, op)`, for `client_ids`.
+    pub async fn armed_faults(
+        &self,
+        client_ids: &[&str],
+    ) -> Result<Vec<(String, String)>, DbError> {
+        faults::armed_among(self, client_ids).await
+    }
+
     /// The session's outbox, oldest first, at most `limit` entries: only the
     /// chats `to_jids` when given, only entries at or after `since` when given.
     pub async fn outbox(

@@ -7,6 +7,7 @@ mod control;
 mod groups;
 mod inbound;
 mod live;
+mod outbox;
 mod payload;
 mod sends;
 #[cfg(test)]
@@ -23,6 +24,7 @@ use tokio::sync::mpsc;
 
 use self::connection::SandboxConnection;
 use self::live::{Live, Phase};
+use self::outbox::OutboxWriter;
 use super::{
     Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, SessionContext,
 };
@@ -47,6 +49,8 @@ struct Inner {
     qr_next: Duration,
     /// The live connection of each session connected through this process.
     live: Mutex<HashMap<String, Arc<Live>>>,
+    /// Where sends land (batched).
+    outbox: OutboxWriter,
 }
 
 impl SandboxNetwork {
@@ -54,16 +58,21 @@ impl SandboxNetwork {
     pub fn new(db: Db, qr_first: Duration, qr_next: Duration) -> SandboxNetwork {
         SandboxNetwork {
             inner: Arc::new(Inner {
-                db,
+                db: db.clone(),
                 qr_first,
                 qr_next,
                 live: Mutex::new(HashMap::new()),
+                outbox: OutboxWriter::new(db.clone()),
             }),
         }
     }
 
     fn db(&self) -> &Db {
         &self.inner.db
+    }
+
+    fn outbox(&self) -> &OutboxWriter {
+        &self.inner.outbox
     }
 
     fn registry(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Live>>> {

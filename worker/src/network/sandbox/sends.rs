@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::connection::SandboxConnection;
 use super::live::Phase;
+use super::outbox::Recorded;
 use super::{payload, unreachable};
 use crate::network::outgoing::new_message_id;
 use crate::network::{MessageRef, NetworkError, Outgoing, SentMessage};
@@ -24,19 +25,20 @@ const SEND_FAULT: &str = "send";
 const RECEIPT_FAULT: &str = "receipt";
 
 impl SandboxConnection {
-    /// Refuses when the connection is not linked or an armed fault of `op` is left.
-    async fn admit(&self, fault: &str) -> Result<(), NetworkError> {
+    /// Refuses when the connection is not linked.
+    async fn admit(&self) -> Result<(), NetworkError> {
         match self.live().state().await.phase {
-            Phase::Linked => {}
-            Phase::Pairing { .. } => return Err(NetworkError::NotPaired),
-            Phase::Ended => return Err(NetworkError::Unreachable("connection closed".into())),
+            Phase::Linked => Ok(()),
+            Phase::Pairing { .. } => Err(NetworkError::NotPaired),
+            Phase::Ended => Err(NetworkError::Unreachable("connection closed".into())),
         }
-        self.check_fault(fault, "sandbox fault").await
     }
 
-    /// Writes an outbox entry.
+    /// Writes an outbox entry, unless an armed fault of `fault` is left: then
+    /// uses it up and fails, writing nothing.
     async fn record(
         &self,
+        fault: &'static str,
         message_id: String,
         to: &str,
         kind: &'static str,
@@ -51,17 +53,16 @@ impl SandboxConnection {
             payload,
             at,
         };
-        self.network()
-            .db()
-            .record_outbox(entry)
-            .await
-            .map_err(unreachable)?;
-        Ok(SentMessage {
-            message_id,
-            to: to.to_string(),
-            kind,
-            at,
-        })
+        match self.network().outbox().record(entry, fault).await {
+            Ok(Recorded::Written) => Ok(SentMessage {
+                message_id,
+                to: to.to_string(),
+                kind,
+                at,
+            }),
+            Ok(Recorded::Faulted) => Err(NetworkError::Rejected("sandbox fault".into())),
+            Err(e) => Err(unreachable(e)),
+        }
     }
 
     pub(super) async fn resolve_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
@@ -75,9 +76,10 @@ impl SandboxConnection {
     }
 
     pub(super) async fn send_message(&self, msg: Outgoing) -> Result<SentMessage, NetworkError> {
-        self.admit(SEND_FAULT).await?;
+        self.admit().await?;
         let (kind, payload) = payload::message(&msg);
-        self.record(new_message_id(), &msg.to, kind, payload).await
+        self.record(SEND_FAULT, new_message_id(), &msg.to, kind, payload)
+            .await
     }
 
     pub(super) async fn send_reaction(
@@ -86,10 +88,10 @@ impl SandboxConnection {
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
-        self.admit(SEND_FAULT).await?;
+        self.admit().await?;
         let fields = json!({ "emoji": emoji, "targetFromMe": target.from_me });
         let payload = payload::targeted(&target.id, fields);
-        self.record(new_message_id(), chat, "reaction", payload)
+        self.record(SEND_FAULT, new_message_id(), chat, "reaction", payload)
             .await
     }
 
@@ -100,7 +102,7 @@ impl SandboxConnection {
         target_id: &str,
         body: &str,
     ) -> Result<SentMessage, NetworkError> {
-        self.admit(SEND_FAULT).await?;
+        self.admit().await?;
         let original = self
             .network()
             .db()
@@ -125,7 +127,8 @@ impl SandboxConnection {
             ));
         }
         let payload = payload::targeted(target_id, json!({ "body": body }));
-        self.record(new_message_id(), chat, "edit", payload).await
+        self.record(SEND_FAULT, new_message_id(), chat, "edit", payload)
+            .await
     }
 
     /// Everyone may revoke their own messages; others' only in groups (as admin).
@@ -134,7 +137,7 @@ impl SandboxConnection {
         chat: &str,
         target: &MessageRef,
     ) -> Result<SentMessage, NetworkError> {
-        self.admit(SEND_FAULT).await?;
+        self.admit().await?;
         let group = chat.ends_with(&format!("@{GROUP_SERVER}"));
         if !target.from_me && !group {
             return Err(NetworkError::Rejected(
@@ -142,7 +145,8 @@ impl SandboxConnection {
             ));
         }
         let payload = payload::targeted(&target.id, json!({ "fromMe": target.from_me }));
-        self.record(new_message_id(), chat, "revoke", payload).await
+        self.record(SEND_FAULT, new_message_id(), chat, "revoke", payload)
+            .await
     }
 
     pub(super) async fn send_delete_for_me(
@@ -150,9 +154,9 @@ impl SandboxConnection {
         chat: &str,
         target: &MessageRef,
     ) -> Result<(), NetworkError> {
-        self.admit(SEND_FAULT).await?;
+        self.admit().await?;
         let payload = payload::targeted(&target.id, json!({ "fromMe": target.from_me }));
-        self.record(String::new(), chat, "delete_for_me", payload)
+        self.record(SEND_FAULT, String::new(), chat, "delete_for_me", payload)
             .await
             .map(drop)
     }
@@ -162,24 +166,24 @@ impl SandboxConnection {
         chat: &str,
         composing: bool,
     ) -> Result<(), NetworkError> {
-        self.admit(SEND_FAULT).await?;
+        self.admit().await?;
         let payload = json!({ "composing": composing });
-        self.record(String::new(), chat, "typing", payload)
+        self.record(SEND_FAULT, String::new(), chat, "typing", payload)
             .await
             .map(drop)
     }
 
     pub(super) async fn send_read(&self, chat: &str, ids: &[String]) -> Result<(), NetworkError> {
-        self.admit(RECEIPT_FAULT).await?;
+        self.admit().await?;
         let payload = json!({ "messageIds": ids });
-        self.record(String::new(), chat, "read", payload)
+        self.record(RECEIPT_FAULT, String::new(), chat, "read", payload)
             .await
             .map(drop)
     }
 
     pub(super) async fn send_unread(&self, chat: &str) -> Result<(), NetworkError> {
-        self.admit(RECEIPT_FAULT).await?;
-        self.record(String::new(), chat, "unread", json!({}))
+        self.admit().await?;
+        self.record(RECEIPT_FAULT, String::new(), chat, "unread", json!({}))
             .await
             .map(drop)
     }

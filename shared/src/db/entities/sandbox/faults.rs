@@ -68,6 +68,19 @@ pub async fn consume(db: &Db, client_id: &str, op: &str) -> Result<bool, DbError
     Ok(res.rows_affected == 1)
 }
 
+/// The `(client_id, op)` pairs with failures armed, among `client_ids`.
+pub async fn armed_among(db: &Db, client_ids: &[&str]) -> Result<Vec<(String, String)>, DbError> {
+    if client_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = Entity::find()
+        .filter(Column::ClientId.is_in(client_ids.iter().copied()))
+        .filter(Column::Remaining.gt(0))
+        .all(db.conn())
+        .await?;
+    Ok(rows.into_iter().map(|r| (r.client_id, r.op)).collect())
+}
+
 pub async fn clear(db: &Db, client_id: &str) -> Result<(), DbError> {
     Entity::delete_many()
         .filter(Column::ClientId.eq(client_id))

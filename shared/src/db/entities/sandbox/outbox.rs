@@ -48,8 +48,8 @@ impl From<Model> for OutboxEntry {
     }
 }
 
-pub async fn insert(db: &Db, entry: NewOutboxEntry) -> Result<(), DbError> {
-    let row = ActiveModel {
+fn row(entry: NewOutboxEntry) -> ActiveModel {
+    ActiveModel {
         client_id: Set(entry.client_id),
         message_id: Set(entry.message_id),
         to_jid: Set(entry.to_jid),
@@ -57,8 +57,22 @@ pub async fn insert(db: &Db, entry: NewOutboxEntry) -> Result<(), DbError> {
         payload: Set(entry.payload.to_string()),
         at: Set(entry.at),
         ..Default::default()
-    };
-    Entity::insert(row)
+    }
+}
+
+pub async fn insert(db: &Db, entry: NewOutboxEntry) -> Result<(), DbError> {
+    Entity::insert(row(entry))
+        .exec_without_returning(db.conn())
+        .await?;
+    Ok(())
+}
+
+/// One statement for all of `entries`, in their order (ids ascending).
+pub async fn insert_many(db: &Db, entries: Vec<NewOutboxEntry>) -> Result<(), DbError> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    Entity::insert_many(entries.into_iter().map(row))
         .exec_without_returning(db.conn())
         .await?;
     Ok(())

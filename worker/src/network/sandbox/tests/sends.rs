@@ -212,3 +212,37 @@ async fn phones_resolve_to_their_lid_when_on_the_network() {
         .expect("phone");
     assert_eq!(conn.lid_for_phone("4917600000009").await, Ok(None));
 }
+
+#[tokio::test]
+async fn concurrent_sends_use_each_armed_fault_once_and_write_the_rest() {
+    let f = steady().await;
+    let conn: std::sync::Arc<dyn Connection> = linked_connection(&f).await.into();
+    let fault = SandboxOp::Fault {
+        op: "send".into(),
+        count: 3,
+    };
+    assert_eq!(f.network.control("c1", fault).await, Ok(Reply::Done));
+    let sends = (0..60).map(|i| {
+        let conn = std::sync::Arc::clone(&conn);
+        tokio::spawn(async move { conn.send(text(&format!("m{i}"))).await })
+    });
+    let mut faulted = 0;
+    let mut ids = std::collections::HashSet::new();
+    for send in futures::future::join_all(sends).await {
+        match send.expect("send task") {
+            Ok(sent) => assert!(ids.insert(sent.message_id)),
+            Err(NetworkError::Rejected(why)) => {
+                assert_eq!(why, "sandbox fault");
+                faulted += 1;
+            }
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(faulted, 3);
+    let written = outbox(&f).await;
+    assert_eq!(written.len(), 57);
+    let stored: std::collections::HashSet<String> =
+        written.into_iter().map(|e| e.message_id).collect();
+    assert_eq!(stored, ids);
+    assert!(!f.db.consume_fault("c1", "send").await.expect("db"));
+}
