@@ -43,6 +43,14 @@ impl SandboxConnection {
 
     /// Fails with `message` when a fault of kind `op` is armed (using it up).
     pub(super) async fn check_fault(&self, op: &str, message: &str) -> Result<(), NetworkError> {
+        if self
+            .network
+            .suspects()
+            .stamp(&self.live.client_id)
+            .is_none()
+        {
+            return Ok(());
+        }
         let armed = self
             .network
             .db()

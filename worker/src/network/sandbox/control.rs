@@ -148,6 +148,7 @@ impl SandboxNetwork {
                 "unknown fault op {op:?}: one of send, pair-code, logout, lookup, receipt, drop"
             )));
         }
+        self.suspects().suspect(client_id);
         self.db().arm_fault(client_id, op, count).await?;
         Ok(Reply::Done)
     }

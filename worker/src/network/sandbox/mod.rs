@@ -10,6 +10,7 @@ mod live;
 mod outbox;
 mod payload;
 mod sends;
+mod suspects;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +26,7 @@ use tokio::sync::mpsc;
 use self::connection::SandboxConnection;
 use self::live::{Live, Phase};
 use self::outbox::OutboxWriter;
+use self::suspects::Suspects;
 use super::{
     Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, SessionContext,
 };
@@ -51,18 +53,22 @@ struct Inner {
     live: Mutex<HashMap<String, Arc<Live>>>,
     /// Where sends land (batched).
     outbox: OutboxWriter,
+    /// Sessions that may have faults armed.
+    suspects: Arc<Suspects>,
 }
 
 impl SandboxNetwork {
     /// A network over `db`; QR codes rotate after `qr_first`, then every `qr_next`.
     pub fn new(db: Db, qr_first: Duration, qr_next: Duration) -> SandboxNetwork {
+        let suspects = Arc::new(Suspects::default());
         SandboxNetwork {
             inner: Arc::new(Inner {
                 db: db.clone(),
                 qr_first,
                 qr_next,
                 live: Mutex::new(HashMap::new()),
-                outbox: OutboxWriter::new(db.clone()),
+                outbox: OutboxWriter::new(db.clone(), Arc::clone(&suspects)),
+                suspects,
             }),
         }
     }
@@ -73,6 +79,10 @@ impl SandboxNetwork {
 
     fn outbox(&self) -> &OutboxWriter {
         &self.inner.outbox
+    }
+
+    fn suspects(&self) -> &Suspects {
+        &self.inner.suspects
     }
 
     fn registry(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Live>>> {
@@ -158,6 +168,8 @@ impl Network for SandboxNetwork {
         ctx: SessionContext,
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
         let db = self.db();
+        // A fault armed under an earlier owner is found by the first operation.
+        self.suspects().suspect(&ctx.client_id);
         let log_id = db
             .open_sandbox_connection(&ctx.client_id, &ctx.pod_name, ctx.fence)
             .await

@@ -6,13 +6,16 @@
 //!
 //! A record whose session has a fault armed for its operation uses the fault up
 //! (atomically, as before) and is not written: the send fails, the outbox shows
-//! nothing.
-use std::collections::HashSet;
+//! nothing. Only sessions that may have faults armed (see `suspects`) are asked
+//! about, so a plain send costs one statement.
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parley_shared::db::Db;
 use parley_shared::db::sandbox::NewOutboxEntry;
 use tokio::sync::{OnceCell, mpsc, oneshot};
+
+use super::suspects::Suspects;
 
 /// Most records written by one statement.
 const MAX_BATCH: usize = 256;
@@ -39,13 +42,15 @@ struct Job {
 #[derive(Clone)]
 pub(super) struct OutboxWriter {
     db: Db,
+    suspects: Arc<Suspects>,
     queue: Arc<OnceCell<mpsc::Sender<Job>>>,
 }
 
 impl OutboxWriter {
-    pub fn new(db: Db) -> OutboxWriter {
+    pub fn new(db: Db, suspects: Arc<Suspects>) -> OutboxWriter {
         OutboxWriter {
             db,
+            suspects,
             queue: Arc::new(OnceCell::new()),
         }
     }
@@ -60,7 +65,7 @@ impl OutboxWriter {
             .queue
             .get_or_init(|| async {
                 let (tx, rx) = mpsc::channel(QUEUE);
-                tokio::spawn(run(self.db.clone(), rx));
+                tokio::spawn(run(self.db.clone(), Arc::clone(&self.suspects), rx));
                 tx
             })
             .await;
@@ -75,29 +80,36 @@ impl OutboxWriter {
     }
 }
 
-async fn run(db: Db, mut queue: mpsc::Receiver<Job>) {
+async fn run(db: Db, suspects: Arc<Suspects>, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        write(&db, std::mem::take(&mut batch)).await;
+        write(&db, &suspects, std::mem::take(&mut batch)).await;
     }
 }
 
 /// Answers every job of `jobs`.
-async fn write(db: &Db, jobs: Vec<Job>) {
-    let clients: Vec<&str> = {
-        let unique: HashSet<&str> = jobs.iter().map(|j| j.entry.client_id.as_str()).collect();
-        unique.into_iter().collect()
-    };
-    let armed: HashSet<(String, String)> = match db.armed_faults(&clients).await {
-        Ok(armed) => armed.into_iter().collect(),
-        Err(e) => {
-            let error = e.to_string();
+async fn write(db: &Db, suspects: &Suspects, jobs: Vec<Job>) {
+    let asked: HashMap<&str, u64> = jobs
+        .iter()
+        .filter_map(|j| {
+            let client = j.entry.client_id.as_str();
+            Some((client, suspects.stamp(client)?))
+        })
+        .collect();
+    let armed: HashSet<(String, String)> = match armed_among(db, &asked).await {
+        Ok(armed) => armed,
+        Err(error) => {
             for job in jobs {
                 let _ = job.done.send(Err(error.clone()));
             }
             return;
         }
     };
+    for (client, stamp) in &asked {
+        if !armed.iter().any(|(c, _)| c == client) {
+            suspects.clear(client, *stamp);
+        }
+    }
     let mut writes = Vec::with_capacity(jobs.len());
     for job in jobs {
         let key = (job.entry.client_id.clone(), job.fault.to_string());
@@ -117,6 +129,21 @@ async fn write(db: &Db, jobs: Vec<Job>) {
         writes.push(job);
     }
     insert(db, writes).await;
+}
+
+/// The `(clientId, op)` pairs armed among the sessions `asked` about.
+async fn armed_among(
+    db: &Db,
+    asked: &HashMap<&str, u64>,
+) -> Result<HashSet<(String, String)>, String> {
+    if asked.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let clients: Vec<&str> = asked.keys().copied().collect();
+    match db.armed_faults(&clients).await {
+        Ok(armed) => Ok(armed.into_iter().collect()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// One statement for all; when it fails, one each, so one bad record does not

@@ -72,14 +72,23 @@ async fn sends_land_in_the_outbox_with_network_ids() {
     assert_eq!(rows[3].payload, json!({"messageIds": ["3EB0X"]}));
 }
 
+/// Arms `count` failures of `op` for `c1` the way the `/sandbox/faults` route does.
+async fn arm(f: &Fixture, op: &str, count: u32) {
+    let fault = SandboxOp::Fault {
+        op: op.into(),
+        count,
+    };
+    assert_eq!(f.network.control("c1", fault).await, Ok(Reply::Done));
+}
+
 #[tokio::test]
 async fn faults_reject_sends_and_receipts_separately() {
     let f = steady().await;
     let conn = linked_connection(&f).await;
-    f.db.arm_fault("c1", "send", 1).await.expect("arm");
+    arm(&f, "send", 1).await;
     assert_eq!(rejected(conn.send(text("x")).await), "sandbox fault");
     conn.send(text("y")).await.expect("only one send failed");
-    f.db.arm_fault("c1", "receipt", 2).await.expect("arm");
+    arm(&f, "receipt", 2).await;
     rejected(conn.mark_read(CHAT, &["a".into()]).await);
     conn.typing(CHAT, true)
         .await
@@ -245,4 +254,23 @@ async fn concurrent_sends_use_each_armed_fault_once_and_write_the_rest() {
         written.into_iter().map(|e| e.message_id).collect();
     assert_eq!(stored, ids);
     assert!(!f.db.consume_fault("c1", "send").await.expect("db"));
+}
+
+#[tokio::test]
+async fn a_fault_armed_under_an_earlier_owner_fails_the_first_send_here() {
+    let f = steady().await;
+    f.db.arm_fault("c1", "send", 1)
+        .await
+        .expect("armed before this process");
+    let conn = linked_connection(&f).await;
+    assert_eq!(rejected(conn.send(text("x")).await), "sandbox fault");
+    conn.send(text("y")).await.expect("the fault was used up");
+    arm(&f, "send", 1).await;
+    assert_eq!(rejected(conn.send(text("z")).await), "sandbox fault");
+    let bodies: Vec<_> = outbox(&f)
+        .await
+        .into_iter()
+        .map(|r| r.payload["body"].clone())
+        .collect();
+    assert_eq!(bodies, [json!("y")]);
 }
