@@ -4,6 +4,7 @@
 //! rate and counted at a webhook receiver, workers killed on purpose) and
 //! prints throughput, latency percentiles, failover times, double ownership and
 //! memory per session.
+mod cpu;
 mod events;
 
 use std::path::PathBuf;
@@ -96,6 +97,8 @@ async fn main() -> anyhow::Result<()> {
     );
 
     if args.send_rate > 0.0 {
+        let pids = p.labelled_pids();
+        let cpu_before = cpu::Snapshot::take(&pids);
         let report = open_model(args.send_rate, args.duration, {
             let (http, ids) = (http.clone(), Arc::new(ids.clone()));
             let bases: Arc<Vec<String>> = Arc::new(p.apis.iter().map(|a| a.base.clone()).collect());
@@ -118,6 +121,11 @@ async fn main() -> anyhow::Result<()> {
         })
         .await;
         report.print("send-message");
+        cpu_before.print_per_request(
+            &cpu::Snapshot::take(&pids),
+            report.ok as u64,
+            report.elapsed.as_secs_f64(),
+        );
         if args.nats_baseline {
             nats_baseline(args.send_rate, args.duration)
                 .await?
@@ -162,6 +170,25 @@ async fn main() -> anyhow::Result<()> {
         println!("double ownership (overlapping connections in the sandbox's log): {overlaps}");
     }
     Ok(())
+}
+
+impl Processes {
+    /// The gateway's processes by role, for CPU accounting.
+    fn labelled_pids(&self) -> Vec<(String, u32)> {
+        let apis = self
+            .apis
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("api-{i}"), a));
+        let workers = self
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (format!("worker-{i}"), w));
+        apis.chain(workers)
+            .filter_map(|(label, p)| Some((label, p.pid()?)))
+            .collect()
+    }
 }
 
 async fn start(args: &Args) -> anyhow::Result<Processes> {

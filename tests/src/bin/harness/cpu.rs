@@ -1,0 +1,80 @@
+//! CPU time per process during a phase (Linux `/proc`): the gateway's own
+//! processes, the services they use and the harness itself, so a benchmark
+//! shows where the machine's cores went, per request.
+use std::collections::BTreeMap;
+
+/// Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ, 100 on Linux).
+const TICKS_PER_SEC: f64 = 100.0;
+
+/// Service processes counted by their command name.
+const SERVICES: [&str; 4] = ["postgres", "nats-server", "redis-server", "moto_server"];
+
+/// User + system CPU ticks of one process, if it runs.
+fn ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: fields follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the name.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+fn command_name(pid: u32) -> Option<String> {
+    Some(
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .ok()?
+            .trim()
+            .to_string(),
+    )
+}
+
+/// CPU ticks per label at one moment: the named gateway processes, every
+/// process of each service summed, and this process.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot(BTreeMap<String, u64>);
+
+impl Snapshot {
+    pub fn take(gateway: &[(String, u32)]) -> Snapshot {
+        let mut by_label = BTreeMap::new();
+        for (label, pid) in gateway {
+            by_label.insert(label.clone(), ticks(*pid).unwrap_or(0));
+        }
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for entry in dir.flatten() {
+                let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+                    continue;
+                };
+                let Some(name) = command_name(pid) else {
+                    continue;
+                };
+                if let Some(service) = SERVICES.iter().find(|s| name.starts_with(*s)) {
+                    *by_label.entry(service.to_string()).or_insert(0) += ticks(pid).unwrap_or(0);
+                }
+            }
+        }
+        by_label.insert("harness".into(), ticks(std::process::id()).unwrap_or(0));
+        Snapshot(by_label)
+    }
+
+    /// Prints CPU milliseconds per request spent by each label between `self` and `later`.
+    pub fn print_per_request(&self, later: &Snapshot, requests: u64, seconds: f64) {
+        let mut total = 0.0;
+        println!("  CPU during the phase (ms per request; cores busy):");
+        for (label, after) in &later.0 {
+            let before = self.0.get(label).copied().unwrap_or(0);
+            let secs = after.saturating_sub(before) as f64 / TICKS_PER_SEC;
+            total += secs;
+            println!(
+                "    {label:<14} {:>7.3} ms  {:>5.2}",
+                secs * 1000.0 / requests.max(1) as f64,
+                secs / seconds.max(0.001)
+            );
+        }
+        println!(
+            "    {:<14} {:>7.3} ms  {:>5.2}",
+            "all",
+            total * 1000.0 / requests.max(1) as f64,
+            total / seconds.max(0.001)
+        );
+    }
+}
