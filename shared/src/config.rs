@@ -49,6 +49,9 @@ pub struct Config {
     pub sandbox_qr_first_secs: u64,
     pub sandbox_qr_next_secs: u64,
     pub otlp_endpoint: Option<String>,
+    /// Egress proxy for the real network (websocket and media HTTP):
+    /// `http://host:port` (CONNECT) or `socks5://[user:pass@]host:port`.
+    pub network_proxy: Option<String>,
     /// Prefix of NATS subjects and Redis keys, so clusters can share servers.
     pub cluster_name: String,
     pub log_format: LogFormat,
@@ -78,6 +81,7 @@ impl Default for Config {
             sandbox_qr_first_secs: 60,
             sandbox_qr_next_secs: 20,
             otlp_endpoint: None,
+            network_proxy: None,
             cluster_name: "parley".into(),
             log_format: LogFormat::Auto,
         }
@@ -107,6 +111,7 @@ pub const KNOWN: &[&str] = &[
     "SANDBOX_QR_FIRST_SECS",
     "SANDBOX_QR_NEXT_SECS",
     "OTLP_ENDPOINT",
+    "NETWORK_PROXY",
     "CLUSTER_NAME",
     "LOG_FORMAT",
     "CONFIG",
@@ -228,6 +233,22 @@ impl Config {
                 }
             }
         }
+        if let Some(v) = self
+            .network_proxy
+            .as_deref()
+            .filter(|v| !v.trim().is_empty())
+        {
+            let url = url::Url::parse(v).map_err(|e| invalid("NETWORK_PROXY", e))?;
+            if !matches!(url.scheme(), "http" | "socks5" | "socks5h") {
+                return Err(invalid(
+                    "NETWORK_PROXY",
+                    "expected an http:// (CONNECT) or socks5:// URL",
+                ));
+            }
+            if url.host_str().is_none_or(str::is_empty) {
+                return Err(invalid("NETWORK_PROXY", "the URL names no host"));
+            }
+        }
         if self.sandbox_qr_first_secs == 0 {
             return Err(invalid("SANDBOX_QR_FIRST_SECS", "must be at least 1"));
         }
@@ -261,6 +282,7 @@ impl Config {
             &mut self.s3_secret_key,
             &mut self.s3_public_url,
             &mut self.otlp_endpoint,
+            &mut self.network_proxy,
         ] {
             if v.as_deref().is_some_and(|s| s.trim().is_empty()) {
                 *v = None;
@@ -425,10 +447,23 @@ mod tests {
             ("PARLEY_SANDBOX_QR_NEXT_SECS", "-1"),
             ("PARLEY_PUBLIC_URL", "ftp://x"),
             ("PARLEY_NATS_URL", "http://x"),
+            ("PARLEY_NETWORK_PROXY", "ftp://proxy:21"),
+            ("PARLEY_NETWORK_PROXY", "not a url"),
         ] {
             let err = Config::load_from(&vars(&[(k, v)])).unwrap_err();
             assert!(err.0.contains(k), "{k}: {}", err.0);
         }
+    }
+
+    #[test]
+    fn a_network_proxy_is_a_known_setting() {
+        for url in ["http://127.0.0.1:3128", "socks5://u:p@proxy.example:1080"] {
+            let (c, warnings) = Config::load_from(&vars(&[("PARLEY_NETWORK_PROXY", url)])).unwrap();
+            assert_eq!(c.network_proxy.as_deref(), Some(url));
+            assert!(warnings.is_empty(), "{warnings:?}");
+        }
+        let (c, _) = Config::load_from(&vars(&[("PARLEY_NETWORK_PROXY", " ")])).unwrap();
+        assert_eq!(c.network_proxy, None);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         database,
         storage,
         bus,
-        proxy: false,
+        proxy: state.config.network_proxy.is_some(),
         alerts: false,
         sessions,
     };

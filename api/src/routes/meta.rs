@@ -21,7 +21,7 @@ pub async fn config(
         .into(),
         storage: media.kind().into(),
         public_media: media.public_url(""),
-        proxy: false,
+        proxy: state.config.network_proxy.is_some(),
         alerts: false,
         version: env!("CARGO_PKG_VERSION").into(),
         routes: inventory.entries(),
