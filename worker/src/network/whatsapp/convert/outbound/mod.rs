@@ -10,6 +10,7 @@ mod contact;
 mod context;
 mod interactive;
 mod location;
+mod media;
 mod poll;
 mod text;
 mod update;
@@ -20,6 +21,7 @@ mod tests;
 pub use contact::{contact, vcard_for_phone};
 pub use interactive::interactive;
 pub use location::location;
+pub use media::media;
 pub use poll::{poll, poll_with_secret};
 pub use text::text;
 pub use update::{edit, edit_content, reaction, revoke};
@@ -120,6 +122,35 @@ impl ButtonKind {
             ButtonKind::CtaCopy => "cta_copy",
         }
     }
+}
+
+/// `/send-image`, `/send-video`, `/send-audio`, `/send-document`,
+/// `/send-sticker`: the file itself is uploaded first (see [`Uploaded`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaRequest {
+    pub kind: crate::network::inbound::MediaKind,
+    /// Audio as a voice note (`ptt`).
+    pub voice: bool,
+    pub mime_type: String,
+    /// Documents: the name shown (default `file`).
+    pub file_name: Option<String>,
+    /// Images, videos and documents.
+    pub caption: Option<String>,
+    pub context: Context,
+}
+
+/// Where an uploaded file lives and the keys that decrypt it (the library's
+/// upload answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uploaded {
+    pub url: String,
+    pub direct_path: String,
+    pub media_key: [u8; 32],
+    pub file_enc_sha256: [u8; 32],
+    pub file_sha256: [u8; 32],
+    pub file_length: u64,
+    pub media_key_timestamp: i64,
+    pub streaming_sidecar: Option<Vec<u8>>,
 }
 
 /// `/send-reaction`.

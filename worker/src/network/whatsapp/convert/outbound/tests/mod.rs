@@ -1,6 +1,7 @@
 //! Outbound builder tests on real `waproto` structures: each send kind builds the
 //! message the network expects, and round-trips through the inbound conversion.
 mod interactive;
+mod media;
 mod messages;
 mod poll;
 mod updates;
