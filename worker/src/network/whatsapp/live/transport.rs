@@ -1,0 +1,118 @@
+//! The websocket to the network: the library's own tokio transport when no
+//! proxy is configured, else [`ProxiedTransport`] (TCP through the proxy, then
+//! TLS and the websocket upgrade on that stream). [`Observed`] wraps either and
+//! keeps the last failure, so a connect that cannot reach the network says why.
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use whatsapp_rust::transport::{
+    Connector, Transport, TransportEvent, TransportFactory, default_tls_connector, from_websocket,
+};
+use whatsapp_rust::wacore::net::{WHATSAPP_WEB_ORIGIN, WHATSAPP_WEB_WS_URL};
+
+use super::proxy::Proxy;
+
+type Created = (
+    Arc<dyn Transport>,
+    whatsapp_rust::async_channel::Receiver<TransportEvent>,
+);
+
+/// A websocket to `url` (default: the network's) through `proxy`.
+pub struct ProxiedTransport {
+    proxy: Proxy,
+    url: String,
+}
+
+impl ProxiedTransport {
+    pub fn new(proxy: Proxy) -> Self {
+        Self {
+            proxy,
+            url: WHATSAPP_WEB_WS_URL.to_string(),
+        }
+    }
+
+    /// Dials another websocket URL (`ws://` for tests, `wss://` otherwise).
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = url.into();
+        self
+    }
+}
+
+#[async_trait]
+impl TransportFactory for ProxiedTransport {
+    async fn create_transport(&self) -> Result<Created, anyhow::Error> {
+        let uri: http::Uri = self
+            .url
+            .parse()
+            .map_err(|e| anyhow::anyhow!("invalid websocket URL {}: {e}", self.url))?;
+        let host = uri
+            .host()
+            .ok_or_else(|| anyhow::anyhow!("the websocket URL {} names no host", self.url))?
+            .to_string();
+        let tls = uri.scheme_str() == Some("wss");
+        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let tcp = self
+            .proxy
+            .tunnel(&host, port)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let connector = if tls {
+            default_tls_connector()
+        } else {
+            Connector::Plain
+        };
+        let stream = connector
+            .wrap(&host, tcp)
+            .await
+            .map_err(|e| anyhow::anyhow!("TLS through the proxy failed: {e}"))?;
+        let origin = http::HeaderValue::from_static(WHATSAPP_WEB_ORIGIN);
+        let (ws, _) = tokio_websockets::ClientBuilder::from_uri(uri)
+            .add_header(http::header::ORIGIN, origin)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .connect_on(stream)
+            .await
+            .map_err(|e| anyhow::anyhow!("websocket upgrade through the proxy failed: {e}"))?;
+        Ok(from_websocket(ws))
+    }
+}
+
+/// The last transport failure of one connection's factory.
+#[derive(Clone, Default)]
+pub struct LastFailure(Arc<Mutex<Option<String>>>);
+
+impl LastFailure {
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, why: Option<String>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = why;
+    }
+}
+
+/// A transport factory that records its last failure.
+pub struct Observed {
+    inner: Box<dyn TransportFactory>,
+    failure: LastFailure,
+}
+
+impl Observed {
+    pub fn new(inner: Box<dyn TransportFactory>) -> (Self, LastFailure) {
+        let failure = LastFailure::default();
+        let observed = Self {
+            inner,
+            failure: failure.clone(),
+        };
+        (observed, failure)
+    }
+}
+
+#[async_trait]
+impl TransportFactory for Observed {
+    async fn create_transport(&self) -> Result<Created, anyhow::Error> {
+        let created = self.inner.create_transport().await;
+        self.failure
+            .set(created.as_ref().err().map(|e| format!("{e:#}")));
+        created
+    }
+}
