@@ -11,3 +11,4 @@ mod sessions;
 mod support;
 mod surface;
 mod traces;
+mod unreachable;

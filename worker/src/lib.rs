@@ -25,7 +25,7 @@ use crate::events::{ContactBook, EventPipeline, HistorySink};
 use crate::history::History;
 use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
-use crate::network::unavailable::UnavailableNetwork;
+use crate::network::whatsapp::live::WhatsappNetwork;
 use crate::send::download::{Fetcher, Limits};
 use crate::webhook::RetryPolicy;
 
@@ -45,7 +45,7 @@ pub struct WorkerHandle {
 /// announces its presence.
 pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle> {
     let pod_name = config.pod_name();
-    let (network, sandbox) = network_for(&config, &ports);
+    let (network, sandbox) = network_for(&config, &ports)?;
     let egress = Egress {
         allow_private: config.allow_private_egress,
     };
@@ -95,12 +95,12 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
     })
 }
 
+/// A network adapter, and the sandbox controls when it is the sandbox.
+type Adapter = (Arc<dyn Network>, Option<Arc<dyn SandboxControl>>);
+
 /// The network adapter `config.network` names, and the sandbox controls when it is the sandbox.
-fn network_for(
-    config: &Config,
-    ports: &Ports,
-) -> (Arc<dyn Network>, Option<Arc<dyn SandboxControl>>) {
-    match config.network {
+fn network_for(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
+    Ok(match config.network {
         config::Network::Sandbox => {
             let sandbox = Arc::new(SandboxNetwork::new(
                 ports.db.clone(),
@@ -109,8 +109,12 @@ fn network_for(
             ));
             (sandbox.clone(), Some(sandbox))
         }
-        config::Network::Whatsapp => (Arc::new(UnavailableNetwork), None),
-    }
+        config::Network::Whatsapp => {
+            let network = WhatsappNetwork::new(ports.db.clone(), config.network_proxy.as_deref())
+                .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_PROXY: {e}"))?;
+            (Arc::new(network), None)
+        }
+    })
 }
 
 #[async_trait]

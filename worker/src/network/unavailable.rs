@@ -1,14 +1,15 @@
-//! A network adapter that is not part of this build: every connect fails as
-//! unreachable, so sessions report a clear state and retry with backoff.
+//! A network that is never reachable: every connect fails as unreachable, so
+//! sessions report a clear state and retry with backoff (the supervisor's
+//! tests of that path use it).
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use crate::network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
 
 /// Why the adapter refuses to connect.
-pub const WHY: &str = "the whatsapp network adapter is not part of this build yet";
+pub const WHY: &str = "no network adapter is reachable";
 
-/// Stands in for the whatsapp adapter until it exists.
+/// Refuses every connect as unreachable.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UnavailableNetwork;
 
