@@ -17,10 +17,10 @@ pub(super) struct LiveConnection {
 }
 
 impl LiveConnection {
-    pub fn new(client: Arc<Client>, run: JoinHandle<()>) -> Self {
+    pub fn new(client: Arc<Client>, run: Option<JoinHandle<()>>) -> Self {
         Self {
             client,
-            run: Mutex::new(Some(run)),
+            run: Mutex::new(run),
         }
     }
 
