@@ -147,6 +147,10 @@ async fn pause_resume_and_token_rotation_apply_to_the_next_event() {
     assert_eq!(status, 200, "{body}");
     text(&p, "pr", "while paused").await;
     dropped_reaches(&p, "no-webhook", 1).await;
+    assert!(
+        !p.output().contains("webhook event dropped"),
+        "a session without a webhook is its configuration, not a warning"
+    );
 
     // Resumed at a new URL with a rotated token: the next call uses both.
     let mut second = Receiver::start().await;

@@ -149,16 +149,22 @@ impl EventPipeline {
         if !msg.is_group() && !msg.from_me {
             extras.remote_phone = self.remote_phone(facts, msg).await;
         }
-        match &msg.content {
-            Content::Poll { options, .. } => self.polls.remember(&msg.id, options),
-            Content::Vote {
-                poll_message_id, ..
-            } => {
-                extras.poll_options = self
-                    .poll_options(session, &settings, history, msg, poll_message_id)
-                    .await;
-            }
-            _ => {}
+        if let Content::Poll { options, .. } = &msg.content {
+            self.polls.remember(&msg.id, options);
+        }
+        if session.target.borrow().url.is_empty() {
+            // Nobody to tell (and no hosted history without the hosted webhook):
+            // counted, not normalized.
+            session.queue.skip_without_webhook();
+            return Processed::default();
+        }
+        if let Content::Vote {
+            poll_message_id, ..
+        } = &msg.content
+        {
+            extras.poll_options = self
+                .poll_options(session, &settings, history, msg, poll_message_id)
+                .await;
         }
         let Some(mut envelope) = normalize(facts, msg, &extras) else {
             return Processed::default();

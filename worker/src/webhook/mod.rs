@@ -8,7 +8,7 @@ mod sign;
 mod stats;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parley_shared::egress::{self, Egress};
@@ -93,6 +93,11 @@ impl Dispatcher {
         let outcome = self.attempts(target, d).await;
         match outcome {
             Ok(()) => self.stats.delivered(started.elapsed()),
+            Err(DropReason::NoWebhook) => {
+                // The webhook was removed after the event was queued: as intended.
+                self.stats.dropped(DropReason::NoWebhook, started.elapsed());
+                tracing::debug!(client_id, event_id = %d.id, event_type = %d.kind, "no webhook: event not delivered");
+            }
             Err(reason) => {
                 self.stats.dropped(reason, started.elapsed());
                 tracing::warn!(client_id, event_id = %d.id, event_type = %d.kind, reason = reason.as_str(), "webhook event dropped");
@@ -196,6 +201,12 @@ impl SessionQueue {
                 false
             }
         }
+    }
+
+    /// Counts an event not queued because the session has no webhook (the
+    /// `no-webhook` drop; not logged, it is the session's configuration).
+    pub fn skip_without_webhook(&self) {
+        self.stats.dropped(DropReason::NoWebhook, Duration::ZERO);
     }
 
     /// Stops taking events and waits until those queued and in flight are done.
