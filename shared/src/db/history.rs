@@ -2,8 +2,8 @@
 //! whose webhook is the hosted receiver.
 //!
 //! Writes come in batches ([`Db::history_write`]: one transaction per batch, one
-//! multi-row insert of the new messages, one upsert per touched room), so a writer
-//! can group many events. Every write is idempotent on
+//! multi-row insert of the new messages, one multi-row upsert of the rooms they
+//! touch), so a writer can group many events. Every write is idempotent on
 //! `(client_id, chat_room_id, message_id)`: a duplicate delivery adds no row and
 //! does not count as unread twice. Reactions, edits and revokes change their
 //! target and insert nothing.
@@ -28,6 +28,8 @@ pub const PAGE_LIMIT_DEFAULT: u64 = 50;
 pub const PAGE_LIMIT_MAX: u64 = 200;
 /// Rows per multi-row insert (well below both databases' parameter limits).
 const INSERT_CHUNK: usize = 200;
+/// Rooms per multi-row upsert (17 parameters each).
+const ROOM_CHUNK: usize = 500;
 
 /// Whether a session keeps a hosted inbox: it has a workspace id and its webhook
 /// is the hosted receiver (compared without surrounding blanks or a trailing `/`).
@@ -476,7 +478,7 @@ async fn write_in(txn: &DatabaseTransaction, writes: &[Write]) -> Result<Vec<Wri
             .await?;
     }
 
-    // One upsert per touched room: counters from the new messages only.
+    // Every touched room once, summed: counters from the new messages only.
     let mut touched: Vec<RoomDelta> = Vec::new();
     let mut by_room: HashMap<(&str, &str), usize> = HashMap::new();
     for (_, m) in &fresh {
@@ -497,8 +499,10 @@ async fn write_in(txn: &DatabaseTransaction, writes: &[Write]) -> Result<Vec<Wri
             }
         }
     }
-    for delta in &touched {
-        upsert_room(txn, delta).await?;
+    // In key order, so concurrent batches lock rooms in the same order.
+    touched.sort_by(|a, b| (a.client_id, a.chat_room_id).cmp(&(b.client_id, b.chat_room_id)));
+    for chunk in touched.chunks(ROOM_CHUNK) {
+        upsert_rooms(txn, chunk).await?;
     }
 
     // Updates, in order.
@@ -647,56 +651,62 @@ impl<'a> RoomDelta<'a> {
     }
 }
 
-/// Inserts the room or adds to it: unread counts add up, `lastMessage*` moves
-/// only to a message at least as recent, blank names and links never overwrite.
-async fn upsert_room(txn: &DatabaseTransaction, d: &RoomDelta<'_>) -> Result<(), DbError> {
+/// Inserts the rooms or adds to them, one statement for all: unread counts add
+/// up, `lastMessage*` moves only to a message at least as recent, blank names
+/// and links never overwrite. `deltas` holds each room once (a statement may
+/// not change one row twice).
+async fn upsert_rooms(txn: &DatabaseTransaction, deltas: &[RoomDelta<'_>]) -> Result<(), DbError> {
     use rooms::Column as C;
+    if deltas.is_empty() {
+        return Ok(());
+    }
     let now = Utc::now();
-    let last = d.last;
     let mut insert = Query::insert();
-    insert
-        .into_table(rooms::Entity)
-        .columns([
-            C::ClientId,
-            C::ChatRoomId,
-            C::OrgId,
-            C::Name,
-            C::MyLid,
-            C::ClientLid,
-            C::IsGroup,
-            C::RemoteJid,
-            C::RemotePhone,
-            C::AvatarUrl,
-            C::LastMessageId,
-            C::LastMessage,
-            C::LastMessageFromMe,
-            C::LastMessageAt,
-            C::UnreadCount,
-            C::CreatedAt,
-            C::UpdatedAt,
-        ])
-        .values([
-            d.client_id.into(),
-            d.chat_room_id.into(),
-            d.org_id.into(),
-            d.facts.name.clone().into(),
-            d.facts.my_lid.clone().into(),
-            d.facts.client_lid.clone().into(),
-            d.facts.is_group.into(),
-            d.facts.remote_jid.clone().into(),
-            d.facts.remote_phone.clone().into(),
-            d.facts.avatar_url.clone().into(),
-            last.map(|m| m.message_id.clone())
-                .unwrap_or_default()
-                .into(),
-            last.map(preview).unwrap_or_default().into(),
-            last.is_some_and(|m| m.from_me).into(),
-            last.map(|m| m.sent_at).into(),
-            d.unread.into(),
-            now.into(),
-            now.into(),
-        ])
-        .map_err(|e| DbError::Unavailable(format!("building the upsert: {e}")))?;
+    insert.into_table(rooms::Entity).columns([
+        C::ClientId,
+        C::ChatRoomId,
+        C::OrgId,
+        C::Name,
+        C::MyLid,
+        C::ClientLid,
+        C::IsGroup,
+        C::RemoteJid,
+        C::RemotePhone,
+        C::AvatarUrl,
+        C::LastMessageId,
+        C::LastMessage,
+        C::LastMessageFromMe,
+        C::LastMessageAt,
+        C::UnreadCount,
+        C::CreatedAt,
+        C::UpdatedAt,
+    ]);
+    for d in deltas {
+        let last = d.last;
+        insert
+            .values([
+                d.client_id.into(),
+                d.chat_room_id.into(),
+                d.org_id.into(),
+                d.facts.name.clone().into(),
+                d.facts.my_lid.clone().into(),
+                d.facts.client_lid.clone().into(),
+                d.facts.is_group.into(),
+                d.facts.remote_jid.clone().into(),
+                d.facts.remote_phone.clone().into(),
+                d.facts.avatar_url.clone().into(),
+                last.map(|m| m.message_id.clone())
+                    .unwrap_or_default()
+                    .into(),
+                last.map(preview).unwrap_or_default().into(),
+                last.is_some_and(|m| m.from_me).into(),
+                last.map(|m| m.sent_at).into(),
+                d.unread.into(),
+                now.into(),
+                now.into(),
+            ])
+            .map_err(|e| DbError::Unavailable(format!("building the upsert: {e}")))?;
+    }
     let t = "\"history_rooms\"";
     let keep_unless_blank = |c: &str| {
         Expr::cust(format!(

@@ -23,6 +23,7 @@ db_contract! {
         poll_options_of_a_stored_poll,
         rooms_found_by_contact,
         delete_for_me_marks_the_row,
+        one_batch_over_many_rooms_sums_each_room,
     ]
 }
 
@@ -441,4 +442,35 @@ async fn delete_for_me_marks_the_row(db: &Db) {
         .unwrap();
     assert!(row.deleted);
     assert!(!db.delete_for_me("shop", ROOM, "3EB0NOPE").await.unwrap());
+}
+
+/// One statement upserts every room of a batch: each room gets its own unread
+/// sum and its own newest message, on top of what was stored.
+async fn one_batch_over_many_rooms_sums_each_room(db: &Db) {
+    let rooms: Vec<String> = (0..300)
+        .map(|i| format!("shop-111-{:03}", 400 + i))
+        .collect();
+    write(db, vec![insert(message(&rooms[0], "3EB0PRE", 1, false))]).await;
+    let mut batch = Vec::new();
+    for (i, r) in rooms.iter().enumerate() {
+        let n = (i % 3) as i64 + 1;
+        for k in 0..n {
+            // Out of time order inside the batch: the newest still wins.
+            let second = 100 + (n - k) * 10;
+            batch.push(insert(message(r, &format!("3EB0{i}x{k}"), second, false)));
+        }
+        batch.push(insert(message(r, &format!("3EB0{i}me"), 50, true)));
+    }
+    let out = write(db, batch).await;
+    assert!(out.iter().all(|w| *w == Written::Inserted), "{out:?}");
+    for (i, r) in rooms.iter().enumerate() {
+        let n = (i % 3) as i64 + 1;
+        let row = room(db, r).await;
+        let earlier = i64::from(i == 0);
+        assert_eq!(row.unread_count, n + earlier, "{r}");
+        assert_eq!(row.last_message_id, format!("3EB0{i}x0"), "{r}");
+        assert_eq!(row.last_message_at, Some(at(100 + n * 10)), "{r}");
+        assert!(!row.last_message_from_me);
+    }
+    assert_eq!(db.chat_rooms("shop").await.unwrap().len(), 300);
 }

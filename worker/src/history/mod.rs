@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use chrono::Utc;
-use parley_shared::db::history::{NewMediaFile, Written, hosted_inbox_active};
+use parley_shared::db::history::{NewMediaFile, Write, Written, hosted_inbox_active};
 use parley_shared::db::{Db, DbError};
 use parley_shared::event::{Envelope, Quoted};
 use parley_shared::media::{MediaError, MediaStore, new_key};
@@ -133,11 +133,10 @@ impl History {
             Kind::Message(t) => t,
         };
         let Some(file) = media.filter(|f| !f.bytes.is_empty()) else {
-            let out = self
-                .writer
-                .write(convert::message_writes(e, message_type, None))
-                .await?;
-            return self.outcome(e, out.first().copied()).await;
+            let writes = convert::message_writes(e, message_type, None);
+            let url = written_url(&writes);
+            let out = self.writer.write(writes).await?;
+            return self.outcome(e, out.first().copied(), url).await;
         };
         // A message stored before keeps its file: nothing is copied again.
         if let Some(row) = self
@@ -158,13 +157,11 @@ impl History {
         let result = match stored {
             Ok(record) => {
                 let id = record.id.to_string();
-                let out = self
-                    .writer
-                    .write(convert::message_writes(e, message_type, Some(record)))
-                    .await;
-                match out {
+                let writes = convert::message_writes(e, message_type, Some(record));
+                let url = written_url(&writes);
+                match self.writer.write(writes).await {
                     Ok(out) => {
-                        let mut rec = self.outcome(e, out.first().copied()).await?;
+                        let mut rec = self.outcome(e, out.first().copied(), url).await?;
                         if rec.new {
                             rec.media_file_id = Some(id);
                         }
@@ -180,13 +177,23 @@ impl History {
         result
     }
 
-    /// The answer for a message write: new, or the stored row's link when it was a duplicate.
+    /// The answer for a message write: new (with the link just written), or the
+    /// stored row's link when it was a duplicate.
     async fn outcome(
         &self,
         e: &Envelope,
         written: Option<Written>,
+        written_url: String,
     ) -> Result<Recorded, HistoryError> {
         let new = written == Some(Written::Inserted);
+        if new {
+            // The row is what was just written: no need to read it back.
+            return Ok(Recorded {
+                new,
+                download_url: written_url,
+                ..Recorded::default()
+            });
+        }
         let row = self
             .db
             .history_message(&e.client_id, &e.chat_room_id, &e.message_id)
@@ -310,6 +317,17 @@ impl History {
             kind: convert::event_type(&row.message_type).to_string(),
         })
     }
+}
+
+/// The `downloadUrl` of the message among `writes`.
+fn written_url(writes: &[Write]) -> String {
+    writes
+        .iter()
+        .find_map(|w| match w {
+            Write::Message(m) => Some(m.download_url.clone()),
+            Write::Update { .. } => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The stored object's extension: the file name's when it is a known one, else
