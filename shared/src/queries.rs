@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::recipients::Recipient;
 use crate::wire::contacts::{OwnerLid, ProfilePicture, UserInfo};
 use crate::wire::groups::{Group, GroupCreated, GroupInviteLink, GroupMembersUpdated};
+use crate::wire::inbox::RefreshedAvatars;
 
 /// What `/update-group-members` does to each participant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +82,10 @@ pub enum Query {
     LeaveGroup {
         group: String,
     },
+    /// `/refresh-avatars`: look the hosted-inbox rooms' pictures up again.
+    RefreshAvatars {
+        force: bool,
+    },
 }
 
 impl Query {
@@ -96,6 +101,7 @@ impl Query {
             Query::UpdateMembers { .. } => "update-group-members",
             Query::InviteLink { .. } => "group-invite-link",
             Query::LeaveGroup { .. } => "leave-group",
+            Query::RefreshAvatars { .. } => "refresh-avatars",
         }
     }
 }
@@ -112,6 +118,7 @@ pub enum Answer {
     Members(GroupMembersUpdated),
     InviteLink(GroupInviteLink),
     Left,
+    Avatars(RefreshedAvatars),
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Webhook events end to end through `parley serve` on the sandbox network and a
 //! real local receiver: every type inbound and `fromMe`, headers, signature and
 //! envelope, the group and broadcast filters. Delivery rules are in
-//! `events/delivery.rs`, poll votes in `events/polls.rs`.
+//! `events/delivery.rs`, poll votes in `events/polls.rs`, room avatars in
+//! `events/avatars.rs`.
+mod avatars;
 mod delivery;
 mod history;
 mod polls;

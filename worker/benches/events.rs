@@ -143,7 +143,7 @@ async fn main() {
             counter.fetch_add(1, Ordering::Relaxed);
         }
     });
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None);
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None);
     let sessions = open(&pipeline, a.sessions, &url);
     let total = a.rate * a.seconds;
     let started = Instant::now();
@@ -180,7 +180,7 @@ async fn main() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/hook", listener.local_addr().unwrap())
     };
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None);
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None);
     let sessions = open(&pipeline, 1, &dead);
     let before = rss_kib();
     let peak = Arc::new(AtomicU64::new(before));

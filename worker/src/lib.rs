@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::events::{ContactBook, EventPipeline, HistorySink};
 use crate::history::History;
+use crate::history::avatars::Avatars;
 use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
 use crate::network::whatsapp::live::WhatsappNetwork;
@@ -54,8 +55,11 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
         let history = History::new(ports.db.clone(), Arc::clone(&ports.media), Some(url));
         history as Arc<dyn HistorySink>
     });
+    let avatars = history
+        .as_ref()
+        .map(|_| Avatars::new(ports.db.clone(), Arc::clone(&ports.media)));
     let contacts = Some(ContactBook::new(ports.db.clone()));
-    let events = EventPipeline::new(egress, RetryPolicy::default(), history, contacts);
+    let events = EventPipeline::new(egress, RetryPolicy::default(), history, contacts, avatars);
     let supervisor = Supervisor::new(Wiring {
         db: ports.db.clone(),
         bus: Arc::clone(&ports.bus),

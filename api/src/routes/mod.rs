@@ -1,5 +1,6 @@
 //! Registers every route in one place, so the OpenAPI document and the route
 //! inventory come from the same calls that build the router.
+mod avatars;
 mod contacts;
 mod groups;
 mod health;
@@ -75,6 +76,7 @@ where
         .service(inbox::messages)
         .service(inbox::media_url)
         .service(inbox::read)
+        .service(avatars::refresh_avatars)
         .service(media_files::media_files)
         .service(media_files::media_file_url)
         .service(contacts::user_info)

@@ -341,6 +341,24 @@ impl Db {
         Ok(n > 0)
     }
 
+    /// Sets the room's `avatarUrl` (empty: no picture); `false` when the room is
+    /// not stored.
+    pub async fn set_room_avatar(
+        &self,
+        client_id: &str,
+        chat_room_id: &str,
+        avatar_url: &str,
+    ) -> Result<bool, DbError> {
+        let res = rooms::Entity::update_many()
+            .col_expr(rooms::Column::AvatarUrl, Expr::value(avatar_url))
+            .col_expr(rooms::Column::UpdatedAt, Expr::value(Utc::now()))
+            .filter(rooms::Column::ClientId.eq(client_id))
+            .filter(rooms::Column::ChatRoomId.eq(chat_room_id))
+            .exec(self.conn())
+            .await?;
+        Ok(res.rows_affected > 0)
+    }
+
     /// Resets the room's unread counter; `false` when the room is not stored.
     pub async fn reset_unread(&self, client_id: &str, chat_room_id: &str) -> Result<bool, DbError> {
         let res = rooms::Entity::update_many()

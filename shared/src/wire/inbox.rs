@@ -122,3 +122,32 @@ pub struct MediaUrl {
     pub ok: bool,
     pub url: String,
 }
+
+/// `POST /refresh-avatars`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshAvatars {
+    #[serde(default)]
+    pub client_id: String,
+    /// Also look up rooms that already have a picture (an unchanged picture is
+    /// not copied again).
+    #[serde(default)]
+    pub force: Option<bool>,
+}
+
+/// What `/refresh-avatars` did, per room: `rooms = updated + skipped + noPhoto + failed`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshedAvatars {
+    /// The session's hosted-inbox rooms walked.
+    pub rooms: u64,
+    /// Rooms that got a new picture link (a picture version copied once).
+    pub updated: u64,
+    /// Rooms that kept their picture: not looked up (they had one and `force`
+    /// was not set), or looked up and unchanged.
+    pub skipped: u64,
+    /// Rooms without a visible picture (none, or hidden by privacy): `avatarUrl` is empty.
+    pub no_photo: u64,
+    /// Rooms whose lookup or copy failed; they keep what they had.
+    pub failed: u64,
+}

@@ -24,6 +24,7 @@ db_contract! {
         rooms_found_by_contact,
         delete_for_me_marks_the_row,
         one_batch_over_many_rooms_sums_each_room,
+        room_avatars_are_kept_unless_replaced,
     ]
 }
 
@@ -473,4 +474,28 @@ async fn one_batch_over_many_rooms_sums_each_room(db: &Db) {
         assert!(!row.last_message_from_me);
     }
     assert_eq!(db.chat_rooms("shop").await.unwrap().len(), 300);
+}
+
+async fn room_avatars_are_kept_unless_replaced(db: &Db) {
+    let mut m = message(ROOM, "3EB0AV1", 1, false);
+    m.room.avatar_url = "https://m/a.png".into();
+    write(db, vec![insert(m)]).await;
+    assert_eq!(room(db, ROOM).await.avatar_url, "https://m/a.png");
+    // A later message that knows no avatar does not blank it.
+    write(db, vec![insert(message(ROOM, "3EB0AV2", 2, false))]).await;
+    assert_eq!(room(db, ROOM).await.avatar_url, "https://m/a.png");
+    assert!(
+        db.set_room_avatar("shop", ROOM, "https://m/b.png")
+            .await
+            .unwrap()
+    );
+    assert_eq!(room(db, ROOM).await.avatar_url, "https://m/b.png");
+    assert!(db.set_room_avatar("shop", ROOM, "").await.unwrap());
+    assert_eq!(room(db, ROOM).await.avatar_url, "");
+    assert_eq!(room(db, ROOM).await.unread_count, 2, "counters untouched");
+    assert!(
+        !db.set_room_avatar("shop", "shop-111-999", "x")
+            .await
+            .unwrap()
+    );
 }

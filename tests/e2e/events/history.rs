@@ -12,7 +12,11 @@ use super::support::*;
 use crate::support::*;
 
 /// `parley serve` whose hosted receiver is `hook` (plus `more` settings).
-async fn serve_hosted(dir: &std::path::Path, hook: &str, more: &[(&str, &str)]) -> Parley {
+pub(super) async fn serve_hosted(
+    dir: &std::path::Path,
+    hook: &str,
+    more: &[(&str, &str)],
+) -> Parley {
     let mut vars = vec![
         ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
         ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
@@ -22,12 +26,12 @@ async fn serve_hosted(dir: &std::path::Path, hook: &str, more: &[(&str, &str)]) 
     serve_with(dir, &vars).await
 }
 
-async fn org(p: &Parley, id: &str) {
+pub(super) async fn org(p: &Parley, id: &str) {
     let (status, body) = post(p, "/set-org-id", json!({"clientId": id, "orgId": "org-9"})).await;
     assert_eq!(status, 200, "{body}");
 }
 
-async fn rooms(p: &Parley, id: &str) -> Vec<Value> {
+pub(super) async fn rooms(p: &Parley, id: &str) -> Vec<Value> {
     let (status, body) = get(p, &format!("/chatrooms?clientId={id}")).await;
     assert_eq!(status, 200, "{body}");
     body["chatRooms"].as_array().expect("chatRooms").clone()

@@ -12,6 +12,7 @@ use parley_shared::event::Envelope;
 use super::contacts::ContactBook;
 use super::history::{FileBytes, HistorySink};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
+use crate::history::avatars::{Avatars, RoomRef};
 use crate::network::Connection;
 use crate::network::inbound::{Content, InboundMessage};
 use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
@@ -63,6 +64,8 @@ pub struct EventPipeline {
     pub history: Option<Arc<dyn HistorySink>>,
     /// The LID <-> phone mapping (absent in benchmarks without a database).
     pub contacts: Option<ContactBook>,
+    /// The hosted inbox's room avatars (with `history`).
+    pub avatars: Option<Arc<Avatars>>,
 }
 
 /// What a session's events depend on; replaced when its settings change.
@@ -105,6 +108,7 @@ impl EventPipeline {
         policy: RetryPolicy,
         history: Option<Arc<dyn HistorySink>>,
         contacts: Option<ContactBook>,
+        avatars: Option<Arc<Avatars>>,
     ) -> Arc<EventPipeline> {
         Arc::new(EventPipeline {
             dispatcher: Dispatcher::new(egress, policy),
@@ -112,6 +116,7 @@ impl EventPipeline {
             polls: PollBook::default(),
             history,
             contacts,
+            avatars,
         })
     }
 
@@ -158,6 +163,12 @@ impl EventPipeline {
             session.queue.skip_without_webhook();
             return Processed::default();
         }
+        // The room's avatar as known now; a lookup, when due, runs after the write.
+        let avatars = self.avatars.as_ref().filter(|_| history.is_some());
+        let room = chat_room_id(facts, msg);
+        if let Some(avatars) = avatars {
+            extras.avatar_url = avatars.url(&facts.client_id, &room);
+        }
         if let Content::Vote {
             poll_message_id, ..
         } = &msg.content
@@ -184,6 +195,14 @@ impl EventPipeline {
                         "hosted history not written");
                     processed.history_error = Some(e);
                 }
+            }
+            if let (Some(avatars), Some(connection)) = (avatars, &activity.connection) {
+                let target = RoomRef {
+                    client_id: envelope.client_id.clone(),
+                    chat_room_id: envelope.chat_room_id.clone(),
+                    jid: envelope.remote_jid.clone(),
+                };
+                avatars.watch(target, &facts.my_lid, Arc::clone(connection));
             }
         }
         let body = match serde_json::to_vec(&envelope) {

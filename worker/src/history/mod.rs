@@ -3,6 +3,7 @@
 //! unguessable key, and answers poll options and quoted previews from history.
 //!
 //! Writes go through one batching task ([`writer`]); callers await their own outcome.
+pub mod avatars;
 pub mod convert;
 mod sink;
 pub mod writer;

@@ -3,6 +3,7 @@
 //! network port within a deadline, learns every LID <-> phone pair the answer
 //! reveals and shapes the HTTP body (409 not connected, 404 nothing found,
 //! 403 not allowed, 502 the network failed).
+mod avatars;
 pub mod book;
 mod groups;
 mod picture;
@@ -19,6 +20,7 @@ use parley_shared::wire::contacts::{OwnerLid, UserInfo};
 use tokio::time::timeout;
 
 use self::book::Book;
+use crate::history::avatars::Avatars;
 use crate::network::{Connection, NetworkError, QueryError};
 
 /// What a query needs; cloned into the task that runs it.
@@ -28,6 +30,8 @@ pub struct Querier {
     pub book: Book,
     /// Where profile pictures are mirrored.
     pub media: Arc<dyn MediaStore>,
+    /// The hosted inbox's room avatars, when this deployment keeps one.
+    pub avatars: Option<Arc<Avatars>>,
     /// The session's own JID and LID user-part.
     pub my_jid: String,
     pub my_lid: String,
@@ -58,6 +62,7 @@ impl Querier {
             Query::InviteLink { group, reset } => {
                 Answer::InviteLink(self.invite_link(&group, reset).await?)
             }
+            Query::RefreshAvatars { force } => Answer::Avatars(self.refresh_avatars(force).await?),
             Query::LeaveGroup { group } => {
                 self.network("leave", self.connection.leave_group(&group))
                     .await?;

@@ -117,6 +117,28 @@ impl Querier {
         Ok(answer(&row, mirrored))
     }
 
+    /// The permanent link of the current picture of `jid` (a user or group
+    /// JID; the preview size, as `/profile-picture` answers by default),
+    /// `None` without a visible picture. An error when the lookup or the copy
+    /// failed.
+    pub(crate) async fn room_picture(
+        &self,
+        jid: &str,
+        refresh: bool,
+    ) -> Result<Option<String>, ApiError> {
+        let who = Recipient::parse("jid", jid)?;
+        let picture = self.profile_picture(&who, true, refresh).await?;
+        if picture.url.is_empty() {
+            return Ok(None);
+        }
+        if picture.stored_url.is_empty() {
+            return Err(ApiError::bad_gateway(
+                "the profile picture was not copied; retry",
+            ));
+        }
+        Ok(Some(picture.stored_url))
+    }
+
     async fn store(&self, row: &CachedPicture) {
         if let Err(e) = self.book.db.cache_picture(&self.book.client_id, row).await {
             tracing::warn!(error = %e, "profile picture not cached");

@@ -178,6 +178,7 @@ impl Actor {
                 connection: Arc::clone(&link.connection),
                 book: Book::new(self.deps.db.clone(), &self.id),
                 media: Arc::clone(&self.deps.media),
+                avatars: self.deps.events.avatars.clone(),
                 my_jid: self.row.jid.clone(),
                 my_lid: self.row.lid.clone(),
                 network_timeout: self.deps.timing.network_timeout,
