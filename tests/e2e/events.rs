@@ -6,6 +6,7 @@
 mod avatars;
 mod delivery;
 mod history;
+mod hosted_cluster;
 mod polls;
 pub mod support;
 
