@@ -15,6 +15,7 @@ use crate::support::*;
 
 const HIDDEN: &str = "4917600000361";
 const NO_PICTURE: &str = "4917600000362";
+const DANA: &str = "4917600000363";
 /// Time between two network lookups of `/refresh-avatars` (about 7 per second),
 /// less a little for timer granularity.
 const PACE_AT_LEAST: Duration = Duration::from_millis(140);
@@ -145,6 +146,22 @@ async fn rooms_and_events_carry_mirrored_avatars_and_refreshes_count_them() {
             .await
             .iter()
             .all(|(_, u)| u.is_empty())
+    );
+
+    // A room first seen through an API send gets its picture too.
+    let dana = avatar("dana");
+    let dana_lid = register(&p, DANA, &b64(&dana)).await;
+    let (status, sent) = post(
+        &p,
+        "/send-message",
+        json!({"clientId": "av", "to": dana_lid, "body": "welcome"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let dana_room = format!("av-{my_lid}-{dana_lid}");
+    assert_eq!(
+        fetch(&avatar_of(&p, "av", &dana_room, "").await).await,
+        dana
     );
 
     // Bad input.

@@ -89,7 +89,9 @@ pub struct Activity {
     pub meta: Option<serde_json::Value>,
     /// The file's bytes when already in hand (a file sent through the API).
     pub file: Option<FileBytes>,
-    /// Where to download an inbound file from, when history wants it.
+    /// The session's connection: where to download an inbound file from, and
+    /// to look a room's picture up, when history wants them (a sent file is
+    /// in `file` already).
     pub connection: Option<Arc<dyn Connection>>,
 }
 

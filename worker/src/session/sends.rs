@@ -126,10 +126,13 @@ impl Actor {
             format!("anonymous {}", in_flight.anonymous)
         });
         let (sink, me) = (self.output.sink(), self.me.clone());
+        // The hosted inbox looks a new room's picture up on it.
+        let connection = self.link.as_ref().map(|l| Arc::clone(&l.connection));
         let task = async move {
             let mut done = task.await;
             if let (Some(sent), Some(echo)) = (&done.sent, done.echo.take()) {
-                let activity = echo.into_activity(sent, &me, done.meta.clone());
+                let mut activity = echo.into_activity(sent, &me, done.meta.clone());
+                activity.connection = connection;
                 let processed = sink.process(activity).await;
                 if let Some(error) = processed.history_error {
                     warn_history(&mut done.outcome, &error);
