@@ -7,6 +7,7 @@ use tokio::task::JoinHandle;
 use whatsapp_rust::Client;
 use whatsapp_rust::pair_code::PairCodeOptions;
 
+use super::authors::Authors;
 use super::errors::{failed, jid};
 use crate::network::NetworkError;
 
@@ -14,13 +15,16 @@ pub(super) struct LiveConnection {
     pub(super) client: Arc<Client>,
     /// The library's run loop; it ends when the connection does.
     run: Mutex<Option<JoinHandle<()>>>,
+    /// Authors of the group messages received (noted by the event pump).
+    pub(super) authors: Authors,
 }
 
 impl LiveConnection {
-    pub fn new(client: Arc<Client>, run: Option<JoinHandle<()>>) -> Self {
+    pub fn new(client: Arc<Client>, run: Option<JoinHandle<()>>, authors: Authors) -> Self {
         Self {
             client,
             run: Mutex::new(run),
+            authors,
         }
     }
 

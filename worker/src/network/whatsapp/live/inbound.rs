@@ -12,6 +12,7 @@ use whatsapp_rust::async_channel::Receiver;
 use whatsapp_rust::store::traits::MsgSecretStore;
 use whatsapp_rust::types::events::{Event, EventHandler, InboundMessage as LibMessage};
 
+use super::authors::Authors;
 use super::lifecycle::{identity_of, lifecycle};
 use crate::network::NetworkEvent;
 use crate::network::whatsapp::convert::inbound::{
@@ -44,6 +45,8 @@ pub(super) struct Pump {
     pub out: mpsc::Sender<NetworkEvent>,
     /// Group subjects already looked up on this connection.
     pub subjects: HashMap<String, Option<String>>,
+    /// Authors of received group messages, for reactions and receipts.
+    pub authors: Authors,
 }
 
 impl Pump {
@@ -97,6 +100,11 @@ impl Pump {
 
     async fn message(&mut self, msg: &LibMessage) -> Option<NetworkEvent> {
         let info = &msg.info;
+        if info.source.is_group && !info.source.is_from_me {
+            let author = info.source.sender.to_non_ad().to_string();
+            self.authors
+                .note(&info.source.chat.to_string(), &info.id, &author);
+        }
         let subject = if info.source.is_group {
             self.subject(&info.source.chat).await
         } else {

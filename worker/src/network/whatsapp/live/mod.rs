@@ -9,6 +9,7 @@
 //! only once a connection stood (its restart after pairing). Events are pumped
 //! in order through `inbound`; `connection`, `sends` and `lookups` map the
 //! port's calls onto the client.
+mod authors;
 mod connection;
 mod errors;
 mod http_client;
@@ -37,6 +38,7 @@ use whatsapp_rust::{Client, TokioRuntime};
 
 use super::store::SeaOrmDeviceStore;
 use crate::network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use authors::Authors;
 use connection::LiveConnection;
 use inbound::{Forward, Pump};
 use transport::{Observed, ProxiedTransport};
@@ -155,11 +157,13 @@ impl Network for WhatsappNetwork {
         client.enable_auto_reconnect.store(false, Ordering::SeqCst);
         let (ended_tx, ended) = watch::channel(false);
         let (out, events) = mpsc::channel(EVENT_BUFFER);
+        let authors = Authors::default();
         let pump = Pump {
             client: Arc::clone(&client),
             store: store.clone(),
             out,
             subjects: Default::default(),
+            authors: authors.clone(),
         };
         tokio::spawn(pump.run(library_events, ended.clone()));
         let run = tokio::spawn(async move {
@@ -185,7 +189,7 @@ impl Network for WhatsappNetwork {
         // Standing now: the library may restart the stream itself (after pairing).
         client.enable_auto_reconnect.store(true, Ordering::SeqCst);
         let run = guard.defuse();
-        let connection = LiveConnection::new(client, run);
+        let connection = LiveConnection::new(client, run, authors);
         Ok((Box::new(connection), events))
     }
 

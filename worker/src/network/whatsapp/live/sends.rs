@@ -9,6 +9,7 @@ use parley_shared::event::MediaDownload;
 use parley_shared::outgoing::Button as PortButton;
 use whatsapp_rust::download::{DownloadParams, MediaType};
 use whatsapp_rust::upload::UploadOptions;
+use whatsapp_rust::wacore_binary::JidExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{RevokeType, SendResult};
 
@@ -248,11 +249,16 @@ impl LiveConnection {
     ) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
         let chat_jid = jid(chat)?;
+        // In a group, another member's message is named with its author.
+        let participant = match target.from_me {
+            false if chat_jid.is_group() => self.authors.of(chat, &target.id),
+            _ => None,
+        };
         let key = wa::MessageKey {
             remote_jid: Some(chat_jid.to_string()),
             from_me: Some(target.from_me),
             id: Some(target.id.clone()),
-            participant: None,
+            participant,
         };
         let result = self
             .client
@@ -330,11 +336,24 @@ impl LiveConnection {
 
     pub async fn read(&self, chat: &str, ids: &[String]) -> Result<(), NetworkError> {
         ready(&self.client)?;
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        self.client
-            .mark_as_read(&jid(chat)?, None, &ids)
-            .await
-            .map_err(|e| failed(&self.client, "read receipts", e))
+        let chat_jid = jid(chat)?;
+        if !chat_jid.is_group() {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            return self
+                .client
+                .mark_as_read(&chat_jid, None, &ids)
+                .await
+                .map_err(|e| failed(&self.client, "read receipts", e));
+        }
+        // In a group, one receipt per author of the messages read.
+        for (author, ids) in self.authors.group_by_author(chat, ids) {
+            let sender = author.as_deref().map(jid).transpose()?;
+            self.client
+                .mark_as_read(&chat_jid, sender.as_ref(), &ids)
+                .await
+                .map_err(|e| failed(&self.client, "read receipts", e))?;
+        }
+        Ok(())
     }
 
     pub async fn unread(&self, chat: &str) -> Result<(), NetworkError> {

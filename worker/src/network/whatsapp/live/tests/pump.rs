@@ -109,6 +109,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         store,
         out,
         subjects: Default::default(),
+        authors: Default::default(),
     };
     let task = tokio::spawn(pump.run(library_events, ended));
 
