@@ -21,6 +21,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::closed_port;
 use super::connect::sqlite;
 use crate::network::inbound::Content;
+use crate::network::whatsapp::live::authors::Authors;
 use crate::network::whatsapp::live::inbound::{Forward, Pump};
 use crate::network::whatsapp::live::proxy::Proxy;
 use crate::network::whatsapp::live::transport::ProxiedTransport;
@@ -30,6 +31,8 @@ use crate::network::{DisconnectReason, NetworkEvent};
 const ME: &str = "4917000000009@s.whatsapp.net";
 const PEER: &str = "4915100000001@s.whatsapp.net";
 const POLL_ID: &str = "3EB0POLL";
+const GROUP: &str = "120363000000000001@g.us";
+const MEMBER: &str = "4915100000002@s.whatsapp.net";
 const SECRET: [u8; 32] = [7; 32];
 
 fn info(id: &str) -> Arc<MessageInfo> {
@@ -50,6 +53,33 @@ fn batch(message: wa::Message, id: &str) -> Event {
     let item = InboundMessage::builder()
         .message(Arc::new(message))
         .info(info(id))
+        .build();
+    Event::Messages(
+        MessageBatch::builder()
+            .messages(Arc::from(vec![item]))
+            .origin(BatchOrigin::Live)
+            .build(),
+    )
+}
+
+/// A member's text in a group.
+fn group_batch(id: &str) -> Event {
+    let info = MessageInfo {
+        source: MessageSource {
+            chat: GROUP.parse().expect("jid"),
+            sender: MEMBER.parse().expect("jid"),
+            is_group: true,
+            ..Default::default()
+        },
+        ..(*info(id)).clone()
+    };
+    let text = wa::Message {
+        conversation: Some("hi all".into()),
+        ..Default::default()
+    };
+    let item = InboundMessage::builder()
+        .message(Arc::new(text))
+        .info(Arc::new(info))
         .build();
     Event::Messages(
         MessageBatch::builder()
@@ -104,12 +134,14 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
     let (forward, library_events) = Forward::new();
     let (out, mut events) = mpsc::channel(16);
     let (ended_tx, ended) = watch::channel(false);
+    let authors = Authors::default();
     let pump = Pump {
         client: bot.client(),
         store,
         out,
-        subjects: Default::default(),
-        authors: Default::default(),
+        // Known already: the group's subject is not asked of the (dead) network.
+        subjects: [(GROUP.to_string(), Some("Team".to_string()))].into(),
+        authors: authors.clone(),
     };
     let task = tokio::spawn(pump.run(library_events, ended));
 
@@ -127,6 +159,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         "3EB0SKD",
     )));
     forward.handle_event(Arc::new(batch(vote(), "3EB0VOTE")));
+    forward.handle_event(Arc::new(group_batch("3EB0GROUP")));
     forward.handle_event(Arc::new(Event::LoggedOut(
         LoggedOut::builder()
             .on_connect(false)
@@ -155,6 +188,23 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
             poll_message_id: POLL_ID.into(),
             selected_hashes: vec![compute_option_hash("Soup")],
         }
+    );
+    let Some(NetworkEvent::Message(third)) = events.recv().await else {
+        panic!("then the group message");
+    };
+    assert_eq!(
+        (third.id.as_str(), third.chat.as_str()),
+        ("3EB0GROUP", GROUP)
+    );
+    assert_eq!(
+        authors.of(GROUP, "3EB0GROUP").as_deref(),
+        Some(MEMBER),
+        "reactions and receipts to it will name its author"
+    );
+    assert_eq!(
+        authors.of(PEER, "3EB0TEXT"),
+        None,
+        "direct chats need no author"
     );
     assert_eq!(
         events.recv().await,
