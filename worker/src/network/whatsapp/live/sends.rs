@@ -77,11 +77,13 @@ pub fn button(b: &PortButton) -> Button {
 }
 
 /// The context of a send: its reply target and mentions.
-pub fn context(message: &Outgoing) -> Context {
+/// `quoted_author`: the author of the quoted message when it is another
+/// member's message in a group.
+pub fn context(message: &Outgoing, quoted_author: Option<String>) -> Context {
     Context {
         quoted: message.quoted_id.as_ref().map(|id| Quote {
             message_id: id.clone(),
-            participant: None,
+            participant: quoted_author,
             body: None,
         }),
         mentions: message.mentions.clone(),
@@ -89,8 +91,11 @@ pub fn context(message: &Outgoing) -> Context {
 }
 
 /// The message for a send that needs no upload, with its outbox kind.
-pub fn build(message: &Outgoing) -> Result<(wa::Message, &'static str), ConvertError> {
-    let context = context(message);
+pub fn build(
+    message: &Outgoing,
+    quoted_author: Option<String>,
+) -> Result<(wa::Message, &'static str), ConvertError> {
+    let context = context(message, quoted_author);
     Ok(match &message.body {
         OutgoingBody::Text { body } => (
             outbound::text(&TextRequest {
@@ -194,12 +199,16 @@ impl LiveConnection {
     pub async fn send_out(&self, message: Outgoing) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
         let to = jid(&message.to)?;
+        let quoted_author = match &message.quoted_id {
+            Some(id) if to.is_group() => self.authors.of(&message.to, id),
+            _ => None,
+        };
         let (msg, kind) = match &message.body {
             OutgoingBody::Media(file) => (
-                self.media(file, context(&message)).await?,
+                self.media(file, context(&message, quoted_author)).await?,
                 file.kind.as_str(),
             ),
-            _ => build(&message).map_err(invalid)?,
+            _ => build(&message, quoted_author).map_err(invalid)?,
         };
         let result = self
             .client

@@ -22,21 +22,36 @@ fn outgoing(body: OutgoingBody) -> Outgoing {
 
 #[test]
 fn text_keeps_its_quote_and_mentions() {
-    let (msg, kind) = build(&outgoing(OutgoingBody::Text { body: "hi".into() })).expect("text");
+    let (msg, kind) =
+        build(&outgoing(OutgoingBody::Text { body: "hi".into() }), None).expect("text");
     assert_eq!(kind, "text");
     let ext = msg.extended_text_message.as_option().expect("extended");
     let ctx = ext.context_info.as_option().expect("context");
     assert_eq!(ctx.stanza_id.as_deref(), Some("3EB0Q"));
     assert_eq!(ctx.mentioned_jid, ["4915100000003@s.whatsapp.net"]);
+    assert_eq!(ctx.participant, None);
+}
+
+#[test]
+fn a_quote_of_a_members_group_message_names_its_author() {
+    let author = "4915100000009@s.whatsapp.net";
+    let text = OutgoingBody::Text { body: "hi".into() };
+    let (msg, _) = build(&outgoing(text), Some(author.into())).expect("text");
+    let ext = msg.extended_text_message.as_option().expect("extended");
+    let ctx = ext.context_info.as_option().expect("context");
+    assert_eq!(ctx.participant.as_deref(), Some(author));
 }
 
 #[test]
 fn a_poll_carries_its_message_secret() {
-    let (msg, kind) = build(&outgoing(OutgoingBody::Poll {
-        name: "Lunch?".into(),
-        options: vec!["Pizza".into(), "Soup".into()],
-        selectable_count: 1,
-    }))
+    let (msg, kind) = build(
+        &outgoing(OutgoingBody::Poll {
+            name: "Lunch?".into(),
+            options: vec!["Pizza".into(), "Soup".into()],
+            selectable_count: 1,
+        }),
+        None,
+    )
     .expect("poll");
     assert_eq!(kind, "poll");
     let secret = msg
@@ -79,7 +94,7 @@ fn every_kind_without_a_file_has_its_outbox_name() {
         ),
     ];
     for (body, expected) in cases {
-        let (_, kind) = build(&outgoing(body)).expect(expected);
+        let (_, kind) = build(&outgoing(body), None).expect(expected);
         assert_eq!(kind, expected);
     }
     let file = OutgoingBody::Media(MediaFile {
@@ -91,16 +106,19 @@ fn every_kind_without_a_file_has_its_outbox_name() {
         caption: None,
     });
     assert!(
-        build(&outgoing(file)).is_err(),
+        build(&outgoing(file), None).is_err(),
         "files need their upload first"
     );
     assert!(
-        build(&outgoing(OutgoingBody::Location {
-            latitude: 91.0,
-            longitude: 0.0,
-            name: None,
-            address: None
-        }))
+        build(
+            &outgoing(OutgoingBody::Location {
+                latitude: 91.0,
+                longitude: 0.0,
+                name: None,
+                address: None
+            }),
+            None
+        )
         .is_err()
     );
 }
