@@ -349,20 +349,37 @@ impl Db {
         chat_room_id: &str,
         avatar_url: &str,
     ) -> Result<bool, DbError> {
-        let res = rooms::Entity::update_many()
-            .col_expr(rooms::Column::AvatarUrl, Expr::value(avatar_url))
-            .col_expr(rooms::Column::UpdatedAt, Expr::value(Utc::now()))
-            .filter(rooms::Column::ClientId.eq(client_id))
-            .filter(rooms::Column::ChatRoomId.eq(chat_room_id))
-            .exec(self.conn())
-            .await?;
-        Ok(res.rows_affected > 0)
+        self.set_room_column(
+            client_id,
+            chat_room_id,
+            rooms::Column::AvatarUrl,
+            Expr::value(avatar_url),
+        )
+        .await
     }
 
     /// Resets the room's unread counter; `false` when the room is not stored.
     pub async fn reset_unread(&self, client_id: &str, chat_room_id: &str) -> Result<bool, DbError> {
+        self.set_room_column(
+            client_id,
+            chat_room_id,
+            rooms::Column::UnreadCount,
+            Expr::value(0i64),
+        )
+        .await
+    }
+
+    /// Sets one column of a room (and its `updated_at`); `false` when the
+    /// room is not stored.
+    async fn set_room_column(
+        &self,
+        client_id: &str,
+        chat_room_id: &str,
+        column: rooms::Column,
+        value: Expr,
+    ) -> Result<bool, DbError> {
         let res = rooms::Entity::update_many()
-            .col_expr(rooms::Column::UnreadCount, Expr::value(0i64))
+            .col_expr(column, value)
             .col_expr(rooms::Column::UpdatedAt, Expr::value(Utc::now()))
             .filter(rooms::Column::ClientId.eq(client_id))
             .filter(rooms::Column::ChatRoomId.eq(chat_room_id))

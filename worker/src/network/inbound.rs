@@ -51,6 +51,15 @@ pub enum MediaKind {
 }
 
 impl MediaKind {
+    /// Every kind.
+    pub const ALL: [MediaKind; 5] = [
+        MediaKind::Image,
+        MediaKind::Video,
+        MediaKind::Audio,
+        MediaKind::Document,
+        MediaKind::Sticker,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             MediaKind::Image => "image",

@@ -380,13 +380,7 @@ impl LiveConnection {
     pub async fn download(&self, media: &MediaDownload) -> Result<Bytes, NetworkError> {
         ready(&self.client)?;
         let mut last = String::new();
-        for kind in [
-            MediaKind::Image,
-            MediaKind::Video,
-            MediaKind::Audio,
-            MediaKind::Document,
-            MediaKind::Sticker,
-        ] {
+        for kind in MediaKind::ALL {
             let params =
                 download_params(media, media_type(kind)).map_err(NetworkError::Rejected)?;
             match self.client.download_from_params(&params).await {

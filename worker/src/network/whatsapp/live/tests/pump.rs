@@ -50,9 +50,13 @@ fn info(id: &str) -> Arc<MessageInfo> {
 }
 
 fn batch(message: wa::Message, id: &str) -> Event {
+    batch_with(message, info(id))
+}
+
+fn batch_with(message: wa::Message, info: Arc<MessageInfo>) -> Event {
     let item = InboundMessage::builder()
         .message(Arc::new(message))
-        .info(info(id))
+        .info(info)
         .build();
     Event::Messages(
         MessageBatch::builder()
@@ -77,16 +81,7 @@ fn group_batch(id: &str) -> Event {
         conversation: Some("hi all".into()),
         ..Default::default()
     };
-    let item = InboundMessage::builder()
-        .message(Arc::new(text))
-        .info(Arc::new(info))
-        .build();
-    Event::Messages(
-        MessageBatch::builder()
-            .messages(Arc::from(vec![item]))
-            .origin(BatchOrigin::Live)
-            .build(),
-    )
+    batch_with(text, Arc::new(info))
 }
 
 /// The peer's vote for `Soup` on this session's poll.

@@ -34,13 +34,7 @@ fn request(kind: MediaKind) -> MediaRequest {
 
 #[test]
 fn every_kind_reads_back_as_the_same_media_with_its_download_keys() {
-    for kind in [
-        MediaKind::Image,
-        MediaKind::Video,
-        MediaKind::Audio,
-        MediaKind::Document,
-        MediaKind::Sticker,
-    ] {
+    for kind in MediaKind::ALL {
         let msg = media(&request(kind), &uploaded()).expect("builds");
         let back = echo(&msg, None);
         let Content::Media {
