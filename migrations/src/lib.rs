@@ -13,6 +13,7 @@ mod m0004_history;
 mod m0005_contacts;
 mod m0006_sandbox_media;
 mod m0010_device_store;
+mod m0011_group_authors;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_history::Migration),
             Box::new(m0005_contacts::Migration),
             Box::new(m0006_sandbox_media::Migration),
+            Box::new(m0011_group_authors::Migration),
         ]
     }
 }

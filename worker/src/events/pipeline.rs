@@ -307,6 +307,7 @@ async fn fill_quoted(history: &dyn HistorySink, envelope: &mut Envelope) {
 /// failed download leaves the message stored without its file.
 async fn file_of(activity: &Activity) -> Option<FileBytes> {
     let Content::Media {
+        kind,
         mime_type,
         file_name,
         download,
@@ -319,7 +320,7 @@ async fn file_of(activity: &Activity) -> Option<FileBytes> {
         return Some(file.clone());
     }
     let connection = activity.connection.as_ref()?;
-    match connection.download_media(download).await {
+    match connection.download_media(*kind, download).await {
         Ok(bytes) => Some(FileBytes {
             bytes,
             mime_type: mime_type.clone(),

@@ -177,8 +177,13 @@ pub trait Connection: Send + Sync {
         Err(unsupported("marking chats unread"))
     }
 
-    /// Downloads and decrypts the file an inbound media message points at.
-    async fn download_media(&self, _media: &MediaDownload) -> Result<Bytes, NetworkError> {
+    /// Downloads and decrypts the file an inbound media message points at;
+    /// `kind` decides the keys the file was encrypted with.
+    async fn download_media(
+        &self,
+        _kind: MediaKind,
+        _media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
         Err(unsupported("downloading media"))
     }
 

@@ -12,9 +12,9 @@ use parley_shared::event::MediaDownload;
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
 use crate::network::{
-    Connection, CreatedGroup, GroupMetadata, MessageRef, NetworkError, NumberCheck, Outgoing,
-    ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup, QueryError,
-    SentMessage, UserInfo,
+    Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError, NumberCheck,
+    Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup,
+    QueryError, SentMessage, UserInfo,
 };
 
 pub(super) struct SandboxConnection {
@@ -66,7 +66,11 @@ impl SandboxConnection {
 
 #[async_trait]
 impl Connection for SandboxConnection {
-    async fn download_media(&self, media: &MediaDownload) -> Result<Bytes, NetworkError> {
+    async fn download_media(
+        &self,
+        _kind: MediaKind,
+        media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
         match self.network.db().sandbox_media(media).await {
             Ok(bytes) => Ok(Bytes::from(bytes)),
             Err(CdnError::Db(e)) => Err(unreachable(e)),

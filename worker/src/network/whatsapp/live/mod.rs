@@ -8,7 +8,7 @@
 //! session retries with its backoff; the library's own reconnect loop is used
 //! only once a connection stood (its restart after pairing). Events are pumped
 //! in order through `inbound`; `connection`, `sends` and `lookups` map the
-//! port's calls onto the client.
+//! port's calls onto the client (`mentions` resolves bare user-parts).
 mod authors;
 mod connection;
 mod errors;
@@ -16,6 +16,7 @@ mod http_client;
 mod inbound;
 mod lifecycle;
 mod lookups;
+mod mentions;
 mod port;
 mod proxy;
 mod sends;
@@ -157,7 +158,7 @@ impl Network for WhatsappNetwork {
         client.enable_auto_reconnect.store(false, Ordering::SeqCst);
         let (ended_tx, ended) = watch::channel(false);
         let (out, events) = mpsc::channel(EVENT_BUFFER);
-        let authors = Authors::default();
+        let authors = Authors::stored(store.clone());
         let pump = Pump {
             client: Arc::clone(&client),
             store: store.clone(),

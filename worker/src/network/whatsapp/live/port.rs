@@ -6,9 +6,9 @@ use parley_shared::event::MediaDownload;
 
 use super::connection::LiveConnection;
 use crate::network::{
-    Connection, CreatedGroup, GroupMetadata, MessageRef, NetworkError, NumberCheck, Outgoing,
-    ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup, QueryError,
-    SentMessage, UserInfo,
+    Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError, NumberCheck,
+    Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup,
+    QueryError, SentMessage, UserInfo,
 };
 
 #[async_trait]
@@ -71,8 +71,12 @@ impl Connection for LiveConnection {
         self.unread(chat).await
     }
 
-    async fn download_media(&self, media: &MediaDownload) -> Result<Bytes, NetworkError> {
-        self.download(media).await
+    async fn download_media(
+        &self,
+        kind: MediaKind,
+        media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
+        self.download(kind, media).await
     }
 
     async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {

@@ -196,11 +196,14 @@ impl LiveConnection {
         }
     }
 
-    pub async fn send_out(&self, message: Outgoing) -> Result<SentMessage, NetworkError> {
+    pub async fn send_out(&self, mut message: Outgoing) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
         let to = jid(&message.to)?;
+        if !message.mentions.is_empty() {
+            message.mentions = self.mention_jids(&message.mentions).await;
+        }
         let quoted_author = match &message.quoted_id {
-            Some(id) if to.is_group() => self.authors.of(&message.to, id),
+            Some(id) if to.is_group() => self.authors.of(&message.to, id).await,
             _ => None,
         };
         let (msg, kind) = match &message.body {
@@ -260,7 +263,7 @@ impl LiveConnection {
         let chat_jid = jid(chat)?;
         // In a group, another member's message is named with its author.
         let participant = match target.from_me {
-            false if chat_jid.is_group() => self.authors.of(chat, &target.id),
+            false if chat_jid.is_group() => self.authors.of(chat, &target.id).await,
             _ => None,
         };
         let key = wa::MessageKey {
@@ -355,7 +358,7 @@ impl LiveConnection {
                 .map_err(|e| failed(&self.client, "read receipts", e));
         }
         // In a group, one receipt per author of the messages read.
-        for (author, ids) in self.authors.group_by_author(chat, ids) {
+        for (author, ids) in self.authors.group_by_author(chat, ids).await {
             let sender = author.as_deref().map(jid).transpose()?;
             self.client
                 .mark_as_read(&chat_jid, sender.as_ref(), &ids)
@@ -377,20 +380,18 @@ impl LiveConnection {
     /// Downloads and decrypts a file. The port's download parameters do not
     /// say the file's kind, which its decryption keys depend on: the kinds are
     /// tried in turn, and a wrong one fails the integrity check.
-    pub async fn download(&self, media: &MediaDownload) -> Result<Bytes, NetworkError> {
+    /// Downloads and decrypts a file; `kind` picks the keys it was encrypted with.
+    pub async fn download(
+        &self,
+        kind: MediaKind,
+        media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
         ready(&self.client)?;
-        let mut last = String::new();
-        for kind in MediaKind::ALL {
-            let params =
-                download_params(media, media_type(kind)).map_err(NetworkError::Rejected)?;
-            match self.client.download_from_params(&params).await {
-                Ok(data) => return Ok(Bytes::from(data)),
-                Err(e) => last = format!("{e:#}"),
-            }
-            if !self.client.is_connected() {
-                break;
-            }
-        }
-        Err(failed(&self.client, "media download", last))
+        let params = download_params(media, media_type(kind)).map_err(NetworkError::Rejected)?;
+        self.client
+            .download_from_params(&params)
+            .await
+            .map(Bytes::from)
+            .map_err(|e| failed(&self.client, "media download", format!("{e:#}")))
     }
 }

@@ -5,8 +5,10 @@
 //!
 //! One file per storage trait: `device` (`DeviceStore`), `signal` (`SignalStore`),
 //! `app_sync` (`AppSyncStore`), `protocol` (`ProtocolStore`), `msg_secret`
-//! (`MsgSecretStore`); the tables are in `tables`.
+//! (`MsgSecretStore`); `authors` keeps the authors of received group messages
+//! for the live adapter; the tables are in `tables`.
 mod app_sync;
+mod authors;
 mod device;
 mod device_row;
 mod error;
@@ -25,6 +27,7 @@ use parley_shared::db::Db;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
 use whatsapp_rust::wacore::store::error::StoreError;
 
+pub use authors::GroupAuthor;
 pub use error::{FenceRejected, fence_rejection, is_fence_rejected};
 
 /// The device state of one session, in the gateway's database.
@@ -108,6 +111,7 @@ impl SeaOrmDeviceStore {
             messages::sent_messages,
             messages::pending_inbound,
             messages::msg_secrets,
+            messages::group_authors,
         );
         txn.commit().await.map_err(error::db_err)
     }

@@ -5,7 +5,8 @@
 //!
 //! JIDs are full JIDs (`…@s.whatsapp.net`, `…@lid`, `…@g.us`): resolving the
 //! API's user-parts and phone numbers needs the session's LID-PN mappings, which
-//! the adapter has. A mention given as bare digits is taken as a phone number.
+//! the adapter has (`live::mentions` resolves a send's mentions before they get
+//! here). A mention still given as bare digits is taken as a phone number.
 mod contact;
 mod context;
 mod interactive;
@@ -30,7 +31,7 @@ pub use update::{edit, edit_content, reaction, revoke};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {
     pub quoted: Option<Quote>,
-    /// Mentioned JIDs (bare digits: a phone number).
+    /// Mentioned JIDs, resolved by the adapter (bare digits: a phone number).
     pub mentions: Vec<String>,
 }
 

@@ -3,6 +3,7 @@
 //! local proxies, and connects that find the network unreachable.
 mod connect;
 mod lifecycle;
+mod mentions;
 mod proxy;
 mod pump;
 mod sends;

@@ -2,6 +2,9 @@
 //! library events in, port events out, in order; a poll vote decrypts with the
 //! secret found in the store; the port's receiver closes when the run ends.
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parley_shared::db::StatePatch;
 
 use chrono::{TimeZone, Utc};
 use tokio::sync::{mpsc, watch};
@@ -111,7 +114,7 @@ fn vote() -> wa::Message {
 #[tokio::test]
 async fn library_events_become_port_events_in_order_until_the_run_ends() {
     let (db, _dir) = sqlite().await;
-    let store = SeaOrmDeviceStore::new(db, "live1", 1).expect("store");
+    let store = SeaOrmDeviceStore::new(db.clone(), "live1", 1).expect("store");
     // The secret the library stored when this session sent the poll to PEER.
     store
         .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
@@ -129,10 +132,10 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
     let (forward, library_events) = Forward::new();
     let (out, mut events) = mpsc::channel(16);
     let (ended_tx, ended) = watch::channel(false);
-    let authors = Authors::default();
+    let authors = Authors::stored(store.clone());
     let pump = Pump {
         client: bot.client(),
-        store,
+        store: store.clone(),
         out,
         // Known already: the group's subject is not asked of the (dead) network.
         subjects: [(GROUP.to_string(), Some("Team".to_string()))].into(),
@@ -192,15 +195,41 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         ("3EB0GROUP", GROUP)
     );
     assert_eq!(
-        authors.of(GROUP, "3EB0GROUP").as_deref(),
+        authors.of(GROUP, "3EB0GROUP").await.as_deref(),
         Some(MEMBER),
         "reactions and receipts to it will name its author"
     );
     assert_eq!(
-        authors.of(PEER, "3EB0TEXT"),
+        authors.of(PEER, "3EB0TEXT").await,
         None,
         "direct chats need no author"
     );
+    // Written to the device store too: the session's next owner (a newer
+    // fence, another worker) still knows the author.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store
+        .group_author(GROUP, "3EB0GROUP")
+        .await
+        .expect("read")
+        .is_none()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the author never reached the store"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        db.fenced_update("live1", 2, StatePatch::default())
+            .await
+            .expect("claim")
+    );
+    let next_owner = Authors::stored(SeaOrmDeviceStore::new(db, "live1", 2).expect("store"));
+    assert_eq!(
+        next_owner.of(GROUP, "3EB0GROUP").await.as_deref(),
+        Some(MEMBER)
+    );
+    assert_eq!(next_owner.of(GROUP, "3EB0OTHER").await, None);
     assert_eq!(
         events.recv().await,
         Some(NetworkEvent::Disconnected(DisconnectReason::LoggedOut))

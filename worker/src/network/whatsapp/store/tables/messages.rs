@@ -78,3 +78,27 @@ pub mod msg_secrets {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+/// `wa_group_authors`: who wrote the group messages a session received.
+pub mod group_authors {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "wa_group_authors")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+        pub client_id: String,
+        #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+        pub chat: String,
+        #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+        pub message_id: String,
+        pub author: String,
+        /// Unix seconds.
+        pub noted_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

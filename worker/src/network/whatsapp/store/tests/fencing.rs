@@ -13,10 +13,13 @@ use whatsapp_rust::wacore::store::traits::{
 
 use super::device::{full_device, persisted};
 use super::{Fixture, claim, store};
-use crate::network::whatsapp::store::{FenceRejected, SeaOrmDeviceStore, fence_rejection};
+use crate::network::whatsapp::store::{
+    FenceRejected, GroupAuthor, SeaOrmDeviceStore, fence_rejection,
+};
 
 const PEER: &str = "4915100000001:2@s.whatsapp.net";
 const CHAT: &str = "4915100000001@s.whatsapp.net";
+const GROUP: &str = "120363000000000001@g.us";
 
 /// Writes one value of every table through `s`.
 async fn write_everything(s: &SeaOrmDeviceStore, byte: u8) -> Result<(), StoreError> {
@@ -71,6 +74,12 @@ async fn write_everything(s: &SeaOrmDeviceStore, byte: u8) -> Result<(), StoreEr
     s.store_pending_inbound(CHAT, PEER, "in", &[byte; 8])
         .await?;
     s.put_msg_secret(CHAT, CHAT, "poll", &[byte; 32]).await?;
+    s.put_group_authors(vec![GroupAuthor {
+        chat: GROUP.into(),
+        message_id: "g1".into(),
+        author: format!("{byte}@lid"),
+    }])
+    .await?;
     Ok(())
 }
 
@@ -106,7 +115,7 @@ async fn read_everything(s: &SeaOrmDeviceStore) -> String {
         s.get_msg_secret(CHAT, CHAT, "poll").await.expect("secret"),
         s.get_latest_sync_key_id().await.expect("latest"),
         s.get_all_tc_token_jids().await.expect("jids"),
-    )
+    ) + &format!("|{:?}", s.group_author(GROUP, "g1").await.expect("author"))
 }
 
 fn assert_stale(result: Result<impl std::fmt::Debug, StoreError>, what: &str) {
@@ -194,6 +203,19 @@ pub(super) async fn stale_owner_writes_are_rejected_and_change_nothing(f: &Fixtu
         "delete_group_metadata",
     );
     assert_stale(old.delete_tc_token(PEER).await, "delete_tc_token");
+    let author = GroupAuthor {
+        chat: GROUP.into(),
+        message_id: "g2".into(),
+        author: "9@lid".into(),
+    };
+    assert_stale(
+        old.put_group_authors(vec![author]).await,
+        "put_group_authors",
+    );
+    assert_stale(
+        old.prune_group_authors(i64::MAX).await,
+        "prune_group_authors",
+    );
     assert_stale(
         old.touch_tc_token_sender_timestamp(PEER, 999).await,
         "touch_tc_token_sender_timestamp",

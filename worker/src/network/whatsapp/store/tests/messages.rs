@@ -5,6 +5,7 @@ use whatsapp_rust::wacore::store::traits::{
 };
 
 use super::Fixture;
+use crate::network::whatsapp::store::GroupAuthor;
 use crate::network::whatsapp::store::values::now_secs;
 
 const CHAT: &str = "4915100000001@s.whatsapp.net";
@@ -263,4 +264,60 @@ pub(super) async fn msg_secrets_round_trip(f: &Fixture) {
         store.get_msg_secret(CHAT, CHAT, "p3").await.expect("get"),
         Some(vec![6; 32])
     );
+}
+
+pub(super) async fn group_authors_round_trip(f: &Fixture) {
+    const GROUP: &str = "120363000000000001@g.us";
+    let store = f.owner("authors", 1).await;
+    let note = |id: &str, author: &str| GroupAuthor {
+        chat: GROUP.into(),
+        message_id: id.into(),
+        author: author.into(),
+    };
+    assert_eq!(store.group_author(GROUP, "a1").await.expect("read"), None);
+    // A batch may name a message twice: the last author wins, one row.
+    store
+        .put_group_authors(vec![
+            note("a1", "1@lid"),
+            note("a2", "2@lid"),
+            note("a1", "3@lid"),
+        ])
+        .await
+        .expect("write");
+    assert_eq!(
+        store
+            .group_author(GROUP, "a1")
+            .await
+            .expect("read")
+            .as_deref(),
+        Some("3@lid")
+    );
+    assert_eq!(
+        store
+            .group_author(GROUP, "a2")
+            .await
+            .expect("read")
+            .as_deref(),
+        Some("2@lid")
+    );
+    assert_eq!(
+        store.group_author("other@g.us", "a1").await.expect("read"),
+        None
+    );
+    // Pruning keeps what was noted since `before`, and forgets the rest.
+    assert_eq!(
+        store
+            .prune_group_authors(now_secs() - 60)
+            .await
+            .expect("prune"),
+        0
+    );
+    assert_eq!(
+        store
+            .prune_group_authors(now_secs() + 60)
+            .await
+            .expect("prune"),
+        2
+    );
+    assert_eq!(store.group_author(GROUP, "a2").await.expect("read"), None);
 }

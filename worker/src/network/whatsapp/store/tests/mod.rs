@@ -156,6 +156,7 @@ contract! {
         messages::sent_messages_round_trip,
         messages::pending_inbound_round_trip,
         messages::msg_secrets_round_trip,
+        messages::group_authors_round_trip,
         fencing::stale_owner_writes_are_rejected_and_change_nothing,
         fencing::writes_without_a_session_are_rejected,
         fencing::another_process_reads_what_one_wrote,
