@@ -1,9 +1,13 @@
 //! Event delivery load: how many events one worker's pipeline normalizes, signs
 //! and delivers per second to a fast local receiver, with loss counted; and how
-//! much memory it holds while a receiver is down under a steady event rate.
+//! much memory it holds while a receiver is down under a steady event rate;
+//! with `--history-rate N`, also the delivery latency of sessions that keep a
+//! hosted inbox on PostgreSQL (each event written to history before it is
+//! queued, one feeding task per session as in the worker).
 //!
 //! `cargo bench -p parley-worker --bench events -- [--rate N] [--seconds S]
-//!  [--sessions K] [--outage-seconds S] [--outage-rate N]`
+//!  [--sessions K] [--outage-seconds S] [--outage-rate N] [--history-rate N]
+//!  [--history-sessions K]`
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -24,6 +28,8 @@ struct Args {
     sessions: usize,
     outage_seconds: u64,
     outage_rate: u64,
+    history_rate: u64,
+    history_sessions: usize,
 }
 
 fn args() -> Args {
@@ -33,6 +39,8 @@ fn args() -> Args {
         sessions: 20,
         outage_seconds: 60,
         outage_rate: 1_000,
+        history_rate: 0,
+        history_sessions: 200,
     };
     let raw: Vec<String> = std::env::args().collect();
     let mut i = 1;
@@ -44,6 +52,8 @@ fn args() -> Args {
             ("--sessions", Some(v)) => a.sessions = v as usize,
             ("--outage-seconds", Some(v)) => a.outage_seconds = v,
             ("--outage-rate", Some(v)) => a.outage_rate = v,
+            ("--history-rate", Some(v)) => a.history_rate = v,
+            ("--history-sessions", Some(v)) => a.history_sessions = v as usize,
             _ => {
                 i += 1;
                 continue;
@@ -125,12 +135,118 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+/// Events to sessions with a hosted inbox: every event is written to history
+/// on PostgreSQL, then delivered; latency from each event's intended start (open
+/// model) to its arrival at the receiver.
+async fn with_history(a: &Args, egress: Egress) {
+    use parley_shared::media::fs::FsMediaStore;
+    use parley_worker::events::HistorySink;
+    use parley_worker::history::History;
+
+    let database = parley_tests::services::fresh_postgres().await;
+    let db = parley_shared::db::Db::connect(&database)
+        .await
+        .expect("PostgreSQL");
+    db.migrate().await.expect("migrate");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let media = Arc::new(FsMediaStore::new(
+        dir.path().join("media"),
+        "http://127.0.0.1",
+    ));
+    let mut rx = Receiver::start().await;
+    // The receiver is the hosted receiver: every session keeps a hosted inbox.
+    let history: Arc<dyn HistorySink> = History::new(db.clone(), media, Some(rx.url.clone()));
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), Some(history), None, None);
+    let sessions = Arc::new(open(&pipeline, a.history_sessions, &rx.url));
+    let total = a.history_rate * a.seconds;
+    let step = Duration::from_nanos(1_000_000_000 / a.history_rate.max(1));
+    let start = tokio::time::Instant::now() + Duration::from_millis(200);
+    // Event n is meant to start at start + n * step, on session n % K.
+    let k = sessions.len() as u64;
+    let feeders: Vec<_> = (0..k)
+        .map(|s| {
+            let (pipeline, sessions) = (Arc::clone(&pipeline), Arc::clone(&sessions));
+            tokio::spawn(async move {
+                let mut n = s;
+                while n < total {
+                    tokio::time::sleep_until(start + step * n as u32).await;
+                    let activity = Activity {
+                        msg: message(n),
+                        meta: None,
+                        file: None,
+                        connection: None,
+                    };
+                    pipeline.process(&sessions[s as usize], activity).await;
+                    n += k;
+                }
+            })
+        })
+        .collect();
+    let start = start.into_std();
+    let mut latencies = Vec::with_capacity(total as usize);
+    let deadline = Instant::now() + Duration::from_secs(a.seconds + 60);
+    while (latencies.len() as u64) < total && Instant::now() < deadline {
+        let Some(got) = rx.maybe_next(Duration::from_secs(5)).await else {
+            continue;
+        };
+        let id = got.json()["messageId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let Some(n) = id
+            .strip_prefix("3EB0")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+        else {
+            continue;
+        };
+        let intended = start + step * n as u32;
+        latencies.push(got.at.saturating_duration_since(intended));
+    }
+    for feeder in feeders {
+        feeder.abort();
+    }
+    latencies.sort();
+    let stored: u64 = {
+        use parley_shared::db::ConnectionTrait;
+        let row = db
+            .conn()
+            .query_one_raw(sea_orm::Statement::from_string(
+                db.conn().get_database_backend(),
+                "SELECT COUNT(*) AS n FROM history_messages",
+            ))
+            .await
+            .expect("count")
+            .expect("row");
+        row.try_get::<i64>("", "n").expect("n") as u64
+    };
+    println!(
+        "hosted inbox: offered {} events/s for {} s over {} sessions (PostgreSQL history write before each delivery): received {}/{}, {} rows stored; intended start -> webhook p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        a.history_rate,
+        a.seconds,
+        a.history_sessions,
+        latencies.len(),
+        total,
+        stored,
+        percentile(&latencies, 0.5).as_secs_f64() * 1000.0,
+        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
+        latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let a = args();
     let egress = Egress {
         allow_private: true,
     };
+    if a.history_rate > 0 {
+        with_history(&a, egress).await;
+        return;
+    }
 
     // 1. Throughput to a fast receiver.
     let mut rx = Receiver::start().await;
