@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Bus, BusError, Incoming, Message, ReplyFn, Subscription};
+use super::{Bus, BusError, Incoming, Message, Registration, ReplyFn, Subscription};
 
 /// Requests a subscriber may have waiting before more are dropped (they time out).
 const CAPACITY: usize = 1024;
@@ -90,15 +90,15 @@ impl Subscribers {
     }
 }
 
-/// Removes the subscriber from the network when the [`Subscription`] drops.
+/// Removes the subscriber from the network when the [`Subscription`] drains or drops.
 struct Unsubscribe {
     network: Arc<Mutex<Network>>,
     subject: String,
     id: u64,
 }
 
-impl Drop for Unsubscribe {
-    fn drop(&mut self) {
+impl Unsubscribe {
+    fn remove(&self) {
         let mut network = lock(&self.network);
         if let Some(subscribers) = network.subjects.get_mut(&self.subject) {
             subscribers.list.retain(|s| s.id != self.id);
@@ -106,6 +106,20 @@ impl Drop for Unsubscribe {
                 network.subjects.remove(&self.subject);
             }
         }
+    }
+}
+
+impl Drop for Unsubscribe {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Leaving the network drops its sender: once the requests already handed
+/// over are read, the channel ends.
+impl Registration for Unsubscribe {
+    fn drain(&self) {
+        self.remove();
     }
 }
 

@@ -77,17 +77,32 @@ impl std::fmt::Debug for Incoming {
 /// A live subscription; dropping it unsubscribes.
 pub struct Subscription {
     rx: mpsc::Receiver<Incoming>,
-    _guard: Box<dyn Send + Sync>,
+    registration: Box<dyn Registration>,
+}
+
+/// What keeps a [`Subscription`] registered with its bus; dropping it
+/// unsubscribes at once.
+pub trait Registration: Send + Sync {
+    /// Asks the bus to route no new requests here. Requests already on their
+    /// way still arrive; then [`Subscription::next`] answers `None`.
+    fn drain(&self);
 }
 
 impl Subscription {
-    pub fn new(rx: mpsc::Receiver<Incoming>, guard: Box<dyn Send + Sync>) -> Self {
-        Self { rx, _guard: guard }
+    pub fn new(rx: mpsc::Receiver<Incoming>, registration: Box<dyn Registration>) -> Self {
+        Self { rx, registration }
     }
 
     /// The next request, or `None` once the bus closed the subscription.
     pub async fn next(&mut self) -> Option<Incoming> {
         self.rx.recv().await
+    }
+
+    /// Stops new requests from coming here and hands back, through `next`, the
+    /// ones already on their way, so a subscriber going away can answer each of
+    /// them instead of leaving its caller to time out.
+    pub fn drain(&self) {
+        self.registration.drain();
     }
 }
 

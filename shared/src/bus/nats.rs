@@ -1,5 +1,7 @@
 //! The NATS bus: request-reply over core NATS, subjects under `{prefix}.`.
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
@@ -8,11 +10,12 @@ use async_nats::client::RequestErrorKind;
 use async_nats::connection::State;
 use async_nats::{Client, HeaderMap, HeaderName, HeaderValue};
 use async_trait::async_trait;
+use futures::task::AtomicWaker;
 use futures::{FutureExt, Stream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::{Bus, BusError, Headers, Incoming, Message, ReplyFn, Subscription};
+use super::{Bus, BusError, Headers, Incoming, Message, Registration, ReplyFn, Subscription};
 
 /// Requests a subscriber may have waiting before the NATS client drops more.
 const CAPACITY: usize = 1024;
@@ -78,6 +81,7 @@ fn lock(subscriber: &Shared) -> MutexGuard<'_, Option<async_nats::Subscriber>> {
 struct Unsubscribe {
     subscriber: Shared,
     task: JoinHandle<()>,
+    drain: Arc<DrainSignal>,
 }
 
 impl Drop for Unsubscribe {
@@ -87,13 +91,53 @@ impl Drop for Unsubscribe {
     }
 }
 
+/// A drain asked of the forwarding task, which owns the polling of the subscriber.
+#[derive(Default)]
+struct DrainSignal {
+    asked: AtomicBool,
+    sent: AtomicBool,
+    waker: AtomicWaker,
+}
+
+/// The NATS drain: UNSUB, then the messages the server sent before it took the
+/// UNSUB, then (at the PONG of the ping sent after it) the end of the stream.
+impl Registration for Unsubscribe {
+    fn drain(&self) {
+        self.drain.asked.store(true, Ordering::Release);
+        self.drain.waker.wake();
+    }
+}
+
 /// Hands each message over to the [`Subscription`] until either side is gone.
-async fn forward(client: Client, subject: String, subscriber: Shared, tx: mpsc::Sender<Incoming>) {
+async fn forward(
+    client: Client,
+    subject: String,
+    subscriber: Shared,
+    drain: Arc<DrainSignal>,
+    tx: mpsc::Sender<Incoming>,
+) {
     // The lock is only held while polling, never across an await.
     let next = || {
-        futures::future::poll_fn(|cx| match lock(&subscriber).as_mut() {
-            Some(subscriber) => Pin::new(subscriber).poll_next(cx),
-            None => Poll::Ready(None),
+        futures::future::poll_fn(|cx| {
+            drain.waker.register(cx.waker());
+            let mut guard = lock(&subscriber);
+            let Some(subscriber) = guard.as_mut() else {
+                return Poll::Ready(None);
+            };
+            if drain.asked.load(Ordering::Acquire) && !drain.sent.load(Ordering::Acquire) {
+                let queued = {
+                    let ask = subscriber.drain();
+                    futures::pin_mut!(ask);
+                    ask.poll(cx)
+                };
+                match queued {
+                    // Queued (or the client is gone, which ends the stream anyway).
+                    Poll::Ready(_) => drain.sent.store(true, Ordering::Release),
+                    // The client's command queue is full: ask again right away.
+                    Poll::Pending => cx.waker().wake_by_ref(),
+                }
+            }
+            Pin::new(subscriber).poll_next(cx)
         })
     };
     while let Some(message) = next().await {
@@ -160,16 +204,22 @@ impl Bus for NatsBus {
         }
         .map_err(unavailable)?;
         let subscriber: Shared = Arc::new(Mutex::new(Some(subscriber)));
+        let drain = Arc::new(DrainSignal::default());
         let (tx, rx) = mpsc::channel(CAPACITY);
         let task = tokio::spawn(forward(
             self.client.clone(),
             subject.to_owned(),
             subscriber.clone(),
+            Arc::clone(&drain),
             tx,
         ));
         Ok(Subscription::new(
             rx,
-            Box::new(Unsubscribe { subscriber, task }),
+            Box::new(Unsubscribe {
+                subscriber,
+                task,
+                drain,
+            }),
         ))
     }
 

@@ -38,7 +38,8 @@ macro_rules! contract_tests {
         mod $adapter {
             cases!($open; round_trip_with_headers, no_responders_is_fast_and_not_timeout,
                 queue_group_delivers_each_request_once, plain_subscribers_all_receive,
-                dropped_subscription_has_no_responders, prefixes_isolate, healthy);
+                dropped_subscription_has_no_responders,
+                draining_hands_back_every_request_on_its_way, prefixes_isolate, healthy);
         }
     };
 }
@@ -218,6 +219,63 @@ async fn dropped_subscription_has_no_responders(open: Open) {
         .await
         .unwrap_err();
     assert_eq!(error, BusError::NoResponders("session.c".into()));
+}
+
+/// A subscriber that goes away drains: every request already on its way is
+/// handed back to it to answer (the worker answers "moved"), nothing is left
+/// to time out, and then nobody is there.
+async fn draining_hands_back_every_request_on_its_way(open: Open) {
+    let prefix = unique("bus");
+    let bus = open(prefix.clone()).await;
+    // The callers are another connection, as API pods are: eight of them ask
+    // one after another, so requests are on their way when the drain begins.
+    let caller = open(prefix).await;
+    let mut subscription = bus.subscribe("session.d", None).await.unwrap();
+    let patience = Duration::from_secs(3);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let callers: Vec<_> = (0..8)
+        .map(|_| {
+            let (caller, stop) = (Arc::clone(&caller), Arc::clone(&stop));
+            tokio::spawn(async move {
+                let mut outcomes = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && outcomes.len() < 5000 {
+                    let sent = caller.request("session.d", message("x", &[]), patience);
+                    outcomes.push(sent.await.map(|_| ()));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    // Serve a while, then stop taking new requests.
+    let mut served = 0;
+    while served < 200 {
+        let incoming = subscription.next().await.unwrap();
+        incoming.respond(message("served", &[])).await.unwrap();
+        served += 1;
+    }
+    subscription.drain();
+    let until = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        match tokio::time::timeout_at(until, subscription.next()).await {
+            Ok(Some(incoming)) => incoming.respond(message("moved", &[])).await.unwrap(),
+            Ok(None) => break,
+            Err(_) => panic!("the drain did not end within {TIMEOUT:?}"),
+        }
+    }
+    // Callers now find nobody; let them see it a few times, then stop them.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut nobody = 0;
+    for caller in callers {
+        for outcome in caller.await.unwrap() {
+            match outcome {
+                Ok(()) => {}
+                Err(BusError::NoResponders(_)) => nobody += 1,
+                Err(e) => panic!("a request was left without an answer: {e:?}"),
+            }
+        }
+    }
+    assert!(nobody > 0, "after the drain, requests find no responders");
 }
 
 async fn prefixes_isolate(open: Open) {

@@ -4,19 +4,22 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use parley_shared::bus::{Incoming, Subscription};
 use parley_shared::db::{SessionRow, StatePatch};
 use parley_shared::lease::Lease;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};
-use tokio::time::{Instant, timeout};
+use tokio::time::{Instant, timeout, timeout_at};
 
 use super::output::Output;
 use super::sends::InFlight;
 use super::{Backoff, SessionDeps, StopReason};
 use crate::network::{Connection, NetworkEvent};
 use crate::send::Me;
+
+/// Longest wait for the bus to hand back the commands on their way when a
+/// session stops (a round trip to the NATS server).
+const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Status while connecting, reconnecting or before the network said anything.
 pub const INITIALIZING: &str = "initializing";
@@ -176,6 +179,8 @@ impl Actor {
             // Self-fence: nothing else first.
             self.close(link).await;
         }
+        // No new commands come here; those on their way are answered below.
+        commands.drain();
         self.settle_sends().await;
         refuse_waiting(&mut commands).await;
         drop(commands);
@@ -269,8 +274,12 @@ impl Actor {
 
 /// Answers the requests already delivered but not handled: the session is going
 /// away, so the caller asks again and reaches the next owner.
+/// Tells the callers of the commands still waiting, and of those the bus
+/// delivers until the drain completes, that the session moved: they ask its
+/// next owner at once instead of waiting for their attempt to time out.
 async fn refuse_waiting(commands: &mut Subscription) {
-    while let Some(Some(incoming)) = commands.next().now_or_never() {
+    let until = Instant::now() + DRAIN_WAIT;
+    while let Ok(Some(incoming)) = timeout_at(until, commands.next()).await {
         if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
             tracing::warn!(error = %e, "cannot send the reply");
         }
