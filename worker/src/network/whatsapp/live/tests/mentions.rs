@@ -1,17 +1,12 @@
 //! Mentions on a real (never connected) client: the stored LID <-> phone
 //! mapping decides what bare user-parts are; what it does not know falls back
 //! to the length rule when the number check cannot reach the network.
-use whatsapp_rust::TokioRuntime;
-use whatsapp_rust::bot::Bot;
-use whatsapp_rust::http::UreqHttpClient;
 use whatsapp_rust::wacore::store::traits::{LidPnMappingEntry, ProtocolStore};
 
-use super::closed_port;
 use super::connect::sqlite;
+use super::offline_bot;
 use crate::network::whatsapp::live::authors::Authors;
 use crate::network::whatsapp::live::connection::LiveConnection;
-use crate::network::whatsapp::live::proxy::Proxy;
-use crate::network::whatsapp::live::transport::ProxiedTransport;
 use crate::network::whatsapp::store::SeaOrmDeviceStore;
 
 const LID: &str = "123456789012345";
@@ -32,15 +27,7 @@ async fn mentions_resolve_through_the_stored_mapping() {
         };
         store.put_lid_mapping(&entry).await.expect("mapping");
     }
-    let dead = Proxy::parse(&format!("http://127.0.0.1:{}", closed_port().await)).expect("proxy");
-    let bot = Bot::builder()
-        .with_backend(store)
-        .with_transport_factory(ProxiedTransport::new(dead))
-        .with_http_client(UreqHttpClient::new())
-        .with_runtime(TokioRuntime)
-        .build()
-        .await
-        .expect("client");
+    let bot = offline_bot(store).await;
     let connection = LiveConnection::new(bot.client(), None, Authors::default());
 
     let given: Vec<String> = [

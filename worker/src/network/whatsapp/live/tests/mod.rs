@@ -22,6 +22,24 @@ pub(super) async fn closed_port() -> u16 {
     port
 }
 
+/// A whatsapp-rust client over `store` whose network is out of reach (a proxy
+/// on a closed port): it builds, reads and writes its store, and never connects.
+pub(super) async fn offline_bot(
+    store: crate::network::whatsapp::store::SeaOrmDeviceStore,
+) -> whatsapp_rust::bot::Bot {
+    use crate::network::whatsapp::live::proxy::Proxy;
+    use crate::network::whatsapp::live::transport::ProxiedTransport;
+    let dead = Proxy::parse(&format!("http://127.0.0.1:{}", closed_port().await)).expect("proxy");
+    whatsapp_rust::bot::Bot::builder()
+        .with_backend(store)
+        .with_transport_factory(ProxiedTransport::new(dead))
+        .with_http_client(whatsapp_rust::http::UreqHttpClient::new())
+        .with_runtime(whatsapp_rust::TokioRuntime)
+        .build()
+        .await
+        .expect("client")
+}
+
 /// Reads an HTTP request head (up to the blank line).
 pub(super) async fn read_head(stream: &mut TcpStream) -> String {
     let mut head = Vec::new();

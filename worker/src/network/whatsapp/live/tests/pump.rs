@@ -8,9 +8,6 @@ use parley_shared::db::StatePatch;
 
 use chrono::{TimeZone, Utc};
 use tokio::sync::{mpsc, watch};
-use whatsapp_rust::TokioRuntime;
-use whatsapp_rust::bot::Bot;
-use whatsapp_rust::http::UreqHttpClient;
 use whatsapp_rust::store::traits::MsgSecretStore;
 use whatsapp_rust::types::events::{
     BatchOrigin, Event, EventHandler, InboundMessage, LoggedOut, MessageBatch,
@@ -21,13 +18,11 @@ use whatsapp_rust::wacore::types::message::{MessageInfo, MessageSource};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::closed_port;
 use super::connect::sqlite;
+use super::offline_bot;
 use crate::network::inbound::Content;
 use crate::network::whatsapp::live::authors::Authors;
 use crate::network::whatsapp::live::inbound::{Forward, Pump};
-use crate::network::whatsapp::live::proxy::Proxy;
-use crate::network::whatsapp::live::transport::ProxiedTransport;
 use crate::network::whatsapp::store::SeaOrmDeviceStore;
 use crate::network::{DisconnectReason, NetworkEvent};
 
@@ -120,15 +115,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
         .await
         .expect("secret");
-    let dead = Proxy::parse(&format!("http://127.0.0.1:{}", closed_port().await)).expect("proxy");
-    let bot = Bot::builder()
-        .with_backend(store.clone())
-        .with_transport_factory(ProxiedTransport::new(dead))
-        .with_http_client(UreqHttpClient::new())
-        .with_runtime(TokioRuntime)
-        .build()
-        .await
-        .expect("client");
+    let bot = offline_bot(store.clone()).await;
     let (forward, library_events) = Forward::new();
     let (out, mut events) = mpsc::channel(16);
     let (ended_tx, ended) = watch::channel(false);
