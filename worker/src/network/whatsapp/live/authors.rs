@@ -74,24 +74,34 @@ impl Authors {
 
     /// The author of `message_id` in `chat`, when this session received it.
     pub async fn of(&self, chat: &str, message_id: &str) -> Option<String> {
-        if let Some(author) = self.remembered(chat, message_id) {
-            return Some(author);
-        }
-        let stored = self.stored.as_ref()?;
-        match stored.store.group_author(chat, message_id).await {
-            Ok(author) => author,
-            Err(e) => {
-                tracing::warn!(client_id = %stored.store.client_id(), error = %e, "group author not read");
-                None
-            }
-        }
+        self.of_each(chat, &[message_id]).await.remove(message_id)
     }
 
-    fn remembered(&self, chat: &str, message_id: &str) -> Option<String> {
-        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        known
-            .get(&(chat.to_string(), message_id.to_string()))
-            .cloned()
+    /// The authors of `message_ids` in `chat` that this session received, by
+    /// message id: from memory, then one store query for the rest.
+    async fn of_each(&self, chat: &str, message_ids: &[&str]) -> HashMap<String, String> {
+        let mut found = HashMap::new();
+        let mut missing = Vec::new();
+        {
+            let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+            for id in message_ids {
+                match known.get(&(chat.to_string(), id.to_string())) {
+                    Some(author) => drop(found.insert(id.to_string(), author.clone())),
+                    None => missing.push(*id),
+                }
+            }
+        }
+        if let Some(stored) = &self.stored
+            && !missing.is_empty()
+        {
+            match stored.store.group_authors(chat, &missing).await {
+                Ok(more) => found.extend(more),
+                Err(e) => {
+                    tracing::warn!(client_id = %stored.store.client_id(), error = %e, "group authors not read");
+                }
+            }
+        }
+        found
     }
 
     /// `message_ids` grouped by author (`None`: not known), in first-seen order.
@@ -100,9 +110,11 @@ impl Authors {
         chat: &str,
         message_ids: &'a [String],
     ) -> Vec<(Option<String>, Vec<&'a str>)> {
+        let ids: Vec<&str> = message_ids.iter().map(String::as_str).collect();
+        let authors = self.of_each(chat, &ids).await;
         let mut groups: Vec<(Option<String>, Vec<&'a str>)> = Vec::new();
         for id in message_ids {
-            let author = self.of(chat, id).await;
+            let author = authors.get(id.as_str()).cloned();
             match groups.iter_mut().find(|(a, _)| *a == author) {
                 Some((_, ids)) => ids.push(id),
                 None => groups.push((author, vec![id])),

@@ -45,6 +45,7 @@ impl LiveConnection {
         for (i, user) in mentions.iter().enumerate() {
             known.push(self.known(user).await);
             if known[i] == Known::Nothing
+                && !user.contains('@')
                 && user.len() <= LONGEST_PHONE
                 && let Ok(pn) = format!("{user}@s.whatsapp.net").parse::<Jid>()
             {
@@ -81,10 +82,11 @@ impl LiveConnection {
             .collect()
     }
 
-    /// What the stored LID <-> phone mapping says of `user`.
+    /// What the stored LID <-> phone mapping says of a bare `user`
+    /// (nothing of a full JID, which is mentioned as given).
     async fn known(&self, user: &str) -> Known {
         if user.contains('@') {
-            return Known::Lid;
+            return Known::Nothing;
         }
         let entry = |server: &str| {
             let raw = format!("{user}@{server}");

@@ -377,9 +377,6 @@ impl LiveConnection {
             .map_err(|e| failed(&self.client, "mark unread", e))
     }
 
-    /// Downloads and decrypts a file. The port's download parameters do not
-    /// say the file's kind, which its decryption keys depend on: the kinds are
-    /// tried in turn, and a wrong one fails the integrity check.
     /// Downloads and decrypts a file; `kind` picks the keys it was encrypted with.
     pub async fn download(
         &self,

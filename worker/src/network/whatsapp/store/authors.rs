@@ -1,6 +1,8 @@
 //! The authors of the group messages a session received, beside its device
 //! state: written under the session's fence like every other device write, so
 //! a session that moves to another worker still knows who wrote what.
+use std::collections::HashMap;
+
 use chrono::Utc;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
@@ -54,16 +56,32 @@ impl SeaOrmDeviceStore {
 
     /// The author of `message_id` in the group `chat`, when it was recorded.
     pub async fn group_author(&self, chat: &str, message_id: &str) -> Result<Option<String>> {
-        Entity::find()
+        let mut found = self.group_authors(chat, &[message_id]).await?;
+        Ok(found.remove(message_id))
+    }
+
+    /// The recorded authors of `message_ids` in the group `chat`, by message id
+    /// (one query; ids without a record are absent).
+    pub async fn group_authors(
+        &self,
+        chat: &str,
+        message_ids: &[&str],
+    ) -> Result<HashMap<String, String>> {
+        if message_ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let rows: Vec<(String, String)> = Entity::find()
             .select_only()
+            .column(Column::MessageId)
             .column(Column::Author)
             .filter(Column::ClientId.eq(self.client_id()))
             .filter(Column::Chat.eq(chat))
-            .filter(Column::MessageId.eq(message_id))
+            .filter(Column::MessageId.is_in(message_ids.iter().copied()))
             .into_tuple()
-            .one(self.conn())
+            .all(self.conn())
             .await
-            .map_err(db_err)
+            .map_err(db_err)?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Forgets the authors noted before `before` (unix seconds); returns how many.
