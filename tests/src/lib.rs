@@ -5,5 +5,6 @@ pub mod process;
 pub mod qr;
 pub mod receiver;
 pub mod services;
+pub mod stats;
 
 pub use process::{Parley, free_port};

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use parley_shared::egress::Egress;
 use parley_tests::receiver::Receiver;
+use parley_tests::stats::percentile;
 use parley_worker::events::{
     Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings,
 };
@@ -133,10 +134,6 @@ fn rss_kib() -> u64 {
         })
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
 /// Events to sessions with a hosted inbox: every event is written to history

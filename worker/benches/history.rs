@@ -6,10 +6,11 @@
 //! `cargo bench -p parley-worker --bench history -- [--messages N] [--writers K]`
 //! (PostgreSQL from `PARLEY_TEST_POSTGRES_URL`, default the local server).
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parley_shared::event::Envelope;
 use parley_shared::media::fs::FsMediaStore;
+use parley_tests::stats::percentile;
 use parley_worker::history::History;
 
 fn arg(name: &str, default: u64) -> u64 {
@@ -38,10 +39,6 @@ fn envelope(session: u64, room: u64, n: u64) -> Envelope {
         body: "Hello, is the order on its way? I ordered it last Tuesday.".into(),
         ..Default::default()
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
 #[tokio::main]

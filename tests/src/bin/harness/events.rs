@@ -113,14 +113,7 @@ pub async fn run(
         (s.numbers.len(), s.duplicates, s.latencies.clone())
     };
     latencies.sort();
-    let q = |p: f64| {
-        latencies
-            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-            .as_secs_f64()
-            * 1e3
-    };
+    let q = |p: f64| parley_tests::stats::percentile(&latencies, p).as_secs_f64() * 1e3;
     println!(
         "events: {total} offered at {rate:.0}/s, {injected} accepted, {received} delivered ({:.0}/s), {} lost, {duplicates} duplicated; inject-to-webhook p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         received as f64 / elapsed.as_secs_f64(),

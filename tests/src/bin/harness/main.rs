@@ -379,11 +379,7 @@ impl Report {
     fn print(&self, what: &str) {
         let mut l = self.latencies.clone();
         l.sort();
-        let q = |p: f64| {
-            l.get(((l.len() as f64 * p) as usize).min(l.len().saturating_sub(1)))
-                .copied()
-                .unwrap_or_default()
-        };
+        let q = |p: f64| parley_tests::stats::percentile(&l, p);
         println!(
             "{what}: {} requests, {} ok, {:.0}/s achieved; latency p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, max {:.2} ms",
             self.sent,
