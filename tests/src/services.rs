@@ -34,8 +34,17 @@ pub async fn fresh_postgres() -> String {
         .await
         .unwrap_or_else(|e| panic!("PostgreSQL at {admin} is required: {e}"));
     execute(&db, &format!("CREATE DATABASE {name}")).await;
-    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-    format!("{base}/{name}")
+    database_url(&admin, &name)
+}
+
+/// `admin` with its database replaced by `name`, keeping its query (`sslmode`...).
+fn database_url(admin: &str, name: &str) -> String {
+    let (path, query) = match admin.split_once('?') {
+        Some((path, query)) => (path, format!("?{query}")),
+        None => (admin, String::new()),
+    };
+    let base = path.rsplit_once('/').map_or(path, |(b, _)| b);
+    format!("{base}/{name}{query}")
 }
 
 mod sea_orm_helpers {
@@ -83,5 +92,20 @@ impl ClusterEnv {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_fresh_database_keeps_the_admin_urls_options() {
+        assert_eq!(
+            super::database_url("postgres://postgres@127.0.0.1:5432/postgres", "db1"),
+            "postgres://postgres@127.0.0.1:5432/db1"
+        );
+        assert_eq!(
+            super::database_url("postgres://u@h:5432/postgres?sslmode=disable", "db1"),
+            "postgres://u@h:5432/db1?sslmode=disable"
+        );
     }
 }

@@ -115,7 +115,14 @@ async fn main() -> anyhow::Result<()> {
                         .json(&body)
                         .send()
                         .await;
-                    matches!(res, Ok(r) if r.status().is_success())
+                    match res {
+                        Ok(r) if r.status().is_success() => Ok(()),
+                        Ok(r) => {
+                            let status = r.status().as_u16();
+                            Err(format!("{status} {}", r.text().await.unwrap_or_default()))
+                        }
+                        Err(e) => Err(format!("request failed: {e}")),
+                    }
                 }
             }
         })
@@ -371,6 +378,8 @@ async fn double_owners(database_url: &str, ids: &[String]) -> anyhow::Result<usi
 struct Report {
     sent: usize,
     ok: usize,
+    /// What the failed requests got, with how many got it.
+    failures: std::collections::BTreeMap<String, usize>,
     elapsed: Duration,
     latencies: Vec<Duration>,
 }
@@ -390,6 +399,9 @@ impl Report {
             q(0.999).as_secs_f64() * 1e3,
             l.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
         );
+        for (failure, count) in &self.failures {
+            println!("  failed {count}x: {failure}");
+        }
     }
 }
 
@@ -398,7 +410,7 @@ impl Report {
 async fn open_model<F, Fut>(rate: f64, secs: u64, call: F) -> Report
 where
     F: Fn(usize) -> Fut,
-    Fut: std::future::Future<Output = bool> + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
 {
     let total = (rate * secs as f64) as usize;
     let t0 = tokio::time::Instant::now();
@@ -415,11 +427,15 @@ where
     let mut report = Report {
         sent: total,
         ok: 0,
+        failures: Default::default(),
         elapsed: Duration::ZERO,
         latencies: Vec::with_capacity(total),
     };
     while let Some(Ok((ok, latency))) = tasks.join_next().await {
-        report.ok += usize::from(ok);
+        match ok {
+            Ok(()) => report.ok += 1,
+            Err(failure) => *report.failures.entry(failure).or_default() += 1,
+        }
         report.latencies.push(latency);
     }
     report.elapsed = t0.elapsed();
@@ -448,7 +464,8 @@ async fn nats_baseline(rate: f64, secs: u64) -> anyhow::Result<Report> {
             client
                 .request(subject, bytes::Bytes::from_static(b"{}"))
                 .await
-                .is_ok()
+                .map(drop)
+                .map_err(|e| format!("request failed: {e}"))
         }
     })
     .await)
