@@ -86,6 +86,30 @@ impl Db {
         &self.conn
     }
 
+    /// A second, small pool to the same database whose commits return before
+    /// PostgreSQL has flushed them to disk (`synchronous_commit = off`): what it
+    /// writes is visible to everyone at once and survives a crash of this
+    /// process, but a crash of the database server itself may lose the last
+    /// fraction of a second of it. For data that is cheap to lose that way
+    /// (the sandbox network's outbox), never for the gateway's own state.
+    /// Connects lazily, on first use. SQLite: this same handle.
+    pub fn relaxed(&self, max_connections: u32) -> Db {
+        if self.conn.get_database_backend() != DbBackend::Postgres {
+            return self.clone();
+        }
+        let pool = self.conn.get_postgres_connection_pool();
+        let options = (*pool.connect_options())
+            .clone()
+            .options([("synchronous_commit", "off")]);
+        let relaxed = sea_orm::sqlx::postgres::PgPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(options);
+        Db {
+            conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(relaxed),
+        }
+    }
+
     /// `"postgres"` or `"sqlite"`.
     pub fn backend(&self) -> &'static str {
         match self.conn.get_database_backend() {

@@ -95,6 +95,7 @@ db_contract! {
         delete,
         webhook_token_round_trips,
         sandbox_outbox_records_in_order_and_filters,
+        relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait,
     ]
 }
 
@@ -413,4 +414,41 @@ async fn sandbox_outbox_records_in_order_and_filters(db: &Db) {
         4,
         "the outbox outlives the session's network state"
     );
+}
+
+async fn relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait(db: &Db) {
+    let relaxed = db.relaxed(2);
+    match db.backend() {
+        "postgres" => assert_eq!(synchronous_commit(&relaxed).await, "off"),
+        backend => assert_eq!(backend, "sqlite"),
+    }
+    let at = Utc.timestamp_opt(1_700_000_000, 0).single().expect("time");
+    relaxed
+        .record_outbox_many(vec![NewOutboxEntry {
+            client_id: "r1".into(),
+            message_id: "3EB0R".into(),
+            to_jid: "123456789012345@lid".into(),
+            kind: "text".into(),
+            payload: serde_json::json!({"body": "relaxed"}),
+            at,
+        }])
+        .await
+        .expect("write through the relaxed pool");
+    let seen = db.outbox("r1", None, None, 10).await.expect("list");
+    assert_eq!(seen.len(), 1, "the main pool sees the write at once");
+    assert_eq!(seen[0].payload["body"], "relaxed");
+}
+
+/// PostgreSQL's `synchronous_commit` on a connection of `db`'s pool.
+async fn synchronous_commit(db: &Db) -> String {
+    let row = db
+        .conn()
+        .query_one_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Postgres,
+            "SHOW synchronous_commit",
+        ))
+        .await
+        .expect("show")
+        .expect("a row");
+    row.try_get_by_index::<String>(0).expect("text")
 }

@@ -67,7 +67,9 @@ impl SandboxNetwork {
                 qr_first,
                 qr_next,
                 live: Mutex::new(HashMap::new()),
-                outbox: OutboxWriter::new(db.clone(), Arc::clone(&suspects)),
+                // The simulated network's own record: one writer, commits not
+                // waiting for the disk flush (see `Db::relaxed`).
+                outbox: OutboxWriter::new(db.relaxed(2), Arc::clone(&suspects)),
                 suspects,
             }),
         }
