@@ -133,7 +133,9 @@ impl Actor {
             if let (Some(sent), Some(echo)) = (&done.sent, done.echo.take()) {
                 let mut activity = echo.into_activity(sent, &me, done.meta.clone());
                 activity.connection = connection;
-                let processed = sink.process(activity).await;
+                // Boxed: the pipeline's future is large, and this task is
+                // spawned (copied) once per send.
+                let processed = Box::pin(sink.process(activity)).await;
                 if let Some(error) = processed.history_error {
                     warn_history(&mut done.outcome, &error);
                 }
