@@ -272,8 +272,6 @@ impl Actor {
     }
 }
 
-/// Answers the requests already delivered but not handled: the session is going
-/// away, so the caller asks again and reaches the next owner.
 /// Tells the callers of the commands still waiting, and of those the bus
 /// delivers until the drain completes, that the session moved: they ask its
 /// next owner at once instead of waiting for their attempt to time out.
