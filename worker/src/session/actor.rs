@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
+use super::held::Held;
 use super::output::Output;
 use super::sends::InFlight;
 use super::{Backoff, SessionDeps, StopReason};
@@ -72,6 +73,8 @@ enum Step {
     Command(Option<Incoming>),
     Sent(Result<(Id, crate::send::Done), JoinError>),
     Connect,
+    /// A held send's wait ended.
+    HoldEnded,
 }
 
 /// The state of one owned session, owned by its task.
@@ -96,6 +99,8 @@ pub(super) struct Actor {
     pub last_disconnect: String,
     /// Sends running beside the loop.
     pub in_flight: InFlight,
+    /// Sends waiting for the connection.
+    pub held: Held,
     /// Webhook events (and hosted history) of this session.
     pub output: Output,
     /// Who the session is on the network, for its own messages.
@@ -129,6 +134,7 @@ impl Actor {
             backoff,
             retry_at: Some(Instant::now()),
             in_flight: InFlight::default(),
+            held: Held::default(),
             output,
             me,
         }
@@ -144,17 +150,19 @@ impl Actor {
     ) {
         tracing::info!(client_id = %self.id, fence = self.lease.fence, "session running");
         let end = loop {
-            let retry_at = self.retry_at;
-            // Finished sends are answered before new commands are taken, and no
-            // command is taken while the session has as many sends as it may run.
-            let room = self.in_flight.has_room();
+            let (retry_at, hold_ends) = (self.retry_at, self.held.next_due());
+            // Finished sends are answered, and a due connection attempt made,
+            // before new commands are taken; no command is taken while the
+            // session has as many sends running or waiting as it may.
+            let room = self.in_flight.has_room() && self.held.has_room();
             let step = tokio::select! {
                 biased;
                 reason = stopped(&mut stop) => Step::Stop(reason),
                 event = next_event(&mut self.link) => Step::Event(event),
                 finished = self.in_flight.next() => Step::Sent(finished),
-                incoming = commands.next(), if room => Step::Command(incoming),
                 () = sleep_until_some(retry_at) => Step::Connect,
+                () = sleep_until_some(hold_ends) => Step::HoldEnded,
+                incoming = commands.next(), if room => Step::Command(incoming),
             };
             let flow = match step {
                 Step::Stop(reason) => Err(reason.into()),
@@ -168,10 +176,13 @@ impl Actor {
                     Ok(())
                 }
                 Step::Connect => until_stopped(&mut stop, self.connect()).await,
+                Step::HoldEnded => Ok(()),
             };
             if let Err(end) = flow {
                 break end;
             }
+            // Online now, unpaired now, or waited long enough.
+            self.release_held().await;
         };
         if matches!(end, End::LeaseLost | End::FencedOut)
             && let Some(link) = self.link.take()
@@ -181,6 +192,7 @@ impl Actor {
         }
         // No new commands come here; those on their way are answered below.
         commands.drain();
+        self.refuse_held().await;
         self.settle_sends().await;
         refuse_waiting(&mut commands).await;
         drop(commands);

@@ -31,7 +31,11 @@ impl Actor {
             return Ok(());
         }
         let incoming = match key.as_deref() {
-            Some(k) => match self.in_flight.join(k, incoming) {
+            Some(k) => match self
+                .in_flight
+                .join(k, incoming)
+                .or_else(|incoming| self.held.join(k, incoming))
+            {
                 Ok(()) => {
                     tracing::debug!("repeated request waits for the send in flight");
                     return Ok(());

@@ -4,6 +4,7 @@ mod actor;
 mod backoff;
 mod commands;
 mod events;
+mod held;
 pub mod idempotency;
 mod keeper;
 mod output;

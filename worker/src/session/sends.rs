@@ -105,9 +105,19 @@ impl InFlight {
 }
 
 impl Actor {
-    /// Starts `job` for `incoming` (request key `key`), unless the session
-    /// cannot send now: then answers at once.
+    /// Starts `job` for `incoming` (request key `key`), or holds it while the
+    /// session is paired but not online yet.
     pub(super) async fn start_send(&mut self, key: Option<String>, incoming: Incoming, job: Job) {
+        if self.must_wait() {
+            self.hold(key, incoming, job);
+        } else {
+            self.launch(key, incoming, job).await;
+        }
+    }
+
+    /// Starts `job` for `incoming` (request key `key`), unless the session
+    /// cannot do it now: then answers at once.
+    pub(super) async fn launch(&mut self, key: Option<String>, incoming: Incoming, job: Job) {
         let task = match self.task_for(job) {
             Ok(task) => task,
             Err(e) => {

@@ -22,6 +22,10 @@ pub struct Timing {
     pub stable_after: Duration,
     /// Longest wait for one network operation (connect, pair, logout, close).
     pub network_timeout: Duration,
+    /// How long a send waits for a paired session to come online (after a
+    /// reconnect or a handover) before it is refused. Below the API's attempt
+    /// timeout, so the caller gets the answer rather than a retry.
+    pub connect_hold: Duration,
     /// Members must be unchanged this long before load is rebalanced.
     pub rebalance_settle: Duration,
     /// Least time between two handovers for rebalancing.
@@ -55,6 +59,7 @@ impl Timing {
             backoff_max: Duration::from_secs(30),
             stable_after: Duration::from_secs(30),
             network_timeout: Duration::from_secs(10),
+            connect_hold: Duration::from_secs(5),
             rebalance_settle: Duration::from_secs(5),
             rebalance_gap: Duration::from_secs(1),
             orphan_grace: lease_ttl,

@@ -36,6 +36,7 @@ pub fn fast_timing() -> Timing {
         backoff_max: Duration::from_millis(200),
         stable_after: Duration::from_secs(1),
         network_timeout: Duration::from_secs(2),
+        connect_hold: Duration::from_secs(1),
         rebalance_settle: Duration::from_millis(100),
         rebalance_gap: Duration::ZERO,
         orphan_grace: Duration::from_millis(300),

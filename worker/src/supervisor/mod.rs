@@ -3,6 +3,10 @@
 mod balance;
 #[cfg(test)]
 mod fakes;
+#[cfg(test)]
+mod gate;
+#[cfg(test)]
+mod hold_tests;
 mod registry;
 #[cfg(test)]
 mod send_tests;

@@ -14,6 +14,7 @@ use parley_shared::recipients::Recipient;
 
 use super::fakes::{World, eventually, fast_timing, test_fetcher};
 use super::{Origin, Supervisor, Wiring};
+use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
 use crate::send::download::{Fetcher, Limits};
 use parley_tests::files::{Answer, serve};
@@ -22,6 +23,17 @@ const CONTACT_LID: &str = "123456789012345";
 
 /// A supervisor on the sandbox network of `world`, downloading with `fetcher`.
 fn sandbox_supervisor(world: &World, fetcher: Fetcher) -> Supervisor {
+    sandbox_supervisor_through(world, fetcher, "a", |sandbox| sandbox)
+}
+
+/// A supervisor (pod `pod`) on the sandbox network of `world`, connecting
+/// through what `through` makes of it.
+pub(super) fn sandbox_supervisor_through(
+    world: &World,
+    fetcher: Fetcher,
+    pod: &str,
+    through: impl FnOnce(Arc<dyn Network>) -> Arc<dyn Network>,
+) -> Supervisor {
     let sandbox = Arc::new(SandboxNetwork::new(
         world.db.clone(),
         Duration::from_secs(600),
@@ -31,9 +43,9 @@ fn sandbox_supervisor(world: &World, fetcher: Fetcher) -> Supervisor {
         db: world.db.clone(),
         bus: Arc::new(world.bus.clone()),
         leases: Arc::new(world.leases.clone()),
-        network: sandbox.clone(),
+        network: through(sandbox.clone()),
         sandbox: Some(sandbox),
-        pod_name: "a".into(),
+        pod_name: pod.into(),
         timing: fast_timing(),
         media: world.media(),
         fetcher,
@@ -42,7 +54,7 @@ fn sandbox_supervisor(world: &World, fetcher: Fetcher) -> Supervisor {
 }
 
 /// Starts `id` and links it through the simulated phone.
-async fn linked(world: &World, supervisor: &Supervisor, id: &str) {
+pub(super) async fn linked(world: &World, supervisor: &Supervisor, id: &str) {
     world.create(id).await;
     supervisor.claim(id, Origin::Start).await.unwrap();
     eventually("the session shows a QR", || async {
@@ -68,7 +80,7 @@ fn send(content: Content) -> Command {
     })
 }
 
-fn text(body: &str) -> Command {
+pub(super) fn text(body: &str) -> Command {
     send(Content::Text { body: body.into() })
 }
 
@@ -83,11 +95,11 @@ fn media(source: MediaSource) -> Command {
     }))
 }
 
-async fn outbox(world: &World, id: &str) -> Vec<OutboxEntry> {
+pub(super) async fn outbox(world: &World, id: &str) -> Vec<OutboxEntry> {
     world.db.outbox(id, None, None, 1000).await.unwrap()
 }
 
-fn sent(reply: Reply) -> SendResult {
+pub(super) fn sent(reply: Reply) -> SendResult {
     match reply {
         Reply::Sent(result) => result,
         other => panic!("expected Sent, got {other:?}"),

@@ -1,0 +1,138 @@
+//! Sends that wait for the connection. A paired session is briefly offline
+//! after a reconnect or when it starts on a new owner (handover, rebalance):
+//! commands already on its subject then arrive before the network says it is
+//! online. Such a send waits, up to `Timing::connect_hold`, instead of failing
+//! at once; still offline by then, it is refused as before (502, nothing sent).
+//! When the session ends, the sends still waiting are answered "moved", so
+//! their callers ask the next owner with the same request id.
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use parley_shared::bus::Incoming;
+use tokio::time::Instant;
+
+use super::actor::{Actor, CONNECTED};
+use super::respond;
+use super::sends::Job;
+
+/// Most sends one session holds; past it, commands wait on the bus.
+const MAX_HELD: usize = 1024;
+
+/// One waiting send and everyone asking for it (repeats of its request id).
+struct Waiting {
+    key: Option<String>,
+    callers: Vec<Incoming>,
+    job: Job,
+    until: Instant,
+}
+
+/// The sends of one session waiting for its connection, oldest first. All
+/// wait equally long, so the oldest is the first due.
+/// (A mutex only to make the actor `Sync`: requests are `Send`, not `Sync`;
+/// it is reached through `&mut` alone, so never locked.)
+#[derive(Default)]
+pub(super) struct Held {
+    waiting: Mutex<VecDeque<Waiting>>,
+}
+
+impl Held {
+    fn waiting(&mut self) -> &mut VecDeque<Waiting> {
+        self.waiting
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether another send may wait.
+    pub fn has_room(&mut self) -> bool {
+        self.waiting().len() < MAX_HELD
+    }
+
+    /// When the oldest waiting send is due, if any waits.
+    pub fn next_due(&mut self) -> Option<Instant> {
+        self.waiting().front().map(|w| w.until)
+    }
+
+    /// Adds `incoming` to the callers of the waiting send of `key`, if one
+    /// waits; otherwise hands it back.
+    pub fn join(&mut self, key: &str, incoming: Incoming) -> Result<(), Incoming> {
+        match self
+            .waiting()
+            .iter_mut()
+            .find(|w| w.key.as_deref() == Some(key))
+        {
+            Some(waiting) => {
+                waiting.callers.push(incoming);
+                Ok(())
+            }
+            None => Err(incoming),
+        }
+    }
+}
+
+impl Actor {
+    /// Whether a send must wait: the session is paired but not online now.
+    pub(super) fn must_wait(&self) -> bool {
+        self.paired && !(self.link.is_some() && self.current_status() == CONNECTED)
+    }
+
+    /// Holds `job` for `incoming` until the session is online or the hold ends.
+    pub(super) fn hold(&mut self, key: Option<String>, incoming: Incoming, job: Job) {
+        tracing::debug!(client_id = %self.id, "send waits for the connection");
+        let until = Instant::now() + self.deps.timing.connect_hold;
+        self.held.waiting().push_back(Waiting {
+            key,
+            callers: vec![incoming],
+            job,
+            until,
+        });
+    }
+
+    /// Starts the waiting sends once the session is online (or unpaired: they
+    /// are refused), and those whose hold ended (refused unless online).
+    pub(super) async fn release_held(&mut self) {
+        let now = Instant::now();
+        while let Some(due) = self.held.next_due() {
+            if self.must_wait() && due > now {
+                break;
+            }
+            let Some(waiting) = self.held.waiting().pop_front() else {
+                break;
+            };
+            let mut callers = waiting.callers.into_iter();
+            let Some(first) = callers.next() else {
+                continue;
+            };
+            self.launch(waiting.key.clone(), first, waiting.job).await;
+            if let Some(key) = waiting.key {
+                for repeat in callers {
+                    self.follow(&key, repeat).await;
+                }
+            }
+        }
+    }
+
+    /// Answers every waiting send "moved"; the session is ending.
+    pub(super) async fn refuse_held(&mut self) {
+        let waiting: Vec<Waiting> = self.held.waiting().drain(..).collect();
+        for waiting in waiting {
+            for incoming in waiting.callers {
+                if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
+                    tracing::warn!(error = %e, "cannot send the reply");
+                }
+            }
+        }
+    }
+
+    /// A repeat of the request `key`, whose send was just launched: it waits
+    /// for the same outcome, or gets it from memory when already decided.
+    async fn follow(&mut self, key: &str, repeat: Incoming) {
+        if let Err(repeat) = self.in_flight.join(key, repeat) {
+            let outcome = self.deps.requests.get(key).unwrap_or_else(|| {
+                Err(parley_shared::error::ApiError::unavailable(
+                    "the send's outcome is no longer known; retry",
+                ))
+            });
+            respond(repeat, &outcome).await;
+        }
+    }
+}
