@@ -52,6 +52,12 @@ struct Args {
     /// SIGKILL one worker after the other phases and measure the failover.
     #[arg(long)]
     kill_worker: bool,
+    /// `RUST_LOG` of the parley processes.
+    #[arg(long, default_value = "warn")]
+    log: String,
+    /// Copy each parley process's log into this directory at the end.
+    #[arg(long)]
+    keep_logs: Option<PathBuf>,
 }
 
 struct Processes {
@@ -176,10 +182,33 @@ async fn main() -> anyhow::Result<()> {
         let overlaps = double_owners(&p.database_url, &owned).await?;
         println!("double ownership (overlapping connections in the sandbox's log): {overlaps}");
     }
+    if let Some(dir) = &args.keep_logs {
+        p.keep_logs(dir)?;
+    }
     Ok(())
 }
 
 impl Processes {
+    /// Copies every process's log into `dir` as `<role>-<n>.log`.
+    fn keep_logs(&self, dir: &std::path::Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let apis = self
+            .apis
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("api-{i}"), a));
+        let workers = self
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (format!("worker-{i}"), w));
+        for (label, p) in apis.chain(workers) {
+            std::fs::copy(&p.log, dir.join(format!("{label}.log")))?;
+        }
+        println!("logs kept in {}", dir.display());
+        Ok(())
+    }
+
     /// The gateway's processes by role, for CPU accounting.
     fn labelled_pids(&self) -> Vec<(String, u32)> {
         let apis = self
@@ -205,12 +234,12 @@ async fn start(args: &Args) -> anyhow::Result<Processes> {
         ("PARLEY_NETWORK", "sandbox"),
         ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
         ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-        ("RUST_LOG", "warn"),
     ];
     let mut vars: Vec<(String, String)> = base
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    vars.push(("RUST_LOG".into(), args.log.clone()));
     if args.mode == "serve" {
         let serve = Parley::start(&args.bin, &["serve"], dir.path(), &vars).await;
         let db = format!(
