@@ -150,7 +150,7 @@ impl Actor {
     ) {
         tracing::info!(client_id = %self.id, fence = self.lease.fence, "session running");
         let end = loop {
-            let (retry_at, hold_ends) = (self.retry_at, self.held.next_due());
+            let (retry_at, hold_ends) = (self.retry_at, self.hold_ends());
             // Finished sends are answered, and a due connection attempt made,
             // before new commands are taken; no command is taken while the
             // session has as many sends running or waiting as it may.

@@ -87,12 +87,19 @@ impl Actor {
         });
     }
 
-    /// Starts the waiting sends once the session is online (or unpaired: they
-    /// are refused), and those whose hold ended (refused unless online).
+    /// When the oldest waiting send's hold ends, while the session is offline.
+    pub(super) fn hold_ends(&mut self) -> Option<Instant> {
+        self.held.next_due().filter(|_| self.must_wait())
+    }
+
+    /// Starts the waiting sends once the session is online (as the sends in
+    /// flight leave room) or unpaired (they are refused), and refuses those
+    /// whose hold ended offline.
     pub(super) async fn release_held(&mut self) {
         let now = Instant::now();
         while let Some(due) = self.held.next_due() {
-            if self.must_wait() && due > now {
+            let offline = self.must_wait();
+            if (offline && due > now) || (!offline && !self.in_flight.has_room()) {
                 break;
             }
             let Some(waiting) = self.held.waiting().pop_front() else {

@@ -131,3 +131,25 @@ async fn sends_waiting_when_the_session_moves_go_to_its_next_owner() {
     sent(again.unwrap().unwrap());
     assert_eq!(outbox(&world, "s1").await.len(), 1);
 }
+
+#[tokio::test]
+async fn more_waiting_sends_than_may_run_at_once_all_go_out() {
+    let world = World::new().await;
+    let (_a, gate) = reconnecting(&world, "s1").await;
+    // More than the sends one session runs at once (128): the rest start as
+    // the first ones finish.
+    let ids: Vec<String> = (0..150).map(|i| format!("req-{i}")).collect();
+    let mut replies: Vec<PendingReply<'_>> = Vec::new();
+    for id in &ids {
+        let mut reply: PendingReply<'_> = Box::pin(world.send_as("s1", text(id), id));
+        assert!(futures::poll!(&mut reply).is_pending());
+        replies.push(reply);
+    }
+    let status = world.send("s1", Command::Qr).await.unwrap().unwrap();
+    assert!(matches!(&status, Reply::Qr { status, .. } if status == "initializing"));
+    gate.open();
+    for reply in futures::future::join_all(replies).await {
+        sent(reply.unwrap().unwrap());
+    }
+    assert_eq!(outbox(&world, "s1").await.len(), ids.len());
+}
