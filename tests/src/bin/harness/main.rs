@@ -189,28 +189,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 impl Processes {
-    /// Copies every process's log into `dir` as `<role>-<n>.log`.
-    fn keep_logs(&self, dir: &std::path::Path) -> anyhow::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let apis = self
-            .apis
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (format!("api-{i}"), a));
-        let workers = self
-            .workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (format!("worker-{i}"), w));
-        for (label, p) in apis.chain(workers) {
-            std::fs::copy(&p.log, dir.join(format!("{label}.log")))?;
-        }
-        println!("logs kept in {}", dir.display());
-        Ok(())
-    }
-
-    /// The gateway's processes by role, for CPU accounting.
-    fn labelled_pids(&self) -> Vec<(String, u32)> {
+    /// The gateway's processes by role: `api-<n>`, `worker-<n>`.
+    fn labelled(&self) -> impl Iterator<Item = (String, &Parley)> {
         let apis = self
             .apis
             .iter()
@@ -222,6 +202,21 @@ impl Processes {
             .enumerate()
             .map(|(i, w)| (format!("worker-{i}"), w));
         apis.chain(workers)
+    }
+
+    /// Copies every process's log into `dir` as `<role>-<n>.log`.
+    fn keep_logs(&self, dir: &std::path::Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for (label, p) in self.labelled() {
+            std::fs::copy(&p.log, dir.join(format!("{label}.log")))?;
+        }
+        println!("logs kept in {}", dir.display());
+        Ok(())
+    }
+
+    /// The gateway's processes by role, for CPU accounting.
+    fn labelled_pids(&self) -> Vec<(String, u32)> {
+        self.labelled()
             .filter_map(|(label, p)| Some((label, p.pid()?)))
             .collect()
     }
