@@ -99,8 +99,12 @@ struct DrainSignal {
     waker: AtomicWaker,
 }
 
-/// The NATS drain: UNSUB, then the messages the server sent before it took the
-/// UNSUB, then (at the PONG of the ping sent after it) the end of the stream.
+/// The NATS drain: UNSUB, then the messages the client already read, then the
+/// end of the stream. async-nats (0.51) ends the stream once the UNSUB is
+/// written, not at the PONG of the ping it sends after it: a message the
+/// server sent just before it took the UNSUB, and that arrives after that, is
+/// dropped by the client unanswered. Its caller's attempt times out and the
+/// API asks again (same request id), so it is late, not lost.
 impl Registration for Unsubscribe {
     fn drain(&self) {
         self.drain.asked.store(true, Ordering::Release);
