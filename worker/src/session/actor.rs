@@ -266,6 +266,13 @@ impl Actor {
         self.status.borrow().clone()
     }
 
+    /// The connection, while the session is online on it.
+    pub(super) fn online_link(&self) -> Option<&Link> {
+        self.link
+            .as_ref()
+            .filter(|_| *self.status.borrow() == CONNECTED)
+    }
+
     pub(super) fn set_status(&self, status: &str) {
         self.status.send_if_modified(|s| {
             let changed = s != status;
@@ -290,9 +297,15 @@ impl Actor {
 async fn refuse_waiting(commands: &mut Subscription) {
     let until = Instant::now() + DRAIN_WAIT;
     while let Ok(Some(incoming)) = timeout_at(until, commands.next()).await {
-        if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
-            tracing::warn!(error = %e, "cannot send the reply");
-        }
+        answer_moved(incoming).await;
+    }
+}
+
+/// Tells the caller of `incoming` that the session moved: it asks the next
+/// owner with the same request id.
+pub(super) async fn answer_moved(incoming: Incoming) {
+    if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
+        tracing::warn!(error = %e, "cannot send the reply");
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Mutex, PoisonError};
 use parley_shared::bus::Incoming;
 use tokio::time::Instant;
 
-use super::actor::{Actor, CONNECTED};
+use super::actor::{Actor, answer_moved};
 use super::respond;
 use super::sends::Job;
 
@@ -72,7 +72,7 @@ impl Held {
 impl Actor {
     /// Whether a send must wait: the session is paired but not online now.
     pub(super) fn must_wait(&self) -> bool {
-        self.paired && !(self.link.is_some() && self.current_status() == CONNECTED)
+        self.paired && self.online_link().is_none()
     }
 
     /// Holds `job` for `incoming` until the session is online or the hold ends.
@@ -97,8 +97,9 @@ impl Actor {
     /// whose hold ended offline.
     pub(super) async fn release_held(&mut self) {
         let now = Instant::now();
+        // Launching a send does not change whether the session is online.
+        let offline = self.must_wait();
         while let Some(due) = self.held.next_due() {
-            let offline = self.must_wait();
             if (offline && due > now) || (!offline && !self.in_flight.has_room()) {
                 break;
             }
@@ -123,9 +124,7 @@ impl Actor {
         let waiting: Vec<Waiting> = self.held.waiting().drain(..).collect();
         for waiting in waiting {
             for incoming in waiting.callers {
-                if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
-                    tracing::warn!(error = %e, "cannot send the reply");
-                }
+                answer_moved(incoming).await;
             }
         }
     }

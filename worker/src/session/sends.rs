@@ -18,7 +18,7 @@ use tokio::task::{Id, JoinError, JoinSet};
 use tokio::time::{Instant, timeout_at};
 use tracing::Instrument;
 
-use super::actor::{Actor, CONNECTED};
+use super::actor::Actor;
 use super::respond;
 use crate::network::SentMessage;
 use crate::query::Querier;
@@ -188,8 +188,8 @@ impl Actor {
     /// What a contact or group query needs, when the session is connected:
     /// 409 otherwise (pairing, or paired and reconnecting).
     fn querier(&self) -> Result<Querier, ApiError> {
-        match &self.link {
-            Some(link) if self.current_status() == CONNECTED => Ok(Querier {
+        match self.online_link() {
+            Some(link) => Ok(Querier {
                 connection: Arc::clone(&link.connection),
                 book: Book::new(self.deps.db.clone(), &self.id),
                 media: Arc::clone(&self.deps.media),
@@ -198,7 +198,7 @@ impl Actor {
                 my_lid: self.row.lid.clone(),
                 network_timeout: self.deps.timing.network_timeout,
             }),
-            _ => Err(ApiError::conflict("session not connected")),
+            None => Err(ApiError::conflict("session not connected")),
         }
     }
 
@@ -208,15 +208,15 @@ impl Actor {
         if !self.paired {
             return Err(ApiError::not_found("unknown or unpaired clientId"));
         }
-        match &self.link {
-            Some(link) if self.current_status() == CONNECTED => Ok(Sender {
+        match self.online_link() {
+            Some(link) => Ok(Sender {
                 connection: Arc::clone(&link.connection),
                 book: Book::new(self.deps.db.clone(), &self.id),
                 media: Arc::clone(&self.deps.media),
                 fetcher: self.deps.fetcher.clone(),
                 network_timeout: self.deps.timing.network_timeout,
             }),
-            _ => Err(ApiError::bad_gateway(
+            None => Err(ApiError::bad_gateway(
                 "the session is not connected to the network right now; nothing was sent, retry",
             )),
         }
