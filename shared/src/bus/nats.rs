@@ -99,12 +99,11 @@ struct DrainSignal {
     waker: AtomicWaker,
 }
 
-/// The NATS drain: UNSUB, then the messages the client already read, then the
-/// end of the stream. async-nats (0.51) ends the stream once the UNSUB is
-/// written, not at the PONG of the ping it sends after it: a message the
-/// server sent just before it took the UNSUB, and that arrives after that, is
-/// dropped by the client unanswered. Its caller's attempt times out and the
-/// API asks again (same request id), so it is late, not lost.
+/// The NATS drain: UNSUB and a PING, then every message the server sent before
+/// it took the UNSUB, then the end of the stream at the PONG. (The vendored
+/// async-nats ends the stream at that PONG; 0.51 as published ends it once the
+/// UNSUB is written and drops what arrives after: see
+/// `vendor/async-nats/PARLEY-PATCH.md`.)
 impl Registration for Unsubscribe {
     fn drain(&self) {
         self.drain.asked.store(true, Ordering::Release);

@@ -5,4 +5,5 @@ mod db;
 mod history;
 mod lease;
 mod media;
+mod nats_drain;
 mod support;
