@@ -164,10 +164,10 @@ pub async fn call(
         }
         Err(BusError::Unavailable(_)) => "unavailable",
     };
-    let kind = if subject.starts_with("session.") {
-        "session"
-    } else {
-        subject
+    let kind = match subject.split_once('.') {
+        Some(("session", _)) => "session",
+        Some(("start", _)) => "start",
+        _ => subject,
     };
     m.bus_duration
         .with_label_values(&[kind, outcome])

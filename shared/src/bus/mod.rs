@@ -141,3 +141,9 @@ pub fn session_subject(client_id: &str) -> String {
 pub const START_SUBJECT: &str = "start";
 /// Queue group name of the workers.
 pub const WORKERS_GROUP: &str = "workers";
+
+/// Subject of start requests for one worker only: a worker handing a session
+/// over to spread load asks the worker it chose to take it up.
+pub fn worker_start_subject(pod_name: &str) -> String {
+    format!("{START_SUBJECT}.{pod_name}")
+}

@@ -20,6 +20,15 @@ pub fn should_shed(load: u64, fair: u64, least_other: Option<u64>) -> bool {
     least_other.is_some_and(|least| load > fair && load >= least.saturating_add(2))
 }
 
+/// Which worker to hand a session over to: the least loaded other member
+/// (by name among equals, so that workers sweeping together agree).
+pub fn pick_target(others: &[(String, u64)]) -> Option<&str> {
+    others
+        .iter()
+        .min_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)))
+        .map(|(name, _)| name.as_str())
+}
+
 /// Which session to hand over: one not online first (nothing to interrupt),
 /// then an online one; one showing a QR code last (its code would change while
 /// somebody may be scanning it).
@@ -106,6 +115,21 @@ mod tests {
         );
         assert!(should_shed(7, 5, Some(5)));
         assert!(!should_shed(10, 5, None), "nobody to take it");
+    }
+
+    #[test]
+    fn hands_over_to_the_least_loaded_member() {
+        let members = |list: &[(&str, u64)]| {
+            list.iter()
+                .map(|(name, load)| ((*name).to_owned(), *load))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            pick_target(&members(&[("a", 3), ("b", 1), ("c", 2)])),
+            Some("b")
+        );
+        assert_eq!(pick_target(&members(&[("c", 1), ("b", 1)])), Some("b"));
+        assert_eq!(pick_target(&[]), None);
     }
 
     #[test]

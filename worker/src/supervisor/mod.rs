@@ -6,7 +6,10 @@ mod fakes;
 #[cfg(test)]
 mod gate;
 #[cfg(test)]
+mod handover_tests;
+#[cfg(test)]
 mod hold_tests;
+mod pass_on;
 mod registry;
 #[cfg(test)]
 mod send_tests;
@@ -25,6 +28,7 @@ use parley_shared::media::MediaStore;
 use tokio::time::{Instant, timeout};
 
 use self::balance::Hysteresis;
+use self::pass_on::PassedOn;
 use self::registry::Registry;
 use crate::events::EventPipeline;
 use crate::network::Network;
@@ -109,6 +113,8 @@ struct Inner {
     hysteresis: Mutex<Hysteresis>,
     /// Sessions seen unowned by sweeps, since when.
     unowned_since: Mutex<HashMap<String, Instant>>,
+    /// Sessions handed over to spread load: to whom, and when.
+    passed_on: Mutex<PassedOn>,
 }
 
 impl Supervisor {
@@ -136,6 +142,7 @@ impl Supervisor {
                 registry: Arc::default(),
                 hysteresis: Mutex::default(),
                 unowned_since: Mutex::default(),
+                passed_on: Mutex::default(),
             }),
         }
     }

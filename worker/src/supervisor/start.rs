@@ -1,9 +1,12 @@
-//! The start queue: `/start` requests shared by all workers (queue group), each
+//! Start requests: `/start` on the queue shared by all workers (queue group),
+//! and on each worker's own subject (a session handed over to it). Each is
 //! answered by claiming the session or naming the worker that owns it.
 use std::time::Duration;
 
-use parley_shared::bus::{BusError, Incoming, START_SUBJECT, Subscription, WORKERS_GROUP};
-use parley_shared::command::{self, Command, Outcome, Reply};
+use parley_shared::bus::{
+    BusError, Incoming, START_SUBJECT, Subscription, WORKERS_GROUP, worker_start_subject,
+};
+use parley_shared::command::{self, Command, Outcome, REQUEST_ID, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::ids::ClientId;
 use tokio::sync::watch;
@@ -17,24 +20,61 @@ use crate::session::{INITIALIZING, NotRun, OpenError, respond};
 /// Pause before subscribing again when the bus closed the subscription.
 const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 
+/// Where a start request came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// The queue shared by all workers: `/start`, and the API's claim before it
+    /// asks a session that has no owner again.
+    Queue,
+    /// This worker's own subject: never passed on again.
+    Direct,
+}
+
 impl Supervisor {
-    /// Subscribes to the start queue and serves it until `stop` turns true.
+    /// Subscribes to the start queue and to this worker's own start subject,
+    /// and serves both until `stop` turns true.
     pub async fn listen_start(
         &self,
         stop: watch::Receiver<bool>,
     ) -> Result<JoinHandle<()>, BusError> {
-        let subscription = self.subscribe_start().await?;
-        Ok(tokio::spawn(self.clone().serve_start(subscription, stop)))
+        let queue = self.listen(Route::Queue, stop.clone()).await?;
+        let direct = self.listen(Route::Direct, stop).await?;
+        Ok(tokio::spawn(async move {
+            let _ = tokio::join!(queue, direct);
+        }))
     }
 
-    async fn subscribe_start(&self) -> Result<Subscription, BusError> {
-        self.deps()
-            .bus
-            .subscribe(START_SUBJECT, Some(WORKERS_GROUP))
-            .await
+    /// Serves start requests from one route until `stop` turns true.
+    pub(super) async fn listen(
+        &self,
+        route: Route,
+        stop: watch::Receiver<bool>,
+    ) -> Result<JoinHandle<()>, BusError> {
+        let subscription = self.subscribe_start(route).await?;
+        Ok(tokio::spawn(self.clone().serve_start(
+            route,
+            subscription,
+            stop,
+        )))
     }
 
-    async fn serve_start(self, mut subscription: Subscription, mut stop: watch::Receiver<bool>) {
+    async fn subscribe_start(&self, route: Route) -> Result<Subscription, BusError> {
+        let bus = &self.deps().bus;
+        match route {
+            Route::Queue => bus.subscribe(START_SUBJECT, Some(WORKERS_GROUP)).await,
+            Route::Direct => {
+                let subject = worker_start_subject(self.pod_name());
+                bus.subscribe(&subject, None).await
+            }
+        }
+    }
+
+    async fn serve_start(
+        self,
+        route: Route,
+        mut subscription: Subscription,
+        mut stop: watch::Receiver<bool>,
+    ) {
         loop {
             let incoming = tokio::select! {
                 () = crate::stopped(&mut stop) => return,
@@ -43,9 +83,9 @@ impl Supervisor {
             match incoming {
                 Some(incoming) => {
                     let me = self.clone();
-                    tokio::spawn(async move { me.handle_start(incoming).await });
+                    tokio::spawn(async move { me.handle_start(incoming, route).await });
                 }
-                None => match self.resubscribe_start(&mut stop).await {
+                None => match self.resubscribe_start(route, &mut stop).await {
                     Some(again) => subscription = again,
                     None => return,
                 },
@@ -53,23 +93,30 @@ impl Supervisor {
         }
     }
 
-    /// Subscribes to the start queue again after the bus closed it; `None` once stopped.
-    async fn resubscribe_start(&self, stop: &mut watch::Receiver<bool>) -> Option<Subscription> {
-        tracing::warn!("the bus closed the start subscription; subscribing again");
+    /// Subscribes again after the bus closed a start subscription; `None` once stopped.
+    async fn resubscribe_start(
+        &self,
+        route: Route,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Option<Subscription> {
+        tracing::warn!(
+            ?route,
+            "the bus closed a start subscription; subscribing again"
+        );
         loop {
             tokio::select! {
                 () = crate::stopped(stop) => return None,
                 () = tokio::time::sleep(RESUBSCRIBE_AFTER) => {}
             }
-            match self.subscribe_start().await {
+            match self.subscribe_start(route).await {
                 Ok(subscription) => return Some(subscription),
-                Err(e) => tracing::warn!(error = %e, "cannot subscribe to the start queue"),
+                Err(e) => tracing::warn!(?route, error = %e, "cannot subscribe to start requests"),
             }
         }
     }
 
     /// Answers one start request (from memory when it is a repeat).
-    pub async fn handle_start(&self, incoming: Incoming) {
+    async fn handle_start(&self, incoming: Incoming, route: Route) {
         let span = tracing::info_span!("start command", client_id = tracing::field::Empty);
         parley_shared::telemetry::set_parent_from(&span, &incoming.headers);
         async move {
@@ -78,7 +125,8 @@ impl Supervisor {
             let outcome = match key.as_deref().and_then(|k| requests.get(k)) {
                 Some(outcome) => outcome,
                 None => {
-                    let outcome = self.start(&incoming.payload).await;
+                    let request_id = incoming.headers.get(REQUEST_ID).cloned();
+                    let outcome = self.start(&incoming.payload, request_id, route).await;
                     if let Some(key) = key {
                         requests.put(key, outcome.clone());
                     }
@@ -91,7 +139,7 @@ impl Supervisor {
         .await;
     }
 
-    async fn start(&self, payload: &[u8]) -> Outcome {
+    async fn start(&self, payload: &[u8], request_id: Option<String>, route: Route) -> Outcome {
         let Command::Start { client_id } = command::decode(payload)? else {
             return Err(ApiError::bad_request(
                 "only start is served on the start queue",
@@ -99,6 +147,11 @@ impl Supervisor {
         };
         let id = ClientId::parse(&client_id)?;
         tracing::Span::current().record("client_id", id.as_str());
+        if route == Route::Queue
+            && let Some(outcome) = self.pass_on(&id, request_id).await
+        {
+            return outcome;
+        }
         match self.claim(id.as_str(), Origin::Start).await {
             Ok(Claim::Ours { status }) => Ok(Reply::Status {
                 status,

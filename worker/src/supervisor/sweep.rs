@@ -8,7 +8,7 @@ use rand::seq::SliceRandom;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::balance::{fair_share, pick_to_shed, should_shed};
+use super::balance::{fair_share, pick_target, pick_to_shed, should_shed};
 use super::{Claim, Origin, Supervisor};
 
 /// What one sweep saw and did.
@@ -133,8 +133,9 @@ impl Supervisor {
         list
     }
 
-    /// Hands one session over when this worker carries more than its fair share
-    /// and another member clearly less, once membership has settled.
+    /// Hands one session over to the least loaded member when this worker
+    /// carries more than its fair share and that member clearly less, once
+    /// membership has settled.
     async fn rebalance(&self, others: &[(String, u64)], fair: u64) -> Option<String> {
         let timing = &self.deps().timing;
         let least_other = others.iter().map(|(_, load)| *load).min();
@@ -146,10 +147,11 @@ impl Supervisor {
         if !ready || !should_shed(self.load(), fair, least_other) {
             return None;
         }
+        let to = pick_target(others)?;
         let id = pick_to_shed(&self.inner.registry.snapshot())?;
-        tracing::info!(client_id = %id, load = self.load(), fair, "handing a session over to spread load");
+        tracing::info!(client_id = %id, load = self.load(), fair, to, "handing a session over to spread load");
         self.hysteresis().shed();
-        self.hand_over(&id).await.then_some(id)
+        self.hand_over_to(&id, to).await.then_some(id)
     }
 
     /// Sweeps at once and then every `timing.sweep_every` until `stop` turns true.

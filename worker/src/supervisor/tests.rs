@@ -157,7 +157,7 @@ async fn sandbox_operations_are_not_found_on_the_real_network() {
     assert_eq!(reply.unwrap_err().status, 404);
 }
 
-fn wiring(world: &World, pod: &str) -> super::Wiring {
+pub(super) fn wiring(world: &World, pod: &str) -> super::Wiring {
     super::Wiring {
         db: world.db.clone(),
         bus: Arc::new(world.bus.clone()),

@@ -1,0 +1,96 @@
+//! Handing sessions over to spread load: the chosen worker takes a shed
+//! session up at once, and starts that the queue brings back to the worker
+//! that shed it go to the chosen worker instead of being taken back.
+use std::time::Duration;
+
+use parley_shared::command::Reply;
+use tokio::sync::watch;
+
+use super::Supervisor;
+use super::fakes::World;
+use super::start::Route;
+use super::tests::wiring;
+
+/// Pod `pod`, remembering where it handed sessions over for a long while, so
+/// that a slow machine does not turn these tests into tests of the memory.
+fn patient_supervisor(world: &World, pod: &str) -> Supervisor {
+    let mut wiring = wiring(world, pod);
+    wiring.timing.orphan_grace = Duration::from_secs(30);
+    Supervisor::new(wiring)
+}
+
+/// `a` alone claims sessions `s0..s{n}`; then `b` shows up, and `a` sweeps
+/// until it hands one over. Returns that session.
+async fn shed_one(world: &World, a: &Supervisor, b: &Supervisor, n: usize) -> String {
+    for i in 0..n {
+        world.create(&format!("s{i}")).await;
+    }
+    assert_eq!(a.sweep_once().await.unwrap().claimed.len(), n);
+    b.announce().await.unwrap();
+    next_handover(a).await
+}
+
+/// Sweeps `a` until it hands a session over (members settle first); panics after 10 s.
+async fn next_handover(a: &Supervisor) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(id) = a.sweep_once().await.unwrap().handed_over {
+            return id;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no session was handed over"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn pod_of(reply: &Reply) -> &str {
+    match reply {
+        Reply::Status { pod_name, .. } => pod_name,
+        other => panic!("expected a status reply: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_shed_session_is_taken_up_by_the_least_loaded_worker_at_once() {
+    let world = World::new().await;
+    let (a, b) = (world.supervisor("a"), world.supervisor("b"));
+    let (_stop, stopped) = watch::channel(false);
+    let _la = a.listen_start(stopped.clone()).await.unwrap();
+    let _lb = b.listen_start(stopped).await.unwrap();
+    let id = shed_one(&world, &a, &b, 4).await;
+    // `b` never swept: it took the session up because `a` asked it to.
+    assert_eq!(world.leases.holder(&id).await.as_deref(), Some("b"));
+    assert_eq!(b.owned(), vec![id.clone()]);
+    assert!(!a.owned().contains(&id));
+    assert_eq!(world.network.most_drivers(), 1);
+}
+
+#[tokio::test]
+async fn a_start_for_a_session_just_handed_over_goes_to_the_worker_it_went_to() {
+    let world = World::new().await;
+    let (a, b) = (patient_supervisor(&world, "a"), world.supervisor("b"));
+    let (_stop, stopped) = watch::channel(false);
+    // Only `a` serves the queue, so every start below reaches it first.
+    let _la = a.listen_start(stopped.clone()).await.unwrap();
+    // `b` is not listening yet: asked to take the session, it does not answer.
+    let id = shed_one(&world, &a, &b, 4).await;
+    assert_eq!(world.leases.holder(&id).await, None, "nobody took it up");
+
+    let (stop_b, stopped_b) = watch::channel(false);
+    let lb = b.listen(Route::Direct, stopped_b).await.unwrap();
+    let reply = world.start(&id).await.unwrap().unwrap();
+    assert_eq!(pod_of(&reply), "b", "passed on, not taken back");
+    assert_eq!(world.leases.holder(&id).await.as_deref(), Some("b"));
+    assert!(!a.owned().contains(&id));
+
+    // When the chosen worker is gone, the start is not lost: `a` claims it.
+    stop_b.send(true).unwrap();
+    lb.await.unwrap();
+    let next = next_handover(&a).await;
+    let reply = world.start(&next).await.unwrap().unwrap();
+    assert_eq!(pod_of(&reply), "a");
+    assert_eq!(world.leases.holder(&next).await.as_deref(), Some("a"));
+    assert_eq!(world.network.most_drivers(), 1);
+}
