@@ -49,6 +49,12 @@ pub enum Command {
     Start {
         client_id: String,
     },
+    /// On one worker's own start subject: take up a session another worker
+    /// just handed over to spread load, if it still should run (unlike
+    /// `start`, never a session logged out or deleted meanwhile).
+    TakeOver {
+        client_id: String,
+    },
     /// The current status and QR code.
     Qr,
     /// Pair by phone code instead of QR.
@@ -219,6 +225,9 @@ mod tests {
     fn commands_and_outcomes_round_trip_as_json() {
         let cmds = [
             Command::Start {
+                client_id: "a1".into(),
+            },
+            Command::TakeOver {
                 client_id: "a1".into(),
             },
             Command::Sandbox(SandboxOp::Link {

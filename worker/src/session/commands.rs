@@ -66,7 +66,7 @@ impl Actor {
 
     async fn execute(&mut self, command: Command) -> (Outcome, Flow) {
         match command {
-            Command::Start { .. } => (Ok(self.status_reply()), Ok(())),
+            Command::Start { .. } | Command::TakeOver { .. } => (Ok(self.status_reply()), Ok(())),
             Command::Qr => (Ok(self.qr_reply()), Ok(())),
             Command::PairPhone { phone } => self.pair_phone(&phone).await,
             Command::Reload => self.reload().await,
@@ -223,6 +223,7 @@ impl Actor {
 fn op_name(command: &Command) -> &'static str {
     match command {
         Command::Start { .. } => "start",
+        Command::TakeOver { .. } => "take-over",
         Command::Qr => "qr",
         Command::PairPhone { .. } => "pair-phone",
         Command::Reload => "reload",

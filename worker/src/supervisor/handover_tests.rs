@@ -94,3 +94,51 @@ async fn a_start_for_a_session_just_handed_over_goes_to_the_worker_it_went_to() 
     assert_eq!(world.leases.holder(&next).await.as_deref(), Some("a"));
     assert_eq!(world.network.most_drivers(), 1);
 }
+
+#[tokio::test]
+async fn a_take_over_never_runs_a_session_that_should_not_run() {
+    use parley_shared::bus::{START_SUBJECT, worker_start_subject};
+    use parley_shared::command::{self, Command};
+    use parley_shared::db::SettingsPatch;
+
+    let world = World::new().await;
+    let b = world.supervisor("b");
+    let (_stop, stopped) = watch::channel(false);
+    let _lb = b.listen_start(stopped).await.unwrap();
+    let ask = |subject: String, command: Command| {
+        let bus = world.bus.clone();
+        async move {
+            let id = uuid::Uuid::new_v4().to_string();
+            command::call(&bus, &subject, &command, &id, Duration::from_secs(5))
+                .await
+                .unwrap()
+        }
+    };
+    let take_over = |id: &str| Command::TakeOver {
+        client_id: id.into(),
+    };
+    // Logged out between the handover and the take-over: it stays stopped.
+    world.create("s1").await;
+    let stopped_for_good = SettingsPatch {
+        desired: Some(false),
+        ..SettingsPatch::default()
+    };
+    world
+        .db
+        .update_settings("s1", stopped_for_good)
+        .await
+        .unwrap();
+    let refused = ask(worker_start_subject("b"), take_over("s1")).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(world.leases.holder("s1").await, None);
+    assert!(b.owned().is_empty());
+    // A session that should run is taken up.
+    world.create("s2").await;
+    let reply = ask(worker_start_subject("b"), take_over("s2"))
+        .await
+        .unwrap();
+    assert_eq!(pod_of(&reply), "b");
+    // The shared queue serves only `/start`.
+    let wrong = ask(START_SUBJECT.into(), take_over("s2")).await;
+    assert_eq!(wrong.unwrap_err().status, 400);
+}

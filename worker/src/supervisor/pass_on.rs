@@ -47,8 +47,9 @@ impl Supervisor {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Stops `id` here and asks `to` to take it up. Returns whether this
-    /// worker ran it. When `to` does not take it, sweeps will.
+    /// Stops `id` here and asks `to` to take it up (only if it still should
+    /// run). Returns whether this worker ran it. When `to` does not take it,
+    /// sweeps will.
     pub(super) async fn hand_over_to(&self, id: &str, to: &str) -> bool {
         // Remembered first: a start that arrives while the session stops is passed on too.
         let memory = self.deps().timing.orphan_grace;
@@ -56,8 +57,11 @@ impl Supervisor {
         if !self.hand_over(id).await {
             return false;
         }
+        let take_over = Command::TakeOver {
+            client_id: id.to_owned(),
+        };
         let request_id = uuid::Uuid::new_v4().to_string();
-        match self.ask_to_start(id, to, &request_id).await {
+        match self.ask(to, &take_over, &request_id).await {
             Some(Ok(_)) => tracing::info!(client_id = %id, to, "handed a session over"),
             Some(Err(e)) => {
                 tracing::info!(client_id = %id, to, error = %e.message, "the chosen worker did not take the session; sweeps will");
@@ -80,7 +84,10 @@ impl Supervisor {
         let memory = self.deps().timing.orphan_grace;
         let to = self.passed_on().to(id.as_str(), memory, Instant::now())?;
         let request_id = request_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        match self.ask_to_start(id.as_str(), &to, &request_id).await {
+        let start = Command::Start {
+            client_id: id.to_string(),
+        };
+        match self.ask(&to, &start, &request_id).await {
             Some(Ok(reply)) => Some(Ok(reply)),
             _ => {
                 tracing::info!(client_id = %id, to, "the worker a session was handed to did not take it; claiming it here");
@@ -89,14 +96,11 @@ impl Supervisor {
         }
     }
 
-    /// Sends a start for `id` to worker `to` alone; `None` when it did not answer.
-    async fn ask_to_start(&self, id: &str, to: &str, request_id: &str) -> Option<Outcome> {
-        let command = Command::Start {
-            client_id: id.to_owned(),
-        };
+    /// Sends `command` to worker `to` alone; `None` when it did not answer.
+    async fn ask(&self, to: &str, command: &Command, request_id: &str) -> Option<Outcome> {
         let subject = worker_start_subject(to);
         let bus = self.deps().bus.as_ref();
-        command::call(bus, &subject, &command, request_id, ASK_TIMEOUT)
+        command::call(bus, &subject, command, request_id, ASK_TIMEOUT)
             .await
             .ok()
     }

@@ -140,10 +140,14 @@ impl Supervisor {
     }
 
     async fn start(&self, payload: &[u8], request_id: Option<String>, route: Route) -> Outcome {
-        let Command::Start { client_id } = command::decode(payload)? else {
-            return Err(ApiError::bad_request(
-                "only start is served on the start queue",
-            ));
+        let (client_id, origin) = match (command::decode(payload)?, route) {
+            (Command::Start { client_id }, _) => (client_id, Origin::Start),
+            (Command::TakeOver { client_id }, Route::Direct) => (client_id, Origin::Sweep),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "only start (and take-over on a worker's own subject) is served here",
+                ));
+            }
         };
         let id = ClientId::parse(&client_id)?;
         tracing::Span::current().record("client_id", id.as_str());
@@ -152,7 +156,7 @@ impl Supervisor {
         {
             return outcome;
         }
-        match self.claim(id.as_str(), Origin::Start).await {
+        match self.claim(id.as_str(), origin).await {
             Ok(Claim::Ours { status }) => Ok(Reply::Status {
                 status,
                 pod_name: self.pod_name().to_owned(),
