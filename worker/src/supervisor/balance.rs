@@ -20,13 +20,13 @@ pub fn should_shed(load: u64, fair: u64, least_other: Option<u64>) -> bool {
     least_other.is_some_and(|least| load > fair && load >= least.saturating_add(2))
 }
 
-/// Which worker to hand a session over to: the least loaded other member
-/// (by name among equals, so that workers sweeping together agree).
-pub fn pick_target(others: &[(String, u64)]) -> Option<&str> {
+/// Which worker to hand a session over to, with its load: the least loaded
+/// other member (by name among equals, so that workers sweeping together agree).
+pub fn pick_target(others: &[(String, u64)]) -> Option<(&str, u64)> {
     others
         .iter()
         .min_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)))
-        .map(|(name, _)| name.as_str())
+        .map(|(name, load)| (name.as_str(), *load))
 }
 
 /// Which session to hand over: one not online first (nothing to interrupt),
@@ -126,9 +126,9 @@ mod tests {
         };
         assert_eq!(
             pick_target(&members(&[("a", 3), ("b", 1), ("c", 2)])),
-            Some("b")
+            Some(("b", 1))
         );
-        assert_eq!(pick_target(&members(&[("c", 1), ("b", 1)])), Some("b"));
+        assert_eq!(pick_target(&members(&[("c", 1), ("b", 1)])), Some(("b", 1)));
         assert_eq!(pick_target(&[]), None);
     }
 

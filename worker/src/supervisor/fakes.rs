@@ -398,14 +398,7 @@ impl World {
         request_id: &str,
     ) -> Result<Outcome, CallError> {
         let subject = parley_shared::bus::session_subject(client_id);
-        command::call(
-            &self.bus,
-            &subject,
-            &command,
-            request_id,
-            Duration::from_secs(5),
-        )
-        .await
+        self.call(&subject, &command, request_id).await
     }
 
     /// Sends `/start` to the workers' queue group.
@@ -413,14 +406,22 @@ impl World {
         let command = Command::Start {
             client_id: client_id.into(),
         };
+        self.ask(parley_shared::bus::START_SUBJECT, &command).await
+    }
+
+    /// Sends `command` to `subject` with a fresh request id.
+    pub async fn ask(&self, subject: &str, command: &Command) -> Result<Outcome, CallError> {
         let id = uuid::Uuid::new_v4().to_string();
-        command::call(
-            &self.bus,
-            parley_shared::bus::START_SUBJECT,
-            &command,
-            &id,
-            Duration::from_secs(5),
-        )
-        .await
+        self.call(subject, command, &id).await
+    }
+
+    async fn call(
+        &self,
+        subject: &str,
+        command: &Command,
+        request_id: &str,
+    ) -> Result<Outcome, CallError> {
+        let patience = Duration::from_secs(5);
+        command::call(&self.bus, subject, command, request_id, patience).await
     }
 }

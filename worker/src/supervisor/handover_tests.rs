@@ -98,7 +98,7 @@ async fn a_start_for_a_session_just_handed_over_goes_to_the_worker_it_went_to() 
 #[tokio::test]
 async fn a_take_over_never_runs_a_session_that_should_not_run() {
     use parley_shared::bus::{START_SUBJECT, worker_start_subject};
-    use parley_shared::command::{self, Command};
+    use parley_shared::command::Command;
     use parley_shared::db::SettingsPatch;
 
     let world = World::new().await;
@@ -106,13 +106,8 @@ async fn a_take_over_never_runs_a_session_that_should_not_run() {
     let (_stop, stopped) = watch::channel(false);
     let _lb = b.listen_start(stopped).await.unwrap();
     let ask = |subject: String, command: Command| {
-        let bus = world.bus.clone();
-        async move {
-            let id = uuid::Uuid::new_v4().to_string();
-            command::call(&bus, &subject, &command, &id, Duration::from_secs(5))
-                .await
-                .unwrap()
-        }
+        let world = &world;
+        async move { world.ask(&subject, &command).await.unwrap() }
     };
     let take_over = |id: &str| Command::TakeOver {
         client_id: id.into(),

@@ -138,16 +138,17 @@ impl Supervisor {
     /// membership has settled.
     async fn rebalance(&self, others: &[(String, u64)], fair: u64) -> Option<String> {
         let timing = &self.deps().timing;
-        let least_other = others.iter().map(|(_, load)| *load).min();
+        let target = pick_target(others);
         let ready = {
             let mut hysteresis = self.hysteresis();
             hysteresis.observe(others.iter().map(|(name, _)| name.clone()).collect());
             hysteresis.ready(timing.rebalance_settle, timing.rebalance_gap)
         };
+        let least_other = target.map(|(_, load)| load);
         if !ready || !should_shed(self.load(), fair, least_other) {
             return None;
         }
-        let to = pick_target(others)?;
+        let (to, _) = target?;
         let id = pick_to_shed(&self.inner.registry.snapshot())?;
         tracing::info!(client_id = %id, load = self.load(), fair, to, "handing a session over to spread load");
         self.hysteresis().shed();
