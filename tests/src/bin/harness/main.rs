@@ -21,9 +21,10 @@ const TOKEN: &str = "harness-account-token-0123456789abcdef";
 #[derive(Parser, Debug)]
 #[command(about = "Load and failover harness for Parley (real processes, real services)")]
 struct Args {
-    /// The parley binary (build it with `cargo build --release`).
-    #[arg(long, default_value = "target/release/parley")]
-    bin: PathBuf,
+    /// The parley binary; default: the one beside this harness in the same
+    /// target directory (`cargo build --release -p parley`).
+    #[arg(long)]
+    bin: Option<PathBuf>,
     /// `cluster` (api + worker processes on NATS/Redis/PostgreSQL/S3) or `serve` (one process).
     #[arg(long, default_value = "cluster")]
     mode: String,
@@ -60,6 +61,31 @@ struct Args {
     keep_logs: Option<PathBuf>,
 }
 
+impl Args {
+    fn bin(&self) -> &std::path::Path {
+        self.bin.as_deref().expect("resolved in main")
+    }
+}
+
+/// The parley binary as an absolute path (processes start in their own
+/// directories): `--bin` resolved against the current directory, else the
+/// `parley` beside this executable.
+fn parley_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let path = match given {
+        Some(p) => std::path::absolute(p)?,
+        None => std::env::current_exe()?
+            .parent()
+            .map(|dir| dir.join("parley"))
+            .ok_or_else(|| anyhow::anyhow!("the harness executable has no directory"))?,
+    };
+    anyhow::ensure!(
+        path.is_file(),
+        "no parley binary at {} (build it: cargo build --release -p parley)",
+        path.display()
+    );
+    Ok(path)
+}
+
 struct Processes {
     apis: Vec<Parley>,
     workers: Vec<Parley>,
@@ -69,12 +95,8 @@ struct Processes {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    anyhow::ensure!(
-        args.bin.exists(),
-        "no parley binary at {} (cargo build --release)",
-        args.bin.display()
-    );
+    let mut args = Args::parse();
+    args.bin = Some(parley_binary(args.bin.take())?);
     let mut p = start(&args).await?;
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(512)
@@ -236,7 +258,7 @@ async fn start(args: &Args) -> anyhow::Result<Processes> {
         .collect();
     vars.push(("RUST_LOG".into(), args.log.clone()));
     if args.mode == "serve" {
-        let serve = Parley::start(&args.bin, &["serve"], dir.path(), &vars).await;
+        let serve = Parley::start(args.bin(), &["serve"], dir.path(), &vars).await;
         let db = format!(
             "sqlite://{}",
             dir.path().join("parley-data/parley.sqlite").display()
@@ -250,7 +272,7 @@ async fn start(args: &Args) -> anyhow::Result<Processes> {
     }
     let env = ClusterEnv::new().await;
     vars.extend(env.vars());
-    let (ok, out) = run_once(&args.bin, &["migrate"], dir.path(), &vars).await;
+    let (ok, out) = run_once(args.bin(), &["migrate"], dir.path(), &vars).await;
     anyhow::ensure!(ok, "migrate failed: {out}");
     let mut p = Processes {
         apis: Vec::new(),
@@ -262,13 +284,13 @@ async fn start(args: &Args) -> anyhow::Result<Processes> {
         let mut v = vars.clone();
         v.push(("PARLEY_POD_NAME".into(), format!("api-{i}")));
         p.apis
-            .push(Parley::start(&args.bin, &["api"], p._dir.path(), &v).await);
+            .push(Parley::start(args.bin(), &["api"], p._dir.path(), &v).await);
     }
     for i in 0..args.workers {
         let mut v = vars.clone();
         v.push(("PARLEY_POD_NAME".into(), format!("worker-{i}")));
         p.workers
-            .push(Parley::start(&args.bin, &["worker"], p._dir.path(), &v).await);
+            .push(Parley::start(args.bin(), &["worker"], p._dir.path(), &v).await);
     }
     Ok(p)
 }
