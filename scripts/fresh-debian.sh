@@ -49,7 +49,14 @@ bind() { # bind SRC DEST [ro]
 mount -t proc proc "$root/proc"; mounts+=("$root/proc")
 bind /dev /dev
 mount -t devpts devpts "$root/dev/pts" -o newinstance,ptmxmode=0666 2>/dev/null && mounts+=("$root/dev/pts") || true
+# This machine's network settings: name servers, its host name, and the
+# certificate authorities it trusts beyond Debian's (an intercepting proxy's).
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+echo "127.0.1.1 $(hostname)" >>"$root/etc/hosts"
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 
 # This machine's Rust toolchain, read-only: rustup's home and the cargo
 # proxies; cargo-nextest too when it is installed.
@@ -62,7 +69,7 @@ nextest=$(command -v cargo-nextest || true)
 [ -n "$nextest" ] && { mkdir -p "$root/opt/rust/extra"; cp "$nextest" "$root/opt/rust/extra/"; }
 
 # The newcomer: a user with sudo, and the project cloned into their home.
-chroot "$root" /bin/bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo >/dev/null'
+chroot "$root" /bin/bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo ca-certificates >/dev/null && update-ca-certificates >/dev/null'
 chroot "$root" useradd -m -s /bin/bash newcomer
 echo 'newcomer ALL=(ALL) NOPASSWD: ALL' >"$root/etc/sudoers.d/newcomer"
 git clone -q "$repo" "$root/home/newcomer/parley"
@@ -75,6 +82,7 @@ newcomer() {
   cmd=(chroot "$root" /usr/bin/sudo -u newcomer -H env -i HOME=/home/newcomer USER=newcomer LANG=C.UTF-8
     PATH=/opt/rust/bin:/opt/rust/extra:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
     RUSTUP_HOME=/opt/rust/rustup RUSTUP_TOOLCHAIN="$toolchain" CI="${CI:-}"
+    PIP_CERT=/etc/ssl/certs/ca-certificates.crt
     bash -c "cd ~/parley && $1")
 }
 as_newcomer() { newcomer "$1"; "${cmd[@]}"; }
