@@ -11,6 +11,7 @@ use futures::StreamExt;
 use parley_shared::digest;
 use parley_shared::error::ApiError;
 use parley_shared::ids::ClientId;
+use parley_shared::picture_links;
 
 use crate::errors::HttpError;
 use crate::{AppState, JSON_LIMIT};
@@ -35,13 +36,17 @@ impl Caller {
     }
 }
 
-/// Paths anyone may call: probes, non-secret facts, and permanent media links.
+/// Paths anyone may call: probes, non-secret facts, permanent media links, and
+/// the sandbox's signed picture links (like the network's own).
 fn is_public(path: &str) -> bool {
     matches!(
         path,
         "/health" | "/health/live" | "/health/ready" | "/health/clients"
     ) || matches!(path, "/config" | "/openapi.json" | "/metrics")
         || path.starts_with("/media/")
+        || path
+            .strip_prefix(picture_links::PATH)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn presented_token(req: &ServiceRequest) -> Option<String> {

@@ -33,7 +33,9 @@ impl AppState {
     }
 
     /// `/sandbox/*` routes exist only with the sandbox network, on gateway servers.
+    /// Whether the sandbox's routes are served (probe-only servers serve only
+    /// its picture links).
     pub fn sandbox_routes(&self) -> bool {
-        self.surface == Surface::Gateway && self.config.network == Network::Sandbox
+        self.config.network == Network::Sandbox
     }
 }

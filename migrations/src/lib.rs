@@ -14,6 +14,8 @@ mod m0005_contacts;
 mod m0006_sandbox_media;
 mod m0010_device_store;
 mod m0011_group_authors;
+mod m0012_group_subjects;
+mod m0013_sandbox_keys;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -30,6 +32,8 @@ impl MigratorTrait for Migrator {
             Box::new(m0005_contacts::Migration),
             Box::new(m0006_sandbox_media::Migration),
             Box::new(m0011_group_authors::Migration),
+            Box::new(m0012_group_subjects::Migration),
+            Box::new(m0013_sandbox_keys::Migration),
         ]
     }
 }

@@ -40,6 +40,8 @@ pub enum SandboxOp {
         participants: Vec<String>,
         admins: Vec<String>,
     },
+    /// The session's phone changes the subject of `jid`, a group it is in.
+    GroupSubject { jid: String, subject: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

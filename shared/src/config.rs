@@ -48,6 +48,8 @@ pub struct Config {
     pub allow_private_egress: bool,
     pub sandbox_qr_first_secs: u64,
     pub sandbox_qr_next_secs: u64,
+    /// How long the sandbox's signed profile-picture links stay valid.
+    pub sandbox_picture_link_secs: u64,
     pub otlp_endpoint: Option<String>,
     /// Egress proxy for the real network (websocket and media HTTP):
     /// `http://host:port` (CONNECT) or `socks5://[user:pass@]host:port`.
@@ -80,6 +82,7 @@ impl Default for Config {
             allow_private_egress: false,
             sandbox_qr_first_secs: 60,
             sandbox_qr_next_secs: 20,
+            sandbox_picture_link_secs: crate::picture_links::DEFAULT_TTL_SECS,
             otlp_endpoint: None,
             network_proxy: None,
             cluster_name: "parley".into(),
@@ -110,6 +113,7 @@ pub const KNOWN: &[&str] = &[
     "ALLOW_PRIVATE_EGRESS",
     "SANDBOX_QR_FIRST_SECS",
     "SANDBOX_QR_NEXT_SECS",
+    "SANDBOX_PICTURE_LINK_SECS",
     "OTLP_ENDPOINT",
     "NETWORK_PROXY",
     "CLUSTER_NAME",
@@ -255,6 +259,9 @@ impl Config {
         if self.sandbox_qr_next_secs == 0 {
             return Err(invalid("SANDBOX_QR_NEXT_SECS", "must be at least 1"));
         }
+        if self.sandbox_picture_link_secs == 0 {
+            return Err(invalid("SANDBOX_PICTURE_LINK_SECS", "must be at least 1"));
+        }
         if self.cluster_name.is_empty()
             || !self
                 .cluster_name
@@ -386,7 +393,11 @@ impl Config {
 /// Turns an environment string into the type its field expects, so errors name the variable.
 fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
     let bools = ["allow_http_webhooks", "allow_private_egress"];
-    let numbers = ["sandbox_qr_first_secs", "sandbox_qr_next_secs"];
+    let numbers = [
+        "sandbox_qr_first_secs",
+        "sandbox_qr_next_secs",
+        "sandbox_picture_link_secs",
+    ];
     if bools.contains(&field) {
         match raw.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Ok(true.into()),

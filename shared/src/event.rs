@@ -72,6 +72,11 @@ pub struct Envelope {
     pub revoke: Option<Revoke>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<Group>,
+    /// The hosted inbox's `messageType` when the event type does not tell it:
+    /// a message sent with buttons is delivered as `text` and stored as
+    /// `interactive`. Never part of the event.
+    #[serde(skip)]
+    pub stored_type: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -254,7 +254,8 @@ async fn profile_pictures_are_cached_and_mirrored_once_per_version() {
     assert!(
         one["url"]
             .as_str()
-            .is_some_and(|u| u.starts_with("https://"))
+            .is_some_and(|u| u.starts_with(&p.url("/sandbox/cdn/pictures/"))),
+        "a signed link on the gateway's picture CDN: {one}"
     );
     assert_eq!(one["id"].as_str().map(str::len), Some(10));
     let stored = one["storedUrl"].as_str().unwrap().to_string();

@@ -8,6 +8,7 @@ mod delivery;
 mod history;
 mod hosted_cluster;
 mod polls;
+mod subjects;
 pub mod support;
 
 use base64::Engine;

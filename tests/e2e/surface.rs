@@ -14,6 +14,8 @@ const PUBLIC: &[&str] = &[
     "GET /openapi.json",
     "GET /metrics",
     "GET /media/{key}",
+    // The sandbox's signed picture links, like the network's own.
+    "GET /sandbox/cdn/pictures/{lid}/{file}",
 ];
 
 /// A concrete path for a route template.

@@ -119,6 +119,7 @@ async fn feed(pipeline: &EventPipeline, sessions: &[SessionEvents], rate: u64, s
             meta: None,
             file: None,
             connection: None,
+            stored_type: None,
         };
         pipeline.process(session, activity).await;
     }
@@ -157,7 +158,14 @@ async fn with_history(a: &Args, egress: Egress) {
     let mut rx = Receiver::start().await;
     // The receiver is the hosted receiver: every session keeps a hosted inbox.
     let history: Arc<dyn HistorySink> = History::new(db.clone(), media, Some(rx.url.clone()));
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), Some(history), None, None);
+    let pipeline = EventPipeline::new(
+        egress,
+        RetryPolicy::default(),
+        Some(history),
+        None,
+        None,
+        None,
+    );
     let sessions = Arc::new(open(&pipeline, a.history_sessions, &rx.url));
     let total = a.history_rate * a.seconds;
     let step = Duration::from_nanos(1_000_000_000 / a.history_rate.max(1));
@@ -176,6 +184,7 @@ async fn with_history(a: &Args, egress: Egress) {
                         meta: None,
                         file: None,
                         connection: None,
+                        stored_type: None,
                     };
                     pipeline.process(&sessions[s as usize], activity).await;
                     n += k;
@@ -256,7 +265,7 @@ async fn main() {
             counter.fetch_add(1, Ordering::Relaxed);
         }
     });
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None);
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None);
     let sessions = open(&pipeline, a.sessions, &url);
     let total = a.rate * a.seconds;
     let started = Instant::now();
@@ -293,7 +302,7 @@ async fn main() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/hook", listener.local_addr().unwrap())
     };
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None);
+    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None);
     let sessions = open(&pipeline, 1, &dead);
     let before = rss_kib();
     let peak = Arc::new(AtomicU64::new(before));

@@ -21,7 +21,7 @@ use parley_shared::ports::Ports;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::events::{ContactBook, EventPipeline, HistorySink};
+use crate::events::{ContactBook, EventPipeline, GroupBook, HistorySink};
 use crate::history::History;
 use crate::history::avatars::Avatars;
 use crate::network::Network;
@@ -59,7 +59,15 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
         .as_ref()
         .map(|_| Avatars::new(ports.db.clone(), Arc::clone(&ports.media)));
     let contacts = Some(ContactBook::new(ports.db.clone()));
-    let events = EventPipeline::new(egress, RetryPolicy::default(), history, contacts, avatars);
+    let groups = Some(GroupBook::new(ports.db.clone()));
+    let events = EventPipeline::new(
+        egress,
+        RetryPolicy::default(),
+        history,
+        contacts,
+        groups,
+        avatars,
+    );
     let supervisor = Supervisor::new(Wiring {
         db: ports.db.clone(),
         bus: Arc::clone(&ports.bus),
@@ -106,11 +114,17 @@ type Adapter = (Arc<dyn Network>, Option<Arc<dyn SandboxControl>>);
 fn network_for(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
     Ok(match config.network {
         config::Network::Sandbox => {
-            let sandbox = Arc::new(SandboxNetwork::new(
-                ports.db.clone(),
-                Duration::from_secs(config.sandbox_qr_first_secs),
-                Duration::from_secs(config.sandbox_qr_next_secs),
-            ));
+            let sandbox = Arc::new(
+                SandboxNetwork::new(
+                    ports.db.clone(),
+                    Duration::from_secs(config.sandbox_qr_first_secs),
+                    Duration::from_secs(config.sandbox_qr_next_secs),
+                )
+                .with_picture_links(
+                    config.public_url(),
+                    Duration::from_secs(config.sandbox_picture_link_secs),
+                ),
+            );
             (sandbox.clone(), Some(sandbox))
         }
         config::Network::Whatsapp => {

@@ -14,6 +14,7 @@ mod meta;
 mod prometheus;
 mod receipts;
 mod sandbox;
+mod sandbox_cdn;
 mod sandbox_messages;
 mod sessions;
 mod settings;
@@ -34,6 +35,13 @@ where
         .service(health::ready)
         .service(health::clients)
         .service(prometheus::metrics);
+    // The sandbox's picture links work on every server of a deployment,
+    // whichever public URL made them.
+    let app = if sandbox {
+        app.service(sandbox_cdn::picture)
+    } else {
+        app
+    };
     if surface == Surface::ProbesOnly {
         return app;
     }
@@ -46,6 +54,7 @@ where
             .service(sandbox::outbox)
             .service(sandbox_messages::messages)
             .service(sandbox::groups)
+            .service(sandbox::group_subject)
     } else {
         app
     };

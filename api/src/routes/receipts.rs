@@ -59,11 +59,11 @@ pub async fn mark_read(
     Ok(web::Json(MarkedRead { ok: true, count }))
 }
 
-/// With a hosted inbox the chat must have a stored message (else 404); without
-/// one the flag is sent as is.
+/// The chat must have a stored message (else 404, as the spec's Errors say):
+/// a session without the hosted inbox stores none, so it is always a 404.
 #[utoipa::path(tag = "chats", request_body = MarkUnread, responses((status = 200, body = OkBody),
     (status = 400, description = "Invalid fields"),
-    (status = 404, description = "Unknown or unpaired clientId, or (hosted inbox) no stored message for the chat"),
+    (status = 404, description = "Unknown or unpaired clientId, or no stored message for the chat (always without the hosted inbox)"),
     (status = 502, description = "The network rejected the app-state patch")))]
 #[post("/mark-unread")]
 pub async fn mark_unread(
@@ -74,20 +74,27 @@ pub async fn mark_unread(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let to = compose::recipient(body.to.as_deref())?;
-    if inbox::hosted(&state, &id).await? {
-        let stored = match inbox::room_of(&state, &id, &to).await? {
-            Some(room) => {
-                state
-                    .ports
-                    .db
-                    .room_has_messages(&room.client_id, &room.chat_room_id)
-                    .await?
-            }
-            None => false,
-        };
-        if !stored {
-            return Err(ApiError::not_found("no stored message for this chat").into());
+    let paired = state
+        .ports
+        .db
+        .session(id.as_str())
+        .await?
+        .is_some_and(|s| !s.jid.is_empty());
+    if !paired {
+        return Err(ApiError::not_found("unknown or unpaired clientId").into());
+    }
+    let stored = match inbox::room_of(&state, &id, &to).await? {
+        Some(room) => {
+            state
+                .ports
+                .db
+                .room_has_messages(&room.client_id, &room.chat_room_id)
+                .await?
         }
+        None => false,
+    };
+    if !stored {
+        return Err(ApiError::not_found("no stored message for this chat").into());
     }
     act(&state, &id, ChatAction::MarkUnread { to }).await?;
     Ok(web::Json(OkBody { ok: true }))

@@ -7,7 +7,7 @@ use parley_shared::db::sandbox::PhonePatch;
 use parley_shared::error::ApiError;
 use parley_shared::recipients::{GROUP_SERVER, Recipient, lid_jid, phone_jid};
 use parley_shared::urls;
-use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest};
+use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
 use parley_shared::wire::outbox::{Outbox, OutboxEntry, OutboxQuery};
 use parley_shared::wire::sessions::{
     ClientOnly, Ok as OkBody, SandboxContact, SandboxEnterCode, SandboxFault, SandboxLink,
@@ -273,6 +273,36 @@ pub async fn groups(
         participants,
         admins,
     };
+    match owner::send(&state, &id, Command::Sandbox(op)).await? {
+        Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
+        other => Err(unexpected(other).into()),
+    }
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxGroupSubject, responses((status = 200, body = SandboxGroupCreated),
+    (status = 400, description = "Missing subject, or jid is not a group JID"),
+    (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
+    (status = 409, description = "Session not linked")))]
+#[post("/sandbox/groups/subject")]
+pub async fn group_subject(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxGroupSubject>,
+) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let jid = match Recipient::parse("jid", body.jid.trim()) {
+        Ok(g @ Recipient::Group(_)) if body.jid.contains('@') => g.jid(),
+        _ => {
+            return Err(ApiError::bad_request(format!(
+                "jid must be a group JID ending in @{GROUP_SERVER}"
+            ))
+            .into());
+        }
+    };
+    let subject = crate::lookup::subject(Some(body.subject))?;
+    known(&state, id.as_str()).await?;
+    let op = SandboxOp::GroupSubject { jid, subject };
     match owner::send(&state, &id, Command::Sandbox(op)).await? {
         Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
         other => Err(unexpected(other).into()),

@@ -5,7 +5,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
-use super::entities::sandbox::{connections, devices, faults, outbox, pair_codes, phones, qr};
+use super::entities::sandbox::{
+    connections, devices, faults, keys, outbox, pair_codes, phones, qr,
+};
 use super::{Db, DbError};
 
 /// A phone registered on the simulated network.
@@ -30,6 +32,24 @@ impl SandboxPhone {
     /// The phone's user JID, `<phone>@s.whatsapp.net`.
     pub fn jid(&self) -> String {
         format!("{}@s.whatsapp.net", self.phone)
+    }
+
+    /// The current profile picture with its content type; `None` without a
+    /// visible one.
+    pub fn picture(&self) -> Option<(&'static str, Vec<u8>)> {
+        use base64::Engine;
+        if self.picture_id.is_empty() || matches!(self.avatar.as_str(), "none" | "hidden" | "") {
+            return None;
+        }
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(self.avatar.as_bytes())
+            .ok()?;
+        let content_type = if data.starts_with(b"\x89PNG") {
+            "image/png"
+        } else {
+            "image/jpeg"
+        };
+        Some((content_type, data))
     }
 }
 
@@ -132,6 +152,15 @@ pub(crate) fn fence_from_db(fence: i64) -> u64 {
 }
 
 impl Db {
+    /// The key that signs the sandbox's picture links: made by the first
+    /// process that asks, shared by all through the database.
+    pub async fn picture_link_key(&self) -> Result<Vec<u8>, DbError> {
+        let fresh: [u8; 32] = rand::random();
+        let stored = keys::get_or_create(self, "picture-links", &hex::encode(fresh)).await?;
+        hex::decode(stored)
+            .map_err(|e| DbError::Unavailable(format!("sandbox key picture-links: {e}")))
+    }
+
     /// Registers `phone` (validated by the caller) when unknown, with a fresh LID
     /// and defaults, then applies `patch`. Returns the stored phone.
     pub async fn upsert_phone(

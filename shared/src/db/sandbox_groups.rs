@@ -79,6 +79,11 @@ impl Db {
         groups::remove_member(self, jid, phone).await
     }
 
+    /// Replaces a group's subject.
+    pub async fn set_sandbox_group_subject(&self, jid: &str, subject: &str) -> Result<(), DbError> {
+        groups::set_subject(self, jid, subject).await
+    }
+
     /// Replaces a group's invite code (the old link stops working).
     pub async fn set_sandbox_invite_code(&self, jid: &str, code: &str) -> Result<(), DbError> {
         groups::set_invite_code(self, jid, code).await

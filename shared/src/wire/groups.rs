@@ -146,6 +146,19 @@ pub struct SandboxGroupRequest {
     pub admins: Vec<String>,
 }
 
+/// `POST /sandbox/groups/subject`: a member of the group changes its subject.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxGroupSubject {
+    #[serde(default)]
+    pub client_id: String,
+    /// `<id>@g.us`, a group the session's phone is in.
+    #[serde(default)]
+    pub jid: String,
+    #[serde(default)]
+    pub subject: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SandboxGroupCreated {
     pub jid: String,

@@ -1,6 +1,8 @@
 //! Asks the customer's `pollLookupUrl` for a poll's options: `POST {clientId,
-//! chatRoomId, pollMessageId}` with the webhook token as bearer, 8 s budget,
-//! through the egress guard; the answer is `{options: [string]}`.
+//! chatRoomId, pollMessageId}` with the headers of every call to the customer
+//! (the webhook token as bearer, `User-Agent: Parley-Messaging/1`, and
+//! `X-SN-Event: vote_update`, the event being resolved), 8 s budget, through
+//! the egress guard; the answer is `{options: [string]}`.
 use std::time::Duration;
 
 use parley_shared::egress::Egress;
@@ -47,7 +49,7 @@ impl PollLookup {
             .post(url)
             .bearer_auth(token)
             .header("user-agent", "Parley-Messaging/1")
-            .header("x-sn-event", "poll_lookup")
+            .header("x-sn-event", "vote_update")
             .json(&body)
             .send()
             .await;
@@ -95,6 +97,8 @@ mod tests {
         assert_eq!(got, Some(vec!["Red".to_string(), "Blue".to_string()]));
         let req = rx.next(Duration::from_secs(2)).await;
         assert_eq!(req.header("authorization"), Some("Bearer tok"));
+        assert_eq!(req.header("user-agent"), Some("Parley-Messaging/1"));
+        assert_eq!(req.header("x-sn-event"), Some("vote_update"));
         assert_eq!(
             req.json(),
             serde_json::json!({"clientId": "c1", "chatRoomId": "c1-1-2", "pollMessageId": "P1"})

@@ -1,6 +1,7 @@
 //! Network activity -> the spec's webhook events: a pure normalizer, the poll-vote
 //! resolution rules, and what a session knows that events need.
 mod contacts;
+mod groups;
 mod history;
 mod lookup;
 mod normalize;
@@ -8,8 +9,9 @@ mod pipeline;
 mod poll;
 
 pub use contacts::ContactBook;
+pub use groups::GroupBook;
 pub use history::{FileBytes, HistorySink, Written};
 pub use lookup::{LOOKUP_BUDGET, PollLookup};
 pub use normalize::{Extras, SessionFacts, normalize};
-pub use pipeline::{Activity, EventPipeline, PollBook, Processed, SessionEvents, SessionSettings};
+pub use pipeline::{Activity, EventPipeline, Processed, SessionEvents, SessionSettings};
 pub use poll::{option_hash, resolve_vote};

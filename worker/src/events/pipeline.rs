@@ -1,7 +1,6 @@
 //! The way of an event inside a worker: network message -> resolved extras (poll
 //! options) -> normalized envelope -> the session's webhook queue.
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parley_shared::egress::Egress;
@@ -10,6 +9,7 @@ use tokio::sync::watch;
 use parley_shared::event::Envelope;
 
 use super::contacts::ContactBook;
+use super::groups::GroupBook;
 use super::history::{FileBytes, HistorySink};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
 use crate::history::avatars::{Avatars, RoomRef};
@@ -17,53 +17,16 @@ use crate::network::Connection;
 use crate::network::inbound::{Content, InboundMessage};
 use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
 
-/// Polls seen by this worker (sent through the API or received), so votes resolve
-/// without asking anyone; bounded, oldest forgotten first.
-#[derive(Default)]
-pub struct PollBook {
-    inner: Mutex<Polls>,
-}
-
-#[derive(Default)]
-struct Polls {
-    options: HashMap<String, Vec<String>>,
-    order: VecDeque<String>,
-}
-
-const POLLS_REMEMBERED: usize = 10_000;
-
-impl PollBook {
-    pub fn remember(&self, poll_message_id: &str, options: &[String]) {
-        let mut polls = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let fresh = polls
-            .options
-            .insert(poll_message_id.to_string(), options.to_vec())
-            .is_none();
-        if fresh {
-            polls.order.push_back(poll_message_id.to_string());
-            if polls.order.len() > POLLS_REMEMBERED
-                && let Some(old) = polls.order.pop_front()
-            {
-                polls.options.remove(&old);
-            }
-        }
-    }
-
-    pub fn options(&self, poll_message_id: &str) -> Option<Vec<String>> {
-        let polls = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        polls.options.get(poll_message_id).cloned()
-    }
-}
-
 /// Shared by every session of a worker.
 pub struct EventPipeline {
     pub dispatcher: Arc<Dispatcher>,
     pub lookup: PollLookup,
-    pub polls: PollBook,
     /// The hosted inbox, when this deployment has one.
     pub history: Option<Arc<dyn HistorySink>>,
     /// The LID <-> phone mapping (absent in benchmarks without a database).
     pub contacts: Option<ContactBook>,
+    /// Group subjects (absent in benchmarks without a database).
+    pub groups: Option<GroupBook>,
     /// The hosted inbox's room avatars (with `history`).
     pub avatars: Option<Arc<Avatars>>,
 }
@@ -93,6 +56,9 @@ pub struct Activity {
     /// to look a room's picture up, when history wants them (a sent file is
     /// in `file` already).
     pub connection: Option<Arc<dyn Connection>>,
+    /// The hosted inbox's `messageType` when the event type does not tell it
+    /// (see [`Envelope::stored_type`]).
+    pub stored_type: Option<&'static str>,
 }
 
 /// How an activity was handled.
@@ -110,14 +76,15 @@ impl EventPipeline {
         policy: RetryPolicy,
         history: Option<Arc<dyn HistorySink>>,
         contacts: Option<ContactBook>,
+        groups: Option<GroupBook>,
         avatars: Option<Arc<Avatars>>,
     ) -> Arc<EventPipeline> {
         Arc::new(EventPipeline {
             dispatcher: Dispatcher::new(egress, policy),
             lookup: PollLookup::new(egress, LOOKUP_BUDGET),
-            polls: PollBook::default(),
             history,
             contacts,
+            groups,
             avatars,
         })
     }
@@ -140,9 +107,10 @@ impl EventPipeline {
     /// it, and queues its event (or drops it per the filters). May call the
     /// customer's poll lookup (bounded by its 8 s budget) and download a file:
     /// run it off the session's hot loop.
-    pub async fn process(&self, session: &SessionEvents, activity: Activity) -> Processed {
+    pub async fn process(&self, session: &SessionEvents, mut activity: Activity) -> Processed {
         let settings = session.settings.borrow().clone();
         let facts = &settings.facts;
+        self.group_subject(facts, &mut activity).await;
         let msg = &activity.msg;
         let history = self.history.as_ref().filter(|h| {
             let url = session.target.borrow().url.clone();
@@ -155,9 +123,6 @@ impl EventPipeline {
         };
         if !msg.is_group() && !msg.from_me {
             extras.remote_phone = self.remote_phone(facts, msg).await;
-        }
-        if let Content::Poll { options, .. } = &msg.content {
-            self.polls.remember(&msg.id, options);
         }
         if session.target.borrow().url.is_empty() {
             // Nobody to tell (and no hosted history without the hosted webhook):
@@ -182,6 +147,7 @@ impl EventPipeline {
         let Some(mut envelope) = normalize(facts, msg, &extras) else {
             return Processed::default();
         };
+        envelope.stored_type = activity.stored_type;
         let mut processed = Processed::default();
         if let Some(history) = history {
             fill_quoted(history.as_ref(), &mut envelope).await;
@@ -224,6 +190,33 @@ impl EventPipeline {
         processed
     }
 
+    /// A group message's subject: the one it carries (then stored), else the
+    /// one stored for the group, else the network's group metadata.
+    async fn group_subject(&self, facts: &SessionFacts, activity: &mut Activity) {
+        // Groups are delivered only when enabled: no lookup for the others.
+        let wanted = activity.msg.is_group() && facts.enable_group_ai;
+        let (Some(groups), true) = (&self.groups, wanted) else {
+            return;
+        };
+        let msg = &mut activity.msg;
+        match msg.group_subject.as_deref().filter(|s| !s.is_empty()) {
+            Some(subject) => groups.learn(&facts.client_id, &msg.chat, subject).await,
+            None => {
+                let subject = groups
+                    .subject(&facts.client_id, &msg.chat, activity.connection.as_ref())
+                    .await;
+                msg.group_subject = Some(subject).filter(|s| !s.is_empty());
+            }
+        }
+    }
+
+    /// A group's subject changed: later events name it so.
+    pub async fn subject_changed(&self, client_id: &str, group: &str, subject: &str) {
+        if let Some(groups) = &self.groups {
+            groups.learn(client_id, group, subject).await;
+        }
+    }
+
     /// The contact's phone in a direct chat: revealed by the message (and then
     /// learned), or learned before.
     async fn remote_phone(&self, facts: &SessionFacts, msg: &InboundMessage) -> String {
@@ -244,8 +237,9 @@ impl EventPipeline {
         }
     }
 
-    /// A poll's options: seen by this worker, else stored in history, else the
-    /// customer's lookup.
+    /// A poll's options, as the spec orders it: stored in the session's hosted
+    /// history, else the customer's lookup (nothing when neither knows them).
+    /// Never from a worker's memory: every worker answers the same.
     async fn poll_options(
         &self,
         session: &SessionEvents,
@@ -254,9 +248,6 @@ impl EventPipeline {
         msg: &InboundMessage,
         poll_message_id: &str,
     ) -> Option<Vec<String>> {
-        if let Some(options) = self.polls.options(poll_message_id) {
-            return Some(options);
-        }
         let facts = &settings.facts;
         if let Some(history) = history
             && let Some(options) = history

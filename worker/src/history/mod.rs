@@ -119,7 +119,10 @@ impl History {
                 "clientId, chatRoomId and messageId are required".into(),
             ));
         }
-        let kind = convert::kind(&e.kind)
+        let kind = e
+            .stored_type
+            .map(Kind::Message)
+            .or_else(|| convert::kind(&e.kind))
             .ok_or_else(|| HistoryError::Invalid(format!("unknown event type {:?}", e.kind)))?;
         let message_type = match kind {
             Kind::Update => {

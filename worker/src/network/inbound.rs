@@ -124,6 +124,13 @@ pub enum Content {
     },
 }
 
+impl Content {
+    /// A poll vote (resolving its option names may ask the customer's lookup).
+    pub fn is_vote(&self) -> bool {
+        matches!(self, Content::Vote { .. })
+    }
+}
+
 impl InboundMessage {
     pub fn is_group(&self) -> bool {
         self.chat.ends_with("@g.us")

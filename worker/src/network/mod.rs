@@ -93,6 +93,8 @@ pub enum NetworkEvent {
     Disconnected(DisconnectReason),
     /// A message activity: received, or sent from the linked phone itself.
     Message(Box<inbound::InboundMessage>),
+    /// A group's subject changed (`group` is `<id>@g.us`).
+    GroupSubject { group: String, subject: String },
 }
 
 /// What one session knows when it connects.

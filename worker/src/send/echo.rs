@@ -14,12 +14,15 @@ pub struct Echo {
     pub mentions: Vec<String>,
     /// A sent file's bytes (the hosted inbox stores them).
     pub file: Option<FileBytes>,
+    /// The hosted inbox's `messageType` when the event's type does not tell it.
+    pub stored_type: Option<&'static str>,
 }
 
 impl Echo {
     /// The echo of a message about to be sent.
     pub fn of(outgoing: &Outgoing) -> Echo {
         let mut file = None;
+        let mut stored_type = None;
         let content = match &outgoing.body {
             OutgoingBody::Text { body } => Content::Text { body: body.clone() },
             OutgoingBody::Media(m) => {
@@ -50,8 +53,12 @@ impl Echo {
                 options: options.clone(),
                 selectable_count: *selectable_count,
             },
-            // Buttons have no event type of their own: their text is the message.
-            OutgoingBody::Interactive { body, .. } => Content::Text { body: body.clone() },
+            // Buttons have no event type of their own: their text is the
+            // event's message, stored in history as `interactive`.
+            OutgoingBody::Interactive { body, .. } => {
+                stored_type = Some("interactive");
+                Content::Text { body: body.clone() }
+            }
             OutgoingBody::Location {
                 latitude,
                 longitude,
@@ -77,6 +84,7 @@ impl Echo {
             quoted_id: outgoing.quoted_id.clone(),
             mentions: outgoing.mentions.clone(),
             file,
+            stored_type,
         }
     }
 
@@ -87,6 +95,7 @@ impl Echo {
             quoted_id: None,
             mentions: Vec::new(),
             file: None,
+            stored_type: None,
         }
     }
 
@@ -122,6 +131,7 @@ impl Echo {
             meta,
             file: self.file,
             connection: None,
+            stored_type: self.stored_type,
         }
     }
 }

@@ -77,8 +77,13 @@ impl Actor {
                     meta: None,
                     file: None,
                     connection: self.link.as_ref().map(|l| Arc::clone(&l.connection)),
+                    stored_type: None,
                 };
                 self.output.received(activity).await;
+                Ok(())
+            }
+            Some(NetworkEvent::GroupSubject { group, subject }) => {
+                self.output.subject_changed(group, subject).await;
                 Ok(())
             }
             None => self.on_disconnected(DisconnectReason::ConnectionLost).await,

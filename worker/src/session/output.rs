@@ -1,10 +1,12 @@
 //! A session's way out: its webhook queue and event settings, the task that
-//! takes its network messages through the event pipeline one after another,
-//! and the hook that turns its own sends into `fromMe` events.
+//! takes its network messages through the event pipeline one after another
+//! (poll votes beside the others, since resolving one may wait for the
+//! customer's lookup), and the hook that turns its own sends into `fromMe`
+//! events.
 use std::sync::Arc;
 
 use parley_shared::db::SessionRow;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
 use crate::events::{
     Activity, EventPipeline, Processed, SessionEvents, SessionFacts, SessionSettings,
@@ -15,9 +17,23 @@ use crate::webhook::Target;
 /// with it the network's delivery), so nothing is dropped on the way in.
 const INBOUND_BUFFER: usize = 256;
 
+/// Votes of one session resolved at once (each may wait up to the lookup's
+/// 8 s budget); past it the next vote waits for a free place.
+const VOTES_AT_ONCE: usize = 32;
+
 pub(super) struct Output {
     sink: EventSink,
-    inbound: mpsc::Sender<Activity>,
+    inbound: mpsc::Sender<Inbound>,
+}
+
+/// What the inbound task takes, in arrival order.
+enum Inbound {
+    Message(Box<Activity>),
+    /// A group's subject changed: the events after it name the new one.
+    GroupSubject {
+        group: String,
+        subject: String,
+    },
 }
 
 /// Takes one activity through the pipeline; cloned into send tasks.
@@ -54,8 +70,22 @@ impl Output {
 
     /// Hands a network message to the inbound task, in arrival order.
     pub async fn received(&self, activity: Activity) {
-        if self.inbound.send(activity).await.is_err() {
+        if self
+            .inbound
+            .send(Inbound::Message(Box::new(activity)))
+            .await
+            .is_err()
+        {
             tracing::error!("the session's event task has ended; a message was not delivered");
+        }
+    }
+
+    /// Hands a group's new subject to the inbound task, after the messages
+    /// received before it.
+    pub async fn subject_changed(&self, group: String, subject: String) {
+        let change = Inbound::GroupSubject { group, subject };
+        if self.inbound.send(change).await.is_err() {
+            tracing::error!("the session's event task has ended; a group subject was not kept");
         }
     }
 
@@ -64,9 +94,33 @@ impl Output {
     }
 }
 
-async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Activity>) {
-    while let Some(activity) = rx.recv().await {
-        sink.process(activity).await;
+async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
+    let votes = Arc::new(Semaphore::new(VOTES_AT_ONCE));
+    while let Some(inbound) = rx.recv().await {
+        let activity = match inbound {
+            Inbound::Message(activity) => *activity,
+            Inbound::GroupSubject { group, subject } => {
+                let client_id = sink.events.settings.borrow().facts.client_id.clone();
+                sink.pipeline
+                    .subject_changed(&client_id, &group, &subject)
+                    .await;
+                continue;
+            }
+        };
+        if !activity.msg.content.is_vote() {
+            sink.process(activity).await;
+            continue;
+        }
+        // A vote waiting for a slow poll lookup must not hold up the events
+        // behind it: it is resolved and delivered on its own.
+        let Ok(place) = Arc::clone(&votes).acquire_owned().await else {
+            return;
+        };
+        let sink = sink.clone();
+        tokio::spawn(async move {
+            sink.process(activity).await;
+            drop(place);
+        });
     }
 }
 

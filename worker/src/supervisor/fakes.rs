@@ -60,7 +60,7 @@ pub fn test_events() -> Arc<EventPipeline> {
     let egress = Egress {
         allow_private: true,
     };
-    EventPipeline::new(egress, RetryPolicy::default(), None, None, None)
+    EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None)
 }
 
 /// Polls `check` every 20 ms until it holds; panics after 10 s.

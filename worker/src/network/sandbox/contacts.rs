@@ -1,27 +1,20 @@
 //! Contact lookups on the simulated network: user info, number checks and
 //! profile pictures from the phone registry. Each lookup needs a linked
 //! connection and uses up an armed `lookup` fault by failing.
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use parley_shared::db::sandbox::SandboxPhone;
+use parley_shared::picture_links::{PictureLinks, PictureRef};
 use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER};
 
 use super::connection::SandboxConnection;
 use super::live::Phase;
-use super::unreachable;
+use super::{SandboxNetwork, unreachable};
 use crate::network::{
     NetworkError, NumberCheck, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
 
 /// The fault that fails user info, number checks and profile pictures.
 const LOOKUP_FAULT: &str = "lookup";
-
-/// Host of the simulated picture links (never resolvable).
-const PICTURE_HOST: &str = "https://pps.sandbox.invalid";
-
-/// How long a picture link is said to stay valid.
-const LINK_DAYS: i64 = 10;
 
 impl SandboxConnection {
     /// Refuses unless the connection is linked.
@@ -108,33 +101,35 @@ impl SandboxConnection {
         Ok(match phone.avatar.as_str() {
             "none" | "" => PictureLookup::NoPicture,
             "hidden" => PictureLookup::Hidden,
-            _ => PictureLookup::Found(Picture {
-                url: picture_url(&phone.lid, &phone.picture_id, preview),
-                id: phone.picture_id,
-            }),
+            _ => {
+                let picture = PictureRef {
+                    lid: phone.lid,
+                    picture_id: phone.picture_id,
+                    preview,
+                };
+                PictureLookup::Found(Picture {
+                    url: self.network().picture_link(&picture).await?,
+                    id: picture.picture_id,
+                })
+            }
         })
     }
 
-    /// The bytes behind a link made by [`picture_url`], while the picture is current.
+    /// The bytes behind a link made by [`SandboxNetwork::picture_link`],
+    /// while the picture is current (read from the simulated network's own
+    /// store, not over HTTP).
     pub(super) async fn fetch_picture(&self, picture: &Picture) -> Result<PictureFile, QueryError> {
         let gone = || QueryError::NotFound("the picture is no longer available".into());
-        let lid = lid_of_url(&picture.url).ok_or_else(gone)?;
-        let phone = self
+        let named = PictureLinks::parse(&picture.url).ok_or_else(gone)?;
+        let (content_type, data) = self
             .network()
             .db()
-            .phone_by_lid(lid)
+            .phone_by_lid(&named.lid)
             .await
             .map_err(unreachable)?
-            .filter(|p| p.picture_id == picture.id && !p.picture_id.is_empty())
+            .filter(|p| p.picture_id == picture.id && p.picture_id == named.picture_id)
+            .and_then(|p| p.picture())
             .ok_or_else(gone)?;
-        let data = STANDARD
-            .decode(phone.avatar.as_bytes())
-            .map_err(|_| gone())?;
-        let content_type = if data.starts_with(b"\x89PNG") {
-            "image/png"
-        } else {
-            "image/jpeg"
-        };
         Ok(PictureFile {
             content_type: content_type.to_string(),
             data: Bytes::from(data),
@@ -142,32 +137,14 @@ impl SandboxConnection {
     }
 }
 
-/// A signed-looking link to the picture `id` of the user `lid`. (The
-/// simulated network keeps one size: the preview is the same picture.)
-fn picture_url(lid: &str, id: &str, preview: bool) -> String {
-    let kind = if preview { "preview" } else { "image" };
-    let expires = (chrono::Utc::now() + chrono::Duration::days(LINK_DAYS)).timestamp();
-    format!("{PICTURE_HOST}/v/{lid}/{id}.jpg?type={kind}&oe={expires:X}")
-}
-
-/// The LID in a link made by [`picture_url`].
-fn lid_of_url(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix(PICTURE_HOST)?.strip_prefix("/v/")?;
-    rest.split('/').next().filter(|s| !s.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn picture_links_name_their_user() {
-        let url = picture_url("123456789012345", "1234567890", true);
-        assert!(url.starts_with(
-            "https://pps.sandbox.invalid/v/123456789012345/1234567890.jpg?type=preview&oe="
-        ));
-        assert_eq!(lid_of_url(&url), Some("123456789012345"));
-        assert!(picture_url("1", "2", false).contains("type=image"));
-        assert_eq!(lid_of_url("https://example.com/v/1/2.jpg"), None);
+impl SandboxNetwork {
+    /// A signed link to `picture` on the gateway's stand-in for the network's
+    /// picture CDN (served without the account token until it expires). The
+    /// simulated network keeps one size: the preview is the same picture.
+    async fn picture_link(&self, picture: &PictureRef) -> Result<String, NetworkError> {
+        let key = self.db().picture_link_key().await.map_err(unreachable)?;
+        let ttl = i64::try_from(self.inner.links_ttl.as_secs()).unwrap_or(i64::MAX / 2);
+        let expires = chrono::Utc::now().timestamp().saturating_add(ttl);
+        Ok(PictureLinks::new(&key).url(&self.inner.links_base, picture, expires))
     }
 }

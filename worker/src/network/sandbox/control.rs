@@ -38,6 +38,9 @@ impl SandboxNetwork {
                 self.create_group(client_id, &subject, &participants, &admins)
                     .await
             }
+            SandboxOp::GroupSubject { jid, subject } => {
+                self.change_subject(client_id, &jid, &subject).await
+            }
         }
     }
 
@@ -205,6 +208,36 @@ impl SandboxNetwork {
         Ok(Reply::SandboxGroup {
             jid: group.jid,
             subject: group.subject,
+        })
+    }
+
+    /// The session's phone changes the subject of `jid`, a group it is in; the
+    /// session is told, as the network tells a member's devices.
+    async fn change_subject(&self, client_id: &str, jid: &str, subject: &str) -> Outcome {
+        let db = self.db();
+        let me = db
+            .sandbox_device(client_id)
+            .await?
+            .ok_or_else(|| ApiError::conflict("session is not linked"))?
+            .phone;
+        db.sandbox_group(jid)
+            .await?
+            .filter(|g| g.member(&me).is_some())
+            .ok_or_else(|| ApiError::not_found("no such group with the session's phone in it"))?;
+        db.set_sandbox_group_subject(jid, subject).await?;
+        if let Some(live) = self.live(client_id) {
+            let state = live.state().await;
+            if matches!(state.phase, Phase::Linked) {
+                let change = NetworkEvent::GroupSubject {
+                    group: jid.to_string(),
+                    subject: subject.to_string(),
+                };
+                state.emit(change).await;
+            }
+        }
+        Ok(Reply::SandboxGroup {
+            jid: jid.to_string(),
+            subject: subject.to_string(),
         })
     }
 

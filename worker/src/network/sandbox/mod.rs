@@ -21,6 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parley_shared::db::Db;
 use parley_shared::db::sandbox::SandboxDevice;
+use parley_shared::picture_links;
 use tokio::sync::mpsc;
 
 use self::connection::SandboxConnection;
@@ -49,6 +50,10 @@ struct Inner {
     db: Db,
     qr_first: Duration,
     qr_next: Duration,
+    /// Where the signed picture links point (this deployment's public URL).
+    links_base: String,
+    /// How long a picture link stays valid.
+    links_ttl: Duration,
     /// The live connection of each session connected through this process.
     live: Mutex<HashMap<String, Arc<Live>>>,
     /// Where sends land (batched).
@@ -66,6 +71,8 @@ impl SandboxNetwork {
                 db: db.clone(),
                 qr_first,
                 qr_next,
+                links_base: "http://127.0.0.1:8080".into(),
+                links_ttl: Duration::from_secs(picture_links::DEFAULT_TTL_SECS),
                 live: Mutex::new(HashMap::new()),
                 // The simulated network's own record: one writer, commits not
                 // waiting for the disk flush (see `Db::relaxed`).
@@ -73,6 +80,15 @@ impl SandboxNetwork {
                 suspects,
             }),
         }
+    }
+
+    /// Picture links point at `base` (the gateway's public URL, which serves
+    /// them) and stay valid for `ttl`. Call before the network is shared.
+    pub fn with_picture_links(mut self, base: String, ttl: Duration) -> SandboxNetwork {
+        let inner = Arc::get_mut(&mut self.inner).expect("configured before it is shared");
+        inner.links_base = base;
+        inner.links_ttl = ttl;
+        self
     }
 
     fn db(&self) -> &Db {

@@ -148,3 +148,12 @@ pub async fn set_invite_code(db: &Db, jid: &str, code: &str) -> Result<(), DbErr
         .await?;
     Ok(())
 }
+
+pub async fn set_subject(db: &Db, jid: &str, subject: &str) -> Result<(), DbError> {
+    group::Entity::update_many()
+        .col_expr(group::Column::Subject, Expr::value(subject))
+        .filter(group::Column::Jid.eq(jid))
+        .exec(db.conn())
+        .await?;
+    Ok(())
+}

@@ -3,6 +3,7 @@ pub mod connections;
 pub mod devices;
 pub mod faults;
 pub mod groups;
+pub mod keys;
 pub mod media;
 pub mod outbox;
 pub mod pair_codes;

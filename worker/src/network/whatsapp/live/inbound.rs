@@ -1,8 +1,9 @@
 //! The event pump of one connection: the library's events, in order, become
 //! port events — connection changes through [`super::lifecycle`], messages
-//! through `convert::inbound` with the lookups it needs (the group's subject,
-//! the poll secret a vote is encrypted under).
-use std::collections::HashMap;
+//! through `convert::inbound` with the lookup it needs (the poll secret a vote
+//! is encrypted under), a group's new subject as a subject change. (Messages
+//! carry no subject: the worker keeps each group's subject in its database
+//! and asks for group metadata the first time it sees a group.)
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
@@ -10,7 +11,10 @@ use whatsapp_rust::Client;
 use whatsapp_rust::Jid;
 use whatsapp_rust::async_channel::Receiver;
 use whatsapp_rust::store::traits::MsgSecretStore;
-use whatsapp_rust::types::events::{Event, EventHandler, InboundMessage as LibMessage};
+use whatsapp_rust::types::events::{
+    Event, EventHandler, GroupUpdate, InboundMessage as LibMessage,
+};
+use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
 
 use super::authors::Authors;
 use super::lifecycle::{identity_of, lifecycle};
@@ -43,8 +47,6 @@ pub(super) struct Pump {
     pub client: Arc<Client>,
     pub store: SeaOrmDeviceStore,
     pub out: mpsc::Sender<NetworkEvent>,
-    /// Group subjects already looked up on this connection.
-    pub subjects: HashMap<String, Option<String>>,
     /// Authors of received group messages, for reactions and receipts.
     pub authors: Authors,
 }
@@ -84,6 +86,7 @@ impl Pump {
                 }
                 out
             }
+            Event::GroupUpdate(update) => subject_change(update).into_iter().collect(),
             other => {
                 let client = &self.client;
                 let me = || identity_of(&client.persistence_manager().get_device_snapshot());
@@ -105,12 +108,7 @@ impl Pump {
             self.authors
                 .note(&info.source.chat.to_string(), &info.id, &author);
         }
-        let subject = if info.source.is_group {
-            self.subject(&info.source.chat).await
-        } else {
-            None
-        };
-        let envelope = Envelope::from_info(info, subject);
+        let envelope = Envelope::from_info(info, None);
         let voter = info.source.sender.to_non_ad().to_string();
         let vote = match vote_target(&msg.message, &voter) {
             Some(target) => {
@@ -132,23 +130,6 @@ impl Pump {
                 None
             }
         }
-    }
-
-    /// The subject of `group`, asked of the network once per connection.
-    async fn subject(&mut self, group: &Jid) -> Option<String> {
-        let key = group.to_non_ad().to_string();
-        if let Some(known) = self.subjects.get(&key) {
-            return known.clone();
-        }
-        let subject = match self.client.groups().get_metadata(group).await {
-            Ok(meta) => Some(meta.subject),
-            Err(e) => {
-                tracing::debug!(group = %key, error = %e, "no group subject");
-                None
-            }
-        };
-        self.subjects.insert(key, subject.clone());
-        subject
     }
 
     /// The secret and addressing a vote on `poll_id` by `voter` decrypts with:
@@ -201,5 +182,16 @@ impl Pump {
             format!("{}@lid", entry.lid)
         };
         Some(other)
+    }
+}
+
+/// A group's new subject, from the network's group notification.
+fn subject_change(update: &GroupUpdate) -> Option<NetworkEvent> {
+    match &update.action {
+        GroupNotificationAction::Subject { subject, .. } => Some(NetworkEvent::GroupSubject {
+            group: update.group_jid.to_non_ad().to_string(),
+            subject: subject.clone(),
+        }),
+        _ => None,
     }
 }

@@ -163,7 +163,6 @@ impl Network for WhatsappNetwork {
             client: Arc::clone(&client),
             store: store.clone(),
             out,
-            subjects: Default::default(),
             authors: authors.clone(),
         };
         tokio::spawn(pump.run(library_events, ended.clone()));

@@ -10,9 +10,10 @@ use chrono::{TimeZone, Utc};
 use tokio::sync::{mpsc, watch};
 use whatsapp_rust::store::traits::MsgSecretStore;
 use whatsapp_rust::types::events::{
-    BatchOrigin, Event, EventHandler, InboundMessage, LoggedOut, MessageBatch,
+    BatchOrigin, Event, EventHandler, GroupUpdate, InboundMessage, LoggedOut, MessageBatch,
 };
 use whatsapp_rust::wacore::poll::{compute_option_hash, encrypt_poll_vote_with_secret};
+use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
 use whatsapp_rust::wacore::types::events::ConnectFailureReason;
 use whatsapp_rust::wacore::types::message::{MessageInfo, MessageSource};
 use whatsapp_rust::waproto::buffa::MessageField;
@@ -124,8 +125,6 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         client: bot.client(),
         store: store.clone(),
         out,
-        // Known already: the group's subject is not asked of the (dead) network.
-        subjects: [(GROUP.to_string(), Some("Team".to_string()))].into(),
         authors: authors.clone(),
     };
     let task = tokio::spawn(pump.run(library_events, ended));
@@ -145,6 +144,27 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
     )));
     forward.handle_event(Arc::new(batch(vote(), "3EB0VOTE")));
     forward.handle_event(Arc::new(group_batch("3EB0GROUP")));
+    forward.handle_event(Arc::new(Event::GroupUpdate(
+        GroupUpdate::builder()
+            .group_jid(GROUP.parse().expect("group jid"))
+            .timestamp(Utc::now())
+            .is_lid_addressing_mode(true)
+            .action(GroupNotificationAction::Subject {
+                subject: "Team, renamed".into(),
+                subject_owner: None,
+                subject_time: None,
+            })
+            .build(),
+    )));
+    // Other group changes are no port events.
+    forward.handle_event(Arc::new(Event::GroupUpdate(
+        GroupUpdate::builder()
+            .group_jid(GROUP.parse().expect("group jid"))
+            .timestamp(Utc::now())
+            .is_lid_addressing_mode(true)
+            .action(GroupNotificationAction::Unlocked)
+            .build(),
+    )));
     forward.handle_event(Arc::new(Event::LoggedOut(
         LoggedOut::builder()
             .on_connect(false)
@@ -181,6 +201,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         (third.id.as_str(), third.chat.as_str()),
         ("3EB0GROUP", GROUP)
     );
+    assert_eq!(third.group_subject, None, "the worker keeps group subjects");
     assert_eq!(
         authors.of(GROUP, "3EB0GROUP").await.as_deref(),
         Some(MEMBER),
@@ -217,6 +238,13 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         Some(MEMBER)
     );
     assert_eq!(next_owner.of(GROUP, "3EB0OTHER").await, None);
+    assert_eq!(
+        events.recv().await,
+        Some(NetworkEvent::GroupSubject {
+            group: GROUP.into(),
+            subject: "Team, renamed".into()
+        })
+    );
     assert_eq!(
         events.recv().await,
         Some(NetworkEvent::Disconnected(DisconnectReason::LoggedOut))

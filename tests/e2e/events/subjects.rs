@@ -1,0 +1,130 @@
+//! Group events name their group's subject, on `serve` and on the cluster: the
+//! subject is learned from the group's metadata, kept with the group in the
+//! database (so a session's next owner names it too), and replaced when the
+//! network says it changed (`/sandbox/groups/subject`).
+use parley_tests::receiver::Receiver;
+use serde_json::{Value, json};
+
+use super::support::*;
+use crate::shapes::{Deployment, Shape};
+use crate::support::*;
+
+const EVENTS: &[(&str, &str)] = &[
+    ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+    ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
+];
+
+/// The contact writes `body` in `group`; returns the event.
+async fn group_text(p: &Parley, rx: &mut Receiver, group: &str, body: &str) -> Value {
+    let id = inject(
+        p,
+        "gs",
+        json!({"type": "text", "body": body, "chat": group}),
+    )
+    .await;
+    let e = until_message(rx, &id).await.0.json();
+    assert_eq!(e["isGroup"], true, "{e}");
+    e
+}
+
+#[tokio::test]
+async fn group_events_name_the_subject_on_serve() {
+    subjects(Shape::Serve).await;
+}
+
+#[tokio::test]
+async fn group_events_name_the_subject_on_a_cluster() {
+    subjects(Shape::Cluster).await;
+}
+
+async fn subjects(shape: Shape) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Deployment::start(shape, dir.path(), EVENTS).await;
+    let mut rx = Receiver::start().await;
+    hooked(&d.api, "gs", &rx.url, json!({})).await;
+    contact(&d.api).await;
+    let (status, body) = post(
+        &d.api,
+        "/set-enable-group-ai",
+        json!({"clientId": "gs", "enabled": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, created) = post(
+        &d.api,
+        "/sandbox/groups",
+        json!({"clientId": "gs", "subject": "Team A", "participants": [CONTACT]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let group = created["jid"].as_str().expect("jid").to_string();
+
+    let e = group_text(&d.api, &mut rx, &group, "first").await;
+    assert_eq!(e["group"]["subject"], "Team A", "{e}");
+    assert_eq!(e["group"]["jid"], group.as_str());
+
+    // Someone renames the group: the session is told, later events say so.
+    let (status, body) = post(
+        &d.api,
+        "/sandbox/groups/subject",
+        json!({"clientId": "gs", "jid": group, "subject": "Team B"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (200, json!({"jid": group, "subject": "Team B"}))
+    );
+    let e = group_text(&d.api, &mut rx, &group, "second").await;
+    assert_eq!(e["group"]["subject"], "Team B", "{e}");
+    // The session's own messages to the group too.
+    let (status, sent) = post(
+        &d.api,
+        "/send-message",
+        json!({"clientId": "gs", "to": group, "body": "mine"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let e = until_message(&mut rx, sent["messageId"].as_str().unwrap())
+        .await
+        .0
+        .json();
+    assert_eq!(
+        (e["fromMe"].as_bool(), e["group"]["subject"].as_str()),
+        (Some(true), Some("Team B")),
+        "{e}"
+    );
+
+    // The route's own errors.
+    for (body, want) in [
+        (
+            json!({"clientId": "gs", "jid": "12345", "subject": "X"}),
+            400,
+        ),
+        (
+            json!({"clientId": "gs", "jid": group, "subject": "  "}),
+            400,
+        ),
+        (
+            json!({"clientId": "gs", "jid": "120363999999999999@g.us", "subject": "X"}),
+            404,
+        ),
+        (
+            json!({"clientId": "nobody", "jid": group, "subject": "X"}),
+            404,
+        ),
+    ] {
+        let (status, answer) = post(&d.api, "/sandbox/groups/subject", body.clone()).await;
+        assert_eq!(status, want, "{body} -> {answer}");
+        assert!(
+            answer["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{answer}"
+        );
+    }
+
+    // The session's next owner names the group the same way.
+    if shape == Shape::Cluster {
+        d.move_session("gs").await;
+        let e = group_text(&d.api, &mut rx, &group, "after the move").await;
+        assert_eq!(e["group"]["subject"], "Team B", "{e}");
+    }
+}
