@@ -38,7 +38,7 @@ impl Caller {
 
 /// Paths anyone may call: probes, non-secret facts, permanent media links, and
 /// the sandbox's signed picture links (like the network's own).
-fn is_public(path: &str) -> bool {
+pub(crate) fn is_public(path: &str) -> bool {
     matches!(
         path,
         "/health" | "/health/live" | "/health/ready" | "/health/clients"

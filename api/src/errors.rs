@@ -94,14 +94,20 @@ pub fn path_config() -> web::PathConfig {
     })
 }
 
-/// Unknown routes: 405 when the path exists with another method, else 404.
+/// Unknown routes: 405 with `Allow` (RFC 9110) when the path exists with
+/// other methods, else 404.
 pub async fn fallback(req: HttpRequest, inventory: web::Data<Inventory>) -> HttpResponse {
-    let error = if inventory.path_known(req.path()) {
-        ApiError::method_not_allowed()
-    } else {
-        ApiError::not_found(format!("no route for {} {}", req.method(), req.path()))
-    };
-    HttpError(error).error_response()
+    let methods = inventory.methods_for(req.path());
+    if methods.is_empty() {
+        let error = ApiError::not_found(format!("no route for {} {}", req.method(), req.path()));
+        return HttpError(error).error_response();
+    }
+    let mut res = HttpError(ApiError::method_not_allowed()).error_response();
+    if let Ok(allow) = HeaderValue::from_str(&methods.join(", ")) {
+        res.headers_mut()
+            .insert(actix_web::http::header::ALLOW, allow);
+    }
+    res
 }
 
 /// Safety net: an error response that is not JSON (raised by the framework

@@ -38,11 +38,18 @@ impl Inventory {
             .collect()
     }
 
-    /// Whether some route matches `path` (with any method).
-    pub fn path_known(&self, path: &str) -> bool {
-        self.routes
+    /// The methods routed for `path`, sorted, each once (empty: no route
+    /// matches it).
+    pub fn methods_for(&self, path: &str) -> Vec<&str> {
+        let mut methods: Vec<&str> = self
+            .routes
             .iter()
-            .any(|(_, template)| matches(template, path))
+            .filter(|(_, template)| matches(template, path))
+            .map(|(method, _)| method.as_str())
+            .collect();
+        methods.sort_unstable();
+        methods.dedup();
+        methods
     }
 }
 
@@ -67,7 +74,7 @@ fn matches(template: &str, path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{Inventory, matches};
 
     #[test]
     fn templates_match_paths() {
@@ -79,5 +86,20 @@ mod tests {
         assert!(!matches("/chatrooms/{chatRoomId}/read", "/chatrooms/read"));
         assert!(matches("/media/{*key}", "/media/a/b.png"));
         assert!(!matches("/start", "/stop"));
+    }
+
+    #[test]
+    fn methods_of_a_path() {
+        let inventory = Inventory {
+            routes: vec![
+                ("GET".into(), "/chatrooms/{chatRoomId}/messages".into()),
+                ("POST".into(), "/chatrooms/{chatRoomId}/read".into()),
+                ("GET".into(), "/qr".into()),
+                ("POST".into(), "/qr".into()),
+            ],
+        };
+        assert_eq!(inventory.methods_for("/qr"), ["GET", "POST"]);
+        assert_eq!(inventory.methods_for("/chatrooms/a-b/read"), ["POST"]);
+        assert!(inventory.methods_for("/nowhere").is_empty());
     }
 }

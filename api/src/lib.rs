@@ -6,6 +6,7 @@ mod errors;
 mod inventory;
 mod lookup;
 mod metrics;
+mod openapi_doc;
 mod owner;
 mod qr;
 mod routes;
@@ -32,9 +33,11 @@ pub const UPLOAD_LIMIT: usize = 128 * 1024 * 1024;
 
 /// The OpenAPI document of the routes this build serves (with or without `/sandbox/*`).
 pub fn openapi(sandbox: bool) -> utoipa::openapi::OpenApi {
-    routes::register(App::new().into_utoipa_app(), Surface::Gateway, sandbox)
+    let mut doc = routes::register(App::new().into_utoipa_app(), Surface::Gateway, sandbox)
         .split_for_parts()
-        .1
+        .1;
+    openapi_doc::complete(&mut doc, auth::is_public);
+    doc
 }
 
 /// What the API serves: the gateway routes, or only the probes (worker pods).
@@ -91,8 +94,9 @@ fn app(
     >,
 > {
     let sandbox = state.sandbox_routes();
-    let (app, doc) =
+    let (app, mut doc) =
         routes::register(App::new().into_utoipa_app(), state.surface, sandbox).split_for_parts();
+    openapi_doc::complete(&mut doc, auth::is_public);
     let inventory = web::Data::new(Inventory::from_openapi(&doc));
     app.app_data(state)
         .app_data(inventory)

@@ -92,7 +92,7 @@ async fn linked(
 }
 
 #[utoipa::path(tag = "sandbox", request_body = ClientOnly, responses((status = 200, body = OkBody),
-    (status = 404, description = "Unknown clientId")))]
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
 #[post("/sandbox/unlink")]
 pub async fn unlink(
     req: HttpRequest,

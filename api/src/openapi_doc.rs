@@ -1,0 +1,255 @@
+//! Completes the generated OpenAPI document with what every route shares, so
+//! it declares every status a route can answer: every error is
+//! `{error: string}`; routes behind the token answer 401; routes with
+//! parameters or a body 400; routes with a body 413 and 415; routes that ask a
+//! session's owner over the bus 503 (no worker runs) and 504 (the owner did
+//! not answer). And `clientId`, which every route naming a session checks the
+//! same way (letters and digits, 1 to 64), is required with that pattern
+//! wherever the handler requires it.
+use std::collections::BTreeSet;
+
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Response, ResponseBuilder};
+
+/// The component every error body refers to.
+const ERROR_SCHEMA: &str = "Error";
+
+/// Paths whose handlers never ask a worker (health, facts, documents, stored
+/// files and the hosted inbox, answered from the database and the store).
+fn local_only(path: &str) -> bool {
+    path.starts_with("/health")
+        || path.starts_with("/media")
+        || path.starts_with("/chatrooms")
+        || path.starts_with("/sandbox/cdn/")
+        || path == "/sandbox/outbox"
+        || matches!(path, "/config" | "/openapi.json" | "/metrics" | "/clients")
+}
+
+/// What `ClientId::parse` accepts.
+const CLIENT_ID_PATTERN: &str = "^[A-Za-z0-9]{1,64}$";
+
+/// Operations that take `clientId` without requiring it: `/check-state`
+/// answers any value with 200, `/sandbox/link` takes `clientId` or `qr`.
+const LENIENT: &[&str] = &["/check-state", "/sandbox/link"];
+
+/// Completes `doc`; `public` tells the paths that need no token.
+pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool) {
+    require_client_ids(doc);
+    let error = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property(
+            "error",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some("What went wrong")),
+        )
+        .required("error")
+        .build();
+    doc.components
+        .get_or_insert_with(Default::default)
+        .schemas
+        .insert(ERROR_SCHEMA.into(), RefOr::T(error.into()));
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.options,
+            &mut item.head,
+            &mut item.patch,
+            &mut item.trace,
+        ];
+        for op in operations.into_iter().flatten() {
+            complete_operation(op, public(path), local_only(path));
+        }
+    }
+}
+
+/// Marks `clientId` required with its pattern in the request bodies and
+/// query strings of the routes whose handlers require it.
+fn require_client_ids(doc: &mut OpenApi) {
+    let originals = doc
+        .components
+        .as_ref()
+        .map(|c| c.schemas.clone())
+        .unwrap_or_default();
+    let mut strict = BTreeSet::new();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let lenient = LENIENT.contains(&path.as_str());
+        for op in [&mut item.get, &mut item.post].into_iter().flatten() {
+            for param in op.parameters.iter_mut().flatten() {
+                let named = param.name == "clientId" && param.parameter_in == ParameterIn::Query;
+                // A multipart upload names its session in the query string.
+                let upload = path == "/send-media-message";
+                if named && (matches!(param.required, Required::True) || upload) {
+                    param.required = Required::True;
+                    if let Some(RefOr::T(Schema::Object(o))) = param.schema.as_mut() {
+                        constrain(o);
+                    }
+                }
+            }
+            let Some(body) = op.request_body.as_mut() else {
+                continue;
+            };
+            for content in body.content.values_mut() {
+                match content.schema.as_mut() {
+                    Some(RefOr::Ref(r)) if lenient => {
+                        // Its own unconstrained copy, the shared one gets stricter.
+                        if let Some(copy) = originals.get(schema_name(r)).cloned() {
+                            content.schema = Some(copy);
+                        }
+                    }
+                    Some(RefOr::Ref(r)) => {
+                        strict.insert(schema_name(r).to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let mut pending: Vec<String> = strict.into_iter().collect();
+    let mut seen = BTreeSet::new();
+    while let Some(name) = pending.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        match components.schemas.get_mut(&name) {
+            Some(RefOr::T(Schema::Object(o))) => require_in(o),
+            Some(RefOr::T(Schema::AllOf(all))) => {
+                for member in all.items.iter_mut() {
+                    match member {
+                        RefOr::T(Schema::Object(o)) => require_in(o),
+                        RefOr::Ref(r) => pending.push(schema_name(r).to_string()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn schema_name(r: &Ref) -> &str {
+    r.ref_location.rsplit('/').next().unwrap_or_default()
+}
+
+fn require_in(o: &mut utoipa::openapi::schema::Object) {
+    if let Some(RefOr::T(Schema::Object(id))) = o.properties.get_mut("clientId") {
+        constrain(id);
+        if !o.required.iter().any(|r| r == "clientId") {
+            o.required.push("clientId".into());
+        }
+    }
+}
+
+fn constrain(o: &mut utoipa::openapi::schema::Object) {
+    o.pattern = Some(CLIENT_ID_PATTERN.into());
+    o.min_length = Some(1);
+    o.max_length = Some(64);
+}
+
+fn complete_operation(op: &mut Operation, public: bool, local: bool) {
+    let has_body = op.request_body.is_some();
+    let has_params = op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+    let mut shared: Vec<(&str, &str)> = Vec::new();
+    if has_body || has_params {
+        shared.push((
+            "400",
+            "Invalid fields, malformed JSON or an invalid query string",
+        ));
+    }
+    if !public {
+        shared.push(("401", "Missing or wrong token"));
+    }
+    if has_body {
+        shared.push(("413", "Body over the limit (1 MiB JSON, 128 MiB upload)"));
+        shared.push(("415", "Not sent with the body's content type"));
+    }
+    if !public && !local {
+        shared.push(("503", "No worker runs, or a dependency is unavailable"));
+        shared.push(("504", "The session's owner did not answer"));
+    }
+    let responses = &mut op.responses.responses;
+    for (status, description) in shared {
+        responses
+            .entry(status.to_string())
+            .or_insert_with(|| RefOr::T(ResponseBuilder::new().description(description).build()));
+    }
+    for (status, response) in responses.iter_mut() {
+        if (status.starts_with('4') || status.starts_with('5'))
+            && let RefOr::T(response) = response
+        {
+            with_error_body(response);
+        }
+    }
+}
+
+/// An error response without a body gets the `{error}` one.
+fn with_error_body(response: &mut Response) {
+    if response.content.is_empty() {
+        let content = ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name(ERROR_SCHEMA)))
+            .build();
+        response.content.insert("application/json".into(), content);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CLIENT_ID_PATTERN;
+
+    #[test]
+    fn every_route_declares_its_shared_statuses_with_error_bodies() {
+        let doc = crate::openapi(true);
+        let send = doc.paths.paths["/send-message"].post.as_ref().unwrap();
+        for status in [
+            "200", "400", "401", "404", "413", "415", "502", "503", "504",
+        ] {
+            assert!(
+                send.responses.responses.contains_key(status),
+                "/send-message lacks {status}"
+            );
+        }
+        let ready = doc.paths.paths["/health/ready"].get.as_ref().unwrap();
+        assert!(!ready.responses.responses.contains_key("401"));
+        let json = serde_json::to_value(&doc).unwrap();
+        let not_found = &json["paths"]["/send-message"]["post"]["responses"]["404"];
+        assert_eq!(
+            not_found["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/Error"
+        );
+        assert_eq!(
+            json["components"]["schemas"]["Error"]["required"],
+            serde_json::json!(["error"])
+        );
+    }
+
+    #[test]
+    fn client_ids_are_required_where_the_handlers_require_them() {
+        let json = serde_json::to_value(crate::openapi(true)).unwrap();
+        let schemas = &json["components"]["schemas"];
+        let only = &schemas["ClientOnly"];
+        assert_eq!(only["required"], serde_json::json!(["clientId"]));
+        assert_eq!(only["properties"]["clientId"]["pattern"], CLIENT_ID_PATTERN);
+        // /check-state answers any clientId: its own unconstrained copy.
+        let check = &json["paths"]["/check-state"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert!(check.get("$ref").is_none(), "{check}");
+        assert!(check.get("required").is_none(), "{check}");
+        let qr = json["paths"]["/qr"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "clientId")
+            .unwrap()
+            .clone();
+        assert_eq!(qr["schema"]["pattern"], CLIENT_ID_PATTERN);
+        let clients = &json["paths"]["/clients"]["get"]["parameters"][0];
+        assert_eq!(clients["required"], false, "{clients}");
+    }
+}
