@@ -92,16 +92,27 @@ async fn every_route_requires_the_token_and_answers_json_errors() {
         } else {
             reqwest::Method::GET
         };
-        let (status, body) = json(
-            http.request(other, p.url(&path))
-                .bearer_auth(TOKEN)
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let res = http
+            .request(other, p.url(&path))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        // RFC 9110: a 405 names the methods the path has.
+        let allow = res
+            .headers()
+            .get("allow")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let (status, body) = json(res).await;
         assert_eq!(status, 405, "{route}: {body}");
         assert!(body["error"].is_string());
+        let allowed: Vec<&str> = allow.split(", ").collect();
+        assert!(
+            allowed.contains(&method.as_str()),
+            "{route}: Allow {allow:?}"
+        );
 
         if method == "POST"
             && !template.starts_with("/chatrooms/")
