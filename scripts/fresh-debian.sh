@@ -52,7 +52,9 @@ mount -t devpts devpts "$root/dev/pts" -o newinstance,ptmxmode=0666 2>/dev/null 
 # This machine's network settings: name servers, its host name, and the
 # certificate authorities it trusts beyond Debian's (an intercepting proxy's).
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-echo "127.0.1.1 $(hostname)" >>"$root/etc/hosts"
+# debootstrap's minbase writes no /etc/hosts: a real install names localhost.
+printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n127.0.1.1 %s\n' \
+  "$(hostname)" >"$root/etc/hosts"
 if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
   mkdir -p "$root/usr/local/share/ca-certificates"
   cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
