@@ -5,7 +5,7 @@
 //! `events/avatars.rs`.
 mod avatars;
 mod delivery;
-mod history;
+pub(crate) mod history;
 mod hosted_cluster;
 mod polls;
 mod subjects;

@@ -7,28 +7,19 @@
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
-use crate::events::support::{CONTACT, contact, hooked, text, until_message};
+use crate::events::history::org;
+use crate::events::support::{CONTACT, EVENT_VARS, contact, hooked, text, until_message};
 use crate::sends::support::{Answer, Part, file_server, outbox, upload};
 use crate::shapes::{Deployment, Shape};
 use crate::support::*;
-
-const HOSTED: &[(&str, &str)] = &[
-    ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-    ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-];
 
 /// Over the 60 MB attachment limit: sent as a link.
 const OVER_ATTACHMENT_LIMIT: usize = 61 * 1024 * 1024;
 
 async fn hosted(shape: Shape, dir: &std::path::Path, rx: &Receiver) -> Deployment {
-    let mut more = HOSTED.to_vec();
+    let mut more = EVENT_VARS.to_vec();
     more.push(("PARLEY_HOSTED_RECEIVER_URL", &rx.url));
     Deployment::start(shape, dir, &more).await
-}
-
-async fn with_org(p: &Parley, id: &str) {
-    let (status, body) = post(p, "/set-org-id", json!({"clientId": id, "orgId": "org-7"})).await;
-    assert_eq!(status, 200, "{body}");
 }
 
 async fn stored(p: &Parley, id: &str, room: &str) -> Vec<Value> {
@@ -59,7 +50,7 @@ async fn message_types(shape: Shape) {
     let d = hosted(shape, dir.path(), &rx).await;
     let p = &d.api;
     let my_lid = hooked(p, "st", &rx.url, json!({})).await;
-    with_org(p, "st").await;
+    org(p, "st").await;
     let lid = contact(p).await;
     let room = format!("st-{my_lid}-{lid}");
     let to = format!("+{CONTACT}");
@@ -211,7 +202,7 @@ async fn mark_unread(shape: Shape) {
     let d = hosted(shape, dir.path(), &rx).await;
     let p = &d.api;
     hooked(p, "inbox", &rx.url, json!({})).await;
-    with_org(p, "inbox").await;
+    org(p, "inbox").await;
     let lid = contact(p).await;
 
     // Nothing stored for the chat yet: 404, and nothing reaches the network.

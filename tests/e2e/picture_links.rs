@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::contacts::{avatar, b64, fetch, picture, register};
-use crate::events::support::hooked;
+use crate::events::support::{EVENT_VARS, hooked};
 use crate::shapes::{Deployment, Shape};
 use crate::support::*;
 
@@ -59,10 +59,7 @@ async fn picture_links_serve_the_bytes_without_a_token_on_a_cluster() {
 async fn links(shape: Shape, ttl: Option<u64>) {
     let dir = tempfile::tempdir().unwrap();
     let ttl_var = ttl.map(|t| t.to_string());
-    let mut more = vec![
-        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-    ];
+    let mut more = EVENT_VARS.to_vec();
     if let Some(t) = &ttl_var {
         more.push(("PARLEY_SANDBOX_PICTURE_LINK_SECS", t));
     }

@@ -26,7 +26,7 @@ pub(super) async fn serve_hosted(
     serve_with(dir, &vars).await
 }
 
-pub(super) async fn org(p: &Parley, id: &str) {
+pub(crate) async fn org(p: &Parley, id: &str) {
     let (status, body) = post(p, "/set-org-id", json!({"clientId": id, "orgId": "org-9"})).await;
     assert_eq!(status, 200, "{body}");
 }

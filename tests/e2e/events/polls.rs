@@ -13,11 +13,6 @@ use super::support::*;
 use crate::shapes::{Deployment, Shape};
 use crate::support::*;
 
-const EVENTS: &[(&str, &str)] = &[
-    ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-    ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-];
-
 /// The lookup's budget in the spec.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(8);
 
@@ -98,7 +93,7 @@ async fn votes_resolve_through_the_lookup_or_not_at_all_on_a_cluster() {
 
 async fn lookup_rules(shape: Shape) {
     let dir = tempfile::tempdir().unwrap();
-    let mut d = Deployment::start(shape, dir.path(), EVENTS).await;
+    let mut d = Deployment::start(shape, dir.path(), EVENT_VARS).await;
     let mut rx = Receiver::start().await;
     let mut lookup = Receiver::start().await;
     lookup.set_default(Behaviour::Status(500));
@@ -225,7 +220,7 @@ async fn hosted_inbox_votes_resolve_from_history_on_a_cluster() {
 async fn history_rules(shape: Shape) {
     let dir = tempfile::tempdir().unwrap();
     let mut rx = Receiver::start().await;
-    let mut more = EVENTS.to_vec();
+    let mut more = EVENT_VARS.to_vec();
     more.push(("PARLEY_HOSTED_RECEIVER_URL", &rx.url));
     let mut d = Deployment::start(shape, dir.path(), &more).await;
     let mut lookup = Receiver::start().await;

@@ -9,11 +9,6 @@ use super::support::*;
 use crate::shapes::{Deployment, Shape};
 use crate::support::*;
 
-const EVENTS: &[(&str, &str)] = &[
-    ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-    ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-];
-
 /// The contact writes `body` in `group`; returns the event.
 async fn group_text(p: &Parley, rx: &mut Receiver, group: &str, body: &str) -> Value {
     let id = inject(
@@ -39,7 +34,7 @@ async fn group_events_name_the_subject_on_a_cluster() {
 
 async fn subjects(shape: Shape) {
     let dir = tempfile::tempdir().unwrap();
-    let mut d = Deployment::start(shape, dir.path(), EVENTS).await;
+    let mut d = Deployment::start(shape, dir.path(), EVENT_VARS).await;
     let mut rx = Receiver::start().await;
     hooked(&d.api, "gs", &rx.url, json!({})).await;
     contact(&d.api).await;

@@ -18,16 +18,15 @@ pub const HOOK_TOKEN: &str = "events-webhook-token-0123456789ab";
 /// Longest wait for one webhook request.
 pub const WAIT: Duration = Duration::from_secs(10);
 
+/// What lets a deployment deliver to loopback receivers over http.
+pub const EVENT_VARS: &[(&str, &str)] = &[
+    ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+    ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
+];
+
 /// `parley serve` on the sandbox, delivering to loopback receivers over http.
 pub async fn serve_events(dir: &std::path::Path) -> Parley {
-    serve_with(
-        dir,
-        &[
-            ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-            ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-        ],
-    )
-    .await
+    serve_with(dir, EVENT_VARS).await
 }
 
 /// Starts `id` with its webhook at `hook` (plus `more` start settings), links

@@ -142,9 +142,14 @@ impl SandboxNetwork {
     /// picture CDN (served without the account token until it expires). The
     /// simulated network keeps one size: the preview is the same picture.
     async fn picture_link(&self, picture: &PictureRef) -> Result<String, NetworkError> {
-        let key = self.db().picture_link_key().await.map_err(unreachable)?;
+        let key = self
+            .inner
+            .links_key
+            .get_or_try_init(|| self.db().picture_link_key())
+            .await
+            .map_err(unreachable)?;
         let ttl = i64::try_from(self.inner.links_ttl.as_secs()).unwrap_or(i64::MAX / 2);
         let expires = chrono::Utc::now().timestamp().saturating_add(ttl);
-        Ok(PictureLinks::new(&key).url(&self.inner.links_base, picture, expires))
+        Ok(PictureLinks::new(key).url(&self.inner.links_base, picture, expires))
     }
 }

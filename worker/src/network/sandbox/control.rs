@@ -167,11 +167,7 @@ impl SandboxNetwork {
         admins: &[String],
     ) -> Outcome {
         let db = self.db();
-        let me = db
-            .sandbox_device(client_id)
-            .await?
-            .ok_or_else(|| ApiError::conflict("session is not linked"))?
-            .phone;
+        let me = self.linked_phone(client_id).await?;
         let mut phones = vec![me.clone()];
         for p in participants {
             if !phones.contains(p) {
@@ -211,15 +207,21 @@ impl SandboxNetwork {
         })
     }
 
+    /// The phone the session is linked as (409 while it is not linked).
+    async fn linked_phone(&self, client_id: &str) -> Result<String, ApiError> {
+        Ok(self
+            .db()
+            .sandbox_device(client_id)
+            .await?
+            .ok_or_else(|| ApiError::conflict("session is not linked"))?
+            .phone)
+    }
+
     /// The session's phone changes the subject of `jid`, a group it is in; the
     /// session is told, as the network tells a member's devices.
     async fn change_subject(&self, client_id: &str, jid: &str, subject: &str) -> Outcome {
         let db = self.db();
-        let me = db
-            .sandbox_device(client_id)
-            .await?
-            .ok_or_else(|| ApiError::conflict("session is not linked"))?
-            .phone;
+        let me = self.linked_phone(client_id).await?;
         db.sandbox_group(jid)
             .await?
             .filter(|g| g.member(&me).is_some())

@@ -54,6 +54,8 @@ struct Inner {
     links_base: String,
     /// How long a picture link stays valid.
     links_ttl: Duration,
+    /// The signing key, read from the database once.
+    links_key: tokio::sync::OnceCell<Vec<u8>>,
     /// The live connection of each session connected through this process.
     live: Mutex<HashMap<String, Arc<Live>>>,
     /// Where sends land (batched).
@@ -73,6 +75,7 @@ impl SandboxNetwork {
                 qr_next,
                 links_base: "http://127.0.0.1:8080".into(),
                 links_ttl: Duration::from_secs(picture_links::DEFAULT_TTL_SECS),
+                links_key: tokio::sync::OnceCell::new(),
                 live: Mutex::new(HashMap::new()),
                 // The simulated network's own record: one writer, commits not
                 // waiting for the disk flush (see `Db::relaxed`).
