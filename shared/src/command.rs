@@ -135,7 +135,11 @@ impl From<CallError> for ApiError {
         match e {
             CallError::NoOwner => ApiError::not_found("unknown or unpaired clientId"),
             CallError::Timeout => ApiError::gateway_timeout("the session did not answer in time"),
-            CallError::Bus(e) => ApiError::unavailable(format!("bus unavailable: {e}")),
+            CallError::Bus(e) => {
+                // The bus's own words go to the log, never to the caller.
+                tracing::error!(error = %e, "bus");
+                ApiError::unavailable("bus unavailable")
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `parley` binary against real services.
 mod cluster;
 mod contacts;
+mod dead_stores;
 mod events;
 mod foundation;
 mod groups;

@@ -4,6 +4,7 @@ pub mod files;
 pub mod process;
 pub mod qr;
 pub mod receiver;
+pub mod relay;
 pub mod services;
 pub mod stats;
 

@@ -25,7 +25,8 @@ pub async fn public_file(
             .body(bytes)),
         Ok(None) | Err(MediaError::InvalidKey) => Err(ApiError::not_found("no such file").into()),
         Err(MediaError::Unavailable(e)) => {
-            Err(ApiError::unavailable(format!("media store: {e}")).into())
+            tracing::error!(error = %e, key = %key, "media store");
+            Err(ApiError::unavailable("media store unavailable").into())
         }
     }
 }

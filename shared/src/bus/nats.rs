@@ -174,6 +174,11 @@ impl Bus for NatsBus {
         request: Message,
         timeout: Duration,
     ) -> Result<Message, BusError> {
+        // Lost connection: say so at once rather than let the caller wait out
+        // its timeout and report a silent owner.
+        if self.client.connection_state() != State::Connected {
+            return Err(unavailable("not connected to the NATS server"));
+        }
         let nats_request = async_nats::Request::new()
             .payload(request.payload)
             .headers(to_nats(&request.headers)?)
@@ -189,6 +194,11 @@ impl Bus for NatsBus {
             }),
             Err(error) => Err(match error.kind() {
                 RequestErrorKind::NoResponders => BusError::NoResponders(subject.to_owned()),
+                RequestErrorKind::TimedOut
+                    if self.client.connection_state() != State::Connected =>
+                {
+                    unavailable("the connection to the NATS server was lost")
+                }
                 RequestErrorKind::TimedOut => BusError::Timeout(subject.to_owned()),
                 _ => unavailable(error),
             }),

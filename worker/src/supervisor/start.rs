@@ -184,9 +184,10 @@ impl Supervisor {
                 Err(ApiError::unavailable("this worker is shutting down; retry"))
             }
             Err(ClaimError::Open(OpenError::Db(e))) => Err(e.into()),
-            Err(e) => Err(ApiError::unavailable(format!(
-                "cannot start the session: {e}"
-            ))),
+            Err(e) => {
+                tracing::error!(client_id = %id, error = %e, "cannot start the session");
+                Err(ApiError::unavailable("cannot start the session; retry"))
+            }
         }
     }
 }
