@@ -117,9 +117,12 @@ impl Parley {
     pub async fn terminate(&mut self) -> Option<i32> {
         let mut child = self.child.take()?;
         let pid = child.id()?;
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status();
+        if let Ok(pid) = i32::try_from(pid) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
         match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
             Ok(Ok(status)) => status.code(),
             _ => {
