@@ -1,11 +1,14 @@
 //! The `parley` binary: one image, the role is the subcommand (`serve` by default).
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use parley_api::{Application, Surface};
-use parley_shared::config::Config;
+use parley_network_whatsapp::live::WhatsappNetwork;
+use parley_shared::config::{self, Config};
 use parley_shared::ports::Ports;
+use parley_worker::Adapter;
 
 #[derive(Parser)]
 #[command(
@@ -100,7 +103,8 @@ async fn serve(mut config: Config) -> anyhow::Result<()> {
     }
     let ports = Ports::connect(&config).await?;
     ports.db.migrate().await?;
-    let worker = parley_worker::start(config.clone(), ports.clone()).await?;
+    let worker =
+        parley_worker::start(config.clone(), ports.clone(), adapter(&config, &ports)?).await?;
     let app = Application::build(config.clone(), ports, Surface::Gateway)?;
     tracing::info!(port = app.port(), network = ?config.network, "parley serve is listening");
     run_until_signal(app, Some(worker)).await
@@ -118,13 +122,26 @@ async fn api(config: Config) -> anyhow::Result<()> {
 
 async fn worker(config: Config) -> anyhow::Result<()> {
     let ports = Ports::connect(&config).await?;
-    let worker = parley_worker::start(config.clone(), ports.clone()).await?;
+    let worker =
+        parley_worker::start(config.clone(), ports.clone(), adapter(&config, &ports)?).await?;
     let app = Application::build(config, ports, Surface::ProbesOnly)?;
     tracing::info!(
         port = app.port(),
         "parley worker is running (probes on this port)"
     );
     run_until_signal(app, Some(worker)).await
+}
+
+/// The network adapter `PARLEY_NETWORK` names.
+fn adapter(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
+    Ok(match config.network {
+        config::Network::Sandbox => Adapter::sandbox(config, ports),
+        config::Network::Whatsapp => {
+            let network = WhatsappNetwork::new(ports.db.clone(), config.network_proxy.as_deref())
+                .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_PROXY: {e}"))?;
+            Adapter::network(Arc::new(network))
+        }
+    })
 }
 
 /// Serves until SIGINT or SIGTERM, then hands sessions over and stops the server.

@@ -1,5 +1,6 @@
 //! Session owners: the supervisor that claims, runs and hands over sessions,
-//! the network port and its adapters, and worker presence.
+//! the sandbox network, and worker presence. The network adapter is chosen by
+//! the binary and handed to [`start`].
 pub mod events;
 pub mod history;
 pub mod network;
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parley_shared::command::{Outcome, SandboxOp};
-use parley_shared::config::{self, Config};
+use parley_shared::config::Config;
 use parley_shared::egress::Egress;
 use parley_shared::ports::Ports;
 use tokio::sync::watch;
@@ -26,7 +27,6 @@ use crate::history::History;
 use crate::history::avatars::Avatars;
 use crate::network::Network;
 use crate::network::sandbox::SandboxNetwork;
-use crate::network::whatsapp::live::WhatsappNetwork;
 use crate::send::download::{Fetcher, Limits};
 use crate::webhook::RetryPolicy;
 
@@ -44,9 +44,9 @@ pub struct WorkerHandle {
 
 /// Starts the worker: serves the start queue, sweeps for unowned sessions and
 /// announces its presence.
-pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle> {
+pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Result<WorkerHandle> {
     let pod_name = config.pod_name();
-    let (network, sandbox) = network_for(&config, &ports)?;
+    let Adapter { network, sandbox } = adapter;
     let egress = Egress {
         allow_private: config.allow_private_egress,
     };
@@ -107,32 +107,39 @@ pub async fn start(config: Config, ports: Ports) -> anyhow::Result<WorkerHandle>
     })
 }
 
-/// A network adapter, and the sandbox controls when it is the sandbox.
-type Adapter = (Arc<dyn Network>, Option<Arc<dyn SandboxControl>>);
+/// A network adapter, with the sandbox's controls when it is the sandbox.
+pub struct Adapter {
+    pub network: Arc<dyn Network>,
+    pub sandbox: Option<Arc<dyn SandboxControl>>,
+}
 
-/// The network adapter `config.network` names, and the sandbox controls when it is the sandbox.
-fn network_for(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
-    Ok(match config.network {
-        config::Network::Sandbox => {
-            let sandbox = Arc::new(
-                SandboxNetwork::new(
-                    ports.db.clone(),
-                    Duration::from_secs(config.sandbox_qr_first_secs),
-                    Duration::from_secs(config.sandbox_qr_next_secs),
-                )
-                .with_picture_links(
-                    config.public_url(),
-                    Duration::from_secs(config.sandbox_picture_link_secs),
-                ),
-            );
-            (sandbox.clone(), Some(sandbox))
+impl Adapter {
+    /// The sandbox network with the timings `config` sets.
+    pub fn sandbox(config: &Config, ports: &Ports) -> Adapter {
+        let sandbox = Arc::new(
+            SandboxNetwork::new(
+                ports.db.clone(),
+                Duration::from_secs(config.sandbox_qr_first_secs),
+                Duration::from_secs(config.sandbox_qr_next_secs),
+            )
+            .with_picture_links(
+                config.public_url(),
+                Duration::from_secs(config.sandbox_picture_link_secs),
+            ),
+        );
+        Adapter {
+            network: sandbox.clone(),
+            sandbox: Some(sandbox),
         }
-        config::Network::Whatsapp => {
-            let network = WhatsappNetwork::new(ports.db.clone(), config.network_proxy.as_deref())
-                .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_PROXY: {e}"))?;
-            (Arc::new(network), None)
+    }
+
+    /// Any other network: no sandbox controls.
+    pub fn network(network: Arc<dyn Network>) -> Adapter {
+        Adapter {
+            network,
+            sandbox: None,
         }
-    })
+    }
 }
 
 #[async_trait]

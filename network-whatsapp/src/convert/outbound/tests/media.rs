@@ -1,0 +1,106 @@
+//! File messages from an upload: every kind carries the CDN reference and keys
+//! a receiver needs, and reads back as the same media.
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::convert::outbound::{Context, MediaRequest, Uploaded, media};
+use parley_network::inbound::{Content, MediaKind};
+
+use super::{echo, reply_context};
+
+fn uploaded() -> Uploaded {
+    Uploaded {
+        url: "https://mmg.whatsapp.net/v/t62.7118-24/1.enc".into(),
+        direct_path: "/v/t62.7118-24/1.enc".into(),
+        media_key: [1; 32],
+        file_enc_sha256: [2; 32],
+        file_sha256: [3; 32],
+        file_length: 2048,
+        media_key_timestamp: 1_790_000_000,
+        streaming_sidecar: Some(vec![9; 10]),
+    }
+}
+
+fn request(kind: MediaKind) -> MediaRequest {
+    MediaRequest {
+        kind,
+        voice: false,
+        mime_type: "application/octet-stream".into(),
+        file_name: None,
+        caption: Some("look".into()),
+        context: Context::default(),
+    }
+}
+
+#[test]
+fn every_kind_reads_back_as_the_same_media_with_its_download_keys() {
+    for kind in MediaKind::ALL {
+        let msg = media(&request(kind), &uploaded()).expect("builds");
+        let back = echo(&msg, None);
+        let Content::Media {
+            kind: read_kind,
+            mime_type,
+            download,
+            caption,
+            ..
+        } = back.content
+        else {
+            panic!("{kind:?} is no media: {:?}", back.content);
+        };
+        assert_eq!(read_kind, kind);
+        assert_eq!(mime_type, "application/octet-stream");
+        assert_eq!(download.direct_path, "/v/t62.7118-24/1.enc");
+        assert_eq!(download.media_key, STANDARD.encode([1u8; 32]));
+        assert_eq!(download.file_enc_sha256, STANDARD.encode([2u8; 32]));
+        assert_eq!(download.file_sha256, STANDARD.encode([3u8; 32]));
+        assert_eq!(download.file_length, 2048);
+        let captioned = matches!(
+            kind,
+            MediaKind::Image | MediaKind::Video | MediaKind::Document
+        );
+        assert_eq!(caption, if captioned { "look" } else { "" }, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_voice_note_is_ptt_and_a_document_keeps_its_name_and_quote() {
+    let voice = media(
+        &MediaRequest {
+            voice: true,
+            ..request(MediaKind::Audio)
+        },
+        &uploaded(),
+    )
+    .expect("voice");
+    let audio = voice.audio_message.as_option().expect("audio");
+    assert_eq!(audio.ptt, Some(true));
+    assert_eq!(audio.streaming_sidecar.as_deref(), Some(&[9u8; 10][..]));
+
+    let doc = media(
+        &MediaRequest {
+            file_name: Some("report.pdf".into()),
+            context: reply_context(),
+            ..request(MediaKind::Document)
+        },
+        &uploaded(),
+    )
+    .expect("document");
+    let d = doc.document_message.as_option().expect("document");
+    assert_eq!(d.file_name.as_deref(), Some("report.pdf"));
+    let ctx = d.context_info.as_option().expect("context");
+    assert_eq!(ctx.stanza_id.as_deref(), Some("3EB0Q"));
+    assert_eq!(
+        echo(&doc, None).quoted.map(|q| q.message_id).as_deref(),
+        Some("3EB0Q")
+    );
+}
+
+#[test]
+fn a_file_without_type_or_upload_is_refused() {
+    let mut no_type = request(MediaKind::Image);
+    no_type.mime_type = " ".into();
+    assert!(media(&no_type, &uploaded()).is_err());
+    let mut no_path = uploaded();
+    no_path.direct_path.clear();
+    assert!(media(&request(MediaKind::Image), &no_path).is_err());
+}

@@ -1,0 +1,93 @@
+//! One session's live connection: pairing by phone code, logout, close and
+//! the LID lookup; sends and lookups are in `sends` and `lookups`.
+use std::sync::Arc;
+
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+use whatsapp_rust::Client;
+use whatsapp_rust::pair_code::PairCodeOptions;
+
+use super::authors::Authors;
+use super::errors::{failed, jid};
+use parley_network::NetworkError;
+
+pub(super) struct LiveConnection {
+    pub(super) client: Arc<Client>,
+    /// The library's run loop; it ends when the connection does.
+    run: Mutex<Option<JoinHandle<()>>>,
+    /// Authors of the group messages received (noted by the event pump).
+    pub(super) authors: Authors,
+}
+
+impl LiveConnection {
+    pub fn new(client: Arc<Client>, run: Option<JoinHandle<()>>, authors: Authors) -> Self {
+        Self {
+            client,
+            run: Mutex::new(run),
+            authors,
+        }
+    }
+
+    /// Ends the connection (flushing device state) and waits for the run loop.
+    pub async fn shut(&self) {
+        self.client.disconnect().await;
+        if let Some(run) = self.run.lock().await.take() {
+            let _ = run.await;
+        }
+    }
+
+    pub async fn pair_code(&self, phone: &str) -> Result<String, NetworkError> {
+        if !phone.bytes().all(|b| b.is_ascii_digit()) || !(7..=15).contains(&phone.len()) {
+            return Err(NetworkError::Rejected(format!(
+                "{phone:?} is no phone number (digits with country code)"
+            )));
+        }
+        if self.client.is_logged_in() {
+            return Err(NetworkError::Rejected("already paired".into()));
+        }
+        let options = PairCodeOptions {
+            phone_number: phone.to_string(),
+            ..PairCodeOptions::default()
+        };
+        self.client
+            .pair_with_code(options)
+            .await
+            .map_err(|e| failed(&self.client, "pairing code", e))
+    }
+
+    pub async fn log_out(&self) -> Result<(), NetworkError> {
+        if !self.client.is_connected() {
+            return Err(NetworkError::Unreachable(
+                "not connected to the network".into(),
+            ));
+        }
+        self.client.logout().await;
+        Ok(())
+    }
+
+    pub async fn lid_of_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
+        let pn = jid(&format!("{phone}@s.whatsapp.net"))?;
+        let entry = self
+            .client
+            .get_lid_pn_entry(&pn)
+            .await
+            .map_err(|e| failed(&self.client, "LID lookup", e))?;
+        Ok(entry.map(|e| e.lid.to_string()))
+    }
+}
+
+impl Drop for LiveConnection {
+    fn drop(&mut self) {
+        // A connection dropped without `close` still ends: nothing may keep
+        // talking to the network for a session this process gave up.
+        if let Ok(mut run) = self.run.try_lock()
+            && let Some(run) = run.take()
+        {
+            let client = Arc::clone(&self.client);
+            tokio::spawn(async move {
+                client.disconnect().await;
+                let _ = run.await;
+            });
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The event pump of one connection: the library's events, in order, become
+//! port events — connection changes through [`super::lifecycle`], messages
+//! through `convert::inbound` with the lookup it needs (the poll secret a vote
+//! is encrypted under), a group's new subject as a subject change. (Messages
+//! carry no subject: the worker keeps each group's subject in its database
+//! and asks for group metadata the first time it sees a group.)
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+use whatsapp_rust::Client;
+use whatsapp_rust::Jid;
+use whatsapp_rust::async_channel::Receiver;
+use whatsapp_rust::store::traits::MsgSecretStore;
+use whatsapp_rust::types::events::{
+    Event, EventHandler, GroupUpdate, InboundMessage as LibMessage,
+};
+use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
+
+use super::authors::Authors;
+use super::lifecycle::{identity_of, lifecycle};
+use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
+use crate::store::SeaOrmDeviceStore;
+use parley_network::NetworkEvent;
+
+/// Hands every library event, in order and without blocking the library, to
+/// the pump (an unbounded queue: the pump drains it as fast as the session
+/// takes events).
+pub(super) struct Forward(whatsapp_rust::async_channel::Sender<Arc<Event>>);
+
+impl Forward {
+    pub fn new() -> (Forward, Receiver<Arc<Event>>) {
+        let (tx, rx) = whatsapp_rust::async_channel::unbounded();
+        (Forward(tx), rx)
+    }
+}
+
+impl EventHandler for Forward {
+    fn handle_event(&self, event: Arc<Event>) {
+        let _ = self.0.try_send(event);
+    }
+}
+
+/// What the pump reads besides the events.
+pub(super) struct Pump {
+    pub client: Arc<Client>,
+    pub store: SeaOrmDeviceStore,
+    pub out: mpsc::Sender<NetworkEvent>,
+    /// Authors of received group messages, for reactions and receipts.
+    pub authors: Authors,
+}
+
+impl Pump {
+    /// Forwards events until `ended` turns true (the library's run loop is
+    /// over), then forwards what is still queued and drops the port's sender,
+    /// which closes the session's event receiver.
+    pub async fn run(mut self, events: Receiver<Arc<Event>>, mut ended: watch::Receiver<bool>) {
+        loop {
+            let event = tokio::select! {
+                biased;
+                event = events.recv() => match event {
+                    Ok(event) => event,
+                    Err(_) => break,
+                },
+                _ = ended.wait_for(|e| *e) => break,
+            };
+            if !self.forward(&event).await {
+                return;
+            }
+        }
+        while let Ok(event) = events.try_recv() {
+            if !self.forward(&event).await {
+                return;
+            }
+        }
+    }
+
+    /// `false` once the session stopped listening.
+    async fn forward(&mut self, event: &Event) -> bool {
+        let converted = match event {
+            Event::Messages(batch) => {
+                let mut out = Vec::with_capacity(batch.len());
+                for msg in batch.iter() {
+                    out.extend(self.message(msg).await);
+                }
+                out
+            }
+            Event::GroupUpdate(update) => subject_change(update).into_iter().collect(),
+            other => {
+                let client = &self.client;
+                let me = || identity_of(&client.persistence_manager().get_device_snapshot());
+                lifecycle(other, me).into_iter().collect()
+            }
+        };
+        for event in converted {
+            if self.out.send(event).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn message(&mut self, msg: &LibMessage) -> Option<NetworkEvent> {
+        let info = &msg.info;
+        if info.source.is_group && !info.source.is_from_me {
+            let author = info.source.sender.to_non_ad().to_string();
+            self.authors
+                .note(&info.source.chat.to_string(), &info.id, &author);
+        }
+        let envelope = Envelope::from_info(info, None);
+        let voter = info.source.sender.to_non_ad().to_string();
+        let vote = match vote_target(&msg.message, &voter) {
+            Some(target) => {
+                self.vote_key(
+                    &info.source.chat,
+                    &voter,
+                    &target.poll_id,
+                    &target.poll_creator,
+                )
+                .await
+            }
+            None => None,
+        };
+        match to_inbound(&msg.message, &envelope, vote.as_ref()) {
+            Ok(Some(inbound)) => Some(NetworkEvent::Message(Box::new(inbound))),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(client_id = self.store.client_id(), message_id = %info.id, error = %e, "a received message is not readable");
+                None
+            }
+        }
+    }
+
+    /// The secret and addressing a vote on `poll_id` by `voter` decrypts with:
+    /// the secret stored under the poll creator's phone or LID identity.
+    async fn vote_key(
+        &self,
+        chat: &Jid,
+        voter: &str,
+        poll_id: &str,
+        creator: &str,
+    ) -> Option<VoteKey> {
+        let chat = chat.to_non_ad().to_string();
+        let creator_alt = self.other_identity(creator).await;
+        let voter_alt = self.other_identity(voter).await;
+        let mut secret = None;
+        for sender in std::iter::once(creator).chain(creator_alt.as_deref()) {
+            match self.store.get_msg_secret(&chat, sender, poll_id).await {
+                Ok(Some(found)) => {
+                    secret = Some(found);
+                    break;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(poll_id, error = %e, "cannot read a poll secret"),
+            }
+        }
+        let alternate = match (creator_alt, voter_alt) {
+            (None, None) => None,
+            (c, v) => Some(VoteAddressing {
+                poll_creator: c.unwrap_or_else(|| creator.to_string()),
+                voter: v.unwrap_or_else(|| voter.to_string()),
+            }),
+        };
+        Some(VoteKey {
+            secret: secret?,
+            addressing: VoteAddressing {
+                poll_creator: creator.to_string(),
+                voter: voter.to_string(),
+            },
+            alternate,
+        })
+    }
+
+    /// `jid` in the other namespace (LID for a phone JID and back), when known.
+    async fn other_identity(&self, jid: &str) -> Option<String> {
+        let parsed: Jid = jid.parse().ok()?;
+        let entry = self.client.get_lid_pn_entry(&parsed).await.ok()??;
+        let other = if parsed.is_lid() {
+            format!("{}@s.whatsapp.net", entry.phone_number)
+        } else {
+            format!("{}@lid", entry.lid)
+        };
+        Some(other)
+    }
+}
+
+/// A group's new subject, from the network's group notification.
+fn subject_change(update: &GroupUpdate) -> Option<NetworkEvent> {
+    match &update.action {
+        GroupNotificationAction::Subject { subject, .. } => Some(NetworkEvent::GroupSubject {
+            group: update.group_jid.to_non_ad().to_string(),
+            subject: subject.clone(),
+        }),
+        _ => None,
+    }
+}

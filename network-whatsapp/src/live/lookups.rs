@@ -1,0 +1,275 @@
+//! Contacts and groups on the live connection: usync user info and
+//! is-on-network checks, profile pictures, and the group operations.
+use whatsapp_rust::features::{GroupMetadata as LibGroup, GroupParticipant as LibParticipant};
+use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOptions};
+use whatsapp_rust::{Jid, ParticipantChangeResponse};
+
+use super::connection::LiveConnection;
+use super::errors::{jid, query_failed, ready};
+use parley_network::{
+    CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
+    ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
+};
+
+fn user(j: &Jid) -> String {
+    j.user.to_string()
+}
+
+/// The port's group of the library's.
+pub fn group(meta: &LibGroup) -> GroupMetadata {
+    GroupMetadata {
+        jid: meta.id.to_string(),
+        subject: meta.subject.clone(),
+        owner: meta
+            .creator_pn
+            .as_ref()
+            .or(meta.creator.as_ref())
+            .map(|j| j.to_string()),
+        created_at: meta.creation_time.and_then(|t| i64::try_from(t).ok()),
+        participants: meta.participants.iter().map(participant).collect(),
+    }
+}
+
+fn participant(p: &LibParticipant) -> GroupParticipant {
+    let lid = p.lid.as_ref().or(p.jid.is_lid().then_some(&p.jid));
+    let phone = p.phone_number.as_ref().or(p.jid.is_pn().then_some(&p.jid));
+    let role = if p.is_super_admin() {
+        "superadmin"
+    } else if p.is_admin() {
+        "admin"
+    } else {
+        "member"
+    };
+    GroupParticipant {
+        jid: p.jid.to_string(),
+        lid: lid.map(user),
+        phone: phone.map(user),
+        role: role.into(),
+    }
+}
+
+/// The port's answer for one participant of a change (the network's code, if any).
+pub fn change(r: &ParticipantChangeResponse) -> ParticipantChange {
+    ParticipantChange {
+        jid: r.jid.to_string(),
+        error: r.error.as_deref().map(|code| code.parse().unwrap_or(500)),
+    }
+}
+
+impl LiveConnection {
+    fn admit(&self) -> Result<(), QueryError> {
+        ready(&self.client).map_err(QueryError::from)
+    }
+
+    pub async fn user(&self, raw: &str) -> Result<Option<UserInfo>, QueryError> {
+        self.admit()?;
+        let who = jid(raw)?;
+        let mut found = self
+            .client
+            .contacts()
+            .get_user_info(std::slice::from_ref(&who))
+            .await
+            .map_err(|e| query_failed(&self.client, "user info", e))?;
+        let Some((_, info)) = found.drain().next() else {
+            return Ok(None);
+        };
+        let lid = info.lid.as_ref().or(info.jid.is_lid().then_some(&info.jid));
+        Ok(Some(UserInfo {
+            lid: lid.map(user),
+            phone: info.jid.is_pn().then(|| user(&info.jid)),
+            status: info.status.clone(),
+            picture_id: info.picture_id.clone(),
+            username: None,
+            verified_name: info.verified_name.as_ref().and_then(|v| v.name.clone()),
+            devices: info.devices.clone(),
+        }))
+    }
+
+    pub async fn number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+        self.admit()?;
+        let pn = jid(&format!("{phone}@s.whatsapp.net"))?;
+        let answers = self
+            .client
+            .contacts()
+            .is_on_whatsapp(std::slice::from_ref(&pn))
+            .await
+            .map_err(|e| query_failed(&self.client, "number check", e))?;
+        Ok(answers
+            .first()
+            .map(|a| NumberCheck {
+                registered: a.is_registered,
+                lid: a.lid.as_ref().map(user),
+                username: None,
+            })
+            .unwrap_or_default())
+    }
+
+    pub async fn picture(&self, raw: &str, preview: bool) -> Result<PictureLookup, QueryError> {
+        self.admit()?;
+        let who = jid(raw)?;
+        match self
+            .client
+            .contacts()
+            .get_profile_picture(&who, preview)
+            .await
+        {
+            Ok(Some(p)) => Ok(PictureLookup::Found(Picture {
+                id: p.id,
+                url: p.url,
+            })),
+            Ok(None) => Ok(PictureLookup::NoPicture),
+            Err(e) => {
+                let text = e.to_string();
+                if text.contains("401") || text.contains("not-authorized") {
+                    Ok(PictureLookup::Hidden)
+                } else if text.contains("404") || text.contains("item-not-found") {
+                    Ok(PictureLookup::NoPicture)
+                } else {
+                    Err(query_failed(&self.client, "profile picture", text))
+                }
+            }
+        }
+    }
+
+    /// Fetches a picture's bytes through the session's HTTP client (and proxy).
+    pub async fn picture_file(&self, picture: &Picture) -> Result<PictureFile, QueryError> {
+        let url = url::Url::parse(&picture.url)
+            .ok()
+            .filter(|u| u.scheme() == "https")
+            .ok_or_else(|| QueryError::NotFound("the picture link is no https URL".into()))?;
+        let request = whatsapp_rust::http::HttpRequest::get(url.as_str());
+        let response = self
+            .client
+            .http_client
+            .execute(request)
+            .await
+            .map_err(|e| query_failed(&self.client, "picture download", e))?;
+        match response.status_code {
+            200 => Ok(PictureFile {
+                content_type: "image/jpeg".into(),
+                data: bytes::Bytes::from(response.body),
+            }),
+            404 | 410 | 403 => Err(QueryError::NotFound(format!(
+                "the picture link answered {}",
+                response.status_code
+            ))),
+            other => Err(query_failed(
+                &self.client,
+                "picture download",
+                format!("HTTP {other}"),
+            )),
+        }
+    }
+
+    pub async fn all_groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
+        self.admit()?;
+        let groups = self
+            .client
+            .groups()
+            .get_participating()
+            .await
+            .map_err(|e| query_failed(&self.client, "groups", e))?;
+        let mut out: Vec<GroupMetadata> = groups.values().map(group).collect();
+        out.sort_by(|a, b| a.jid.cmp(&b.jid));
+        Ok(out)
+    }
+
+    pub async fn one_group(&self, raw: &str) -> Result<GroupMetadata, QueryError> {
+        self.admit()?;
+        let meta = self
+            .client
+            .groups()
+            .get_metadata(&jid(raw)?)
+            .await
+            .map_err(|e| query_failed(&self.client, "group", e))?;
+        Ok(group(&meta))
+    }
+
+    pub async fn new_group(
+        &self,
+        subject: &str,
+        participants: &[String],
+    ) -> Result<CreatedGroup, QueryError> {
+        self.admit()?;
+        let members = participants
+            .iter()
+            .map(|p| jid(p).map(GroupParticipantOptions::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let created = self
+            .client
+            .groups()
+            .create_group(GroupCreateOptions::new(subject).with_participants(members))
+            .await
+            .map_err(|e| query_failed(&self.client, "create group", e))?;
+        let group = group(&created.metadata);
+        // Whoever the created group lists was added; the others were not.
+        let listed: Vec<&str> = group
+            .participants
+            .iter()
+            .flat_map(|p| [Some(p.jid.as_str()), p.phone.as_deref(), p.lid.as_deref()])
+            .flatten()
+            .collect();
+        let changes = participants
+            .iter()
+            .map(|p| {
+                let user_part = p.split('@').next().unwrap_or(p);
+                let added = listed.iter().any(|l| *l == p || *l == user_part);
+                ParticipantChange {
+                    jid: p.clone(),
+                    error: (!added).then_some(409),
+                }
+            })
+            .collect();
+        Ok(CreatedGroup {
+            group,
+            participants: changes,
+        })
+    }
+
+    pub async fn members(
+        &self,
+        raw: &str,
+        action: ParticipantAction,
+        participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError> {
+        self.admit()?;
+        let group_jid = jid(raw)?;
+        let jids = participants
+            .iter()
+            .map(|p| jid(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let groups = self.client.groups();
+        let answers = match action {
+            ParticipantAction::Add => groups.add_participants(group_jid, &jids).await,
+            ParticipantAction::Remove => groups.remove_participants(group_jid, &jids).await,
+            ParticipantAction::Promote => groups.promote_participants(group_jid, &jids).await,
+            ParticipantAction::Demote => groups.demote_participants(group_jid, &jids).await,
+        }
+        .map_err(|e| query_failed(&self.client, "group members", e))?;
+        Ok(answers.iter().map(change).collect())
+    }
+
+    pub async fn invite(&self, raw: &str, reset: bool) -> Result<String, QueryError> {
+        self.admit()?;
+        let code = self
+            .client
+            .groups()
+            .get_invite_link(jid(raw)?, reset)
+            .await
+            .map_err(|e| query_failed(&self.client, "invite link", e))?;
+        Ok(if code.starts_with("https://") {
+            code
+        } else {
+            format!("https://chat.whatsapp.com/{code}")
+        })
+    }
+
+    pub async fn leave(&self, raw: &str) -> Result<(), QueryError> {
+        self.admit()?;
+        self.client
+            .groups()
+            .leave(jid(raw)?)
+            .await
+            .map_err(|e| query_failed(&self.client, "leave group", e))
+    }
+}

@@ -1,0 +1,201 @@
+//! The live adapter: the network port on a whatsapp-rust client per session.
+//!
+//! `connect` builds a client whose storage is the session's fenced device
+//! store, dials the network (through the configured proxy, see `proxy` and
+//! `transport`) and waits until the socket is up: a session with stored device
+//! state then logs in as linked, one without starts pairing (QR events). When
+//! the network cannot be reached the connect fails as unreachable and the
+//! session retries with its backoff; the library's own reconnect loop is used
+//! only once a connection stood (its restart after pairing). Events are pumped
+//! in order through `inbound`; `connection`, `sends` and `lookups` map the
+//! port's calls onto the client (`mentions` resolves bare user-parts).
+mod authors;
+mod connection;
+mod errors;
+mod http_client;
+mod inbound;
+mod lifecycle;
+mod lookups;
+mod mentions;
+mod port;
+mod proxy;
+mod sends;
+mod transport;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parley_shared::db::Db;
+use tokio::sync::{mpsc, watch};
+use whatsapp_rust::bot::Bot;
+use whatsapp_rust::http::UreqHttpClient;
+use whatsapp_rust::transport::{TokioWebSocketTransportFactory, TransportFactory};
+use whatsapp_rust::{Client, TokioRuntime};
+
+use super::store::SeaOrmDeviceStore;
+use authors::Authors;
+use connection::LiveConnection;
+use inbound::{Forward, Pump};
+use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use transport::{Observed, ProxiedTransport};
+
+pub use lifecycle::{identity_of, lifecycle};
+pub use proxy::{Proxy, ProxyKind};
+
+/// How long a connect waits for the socket (the library gives the version
+/// check, the websocket and the handshake 20 s each).
+const SOCKET_WAIT: Duration = Duration::from_secs(30);
+
+/// Events buffered towards the session.
+const EVENT_BUFFER: usize = 256;
+
+/// The whatsapp-rust network.
+#[derive(Clone)]
+pub struct WhatsappNetwork {
+    db: Db,
+    proxy: Option<Proxy>,
+    http: UreqHttpClient,
+    /// Another websocket URL (tests dial a local one, never the network's).
+    ws_url: Option<String>,
+}
+
+impl WhatsappNetwork {
+    /// The adapter on `db`, its egress through `proxy` (a `PARLEY_NETWORK_PROXY` URL).
+    pub fn new(db: Db, proxy: Option<&str>) -> Result<Self, String> {
+        ensure_crypto_provider();
+        let proxy = proxy.map(Proxy::parse).transpose()?;
+        let http = http_client::http_client(proxy.as_ref())?;
+        Ok(Self {
+            db,
+            proxy,
+            http,
+            ws_url: None,
+        })
+    }
+
+    /// Dials `url` instead of the network's websocket.
+    pub fn with_ws_url(mut self, url: impl Into<String>) -> Self {
+        self.ws_url = Some(url.into());
+        self
+    }
+
+    fn transport(&self) -> Box<dyn TransportFactory> {
+        match (&self.proxy, &self.ws_url) {
+            (Some(proxy), Some(url)) => {
+                Box::new(ProxiedTransport::new(proxy.clone()).with_url(url.clone()))
+            }
+            (Some(proxy), None) => Box::new(ProxiedTransport::new(proxy.clone())),
+            (None, Some(url)) => Box::new(TokioWebSocketTransportFactory::new().with_url(url)),
+            (None, None) => Box::new(TokioWebSocketTransportFactory::new()),
+        }
+    }
+}
+
+/// Installs the process's rustls provider (ring) once, unless `main` did
+/// already (then that one stays: installing again is refused, harmlessly).
+fn ensure_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Tears a half-made connection down unless it was handed to the session.
+struct Abandon {
+    client: Option<Arc<Client>>,
+    run: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Abandon {
+    /// Hands the run task over: the connection stands.
+    fn defuse(mut self) -> Option<tokio::task::JoinHandle<()>> {
+        self.client = None;
+        self.run.take()
+    }
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let run = self.run.take();
+            tokio::spawn(async move {
+                client.disconnect().await;
+                if let Some(run) = run {
+                    let _ = run.await;
+                }
+            });
+        }
+    }
+}
+
+#[async_trait]
+impl Network for WhatsappNetwork {
+    async fn connect(
+        &self,
+        ctx: SessionContext,
+    ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
+        let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.clone(), ctx.fence)
+            .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
+        let (factory, failure) = Observed::new(self.transport());
+        let (handler, library_events) = Forward::new();
+        let bot = Bot::builder()
+            .with_backend(store.clone())
+            .with_transport_factory(factory)
+            .with_http_client(self.http.clone())
+            .with_runtime(TokioRuntime)
+            .with_event_handler(handler)
+            .skip_history_sync()
+            .build()
+            .await
+            .map_err(|e| NetworkError::Unreachable(format!("device state not readable: {e}")))?;
+        let client = bot.client();
+        // One attempt: a failure goes back to the session, which retries with its backoff.
+        client.enable_auto_reconnect.store(false, Ordering::SeqCst);
+        let (ended_tx, ended) = watch::channel(false);
+        let (out, events) = mpsc::channel(EVENT_BUFFER);
+        let authors = Authors::stored(store.clone());
+        let pump = Pump {
+            client: Arc::clone(&client),
+            store: store.clone(),
+            out,
+            authors: authors.clone(),
+        };
+        tokio::spawn(pump.run(library_events, ended.clone()));
+        let run = tokio::spawn(async move {
+            bot.run().await;
+            let _ = ended_tx.send(true);
+        });
+        let guard = Abandon {
+            client: Some(Arc::clone(&client)),
+            run: Some(run),
+        };
+        let mut ended = ended;
+        let up = tokio::select! {
+            waited = client.wait_for_socket(SOCKET_WAIT) => waited.is_ok(),
+            _ = ended.wait_for(|e| *e) => client.is_connected(),
+        };
+        if !up {
+            let why = failure
+                .get()
+                .unwrap_or_else(|| "the network did not answer".to_string());
+            tracing::info!(client_id = %ctx.client_id, reason = %why, "network not reachable");
+            return Err(NetworkError::Unreachable(why));
+        }
+        // Standing now: the library may restart the stream itself (after pairing).
+        client.enable_auto_reconnect.store(true, Ordering::SeqCst);
+        let run = guard.defuse();
+        let connection = LiveConnection::new(client, run, authors);
+        Ok((Box::new(connection), events))
+    }
+
+    async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
+        SeaOrmDeviceStore::forget(&self.db, client_id)
+            .await
+            .map_err(|e| NetworkError::Unreachable(format!("device state not deleted: {e}")))
+    }
+}

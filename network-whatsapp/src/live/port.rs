@@ -1,0 +1,130 @@
+//! The network port's `Connection` on the live connection: each method is
+//! the library call in `connection`, `sends` or `lookups`.
+use async_trait::async_trait;
+use bytes::Bytes;
+use parley_shared::event::MediaDownload;
+
+use super::connection::LiveConnection;
+use parley_network::{
+    Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError, NumberCheck,
+    Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup,
+    QueryError, SentMessage, UserInfo,
+};
+
+#[async_trait]
+impl Connection for LiveConnection {
+    async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError> {
+        self.pair_code(phone).await
+    }
+
+    async fn logout(&self) -> Result<(), NetworkError> {
+        self.log_out().await
+    }
+
+    async fn close(&self) {
+        self.shut().await;
+    }
+
+    async fn lid_for_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
+        self.lid_of_phone(phone).await
+    }
+
+    async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError> {
+        self.send_out(message).await
+    }
+
+    async fn react(
+        &self,
+        chat: &str,
+        target: &MessageRef,
+        emoji: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        self.react_to(chat, target, emoji).await
+    }
+
+    async fn edit(
+        &self,
+        chat: &str,
+        target_id: &str,
+        body: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        self.edit_text(chat, target_id, body).await
+    }
+
+    async fn revoke(&self, chat: &str, target: &MessageRef) -> Result<SentMessage, NetworkError> {
+        self.revoke_for_everyone(chat, target).await
+    }
+
+    async fn delete_for_me(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError> {
+        self.delete_mine(chat, target).await
+    }
+
+    async fn typing(&self, chat: &str, composing: bool) -> Result<(), NetworkError> {
+        self.chat_state(chat, composing).await
+    }
+
+    async fn mark_read(&self, chat: &str, message_ids: &[String]) -> Result<(), NetworkError> {
+        self.read(chat, message_ids).await
+    }
+
+    async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError> {
+        self.unread(chat).await
+    }
+
+    async fn download_media(
+        &self,
+        kind: MediaKind,
+        media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
+        self.download(kind, media).await
+    }
+
+    async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {
+        self.user(jid).await
+    }
+
+    async fn check_number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+        self.number(phone).await
+    }
+
+    async fn profile_picture(&self, jid: &str, preview: bool) -> Result<PictureLookup, QueryError> {
+        self.picture(jid, preview).await
+    }
+
+    async fn download_picture(&self, picture: &Picture) -> Result<PictureFile, QueryError> {
+        self.picture_file(picture).await
+    }
+
+    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
+        self.all_groups().await
+    }
+
+    async fn group_metadata(&self, group: &str) -> Result<GroupMetadata, QueryError> {
+        self.one_group(group).await
+    }
+
+    async fn create_group(
+        &self,
+        subject: &str,
+        participants: &[String],
+    ) -> Result<CreatedGroup, QueryError> {
+        self.new_group(subject, participants).await
+    }
+
+    async fn update_participants(
+        &self,
+        group: &str,
+        action: ParticipantAction,
+        participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError> {
+        self.members(group, action, participants).await
+    }
+
+    async fn invite_link(&self, group: &str, reset: bool) -> Result<String, QueryError> {
+        self.invite(group, reset).await
+    }
+
+    async fn leave_group(&self, group: &str) -> Result<(), QueryError> {
+        self.leave(group).await
+    }
+}

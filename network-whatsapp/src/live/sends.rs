@@ -1,0 +1,394 @@
+//! Sends and message updates on the live connection: every kind is built by
+//! `convert::outbound` (files uploaded first), then handed to the library's
+//! send path, which also keeps a poll's message secret in the device store.
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use chrono::Utc;
+use parley_shared::event::MediaDownload;
+use parley_shared::outgoing::Button as PortButton;
+use whatsapp_rust::download::{DownloadParams, MediaType};
+use whatsapp_rust::upload::UploadOptions;
+use whatsapp_rust::wacore_binary::JidExt;
+use whatsapp_rust::waproto::whatsapp as wa;
+use whatsapp_rust::{RevokeType, SendResult};
+
+use super::connection::LiveConnection;
+use super::errors::{failed, jid, ready};
+use crate::convert::ConvertError;
+use crate::convert::outbound::{
+    self, Button, ButtonKind, ContactRequest, Context, InteractiveRequest, LocationRequest,
+    MediaRequest, PollRequest, Quote, TextRequest, Uploaded,
+};
+use parley_network::inbound::MediaKind;
+use parley_network::{MediaFile, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage};
+
+fn invalid(e: ConvertError) -> NetworkError {
+    NetworkError::Rejected(e.to_string())
+}
+
+/// The library's media type of a port media kind.
+pub fn media_type(kind: MediaKind) -> MediaType {
+    match kind {
+        MediaKind::Image => MediaType::Image,
+        MediaKind::Video => MediaType::Video,
+        MediaKind::Audio => MediaType::Audio,
+        MediaKind::Document => MediaType::Document,
+        MediaKind::Sticker => MediaType::Sticker,
+    }
+}
+
+/// The convert layer's button of an API button.
+pub fn button(b: &PortButton) -> Button {
+    let plain = |kind, text: &String| Button {
+        kind,
+        display_text: text.clone(),
+        id: None,
+        url: None,
+        phone_number: None,
+        copy_code: None,
+    };
+    match b {
+        PortButton::QuickReply { display_text, id } => Button {
+            id: Some(id.clone()),
+            ..plain(ButtonKind::QuickReply, display_text)
+        },
+        PortButton::CtaUrl { display_text, url } => Button {
+            url: Some(url.clone()),
+            ..plain(ButtonKind::CtaUrl, display_text)
+        },
+        PortButton::CtaCall {
+            display_text,
+            phone_number,
+        } => Button {
+            phone_number: Some(phone_number.clone()),
+            ..plain(ButtonKind::CtaCall, display_text)
+        },
+        PortButton::CtaCopy {
+            display_text,
+            id,
+            copy_code,
+        } => Button {
+            id: Some(id.clone()),
+            copy_code: Some(copy_code.clone()),
+            ..plain(ButtonKind::CtaCopy, display_text)
+        },
+    }
+}
+
+/// The context of a send: its reply target and mentions.
+/// `quoted_author`: the author of the quoted message when it is another
+/// member's message in a group.
+pub fn context(message: &Outgoing, quoted_author: Option<String>) -> Context {
+    Context {
+        quoted: message.quoted_id.as_ref().map(|id| Quote {
+            message_id: id.clone(),
+            participant: quoted_author,
+            body: None,
+        }),
+        mentions: message.mentions.clone(),
+    }
+}
+
+/// The message for a send that needs no upload, with its outbox kind.
+pub fn build(
+    message: &Outgoing,
+    quoted_author: Option<String>,
+) -> Result<(wa::Message, &'static str), ConvertError> {
+    let context = context(message, quoted_author);
+    Ok(match &message.body {
+        OutgoingBody::Text { body } => (
+            outbound::text(&TextRequest {
+                body: body.clone(),
+                context,
+            })?,
+            "text",
+        ),
+        OutgoingBody::Poll {
+            name,
+            options,
+            selectable_count,
+        } => {
+            let (msg, _secret) = outbound::poll(&PollRequest {
+                name: name.clone(),
+                options: options.clone(),
+                selectable_count: *selectable_count,
+                context,
+            })?;
+            (msg, "poll")
+        }
+        OutgoingBody::Interactive {
+            body,
+            footer,
+            buttons,
+        } => (
+            outbound::interactive(&InteractiveRequest {
+                body_text: body.clone(),
+                footer_text: footer.clone(),
+                buttons: buttons.iter().map(button).collect(),
+                context,
+            })?,
+            "interactive",
+        ),
+        OutgoingBody::Location {
+            latitude,
+            longitude,
+            name,
+            address,
+        } => (
+            outbound::location(&LocationRequest {
+                latitude: *latitude,
+                longitude: *longitude,
+                name: name.clone(),
+                address: address.clone(),
+                context,
+            })?,
+            "location",
+        ),
+        OutgoingBody::Contact {
+            display_name,
+            vcard,
+        } => (
+            outbound::contact(&ContactRequest {
+                display_name: display_name.clone(),
+                phone: None,
+                vcard: Some(vcard.clone()),
+                context,
+            })?,
+            "contact",
+        ),
+        OutgoingBody::Media(_) => {
+            return Err(ConvertError::Invalid {
+                field: "media",
+                reason: "files are uploaded before their message is built".into(),
+            });
+        }
+    })
+}
+
+/// The media download parameters of the hosted inbox, decoded.
+pub fn download_params(media: &MediaDownload, kind: MediaType) -> Result<DownloadParams, String> {
+    let decode = |field: &str, value: &str| {
+        STANDARD
+            .decode(value)
+            .map_err(|e| format!("{field} is not base64: {e}"))
+    };
+    if media.direct_path.is_empty() {
+        return Err("the message has no direct path".into());
+    }
+    Ok(DownloadParams::encrypted(
+        media.direct_path.clone(),
+        &decode("mediaKey", &media.media_key)?,
+        &decode("fileSha256", &media.file_sha256)?,
+        &decode("fileEncSha256", &media.file_enc_sha256)?,
+        media.file_length,
+        kind,
+    ))
+}
+
+impl LiveConnection {
+    fn sent(&self, result: SendResult, to: &str, kind: &'static str) -> SentMessage {
+        SentMessage {
+            message_id: result.message_id,
+            to: to.to_string(),
+            kind,
+            at: Utc::now(),
+        }
+    }
+
+    pub async fn send_out(&self, mut message: Outgoing) -> Result<SentMessage, NetworkError> {
+        ready(&self.client)?;
+        let to = jid(&message.to)?;
+        if !message.mentions.is_empty() {
+            message.mentions = self.mention_jids(&message.mentions).await;
+        }
+        let quoted_author = match &message.quoted_id {
+            Some(id) if to.is_group() => self.authors.of(&message.to, id).await,
+            _ => None,
+        };
+        let (msg, kind) = match &message.body {
+            OutgoingBody::Media(file) => (
+                self.media(file, context(&message, quoted_author)).await?,
+                file.kind.as_str(),
+            ),
+            _ => build(&message, quoted_author).map_err(invalid)?,
+        };
+        let result = self
+            .client
+            .send_message(to, msg)
+            .await
+            .map_err(|e| failed(&self.client, "send", e))?;
+        Ok(self.sent(result, &message.to, kind))
+    }
+
+    /// Uploads the file and builds its message.
+    async fn media(&self, file: &MediaFile, context: Context) -> Result<wa::Message, NetworkError> {
+        let up = self
+            .client
+            .upload(
+                file.data.to_vec(),
+                media_type(file.kind),
+                UploadOptions::default(),
+            )
+            .await
+            .map_err(|e| failed(&self.client, "media upload", e))?;
+        let uploaded = Uploaded {
+            url: up.url,
+            direct_path: up.direct_path,
+            media_key: up.media_key,
+            file_enc_sha256: up.file_enc_sha256,
+            file_sha256: up.file_sha256,
+            file_length: up.file_length,
+            media_key_timestamp: up.media_key_timestamp,
+            streaming_sidecar: up.streaming_sidecar,
+        };
+        let request = MediaRequest {
+            kind: file.kind,
+            voice: file.voice,
+            mime_type: file.mime_type.clone(),
+            file_name: file.file_name.clone(),
+            caption: file.caption.clone(),
+            context,
+        };
+        outbound::media(&request, &uploaded).map_err(invalid)
+    }
+
+    pub async fn react_to(
+        &self,
+        chat: &str,
+        target: &MessageRef,
+        emoji: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        ready(&self.client)?;
+        let chat_jid = jid(chat)?;
+        // In a group, another member's message is named with its author.
+        let participant = match target.from_me {
+            false if chat_jid.is_group() => self.authors.of(chat, &target.id).await,
+            _ => None,
+        };
+        let key = wa::MessageKey {
+            remote_jid: Some(chat_jid.to_string()),
+            from_me: Some(target.from_me),
+            id: Some(target.id.clone()),
+            participant,
+        };
+        let result = self
+            .client
+            .send_reaction(chat_jid, key, emoji)
+            .await
+            .map_err(|e| failed(&self.client, "reaction", e))?;
+        Ok(self.sent(result, chat, "reaction"))
+    }
+
+    pub async fn edit_text(
+        &self,
+        chat: &str,
+        target_id: &str,
+        body: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        ready(&self.client)?;
+        let content = outbound::edit_content(body).map_err(invalid)?;
+        let id = self
+            .client
+            .edit_message(jid(chat)?, target_id, content)
+            .await
+            .map_err(|e| failed(&self.client, "edit", e))?;
+        Ok(SentMessage {
+            message_id: id,
+            to: chat.to_string(),
+            kind: "edit",
+            at: Utc::now(),
+        })
+    }
+
+    pub async fn revoke_for_everyone(
+        &self,
+        chat: &str,
+        target: &MessageRef,
+    ) -> Result<SentMessage, NetworkError> {
+        ready(&self.client)?;
+        if !target.from_me {
+            return Err(NetworkError::Rejected(
+                "revoking another member's message needs its author, which this request lacks"
+                    .into(),
+            ));
+        }
+        self.client
+            .revoke_message(jid(chat)?, target.id.clone(), RevokeType::Sender)
+            .await
+            .map_err(|e| failed(&self.client, "revoke", e))?;
+        Ok(SentMessage {
+            message_id: target.id.clone(),
+            to: chat.to_string(),
+            kind: "revoke",
+            at: Utc::now(),
+        })
+    }
+
+    pub async fn delete_mine(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError> {
+        ready(&self.client)?;
+        self.client
+            .chat_actions()
+            .delete_message_for_me(&jid(chat)?, None, &target.id, target.from_me, true, None)
+            .await
+            .map_err(|e| failed(&self.client, "delete for me", e))
+    }
+
+    pub async fn chat_state(&self, chat: &str, composing: bool) -> Result<(), NetworkError> {
+        ready(&self.client)?;
+        let to = jid(chat)?;
+        let states = self.client.chatstate();
+        let sent = if composing {
+            states.send_composing(&to).await
+        } else {
+            states.send_paused(&to).await
+        };
+        sent.map_err(|e| failed(&self.client, "typing indicator", e))
+    }
+
+    pub async fn read(&self, chat: &str, ids: &[String]) -> Result<(), NetworkError> {
+        ready(&self.client)?;
+        let chat_jid = jid(chat)?;
+        if !chat_jid.is_group() {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            return self
+                .client
+                .mark_as_read(&chat_jid, None, &ids)
+                .await
+                .map_err(|e| failed(&self.client, "read receipts", e));
+        }
+        // In a group, one receipt per author of the messages read.
+        for (author, ids) in self.authors.group_by_author(chat, ids).await {
+            let sender = author.as_deref().map(jid).transpose()?;
+            self.client
+                .mark_as_read(&chat_jid, sender.as_ref(), &ids)
+                .await
+                .map_err(|e| failed(&self.client, "read receipts", e))?;
+        }
+        Ok(())
+    }
+
+    pub async fn unread(&self, chat: &str) -> Result<(), NetworkError> {
+        ready(&self.client)?;
+        self.client
+            .chat_actions()
+            .mark_chat_as_read(&jid(chat)?, false, None)
+            .await
+            .map_err(|e| failed(&self.client, "mark unread", e))
+    }
+
+    /// Downloads and decrypts a file; `kind` picks the keys it was encrypted with.
+    pub async fn download(
+        &self,
+        kind: MediaKind,
+        media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
+        ready(&self.client)?;
+        let params = download_params(media, media_type(kind)).map_err(NetworkError::Rejected)?;
+        self.client
+            .download_from_params(&params)
+            .await
+            .map(Bytes::from)
+            .map_err(|e| failed(&self.client, "media download", format!("{e:#}")))
+    }
+}

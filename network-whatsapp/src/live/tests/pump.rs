@@ -1,0 +1,255 @@
+//! The event pump on a real (never connected) client over the device store:
+//! library events in, port events out, in order; a poll vote decrypts with the
+//! secret found in the store; the port's receiver closes when the run ends.
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parley_shared::db::StatePatch;
+
+use chrono::{TimeZone, Utc};
+use tokio::sync::{mpsc, watch};
+use whatsapp_rust::store::traits::MsgSecretStore;
+use whatsapp_rust::types::events::{
+    BatchOrigin, Event, EventHandler, GroupUpdate, InboundMessage, LoggedOut, MessageBatch,
+};
+use whatsapp_rust::wacore::poll::{compute_option_hash, encrypt_poll_vote_with_secret};
+use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
+use whatsapp_rust::wacore::types::events::ConnectFailureReason;
+use whatsapp_rust::wacore::types::message::{MessageInfo, MessageSource};
+use whatsapp_rust::waproto::buffa::MessageField;
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use super::connect::sqlite;
+use super::offline_bot;
+use crate::live::authors::Authors;
+use crate::live::inbound::{Forward, Pump};
+use crate::store::SeaOrmDeviceStore;
+use parley_network::inbound::Content;
+use parley_network::{DisconnectReason, NetworkEvent};
+
+const ME: &str = "4917000000009@s.whatsapp.net";
+const PEER: &str = "4915100000001@s.whatsapp.net";
+const POLL_ID: &str = "3EB0POLL";
+const GROUP: &str = "120363000000000001@g.us";
+const MEMBER: &str = "4915100000002@s.whatsapp.net";
+const SECRET: [u8; 32] = [7; 32];
+
+fn info(id: &str) -> Arc<MessageInfo> {
+    Arc::new(MessageInfo {
+        source: MessageSource {
+            chat: PEER.parse().expect("jid"),
+            sender: PEER.parse().expect("jid"),
+            ..Default::default()
+        },
+        id: id.into(),
+        push_name: "Ana".into(),
+        timestamp: Utc.timestamp_opt(1_790_000_000, 0).single().expect("time"),
+        ..Default::default()
+    })
+}
+
+fn batch(message: wa::Message, id: &str) -> Event {
+    batch_with(message, info(id))
+}
+
+fn batch_with(message: wa::Message, info: Arc<MessageInfo>) -> Event {
+    let item = InboundMessage::builder()
+        .message(Arc::new(message))
+        .info(info)
+        .build();
+    Event::Messages(
+        MessageBatch::builder()
+            .messages(Arc::from(vec![item]))
+            .origin(BatchOrigin::Live)
+            .build(),
+    )
+}
+
+/// A member's text in a group.
+fn group_batch(id: &str) -> Event {
+    let info = MessageInfo {
+        source: MessageSource {
+            chat: GROUP.parse().expect("jid"),
+            sender: MEMBER.parse().expect("jid"),
+            is_group: true,
+            ..Default::default()
+        },
+        ..(*info(id)).clone()
+    };
+    let text = wa::Message {
+        conversation: Some("hi all".into()),
+        ..Default::default()
+    };
+    batch_with(text, Arc::new(info))
+}
+
+/// The peer's vote for `Soup` on this session's poll.
+fn vote() -> wa::Message {
+    let hashes = vec![compute_option_hash("Soup").to_vec()];
+    let (enc_payload, iv) =
+        encrypt_poll_vote_with_secret(&hashes, &SECRET, POLL_ID, ME, PEER).expect("encrypt");
+    wa::Message {
+        poll_update_message: MessageField::some(wa::message::PollUpdateMessage {
+            poll_creation_message_key: MessageField::some(wa::MessageKey {
+                remote_jid: Some(ME.into()),
+                from_me: Some(false),
+                id: Some(POLL_ID.into()),
+                participant: None,
+            }),
+            vote: MessageField::some(wa::message::PollEncValue {
+                enc_payload: Some(enc_payload),
+                enc_iv: Some(iv.to_vec()),
+            }),
+            sender_timestamp_ms: Some(1_790_000_000_000),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn library_events_become_port_events_in_order_until_the_run_ends() {
+    let (db, _dir) = sqlite().await;
+    let store = SeaOrmDeviceStore::new(db.clone(), "live1", 1).expect("store");
+    // The secret the library stored when this session sent the poll to PEER.
+    store
+        .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
+        .await
+        .expect("secret");
+    let bot = offline_bot(store.clone()).await;
+    let (forward, library_events) = Forward::new();
+    let (out, mut events) = mpsc::channel(16);
+    let (ended_tx, ended) = watch::channel(false);
+    let authors = Authors::stored(store.clone());
+    let pump = Pump {
+        client: bot.client(),
+        store: store.clone(),
+        out,
+        authors: authors.clone(),
+    };
+    let task = tokio::spawn(pump.run(library_events, ended));
+
+    let text = wa::Message {
+        conversation: Some("hello".into()),
+        ..Default::default()
+    };
+    forward.handle_event(Arc::new(batch(text, "3EB0TEXT")));
+    // Housekeeping (a sender-key distribution only) is no user activity.
+    forward.handle_event(Arc::new(batch(
+        wa::Message {
+            sender_key_distribution_message: MessageField::some(Default::default()),
+            ..Default::default()
+        },
+        "3EB0SKD",
+    )));
+    forward.handle_event(Arc::new(batch(vote(), "3EB0VOTE")));
+    forward.handle_event(Arc::new(group_batch("3EB0GROUP")));
+    forward.handle_event(Arc::new(Event::GroupUpdate(
+        GroupUpdate::builder()
+            .group_jid(GROUP.parse().expect("group jid"))
+            .timestamp(Utc::now())
+            .is_lid_addressing_mode(true)
+            .action(GroupNotificationAction::Subject {
+                subject: "Team, renamed".into(),
+                subject_owner: None,
+                subject_time: None,
+            })
+            .build(),
+    )));
+    // Other group changes are no port events.
+    forward.handle_event(Arc::new(Event::GroupUpdate(
+        GroupUpdate::builder()
+            .group_jid(GROUP.parse().expect("group jid"))
+            .timestamp(Utc::now())
+            .is_lid_addressing_mode(true)
+            .action(GroupNotificationAction::Unlocked)
+            .build(),
+    )));
+    forward.handle_event(Arc::new(Event::LoggedOut(
+        LoggedOut::builder()
+            .on_connect(false)
+            .reason(ConnectFailureReason::LoggedOut)
+            .build(),
+    )));
+    ended_tx.send(true).expect("signal");
+
+    let Some(NetworkEvent::Message(first)) = events.recv().await else {
+        panic!("the text comes first");
+    };
+    assert_eq!(first.id, "3EB0TEXT");
+    assert_eq!(first.chat, PEER);
+    assert_eq!(
+        first.content,
+        Content::Text {
+            body: "hello".into()
+        }
+    );
+    let Some(NetworkEvent::Message(second)) = events.recv().await else {
+        panic!("then the vote");
+    };
+    assert_eq!(
+        second.content,
+        Content::Vote {
+            poll_message_id: POLL_ID.into(),
+            selected_hashes: vec![compute_option_hash("Soup")],
+        }
+    );
+    let Some(NetworkEvent::Message(third)) = events.recv().await else {
+        panic!("then the group message");
+    };
+    assert_eq!(
+        (third.id.as_str(), third.chat.as_str()),
+        ("3EB0GROUP", GROUP)
+    );
+    assert_eq!(third.group_subject, None, "the worker keeps group subjects");
+    assert_eq!(
+        authors.of(GROUP, "3EB0GROUP").await.as_deref(),
+        Some(MEMBER),
+        "reactions and receipts to it will name its author"
+    );
+    assert_eq!(
+        authors.of(PEER, "3EB0TEXT").await,
+        None,
+        "direct chats need no author"
+    );
+    // Written to the device store too: the session's next owner (a newer
+    // fence, another worker) still knows the author.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store
+        .group_author(GROUP, "3EB0GROUP")
+        .await
+        .expect("read")
+        .is_none()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the author never reached the store"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        db.fenced_update("live1", 2, StatePatch::default())
+            .await
+            .expect("claim")
+    );
+    let next_owner = Authors::stored(SeaOrmDeviceStore::new(db, "live1", 2).expect("store"));
+    assert_eq!(
+        next_owner.of(GROUP, "3EB0GROUP").await.as_deref(),
+        Some(MEMBER)
+    );
+    assert_eq!(next_owner.of(GROUP, "3EB0OTHER").await, None);
+    assert_eq!(
+        events.recv().await,
+        Some(NetworkEvent::GroupSubject {
+            group: GROUP.into(),
+            subject: "Team, renamed".into()
+        })
+    );
+    assert_eq!(
+        events.recv().await,
+        Some(NetworkEvent::Disconnected(DisconnectReason::LoggedOut))
+    );
+    // The run is over: the session's receiver closes.
+    assert_eq!(events.recv().await, None);
+    task.await.expect("pump");
+}

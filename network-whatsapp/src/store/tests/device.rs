@@ -1,0 +1,99 @@
+//! `DeviceStore` cases: the device row round-trips every persisted field.
+use std::sync::Arc;
+
+use whatsapp_rust::wacore::store::traits::DeviceStore;
+use whatsapp_rust::wacore::store::{CachedNoiseCert, CachedServerCertChain, Device};
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use super::Fixture;
+use crate::store::device::DEVICE_ID;
+
+/// A device with every optional field set and every counter off its default.
+pub(super) fn full_device() -> Device {
+    let mut d = Device::new();
+    d.pn = Some("4915112345678:7@s.whatsapp.net".parse().expect("pn"));
+    d.lid = Some("100000012345678:7@lid".parse().expect("lid"));
+    d.account = Some(Arc::new(wa::ADVSignedDeviceIdentity {
+        details: Some(vec![1, 2, 3]),
+        account_signature_key: Some(vec![4; 32]),
+        account_signature: Some(vec![5; 64]),
+        device_signature: Some(vec![6; 64]),
+    }));
+    d.push_name = "Parley Test".into();
+    d.app_version_primary = 2;
+    d.app_version_secondary = 3001;
+    d.app_version_tertiary = 4_000_000_000;
+    d.app_version_last_fetched_ms = 1_700_000_000_123;
+    d.edge_routing_info = Some(vec![9, 8, 7]);
+    d.props_hash = Some("props-hash".into());
+    d.next_pre_key_id = 812;
+    d.first_unupload_pre_key_id = 800;
+    d.server_has_prekeys = true;
+    d.nct_salt = Some(vec![0xaa; 16]);
+    d.server_cert_chain = Some(CachedServerCertChain {
+        intermediate: CachedNoiseCert {
+            key: [1; 32],
+            not_before: 10,
+            not_after: 20,
+        },
+        leaf: CachedNoiseCert {
+            key: [2; 32],
+            not_before: 11,
+            not_after: 21,
+        },
+    });
+    d.login_counter = 42;
+    d.lid_migrated = true;
+    d.last_signed_pre_key_rotation_ms = 1_700_000_000_999;
+    d.read_receipts_disabled = true;
+    d
+}
+
+/// Every persisted field, as the library itself serializes a device.
+pub(super) fn persisted(d: &Device) -> serde_json::Value {
+    serde_json::to_value(d).expect("serialize device")
+}
+
+pub(super) async fn device_round_trips_every_field(f: &Fixture) {
+    let store = f.owner("dev", 1).await;
+    assert!(!store.exists().await.expect("exists"));
+    assert!(store.load().await.expect("load").is_none());
+
+    let device = full_device();
+    store.save(&device).await.expect("save");
+    assert!(store.exists().await.expect("exists"));
+    let loaded = store.load().await.expect("load").expect("device");
+    assert_eq!(persisted(&loaded), persisted(&device));
+
+    // A second save replaces the row.
+    let mut changed = loaded;
+    changed.push_name = "Renamed".into();
+    changed.server_cert_chain = None;
+    changed.account = None;
+    changed.next_pre_key_id += 1;
+    store.save(&changed).await.expect("save again");
+    let reloaded = store.load().await.expect("load").expect("device");
+    assert_eq!(persisted(&reloaded), persisted(&changed));
+}
+
+pub(super) async fn create_keeps_an_existing_device(f: &Fixture) {
+    let store = f.owner("dev", 1).await;
+    assert_eq!(store.create().await.expect("create"), DEVICE_ID);
+    let created = store.load().await.expect("load").expect("created device");
+    assert!(store.exists().await.expect("exists"));
+
+    assert_eq!(store.create().await.expect("create again"), DEVICE_ID);
+    let again = store.load().await.expect("load").expect("device");
+    assert_eq!(
+        persisted(&again),
+        persisted(&created),
+        "create never replaces the identity"
+    );
+
+    // The defaulted members: no debug snapshot to take, no process memory held.
+    store
+        .snapshot_db("crash", Some(b"ctx"))
+        .await
+        .expect("snapshot");
+    assert_eq!(store.resource_report().await.memory_bytes, Some(0));
+}

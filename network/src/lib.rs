@@ -1,0 +1,276 @@
+//! The network port: what a session needs from the messaging network. The
+//! `sandbox` adapter simulates it; the `whatsapp` adapter maps it onto
+//! whatsapp-rust (its `Bot` events become [`NetworkEvent`]s, its client calls
+//! become [`Connection`] methods).
+pub mod contacts;
+pub mod inbound;
+pub mod outgoing;
+pub mod unavailable;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use parley_shared::event::MediaDownload;
+use tokio::sync::mpsc;
+
+pub use contacts::{
+    CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
+    ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
+};
+pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody, SentMessage};
+
+/// Why the network refused or failed an operation.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum NetworkError {
+    /// The network answered no (a send rejected, no pairing code issued...).
+    #[error("network rejected: {0}")]
+    Rejected(String),
+    /// The session is not linked (or was logged out).
+    #[error("not paired")]
+    NotPaired,
+    /// The network could not be reached.
+    #[error("network unreachable: {0}")]
+    Unreachable(String),
+}
+
+/// Stable, machine-readable reasons a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DisconnectReason {
+    /// The connection dropped; reconnecting is expected to work.
+    ConnectionLost,
+    /// The linked phone removed this device (network-side logout).
+    LoggedOut,
+    /// Another client connected with the same device.
+    StreamReplaced,
+    /// The network banned the account for a while.
+    TemporaryBan,
+    /// This process closed the connection (handover, shutdown).
+    Closed,
+}
+
+impl DisconnectReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisconnectReason::ConnectionLost => "connection-lost",
+            DisconnectReason::LoggedOut => "logged-out",
+            DisconnectReason::StreamReplaced => "stream-replaced",
+            DisconnectReason::TemporaryBan => "temporary-ban",
+            DisconnectReason::Closed => "closed",
+        }
+    }
+
+    /// Whether the session cannot come back without a new pairing.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            DisconnectReason::LoggedOut | DisconnectReason::TemporaryBan
+        )
+    }
+}
+
+/// The session's own identity once linked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Identity {
+    /// `<phone>:<device>@s.whatsapp.net`.
+    pub jid: String,
+    /// LID user-part.
+    pub lid: String,
+    pub push_name: String,
+}
+
+/// What the network tells a session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NetworkEvent {
+    /// A (new) QR code to show; the previous one is no longer valid.
+    Qr { code: String },
+    /// Pairing completed (by QR scan or phone code).
+    Paired(Identity),
+    /// Online with a linked device.
+    Connected(Identity),
+    /// The connection ended; see the reason.
+    Disconnected(DisconnectReason),
+    /// A message activity: received, or sent from the linked phone itself.
+    Message(Box<inbound::InboundMessage>),
+    /// A group's subject changed (`group` is `<id>@g.us`).
+    GroupSubject { group: String, subject: String },
+}
+
+/// What one session knows when it connects.
+#[derive(Debug, Clone)]
+pub struct SessionContext {
+    pub client_id: String,
+    /// The lease's fencing token: every write of network state carries it.
+    pub fence: u64,
+    /// The worker that connects (recorded by the network's connection log).
+    pub pod_name: String,
+}
+
+/// A live connection of one session. Events arrive on the receiver handed out by
+/// [`Network::connect`]; it closes when the connection is gone.
+#[async_trait]
+pub trait Connection: Send + Sync {
+    /// Asks for a pairing code for `phone` (digits with country code).
+    async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError>;
+
+    /// Logs the device out on the network side (the session is then unpaired).
+    async fn logout(&self) -> Result<(), NetworkError>;
+
+    /// Closes the connection without logging out (handover, shutdown).
+    async fn close(&self);
+
+    // Sends. The defaults refuse, so an adapter that does not send yet says so
+    // (every send answers 502 naming the operation) instead of failing to build.
+
+    /// The LID user-part the network knows for `phone` (digits), `None` when it
+    /// knows none (then messages go to the phone JID).
+    async fn lid_for_phone(&self, _phone: &str) -> Result<Option<String>, NetworkError> {
+        Ok(None)
+    }
+
+    /// Sends a message (media are uploaded first).
+    async fn send(&self, _message: Outgoing) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("sending messages"))
+    }
+
+    /// Reacts to `target` in `chat`; an empty `emoji` removes the reaction.
+    async fn react(
+        &self,
+        _chat: &str,
+        _target: &MessageRef,
+        _emoji: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("reactions"))
+    }
+
+    /// Replaces the text of this session's message `target_id` in `chat`.
+    async fn edit(
+        &self,
+        _chat: &str,
+        _target_id: &str,
+        _body: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("edits"))
+    }
+
+    /// Deletes `target` for everyone in `chat`.
+    async fn revoke(&self, _chat: &str, _target: &MessageRef) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("deleting for everyone"))
+    }
+
+    /// Deletes `target` on this account's devices only (an app-state patch).
+    async fn delete_for_me(&self, _chat: &str, _target: &MessageRef) -> Result<(), NetworkError> {
+        Err(unsupported("deleting for me"))
+    }
+
+    /// Shows (`true`) or clears the typing indicator in `chat`.
+    async fn typing(&self, _chat: &str, _composing: bool) -> Result<(), NetworkError> {
+        Err(unsupported("typing indicators"))
+    }
+
+    /// Sends read receipts for `message_ids` in `chat`.
+    async fn mark_read(&self, _chat: &str, _message_ids: &[String]) -> Result<(), NetworkError> {
+        Err(unsupported("read receipts"))
+    }
+
+    /// Flags `chat` as unread on the linked phone (an app-state patch).
+    async fn mark_unread(&self, _chat: &str) -> Result<(), NetworkError> {
+        Err(unsupported("marking chats unread"))
+    }
+
+    /// Downloads and decrypts the file an inbound media message points at;
+    /// `kind` decides the keys the file was encrypted with.
+    async fn download_media(
+        &self,
+        _kind: MediaKind,
+        _media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
+        Err(unsupported("downloading media"))
+    }
+
+    // Contacts and groups (whatsapp-rust: `contacts()` and `groups()` features).
+
+    /// What the network tells about the user `jid` (a LID or phone JID);
+    /// `None` when it knows no such user.
+    async fn user_info(&self, _jid: &str) -> Result<Option<UserInfo>, QueryError> {
+        Err(unsupported("user info").into())
+    }
+
+    /// Whether `phone` (digits) is registered, and its LID.
+    async fn check_number(&self, _phone: &str) -> Result<NumberCheck, QueryError> {
+        Err(unsupported("number checks").into())
+    }
+
+    /// The profile picture of `jid` (user or group): the 96 px preview or the
+    /// full picture.
+    async fn profile_picture(
+        &self,
+        _jid: &str,
+        _preview: bool,
+    ) -> Result<PictureLookup, QueryError> {
+        Err(unsupported("profile pictures").into())
+    }
+
+    /// The bytes behind a picture's link.
+    async fn download_picture(&self, _picture: &Picture) -> Result<PictureFile, QueryError> {
+        Err(unsupported("profile picture downloads").into())
+    }
+
+    /// Every group the account is a member of.
+    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
+        Err(unsupported("groups").into())
+    }
+
+    /// One group's metadata with its participants.
+    async fn group_metadata(&self, _group: &str) -> Result<GroupMetadata, QueryError> {
+        Err(unsupported("groups").into())
+    }
+
+    /// Creates a group with `participants` (user JIDs).
+    async fn create_group(
+        &self,
+        _subject: &str,
+        _participants: &[String],
+    ) -> Result<CreatedGroup, QueryError> {
+        Err(unsupported("creating groups").into())
+    }
+
+    /// Adds, removes, promotes or demotes `participants` (user JIDs); the
+    /// network answers per participant.
+    async fn update_participants(
+        &self,
+        _group: &str,
+        _action: ParticipantAction,
+        _participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError> {
+        Err(unsupported("group member updates").into())
+    }
+
+    /// The group's invite link (`https://chat.whatsapp.com/<code>`); `reset`
+    /// revokes the current one first.
+    async fn invite_link(&self, _group: &str, _reset: bool) -> Result<String, QueryError> {
+        Err(unsupported("group invite links").into())
+    }
+
+    /// Leaves the group.
+    async fn leave_group(&self, _group: &str) -> Result<(), QueryError> {
+        Err(unsupported("leaving groups").into())
+    }
+}
+
+/// The refusal of an operation an adapter does not implement.
+pub fn unsupported(what: &str) -> NetworkError {
+    NetworkError::Rejected(format!("{what} is not supported by this network adapter"))
+}
+
+#[async_trait]
+pub trait Network: Send + Sync + 'static {
+    /// Connects a session: with stored device state it comes online as linked,
+    /// without it starts pairing (QR events). Fails when the network is unreachable.
+    async fn connect(
+        &self,
+        ctx: SessionContext,
+    ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError>;
+
+    /// Forgets a session's device state (after `/disconnect`).
+    async fn forget(&self, client_id: &str) -> Result<(), NetworkError>;
+}
