@@ -1,10 +1,12 @@
 //! The `parley` binary: one image, the role is the subcommand (`serve` by default).
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use parley_api::{Application, Surface};
+use parley_network_sandbox::SandboxNetwork;
 use parley_network_whatsapp::live::WhatsappNetwork;
 use parley_shared::config::{self, Config};
 use parley_shared::ports::Ports;
@@ -135,7 +137,23 @@ async fn worker(config: Config) -> anyhow::Result<()> {
 /// The network adapter `PARLEY_NETWORK` names.
 fn adapter(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
     Ok(match config.network {
-        config::Network::Sandbox => Adapter::sandbox(config, ports),
+        config::Network::Sandbox => {
+            let sandbox = Arc::new(
+                SandboxNetwork::new(
+                    ports.db.clone(),
+                    Duration::from_secs(config.sandbox_qr_first_secs),
+                    Duration::from_secs(config.sandbox_qr_next_secs),
+                )
+                .with_picture_links(
+                    config.public_url(),
+                    Duration::from_secs(config.sandbox_picture_link_secs),
+                ),
+            );
+            Adapter {
+                network: sandbox.clone(),
+                sandbox: Some(sandbox),
+            }
+        }
         config::Network::Whatsapp => {
             let network = WhatsappNetwork::new(ports.db.clone(), config.network_proxy.as_deref())
                 .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_PROXY: {e}"))?;

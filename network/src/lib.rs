@@ -5,6 +5,7 @@
 pub mod contacts;
 pub mod inbound;
 pub mod outgoing;
+pub mod poll;
 pub mod unavailable;
 
 use async_trait::async_trait;
@@ -17,6 +18,7 @@ pub use contacts::{
     ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
 pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody, SentMessage};
+pub use poll::option_hash;
 
 /// Why the network refused or failed an operation.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -273,4 +275,15 @@ pub trait Network: Send + Sync + 'static {
 
     /// Forgets a session's device state (after `/disconnect`).
     async fn forget(&self, client_id: &str) -> Result<(), NetworkError>;
+}
+
+/// The sandbox's own operations (`Command::Sandbox`: link, unlink, inject a
+/// message...), which only the simulated network carries out.
+#[async_trait]
+pub trait SandboxControl: Send + Sync + 'static {
+    async fn control(
+        &self,
+        client_id: &str,
+        op: parley_shared::command::SandboxOp,
+    ) -> parley_shared::command::Outcome;
 }

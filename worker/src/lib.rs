@@ -12,10 +12,7 @@ pub mod supervisor;
 pub mod webhook;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use async_trait::async_trait;
-use parley_shared::command::{Outcome, SandboxOp};
 use parley_shared::config::Config;
 use parley_shared::egress::Egress;
 use parley_shared::ports::Ports;
@@ -26,7 +23,6 @@ use crate::events::{ContactBook, EventPipeline, GroupBook, HistorySink};
 use crate::history::History;
 use crate::history::avatars::Avatars;
 use crate::network::Network;
-use crate::network::sandbox::SandboxNetwork;
 use crate::send::download::{Fetcher, Limits};
 use crate::webhook::RetryPolicy;
 
@@ -114,38 +110,12 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    /// The sandbox network with the timings `config` sets.
-    pub fn sandbox(config: &Config, ports: &Ports) -> Adapter {
-        let sandbox = Arc::new(
-            SandboxNetwork::new(
-                ports.db.clone(),
-                Duration::from_secs(config.sandbox_qr_first_secs),
-                Duration::from_secs(config.sandbox_qr_next_secs),
-            )
-            .with_picture_links(
-                config.public_url(),
-                Duration::from_secs(config.sandbox_picture_link_secs),
-            ),
-        );
-        Adapter {
-            network: sandbox.clone(),
-            sandbox: Some(sandbox),
-        }
-    }
-
-    /// Any other network: no sandbox controls.
+    /// Any network but the sandbox: no sandbox controls.
     pub fn network(network: Arc<dyn Network>) -> Adapter {
         Adapter {
             network,
             sandbox: None,
         }
-    }
-}
-
-#[async_trait]
-impl SandboxControl for SandboxNetwork {
-    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
-        SandboxNetwork::control(self, client_id, op).await
     }
 }
 

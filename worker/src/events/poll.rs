@@ -1,10 +1,6 @@
 //! Poll votes travel as SHA-256 hashes of the chosen options; names come back by
 //! matching them against the poll's options.
-use sha2::{Digest, Sha256};
-
-pub fn option_hash(option: &str) -> [u8; 32] {
-    Sha256::digest(option.as_bytes()).into()
-}
+pub use parley_network::option_hash;
 
 /// The chosen option names, in vote order; `None` when any hash matches no option.
 pub fn resolve_vote(options: &[String], selected: &[[u8; 32]]) -> Option<Vec<String>> {

@@ -13,9 +13,8 @@ mod timing;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use parley_shared::bus::{Bus, BusError, Incoming, Subscription, session_subject};
-use parley_shared::command::{self, Outcome, SandboxOp};
+use parley_shared::command::{self, Outcome};
 use parley_shared::db::{Db, DbError, SessionRow, StatePatch};
 use parley_shared::lease::{Lease, Leases};
 use parley_shared::media::MediaStore;
@@ -33,11 +32,7 @@ pub use idempotency::RequestCache;
 pub(crate) use keeper::lease_event;
 pub use timing::Timing;
 
-/// Sandbox operations (`Command::Sandbox`), executed by the simulated network.
-#[async_trait]
-pub trait SandboxControl: Send + Sync + 'static {
-    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome;
-}
+pub use parley_network::SandboxControl;
 
 /// What every session of one worker shares.
 #[derive(Clone)]

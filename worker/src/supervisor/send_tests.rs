@@ -15,8 +15,8 @@ use parley_shared::recipients::Recipient;
 use super::fakes::{World, eventually, fast_timing, test_fetcher};
 use super::{Origin, Supervisor, Wiring};
 use crate::network::Network;
-use crate::network::sandbox::SandboxNetwork;
 use crate::send::download::{Fetcher, Limits};
+use parley_network_sandbox::SandboxNetwork;
 use parley_tests::files::{Answer, serve};
 
 const CONTACT_LID: &str = "123456789012345";

@@ -11,9 +11,9 @@ use tokio::sync::watch;
 
 use super::fakes::{World, eventually};
 use super::{Claim, Origin};
-use crate::network::sandbox::SandboxNetwork;
 use crate::network::unavailable::UnavailableNetwork;
 use crate::network::{DisconnectReason, NetworkEvent};
+use parley_network_sandbox::SandboxNetwork;
 
 async fn status_is(world: &World, id: &str, status: &str) -> bool {
     world.row(id).await.is_some_and(|r| r.status == status)

@@ -7,7 +7,7 @@ use parley_shared::recipients::{lid_jid, phone_jid};
 
 use super::connection::SandboxConnection;
 use super::{codes, unreachable};
-use crate::network::{
+use parley_network::{
     CreatedGroup, GroupMetadata, GroupParticipant, NetworkError, ParticipantAction,
     ParticipantChange, QueryError,
 };

@@ -6,7 +6,7 @@ use parley_shared::db::sandbox::NewOutboxEntry;
 use serde_json::json;
 
 use super::*;
-use crate::network::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody};
+use parley_network::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody};
 
 const CHAT: &str = "123456789012345@lid";
 

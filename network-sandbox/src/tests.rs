@@ -8,7 +8,7 @@ use parley_shared::db::sandbox::{PhonePatch, SandboxDevice};
 use tokio::sync::mpsc;
 
 use super::SandboxNetwork;
-use crate::network::{
+use parley_network::{
     Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, SessionContext,
 };
 

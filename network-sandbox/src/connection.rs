@@ -11,7 +11,7 @@ use parley_shared::event::MediaDownload;
 
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
-use crate::network::{
+use parley_network::{
     Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError, NumberCheck,
     Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup,
     QueryError, SentMessage, UserInfo,

@@ -11,8 +11,8 @@ use super::connection::SandboxConnection;
 use super::live::Phase;
 use super::outbox::Recorded;
 use super::{payload, unreachable};
-use crate::network::outgoing::new_message_id;
-use crate::network::{MessageRef, NetworkError, Outgoing, SentMessage};
+use parley_network::outgoing::new_message_id;
+use parley_network::{MessageRef, NetworkError, Outgoing, SentMessage};
 
 /// How long after sending a message can be edited.
 pub const EDIT_WINDOW: Duration = Duration::minutes(15);

@@ -8,7 +8,7 @@ use tokio::sync::{Mutex, MutexGuard, mpsc};
 use tokio::task::JoinHandle;
 
 use super::codes;
-use crate::network::{NetworkEvent, SessionContext};
+use parley_network::{NetworkEvent, SessionContext};
 
 /// Where a connection stands.
 pub(super) enum Phase {

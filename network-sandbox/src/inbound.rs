@@ -9,10 +9,10 @@ use parley_shared::injected::{FROM_ME, InjectedContent, InjectedMessage};
 
 use super::SandboxNetwork;
 use super::live::Phase;
-use crate::events::option_hash;
-use crate::network::NetworkEvent;
-use crate::network::inbound::{Content, InboundMessage, MediaKind, QuotedRef, user_part};
-use crate::network::outgoing::new_message_id;
+use parley_network::NetworkEvent;
+use parley_network::inbound::{Content, InboundMessage, MediaKind, QuotedRef, user_part};
+use parley_network::option_hash;
+use parley_network::outgoing::new_message_id;
 
 /// Where a message was written and by whom.
 struct Route {

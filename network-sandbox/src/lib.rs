@@ -28,7 +28,7 @@ use self::connection::SandboxConnection;
 use self::live::{Live, Phase};
 use self::outbox::OutboxWriter;
 use self::suspects::Suspects;
-use super::{
+use parley_network::{
     Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, SessionContext,
 };
 

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::network::{MediaFile, MediaKind, Outgoing, OutgoingBody};
+use parley_network::{MediaFile, MediaKind, Outgoing, OutgoingBody};
 
 /// The outbox kind and payload of a message.
 pub fn message(msg: &Outgoing) -> (&'static str, Value) {

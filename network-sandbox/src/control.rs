@@ -10,13 +10,20 @@ use parley_shared::error::ApiError;
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
-use crate::network::{DisconnectReason, NetworkEvent};
+use parley_network::{DisconnectReason, NetworkEvent, SandboxControl};
 
 /// Faults armed in the database and used up by later operations.
 const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "receipt"];
 
 /// The fault that acts at once.
 const DROP: &str = "drop";
+
+#[async_trait::async_trait]
+impl SandboxControl for SandboxNetwork {
+    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
+        SandboxNetwork::control(self, client_id, op).await
+    }
+}
 
 impl SandboxNetwork {
     /// Executes a sandbox operation on `client_id`'s live connection in this

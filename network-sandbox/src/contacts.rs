@@ -9,7 +9,7 @@ use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER};
 use super::connection::SandboxConnection;
 use super::live::Phase;
 use super::{SandboxNetwork, unreachable};
-use crate::network::{
+use parley_network::{
     NetworkError, NumberCheck, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
 
