@@ -120,143 +120,99 @@ pub trait Connection: Send + Sync {
     /// Closes the connection without logging out (handover, shutdown).
     async fn close(&self);
 
-    // Sends. The defaults refuse, so an adapter that does not send yet says so
-    // (every send answers 502 naming the operation) instead of failing to build.
+    // Sends. Every adapter implements every method; an operation a network
+    // cannot do is refused by its own adapter, with [`unsupported`].
 
     /// The LID user-part the network knows for `phone` (digits), `None` when it
     /// knows none (then messages go to the phone JID).
-    async fn lid_for_phone(&self, _phone: &str) -> Result<Option<String>, NetworkError> {
-        Ok(None)
-    }
+    async fn lid_for_phone(&self, phone: &str) -> Result<Option<String>, NetworkError>;
 
     /// Sends a message (media are uploaded first).
-    async fn send(&self, _message: Outgoing) -> Result<SentMessage, NetworkError> {
-        Err(unsupported("sending messages"))
-    }
+    async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError>;
 
     /// Reacts to `target` in `chat`; an empty `emoji` removes the reaction.
     async fn react(
         &self,
-        _chat: &str,
-        _target: &MessageRef,
-        _emoji: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        Err(unsupported("reactions"))
-    }
+        chat: &str,
+        target: &MessageRef,
+        emoji: &str,
+    ) -> Result<SentMessage, NetworkError>;
 
     /// Replaces the text of this session's message `target_id` in `chat`.
     async fn edit(
         &self,
-        _chat: &str,
-        _target_id: &str,
-        _body: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        Err(unsupported("edits"))
-    }
+        chat: &str,
+        target_id: &str,
+        body: &str,
+    ) -> Result<SentMessage, NetworkError>;
 
     /// Deletes `target` for everyone in `chat`.
-    async fn revoke(&self, _chat: &str, _target: &MessageRef) -> Result<SentMessage, NetworkError> {
-        Err(unsupported("deleting for everyone"))
-    }
+    async fn revoke(&self, chat: &str, target: &MessageRef) -> Result<SentMessage, NetworkError>;
 
     /// Deletes `target` on this account's devices only (an app-state patch).
-    async fn delete_for_me(&self, _chat: &str, _target: &MessageRef) -> Result<(), NetworkError> {
-        Err(unsupported("deleting for me"))
-    }
+    async fn delete_for_me(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError>;
 
     /// Shows (`true`) or clears the typing indicator in `chat`.
-    async fn typing(&self, _chat: &str, _composing: bool) -> Result<(), NetworkError> {
-        Err(unsupported("typing indicators"))
-    }
+    async fn typing(&self, chat: &str, composing: bool) -> Result<(), NetworkError>;
 
     /// Sends read receipts for `message_ids` in `chat`.
-    async fn mark_read(&self, _chat: &str, _message_ids: &[String]) -> Result<(), NetworkError> {
-        Err(unsupported("read receipts"))
-    }
+    async fn mark_read(&self, chat: &str, message_ids: &[String]) -> Result<(), NetworkError>;
 
     /// Flags `chat` as unread on the linked phone (an app-state patch).
-    async fn mark_unread(&self, _chat: &str) -> Result<(), NetworkError> {
-        Err(unsupported("marking chats unread"))
-    }
+    async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError>;
 
     /// Downloads and decrypts the file an inbound media message points at;
     /// `kind` decides the keys the file was encrypted with.
     async fn download_media(
         &self,
-        _kind: MediaKind,
-        _media: &MediaDownload,
-    ) -> Result<Bytes, NetworkError> {
-        Err(unsupported("downloading media"))
-    }
+        kind: MediaKind,
+        media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError>;
 
     // Contacts and groups (whatsapp-rust: `contacts()` and `groups()` features).
 
     /// What the network tells about the user `jid` (a LID or phone JID);
     /// `None` when it knows no such user.
-    async fn user_info(&self, _jid: &str) -> Result<Option<UserInfo>, QueryError> {
-        Err(unsupported("user info").into())
-    }
+    async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError>;
 
     /// Whether `phone` (digits) is registered, and its LID.
-    async fn check_number(&self, _phone: &str) -> Result<NumberCheck, QueryError> {
-        Err(unsupported("number checks").into())
-    }
+    async fn check_number(&self, phone: &str) -> Result<NumberCheck, QueryError>;
 
     /// The profile picture of `jid` (user or group): the 96 px preview or the
     /// full picture.
-    async fn profile_picture(
-        &self,
-        _jid: &str,
-        _preview: bool,
-    ) -> Result<PictureLookup, QueryError> {
-        Err(unsupported("profile pictures").into())
-    }
+    async fn profile_picture(&self, jid: &str, preview: bool) -> Result<PictureLookup, QueryError>;
 
     /// The bytes behind a picture's link.
-    async fn download_picture(&self, _picture: &Picture) -> Result<PictureFile, QueryError> {
-        Err(unsupported("profile picture downloads").into())
-    }
+    async fn download_picture(&self, picture: &Picture) -> Result<PictureFile, QueryError>;
 
     /// Every group the account is a member of.
-    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
-        Err(unsupported("groups").into())
-    }
+    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError>;
 
     /// One group's metadata with its participants.
-    async fn group_metadata(&self, _group: &str) -> Result<GroupMetadata, QueryError> {
-        Err(unsupported("groups").into())
-    }
+    async fn group_metadata(&self, group: &str) -> Result<GroupMetadata, QueryError>;
 
     /// Creates a group with `participants` (user JIDs).
     async fn create_group(
         &self,
-        _subject: &str,
-        _participants: &[String],
-    ) -> Result<CreatedGroup, QueryError> {
-        Err(unsupported("creating groups").into())
-    }
+        subject: &str,
+        participants: &[String],
+    ) -> Result<CreatedGroup, QueryError>;
 
     /// Adds, removes, promotes or demotes `participants` (user JIDs); the
     /// network answers per participant.
     async fn update_participants(
         &self,
-        _group: &str,
-        _action: ParticipantAction,
-        _participants: &[String],
-    ) -> Result<Vec<ParticipantChange>, QueryError> {
-        Err(unsupported("group member updates").into())
-    }
+        group: &str,
+        action: ParticipantAction,
+        participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError>;
 
     /// The group's invite link (`https://chat.whatsapp.com/<code>`); `reset`
     /// revokes the current one first.
-    async fn invite_link(&self, _group: &str, _reset: bool) -> Result<String, QueryError> {
-        Err(unsupported("group invite links").into())
-    }
+    async fn invite_link(&self, group: &str, reset: bool) -> Result<String, QueryError>;
 
     /// Leaves the group.
-    async fn leave_group(&self, _group: &str) -> Result<(), QueryError> {
-        Err(unsupported("leaving groups").into())
-    }
+    async fn leave_group(&self, group: &str) -> Result<(), QueryError>;
 }
 
 /// The refusal of an operation an adapter does not implement.

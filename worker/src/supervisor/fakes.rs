@@ -20,7 +20,15 @@ use tokio::sync::mpsc;
 
 use super::{Supervisor, Wiring};
 use crate::events::EventPipeline;
-use crate::network::{Connection, Identity, Network, NetworkError, NetworkEvent, SessionContext};
+use bytes::Bytes;
+use parley_shared::event::MediaDownload;
+
+use crate::network::{
+    Connection, CreatedGroup, GroupMetadata, Identity, MediaKind, MessageRef, Network,
+    NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
+    Picture, PictureFile, PictureLookup, QueryError, SentMessage, SessionContext, UserInfo,
+    unsupported,
+};
 use crate::send::download::{Fetcher, Limits};
 use crate::session::{SandboxControl, Timing};
 use crate::webhook::RetryPolicy;
@@ -234,6 +242,91 @@ impl Connection for FakeConnection {
         if let Some(live) = self.network.state().live.get_mut(&self.client_id) {
             live.retain(|(id, _)| *id != self.id);
         }
+    }
+
+    // The supervisor's tests need the lifecycle only: the rest is refused.
+
+    async fn lid_for_phone(&self, _phone: &str) -> Result<Option<String>, NetworkError> {
+        Ok(None)
+    }
+    async fn send(&self, _message: Outgoing) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("sending messages"))
+    }
+    async fn react(
+        &self,
+        _chat: &str,
+        _target: &MessageRef,
+        _emoji: &str,
+    ) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("reactions"))
+    }
+    async fn edit(&self, _chat: &str, _id: &str, _body: &str) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("edits"))
+    }
+    async fn revoke(&self, _chat: &str, _target: &MessageRef) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("deleting for everyone"))
+    }
+    async fn delete_for_me(&self, _chat: &str, _target: &MessageRef) -> Result<(), NetworkError> {
+        Err(unsupported("deleting for me"))
+    }
+    async fn typing(&self, _chat: &str, _composing: bool) -> Result<(), NetworkError> {
+        Err(unsupported("typing indicators"))
+    }
+    async fn mark_read(&self, _chat: &str, _ids: &[String]) -> Result<(), NetworkError> {
+        Err(unsupported("read receipts"))
+    }
+    async fn mark_unread(&self, _chat: &str) -> Result<(), NetworkError> {
+        Err(unsupported("marking chats unread"))
+    }
+    async fn download_media(
+        &self,
+        _kind: MediaKind,
+        _media: &MediaDownload,
+    ) -> Result<Bytes, NetworkError> {
+        Err(unsupported("downloading media"))
+    }
+    async fn user_info(&self, _jid: &str) -> Result<Option<UserInfo>, QueryError> {
+        Err(unsupported("user info").into())
+    }
+    async fn check_number(&self, _phone: &str) -> Result<NumberCheck, QueryError> {
+        Err(unsupported("number checks").into())
+    }
+    async fn profile_picture(
+        &self,
+        _jid: &str,
+        _preview: bool,
+    ) -> Result<PictureLookup, QueryError> {
+        Err(unsupported("profile pictures").into())
+    }
+    async fn download_picture(&self, _picture: &Picture) -> Result<PictureFile, QueryError> {
+        Err(unsupported("profile picture downloads").into())
+    }
+    async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
+        Err(unsupported("groups").into())
+    }
+    async fn group_metadata(&self, _group: &str) -> Result<GroupMetadata, QueryError> {
+        Err(unsupported("groups").into())
+    }
+    async fn create_group(
+        &self,
+        _subject: &str,
+        _participants: &[String],
+    ) -> Result<CreatedGroup, QueryError> {
+        Err(unsupported("creating groups").into())
+    }
+    async fn update_participants(
+        &self,
+        _group: &str,
+        _action: ParticipantAction,
+        _participants: &[String],
+    ) -> Result<Vec<ParticipantChange>, QueryError> {
+        Err(unsupported("group member updates").into())
+    }
+    async fn invite_link(&self, _group: &str, _reset: bool) -> Result<String, QueryError> {
+        Err(unsupported("group invite links").into())
+    }
+    async fn leave_group(&self, _group: &str) -> Result<(), QueryError> {
+        Err(unsupported("leaving groups").into())
     }
 }
 
