@@ -59,6 +59,8 @@ pub enum Command {
     },
     /// The current status and QR code.
     Qr,
+    /// The session's status and owner (`/check-state`), nothing more.
+    State,
     /// Pair by phone code instead of QR.
     PairPhone {
         phone: String,

@@ -137,10 +137,10 @@ async fn owner_says_connected(state: &AppState, id: &ClientId) -> bool {
     let asked = command::call(
         state.ports.bus.as_ref(),
         &subject,
-        &Command::Qr,
+        &Command::State,
         &request_id,
         timeout,
     )
     .await;
-    matches!(asked, Ok(Ok(Reply::Qr { status, .. })) if status == "connected")
+    matches!(asked, Ok(Ok(Reply::Status { status, .. })) if status == "connected")
 }

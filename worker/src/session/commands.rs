@@ -66,7 +66,9 @@ impl Actor {
 
     async fn execute(&mut self, command: Command) -> (Outcome, Flow) {
         match command {
-            Command::Start { .. } | Command::TakeOver { .. } => (Ok(self.status_reply()), Ok(())),
+            Command::Start { .. } | Command::TakeOver { .. } | Command::State => {
+                (Ok(self.status_reply()), Ok(()))
+            }
             Command::Qr => (Ok(self.qr_reply()), Ok(())),
             Command::PairPhone { phone } => self.pair_phone(&phone).await,
             Command::Reload => self.reload().await,
@@ -225,6 +227,7 @@ fn op_name(command: &Command) -> &'static str {
         Command::Start { .. } => "start",
         Command::TakeOver { .. } => "take-over",
         Command::Qr => "qr",
+        Command::State => "state",
         Command::PairPhone { .. } => "pair-phone",
         Command::Reload => "reload",
         Command::Disconnect => "disconnect",

@@ -40,6 +40,15 @@ async fn start_on_the_queue_claims_the_session_and_it_shows_a_qr() {
         "{qr:?}"
     );
     assert_eq!(world.row("s1").await.unwrap().pod_name, "a");
+    // `/check-state` asks for the status alone.
+    let state = world.send("s1", Command::State).await.unwrap().unwrap();
+    assert_eq!(
+        state,
+        Reply::Status {
+            status: "qr".into(),
+            pod_name: "a".into()
+        }
+    );
 
     // Starting again is idempotent; an unknown session is 404.
     let again = world.start("s1").await.unwrap().unwrap();
