@@ -4,6 +4,7 @@
 pub mod events;
 pub mod history;
 pub mod network;
+pub mod network_errors;
 mod presence;
 pub mod query;
 pub mod send;

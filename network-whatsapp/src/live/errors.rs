@@ -1,8 +1,11 @@
 //! The library's failures as the port's errors, and the JIDs the port hands
-//! in parsed for the library.
+//! in parsed for the library. Failures are told apart by the library's typed
+//! errors and the IQ error codes the network answers with, never by their
+//! text: 404 is "not found", 401 and 403 "not allowed", a lost connection is
+//! "unreachable" and anything else the network said is a refusal.
 use std::fmt::Display;
 
-use whatsapp_rust::{Client, Jid};
+use whatsapp_rust::{Client, ContactError, GroupError, IqError, Jid, MexError};
 
 use parley_network::{NetworkError, QueryError};
 
@@ -29,26 +32,156 @@ pub fn ready(client: &Client) -> Result<(), NetworkError> {
 
 /// A failed operation: the network said no, or the connection went away.
 pub fn failed(client: &Client, what: &str, e: impl Display) -> NetworkError {
-    if !client.is_connected() {
-        NetworkError::Unreachable(format!("{what}: {e}"))
-    } else {
+    failure(client.is_connected(), what, e)
+}
+
+fn failure(connected: bool, what: &str, e: impl Display) -> NetworkError {
+    if connected {
         NetworkError::Rejected(format!("{what}: {e}"))
+    } else {
+        NetworkError::Unreachable(format!("{what}: {e}"))
     }
 }
 
-/// A failed contact or group query; the network's "not found" and "not
-/// allowed" codes (404, 403/401) keep their meaning.
-pub fn query_failed(client: &Client, what: &str, e: impl Display) -> QueryError {
-    let text = e.to_string();
-    let lower = text.to_ascii_lowercase();
-    if lower.contains("404") || lower.contains("item-not-found") || lower.contains("not found") {
-        QueryError::NotFound(format!("{what}: {text}"))
-    } else if lower.contains("403")
-        || lower.contains("forbidden")
-        || lower.contains("not-authorized")
-    {
-        QueryError::NotAllowed(format!("{what}: {text}"))
-    } else {
-        QueryError::Network(failed(client, what, text))
+/// The IQ failure inside one of the library's errors, when there is one.
+pub trait IqCause: Display {
+    fn iq(&self) -> Option<&IqError>;
+}
+
+impl IqCause for IqError {
+    fn iq(&self) -> Option<&IqError> {
+        Some(self)
+    }
+}
+
+impl IqCause for ContactError {
+    fn iq(&self) -> Option<&IqError> {
+        match self {
+            ContactError::Iq(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl IqCause for GroupError {
+    fn iq(&self) -> Option<&IqError> {
+        match self {
+            GroupError::Iq(e) | GroupError::Mex(MexError::Request(e)) => Some(e),
+            GroupError::Internal(e) => e.downcast_ref::<IqError>(),
+            _ => None,
+        }
+    }
+}
+
+impl IqCause for anyhow::Error {
+    fn iq(&self) -> Option<&IqError> {
+        self.downcast_ref::<IqError>()
+    }
+}
+
+/// What an IQ failure means to the port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IqMeaning {
+    NotFound,
+    NotAllowed,
+    /// The connection went away or never answered.
+    Unreachable,
+    /// The network answered no, for another reason.
+    Refused,
+}
+
+pub fn meaning(e: &IqError) -> IqMeaning {
+    match e {
+        IqError::ServerError { code: 404, .. } => IqMeaning::NotFound,
+        IqError::ServerError {
+            code: 401 | 403, ..
+        } => IqMeaning::NotAllowed,
+        IqError::Timeout
+        | IqError::NotConnected
+        | IqError::Socket(_)
+        | IqError::Disconnected(_)
+        | IqError::InternalChannelClosed => IqMeaning::Unreachable,
+        _ => IqMeaning::Refused,
+    }
+}
+
+/// A failed contact or group query.
+pub fn query_failed(client: &Client, what: &str, e: impl IqCause) -> QueryError {
+    query_error(client.is_connected(), what, &e)
+}
+
+fn query_error(connected: bool, what: &str, e: &impl IqCause) -> QueryError {
+    let message = format!("{what}: {e}");
+    match e.iq().map(meaning) {
+        Some(IqMeaning::NotFound) => QueryError::NotFound(message),
+        Some(IqMeaning::NotAllowed) => QueryError::NotAllowed(message),
+        Some(IqMeaning::Unreachable) => QueryError::Network(NetworkError::Unreachable(message)),
+        Some(IqMeaning::Refused) | None => QueryError::Network(failure(connected, what, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: u16) -> IqError {
+        IqError::ServerError {
+            code,
+            text: "item-not-found".into(),
+            error_type: None,
+            backoff: None,
+        }
+    }
+
+    #[test]
+    fn iq_codes_keep_their_meaning_through_every_library_error() {
+        let not_found = query_error(true, "group", &GroupError::Iq(server(404)));
+        assert!(
+            matches!(not_found, QueryError::NotFound(_)),
+            "{not_found:?}"
+        );
+        let mex = query_error(
+            true,
+            "group",
+            &GroupError::Mex(MexError::Request(server(403))),
+        );
+        assert!(matches!(mex, QueryError::NotAllowed(_)), "{mex:?}");
+        let wrapped = GroupError::Internal(anyhow::Error::new(server(401)));
+        let wrapped = query_error(true, "group", &wrapped);
+        assert!(matches!(wrapped, QueryError::NotAllowed(_)), "{wrapped:?}");
+        let contact = query_error(true, "user info", &ContactError::Iq(server(404)));
+        assert!(matches!(contact, QueryError::NotFound(_)), "{contact:?}");
+    }
+
+    #[test]
+    fn a_lost_connection_is_unreachable_and_other_answers_are_refusals() {
+        let timeout = query_error(true, "groups", &GroupError::Iq(IqError::Timeout));
+        assert!(
+            matches!(timeout, QueryError::Network(NetworkError::Unreachable(_))),
+            "{timeout:?}"
+        );
+        let gone = query_error(true, "groups", &ContactError::Iq(IqError::NotConnected));
+        assert!(
+            matches!(gone, QueryError::Network(NetworkError::Unreachable(_))),
+            "{gone:?}"
+        );
+        // A code that is neither 404 nor 401/403, even with "404" in its text.
+        let refused = IqError::ServerError {
+            code: 500,
+            text: "404 not found".into(),
+            error_type: None,
+            backoff: None,
+        };
+        let refused = query_error(true, "groups", &GroupError::Iq(refused));
+        assert!(
+            matches!(refused, QueryError::Network(NetworkError::Rejected(_))),
+            "{refused:?}"
+        );
+        let invalid = GroupError::InvalidRequest("empty invite code".into());
+        let invalid = query_error(false, "invite link", &invalid);
+        assert!(
+            matches!(invalid, QueryError::Network(NetworkError::Unreachable(_))),
+            "offline: {invalid:?}"
+        );
     }
 }

@@ -5,7 +5,7 @@ use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOpti
 use whatsapp_rust::{Jid, ParticipantChangeResponse};
 
 use super::connection::LiveConnection;
-use super::errors::{jid, query_failed, ready};
+use super::errors::{IqCause, IqMeaning, failed, jid, meaning, query_failed, ready};
 use parley_network::{
     CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
     ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
@@ -118,16 +118,11 @@ impl LiveConnection {
                 url: p.url,
             })),
             Ok(None) => Ok(PictureLookup::NoPicture),
-            Err(e) => {
-                let text = e.to_string();
-                if text.contains("401") || text.contains("not-authorized") {
-                    Ok(PictureLookup::Hidden)
-                } else if text.contains("404") || text.contains("item-not-found") {
-                    Ok(PictureLookup::NoPicture)
-                } else {
-                    Err(query_failed(&self.client, "profile picture", text))
-                }
-            }
+            Err(e) => match e.iq().map(meaning) {
+                Some(IqMeaning::NotAllowed) => Ok(PictureLookup::Hidden),
+                Some(IqMeaning::NotFound) => Ok(PictureLookup::NoPicture),
+                _ => Err(query_failed(&self.client, "profile picture", e)),
+            },
         }
     }
 
@@ -153,11 +148,11 @@ impl LiveConnection {
                 "the picture link answered {}",
                 response.status_code
             ))),
-            other => Err(query_failed(
+            other => Err(QueryError::Network(failed(
                 &self.client,
                 "picture download",
                 format!("HTTP {other}"),
-            )),
+            ))),
         }
     }
 

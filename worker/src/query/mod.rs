@@ -21,7 +21,8 @@ use tokio::time::timeout;
 
 use self::book::Book;
 use crate::history::avatars::Avatars;
-use crate::network::{Connection, NetworkError, QueryError};
+use crate::network::{Connection, QueryError};
+use crate::network_errors::{Operation, to_api};
 
 /// What a query needs; cloned into the task that runs it.
 #[derive(Clone)]
@@ -160,49 +161,10 @@ impl Querier {
     ) -> Result<T, ApiError> {
         match timeout(self.network_timeout, op).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(failure(what, e)),
+            Ok(Err(e)) => Err(to_api(Operation::Query(what), e)),
             Err(_) => Err(ApiError::bad_gateway(format!(
                 "the network did not answer the {what} in time; retry"
             ))),
         }
-    }
-}
-
-/// The HTTP answer to a failed query.
-pub fn failure(what: &str, e: QueryError) -> ApiError {
-    match e {
-        QueryError::NotFound(why) => ApiError::not_found(why),
-        QueryError::NotAllowed(why) => ApiError::new(403, why),
-        QueryError::Network(NetworkError::NotPaired) => ApiError::conflict("session not connected"),
-        QueryError::Network(NetworkError::Rejected(why)) => {
-            ApiError::bad_gateway(format!("the {what} failed: {why}; retry"))
-        }
-        QueryError::Network(NetworkError::Unreachable(why)) => ApiError::bad_gateway(format!(
-            "the network could not be reached for the {what} ({why}); retry"
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn failures_map_to_the_spec_statuses() {
-        let status = |e| failure("lookup", e).status;
-        assert_eq!(status(QueryError::NotFound("x".into())), 404);
-        assert_eq!(status(QueryError::NotAllowed("x".into())), 403);
-        assert_eq!(status(NetworkError::NotPaired.into()), 409);
-        assert_eq!(status(NetworkError::Rejected("x".into()).into()), 502);
-        assert_eq!(status(NetworkError::Unreachable("x".into()).into()), 502);
-        let e = failure(
-            "user info lookup",
-            NetworkError::Rejected("boom".into()).into(),
-        );
-        assert!(
-            e.message.contains("user info lookup failed: boom"),
-            "{}",
-            e.message
-        );
     }
 }

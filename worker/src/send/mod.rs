@@ -26,6 +26,7 @@ use self::media::Prepared;
 use crate::network::{
     Connection, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage, inbound,
 };
+use crate::network_errors::{Operation, to_api};
 use crate::query::book::Book;
 
 /// Longest wait for the network to take a file (upload and send).
@@ -308,23 +309,10 @@ impl Sender {
     ) -> Result<T, ApiError> {
         match timeout(deadline, op).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(failure(what, e)),
+            Ok(Err(e)) => Err(to_api(Operation::Send(what), e.into())),
             Err(_) => Err(ApiError::bad_gateway(format!(
                 "the network did not confirm the {what} in time; it may or may not have been delivered"
             ))),
         }
-    }
-}
-
-/// The HTTP answer to a network failure.
-pub fn failure(what: &str, e: NetworkError) -> ApiError {
-    match e {
-        NetworkError::NotPaired => ApiError::not_found("unknown or unpaired clientId"),
-        NetworkError::Rejected(why) => {
-            ApiError::bad_gateway(format!("the network rejected the {what}: {why}"))
-        }
-        NetworkError::Unreachable(why) => ApiError::bad_gateway(format!(
-            "the network could not be reached ({why}); nothing was sent, retry"
-        )),
     }
 }
