@@ -12,6 +12,7 @@ use parley_network::{
     Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, SessionContext,
 };
 
+mod contract;
 mod sends;
 
 /// How long a test waits for an event before failing.

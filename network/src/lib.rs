@@ -3,6 +3,8 @@
 //! whatsapp-rust (its `Bot` events become [`NetworkEvent`]s, its client calls
 //! become [`Connection`] methods).
 pub mod contacts;
+#[cfg(feature = "contract")]
+pub mod contract;
 pub mod inbound;
 pub mod outgoing;
 pub mod poll;

@@ -1,0 +1,91 @@
+//! The network port's contract suite, run against the sandbox: the simulated
+//! phone and contacts play the network's other side.
+use async_trait::async_trait;
+use parley_network::contract::{self, Carried, Counterpart, Subject};
+use parley_shared::injected::{InjectedContent, InjectedMessage};
+
+use super::*;
+
+/// The sandbox's phone and contacts, through its controls and its outbox.
+struct SandboxSide<'a>(&'a Fixture);
+
+fn refused(outcome: parley_shared::command::Outcome) -> Result<(), String> {
+    outcome.map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[async_trait]
+impl Counterpart for SandboxSide<'_> {
+    async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+        let op = SandboxOp::Link {
+            phone: phone.into(),
+            name: "Contract".into(),
+            qr: Some(code.into()),
+        };
+        refused(self.0.network.control(client_id, op).await)
+    }
+
+    async fn write(&self, client_id: &str, from: &str, text: &str) -> Result<(), String> {
+        let message = InjectedMessage {
+            from: from.into(),
+            chat: None,
+            message_id: None,
+            quoted_message_id: None,
+            mentions: vec![],
+            is_forwarded: false,
+            content: InjectedContent::Text { body: text.into() },
+        };
+        let op = SandboxOp::Message(Box::new(message));
+        refused(self.0.network.control(client_id, op).await)
+    }
+
+    async fn carried(&self, client_id: &str) -> Result<Vec<Carried>, String> {
+        let entries = self
+            .0
+            .db
+            .outbox(client_id, None, None, 1000)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(entries
+            .into_iter()
+            .filter(|e| e.kind == "text")
+            .map(|e| Carried {
+                to: e.to_jid,
+                body: e.payload["body"].as_str().unwrap_or_default().to_string(),
+                message_id: e.message_id,
+            })
+            .collect())
+    }
+
+    async fn unlink(&self, client_id: &str) -> Result<(), String> {
+        refused(self.0.network.control(client_id, SandboxOp::Unlink).await)
+    }
+}
+
+fn subject<'a>(f: &'a Fixture, side: &'a SandboxSide<'a>, client_id: &'a str) -> Subject<'a> {
+    Subject {
+        network: &f.network,
+        counterpart: side,
+        client_id,
+    }
+}
+
+#[tokio::test]
+async fn contract_pairs_by_qr_and_reconnects_without_a_scan() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::pairs_by_qr_and_reconnects_without_a_scan(subject(&f, &side, "k1")).await;
+}
+
+#[tokio::test]
+async fn contract_texts_go_out_and_come_in() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::texts_go_out_and_come_in(subject(&f, &side, "k2")).await;
+}
+
+#[tokio::test]
+async fn contract_unlinking_logs_out_and_forgetting_pairs_anew() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::unlinking_logs_out_and_forgetting_pairs_anew(subject(&f, &side, "k3")).await;
+}

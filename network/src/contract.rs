@@ -1,0 +1,194 @@
+//! The contract every network adapter passes: one suite of the port's
+//! behaviours, run by each adapter's tests against the adapter and the network
+//! on its other side (the sandbox against its own simulation; the whatsapp
+//! adapter against the wire-level test network). A [`Counterpart`] plays that
+//! other side: the phone that scans and unlinks, and a contact who writes.
+//!
+//! Built with the `contract` feature, for tests only.
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+use crate::inbound::Content;
+use crate::{
+    Connection, DisconnectReason, Identity, Network, NetworkEvent, Outgoing, OutgoingBody,
+    SessionContext,
+};
+
+/// How long the suite waits for any one event.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// A message the network carried from the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    /// The chat JID it went to.
+    pub to: String,
+    pub body: String,
+    pub message_id: String,
+}
+
+/// The network's other side, as the suite drives it.
+#[async_trait]
+pub trait Counterpart: Send + Sync {
+    /// The phone `phone` (digits) scans the QR code `code` that `client_id`
+    /// shows, and so links the session.
+    async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String>;
+    /// The contact `from` (phone digits) writes `text` to the session.
+    async fn write(&self, client_id: &str, from: &str, text: &str) -> Result<(), String>;
+    /// The text messages the network carried from the session so far.
+    async fn carried(&self, client_id: &str) -> Result<Vec<Carried>, String>;
+    /// The linked phone removes the session's device.
+    async fn unlink(&self, client_id: &str) -> Result<(), String>;
+}
+
+/// What the suite runs against; `client_id` names a session no other test uses.
+pub struct Subject<'a> {
+    pub network: &'a dyn Network,
+    pub counterpart: &'a dyn Counterpart,
+    pub client_id: &'a str,
+}
+
+/// The phone that links the session.
+pub const PHONE: &str = "4915100000001";
+/// The contact who writes to it.
+pub const CONTACT: &str = "4915100000002";
+
+type Events = mpsc::Receiver<NetworkEvent>;
+
+fn ctx(s: &Subject<'_>, fence: u64) -> SessionContext {
+    SessionContext {
+        client_id: s.client_id.into(),
+        fence,
+        pod_name: format!("contract-{fence}"),
+    }
+}
+
+/// The next event that is not a QR rotation.
+async fn next_beyond_qr(events: &mut Events, what: &str) -> NetworkEvent {
+    loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Qr { .. })) => continue,
+            Ok(Some(event)) => return event,
+            Ok(None) => panic!("the event stream closed while waiting for {what}"),
+            Err(_) => panic!("no {what} within {DEADLINE:?}"),
+        }
+    }
+}
+
+async fn first_qr(events: &mut Events) -> String {
+    match tokio::time::timeout(DEADLINE, events.recv()).await {
+        Ok(Some(NetworkEvent::Qr { code })) => code,
+        other => panic!("expected a QR code first, got {other:?}"),
+    }
+}
+
+/// Connects a new session, scans its first QR and waits for it to be online.
+async fn pair(s: &Subject<'_>, fence: u64) -> (Box<dyn Connection>, Events, Identity) {
+    let (conn, mut events) = s.network.connect(ctx(s, fence)).await.expect("connect");
+    let code = first_qr(&mut events).await;
+    assert!(!code.is_empty(), "an empty QR code");
+    s.counterpart
+        .scan(s.client_id, &code, PHONE)
+        .await
+        .expect("the phone scans");
+    let identity = match next_beyond_qr(&mut events, "the pairing").await {
+        NetworkEvent::Paired(identity) => identity,
+        other => panic!("expected Paired, got {other:?}"),
+    };
+    assert!(
+        identity.jid.starts_with(PHONE) && identity.jid.ends_with("@s.whatsapp.net"),
+        "{identity:?}"
+    );
+    assert!(!identity.lid.is_empty(), "{identity:?}");
+    match next_beyond_qr(&mut events, "the connection").await {
+        NetworkEvent::Connected(online) => assert_eq!(online, identity),
+        other => panic!("expected Connected, got {other:?}"),
+    }
+    (conn, events, identity)
+}
+
+/// A new session shows a QR code, pairs when the phone scans it, and comes
+/// back online as the same device after a reconnect, without a new scan.
+pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
+    let (conn, _events, identity) = pair(&s, 1).await;
+    conn.close().await;
+    let (again, mut events) = s.network.connect(ctx(&s, 2)).await.expect("reconnect");
+    match tokio::time::timeout(DEADLINE, events.recv()).await {
+        Ok(Some(NetworkEvent::Connected(online))) => assert_eq!(online, identity),
+        other => panic!("expected Connected without a QR, got {other:?}"),
+    }
+    again.close().await;
+}
+
+/// A text goes out with the id the network gave it, and a contact's text
+/// comes in as a message event.
+pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
+    let (conn, mut events, _) = pair(&s, 1).await;
+    let to = format!("{CONTACT}@s.whatsapp.net");
+    let sent = conn
+        .send(Outgoing {
+            to: to.clone(),
+            body: OutgoingBody::Text {
+                body: "hello from the gateway".into(),
+            },
+            quoted_id: None,
+            mentions: vec![],
+        })
+        .await
+        .expect("send");
+    assert!(!sent.message_id.is_empty());
+    let carried = s.counterpart.carried(s.client_id).await.expect("carried");
+    assert!(
+        carried
+            .iter()
+            .any(|c| c.message_id == sent.message_id && c.body == "hello from the gateway"),
+        "{sent:?} not in {carried:?}"
+    );
+
+    s.counterpart
+        .write(s.client_id, CONTACT, "hello from a contact")
+        .await
+        .expect("the contact writes");
+    let message = loop {
+        match next_beyond_qr(&mut events, "the contact's message").await {
+            NetworkEvent::Message(m) if !m.from_me => break m,
+            _ => continue,
+        }
+    };
+    assert_eq!(
+        message.content,
+        Content::Text {
+            body: "hello from a contact".into()
+        }
+    );
+    assert!(!message.id.is_empty());
+    // A direct chat: the contact is the chat and the sender, known by a LID.
+    assert!(!message.chat_lid.is_empty(), "{message:?}");
+    assert_eq!(
+        message.chat,
+        format!("{}@lid", message.chat_lid),
+        "{message:?}"
+    );
+    assert_eq!(message.sender, message.chat, "{message:?}");
+    conn.close().await;
+}
+
+/// When the phone removes the device, the session is logged out; once its
+/// device state is forgotten, the next connect pairs anew.
+pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
+    let (_conn, mut events, _) = pair(&s, 1).await;
+    s.counterpart
+        .unlink(s.client_id)
+        .await
+        .expect("the phone unlinks");
+    match next_beyond_qr(&mut events, "the logout").await {
+        NetworkEvent::Disconnected(reason) => assert_eq!(reason, DisconnectReason::LoggedOut),
+        other => panic!("expected Disconnected(LoggedOut), got {other:?}"),
+    }
+    s.network.forget(s.client_id).await.expect("forget");
+    let (conn, mut events) = s.network.connect(ctx(&s, 2)).await.expect("connect");
+    let code = first_qr(&mut events).await;
+    assert!(!code.is_empty());
+    conn.close().await;
+}
