@@ -7,6 +7,7 @@ mod inventory;
 mod lookup;
 mod metrics;
 mod openapi_doc;
+mod openapi_rules;
 mod owner;
 mod qr;
 mod routes;
@@ -31,14 +32,18 @@ pub const JSON_LIMIT: usize = 1024 * 1024;
 /// Largest multipart media upload.
 pub const UPLOAD_LIMIT: usize = 128 * 1024 * 1024;
 
-/// The OpenAPI document of the routes this build serves (with or without `/sandbox/*`).
-pub fn openapi(sandbox: bool) -> utoipa::openapi::OpenApi {
+/// The OpenAPI document of the routes this build serves (with or without
+/// `/sandbox/*`), as `/openapi.json` serves it.
+pub fn openapi(sandbox: bool) -> serde_json::Value {
     let mut doc = routes::register(App::new().into_utoipa_app(), Surface::Gateway, sandbox)
         .split_for_parts()
         .1;
     openapi_doc::complete(&mut doc, auth::is_public);
-    doc
+    openapi_doc::published(&doc)
 }
+
+/// The document `/openapi.json` serves.
+pub struct Published(pub serde_json::Value);
 
 /// What the API serves: the gateway routes, or only the probes (worker pods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +105,7 @@ fn app(
     let inventory = web::Data::new(Inventory::from_openapi(&doc));
     app.app_data(state)
         .app_data(inventory)
-        .app_data(web::Data::new(doc))
+        .app_data(web::Data::new(Published(openapi_doc::published(&doc))))
         .app_data(errors::json_config())
         .app_data(errors::query_config())
         .app_data(errors::path_config())

@@ -134,6 +134,15 @@ fn require_client_ids(doc: &mut OpenApi) {
     }
 }
 
+/// The document as served: [`complete`]d, with the handlers' field rules
+/// written in (see `openapi_rules`).
+pub fn published(doc: &OpenApi) -> serde_json::Value {
+    let mut json = serde_json::to_value(doc).unwrap_or_default();
+    // Rules of routes this server does not serve (the sandbox's) find nothing.
+    let _ = crate::openapi_rules::apply(&mut json);
+    json
+}
+
 fn schema_name(r: &Ref) -> &str {
     r.ref_location.rsplit('/').next().unwrap_or_default()
 }
@@ -205,19 +214,15 @@ mod tests {
 
     #[test]
     fn every_route_declares_its_shared_statuses_with_error_bodies() {
-        let doc = crate::openapi(true);
-        let send = doc.paths.paths["/send-message"].post.as_ref().unwrap();
+        let json = crate::openapi(true);
+        let send = &json["paths"]["/send-message"]["post"]["responses"];
         for status in [
             "200", "400", "401", "404", "413", "415", "502", "503", "504",
         ] {
-            assert!(
-                send.responses.responses.contains_key(status),
-                "/send-message lacks {status}"
-            );
+            assert!(send.get(status).is_some(), "/send-message lacks {status}");
         }
-        let ready = doc.paths.paths["/health/ready"].get.as_ref().unwrap();
-        assert!(!ready.responses.responses.contains_key("401"));
-        let json = serde_json::to_value(&doc).unwrap();
+        let ready = &json["paths"]["/health/ready"]["get"]["responses"];
+        assert!(ready.get("401").is_none());
         let not_found = &json["paths"]["/send-message"]["post"]["responses"]["404"];
         assert_eq!(
             not_found["content"]["application/json"]["schema"]["$ref"],
@@ -231,7 +236,7 @@ mod tests {
 
     #[test]
     fn client_ids_are_required_where_the_handlers_require_them() {
-        let json = serde_json::to_value(crate::openapi(true)).unwrap();
+        let json = crate::openapi(true);
         let schemas = &json["components"]["schemas"];
         let only = &schemas["ClientOnly"];
         assert_eq!(only["required"], serde_json::json!(["clientId"]));
@@ -251,5 +256,78 @@ mod tests {
         assert_eq!(qr["schema"]["pattern"], CLIENT_ID_PATTERN);
         let clients = &json["paths"]["/clients"]["get"]["parameters"][0];
         assert_eq!(clients["required"], false, "{clients}");
+    }
+}
+
+#[cfg(test)]
+mod rules_tests {
+    use crate::openapi_rules::{CALLBACK_URL, GROUP_JID, RECIPIENT};
+
+    #[test]
+    fn every_rule_finds_its_field_when_every_route_is_served() {
+        let mut doc = crate::openapi(true);
+        assert_eq!(crate::openapi_rules::apply(&mut doc), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_handlers_rules_are_in_the_document() {
+        let json = crate::openapi(true);
+        let schemas = &json["components"]["schemas"];
+        let text = &schemas["SendText"];
+        let to = text["allOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["properties"]["to"].is_object())
+            .unwrap();
+        assert_eq!(to["properties"]["to"]["pattern"], RECIPIENT);
+        assert!(
+            to["required"].as_array().unwrap().contains(&"to".into()),
+            "{to}"
+        );
+        assert_eq!(
+            schemas["SetWebhook"]["properties"]["webhookUrl"]["pattern"],
+            CALLBACK_URL
+        );
+        assert_eq!(
+            schemas["GroupRequest"]["properties"]["groupJid"]["pattern"],
+            GROUP_JID
+        );
+        assert_eq!(
+            schemas["UpdateGroupMembers"]["properties"]["action"]["enum"],
+            serde_json::json!(["add", "remove", "promote", "demote"])
+        );
+        let start = &json["paths"]["/start"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert_eq!(start["$ref"], "#/components/schemas/StartBody");
+    }
+
+    #[test]
+    fn the_patterns_accept_what_the_handlers_accept() {
+        use parley_shared::recipients::Recipient;
+        let re = |p: &str| regex::Regex::new(p).unwrap();
+        let to = re(RECIPIENT);
+        for ok in [
+            "+4915112345678",
+            "123456789012345",
+            "123456789012345@lid",
+            "4915112345678@s.whatsapp.net",
+            "120363012345678901@g.us",
+            "4915112345678-1600000000@g.us",
+        ] {
+            assert!(to.is_match(ok), "{ok}");
+            assert!(Recipient::parse("to", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "abc", "+12", "1@example.com"] {
+            assert!(!to.is_match(bad), "{bad}");
+        }
+        let url = re(CALLBACK_URL);
+        assert!(url.is_match("https://hooks.example.com/parley"));
+        assert!(url.is_match(""));
+        assert!(!url.is_match("http://hooks.example.com/"));
+        assert!(
+            parley_shared::urls::callback_url("webhookUrl", "https://a.b:8443/x", false).is_ok()
+        );
+        assert!(url.is_match("https://a.b:8443/x"));
     }
 }

@@ -30,6 +30,6 @@ pub async fn config(
 
 #[utoipa::path(tag = "meta", responses((status = 200, description = "This document")))]
 #[get("/openapi.json")]
-pub async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> HttpResponse {
-    HttpResponse::Ok().json(doc.get_ref())
+pub async fn openapi_json(doc: web::Data<crate::Published>) -> HttpResponse {
+    HttpResponse::Ok().json(&doc.0)
 }

@@ -106,7 +106,8 @@ pub async fn unlink(
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxFault, responses((status = 200, body = OkBody),
-    (status = 400, description = "Unknown op"), (status = 404, description = "Unknown clientId")))]
+    (status = 400, description = "Unknown op"), (status = 404, description = "Unknown clientId"),
+    (status = 409, description = "drop: the session has no live connection")))]
 #[post("/sandbox/faults")]
 pub async fn faults(
     req: HttpRequest,

@@ -63,13 +63,21 @@ pub async fn clients(
 pub async fn check_state(
     req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Json<ClientOnly>,
+    body: web::Json<serde_json::Value>,
 ) -> Result<web::Json<CheckState>, HttpError> {
     let unknown = || CheckState {
         status: false,
         state: "unknown clientId".into(),
     };
-    let Ok(id) = authorized_client(&req, &body.client_id) else {
+    if !body.is_object() {
+        return Err(ApiError::bad_request("the body must be a JSON object").into());
+    }
+    // Any clientId, even not a string, answers 200 (spec: always 200).
+    let named = body
+        .get("clientId")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let Ok(id) = authorized_client(&req, named) else {
         return Ok(web::Json(unknown()));
     };
     let Some(row) = state.ports.db.session(id.as_str()).await? else {

@@ -85,6 +85,7 @@ pub struct SendPoll {
     /// 2 to 12 distinct options.
     pub poll_options: Option<Vec<String>>,
     /// 1 (default) to the number of options.
+    #[serde(default, deserialize_with = "crate::wire::integers::optional")]
     pub selectable_count: Option<i64>,
     #[serde(flatten)]
     pub envelope: Envelope,

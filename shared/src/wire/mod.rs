@@ -3,6 +3,7 @@ pub mod contacts;
 pub mod groups;
 pub mod health;
 pub mod inbox;
+pub mod integers;
 pub mod messages;
 pub mod meta;
 pub mod outbox;

@@ -29,6 +29,7 @@ pub struct SandboxMessage {
     pub vcard: Option<String>,
     pub poll_name: Option<String>,
     pub poll_options: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "crate::wire::integers::optional")]
     pub selectable_count: Option<u32>,
     pub poll_message_id: Option<String>,
     pub selected_options: Option<Vec<String>>,

@@ -205,6 +205,7 @@ pub struct SandboxFault {
     pub client_id: String,
     #[serde(default)]
     pub op: String,
+    #[serde(default, deserialize_with = "crate::wire::integers::optional")]
     pub count: Option<u32>,
 }
 

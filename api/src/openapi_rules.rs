@@ -1,0 +1,441 @@
+//! The field rules the handlers enforce, written into the OpenAPI document so
+//! that every request the document calls valid is one the handlers accept:
+//! required fields, patterns, lengths, ranges, item counts and enums. Each
+//! pattern accepts the canonical spellings (a subset of what the handlers take:
+//! they also trim spaces, for instance). Rules that tie two fields together
+//! (a poll's `selectableCount` against its options, a button's fields against
+//! its `type`) cannot be said in JSON Schema; they stay in the descriptions.
+use serde_json::{Value, json};
+
+/// `to`: a LID user-part, `+phone`, or a LID, phone or group JID.
+pub const RECIPIENT: &str = r"^(\+[0-9]{8,15}|[0-9]{8,20}(@lid)?|[0-9]{8,15}@s\.whatsapp\.net|[0-9]{5,30}(-[0-9]{5,20})?@g\.us)$";
+/// A user (no group): a LID user-part, `+phone`, or a LID or phone JID.
+pub const USER: &str = r"^(\+[0-9]{8,15}|[0-9]{8,20}(@lid)?|[0-9]{8,15}@s\.whatsapp\.net)$";
+pub const GROUP_JID: &str = r"^[0-9]{5,30}(-[0-9]{5,20})?@g\.us$";
+/// A phone number with country code.
+pub const PHONE: &str = r"^\+?[0-9]{8,15}$";
+pub const MESSAGE_ID: &str = r"^[A-Za-z0-9._:-]{1,128}$";
+/// A callback URL: `https://host[:port][/path]`, or empty to clear it.
+pub const CALLBACK_URL: &str = r"^(https://[a-z][a-z0-9-]{0,62}(\.[a-z][a-z0-9-]{0,62})*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?)?$";
+/// Text with something in it besides spaces.
+const NOT_BLANK: &str = r"\S";
+
+fn text(max: usize) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": NOT_BLANK})
+}
+
+fn pattern(p: &str) -> Value {
+    json!({"type": "string", "pattern": p})
+}
+
+/// `(schema, field, rule, required)`.
+fn rules() -> Vec<(&'static str, &'static str, Value, bool)> {
+    let to = || pattern(RECIPIENT);
+    let message_id = || pattern(MESSAGE_ID);
+    let group = || pattern(GROUP_JID);
+    let subject = || text(100);
+    let users = |max: usize| json!({"type": "array", "minItems": 1, "maxItems": max, "items": pattern(USER)});
+    let phones = |min: usize| json!({"type": "array", "minItems": min, "maxItems": 1024, "items": pattern(PHONE)});
+    let mut all = vec![
+        // The sends' common envelope.
+        (
+            "Envelope",
+            "quotedMessageId",
+            pattern(r"^[A-Za-z0-9._:-]{0,128}$"),
+            false,
+        ),
+        (
+            "Envelope",
+            "mentions",
+            json!({"type": ["array", "null"], "items": pattern(r"^\+?[0-9]{8,20}$")}),
+            false,
+        ),
+        ("SendText", "body", text(65_536), true),
+        (
+            "SendMediaUrl",
+            "downloadUrl",
+            json!({
+                "type": "string", "maxLength": 8192,
+                "pattern": r"^https?://[a-z][a-z0-9-]{0,62}(\.[a-z][a-z0-9-]{0,62})*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?$"
+            }),
+            true,
+        ),
+        (
+            "SendMediaUrl",
+            "mimeType",
+            json!({"type": ["string", "null"],
+            "pattern": r"^([A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+)?$"}),
+            false,
+        ),
+        (
+            "SendMediaUrl",
+            "fileName",
+            json!({"type": ["string", "null"], "maxLength": 256,
+            "pattern": r"^[^/\\\u0000-\u001f\u007f-\u009f]*$"}),
+            false,
+        ),
+        (
+            "SendMediaUrl",
+            "caption",
+            json!({"type": ["string", "null"], "maxLength": 65_536}),
+            false,
+        ),
+        ("SendPoll", "pollName", text(255), true),
+        (
+            "SendPoll",
+            "pollOptions",
+            json!({"type": "array", "minItems": 2, "maxItems": 12,
+            "uniqueItems": true,
+            "items": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": r"^\S([\s\S]*\S)?$"}}),
+            true,
+        ),
+        (
+            "SendPoll",
+            "selectableCount",
+            json!({"type": ["integer", "null"], "minimum": 1, "maximum": 12}),
+            false,
+        ),
+        ("SendInteractive", "bodyText", text(65_536), true),
+        (
+            "SendInteractive",
+            "footerText",
+            json!({"type": ["string", "null"], "maxLength": 256}),
+            false,
+        ),
+        (
+            "SendInteractive",
+            "buttons",
+            json!({"type": "array", "minItems": 1, "maxItems": 10}),
+            true,
+        ),
+        (
+            "SendLocation",
+            "latitude",
+            json!({"type": "number", "minimum": -90, "maximum": 90}),
+            true,
+        ),
+        (
+            "SendLocation",
+            "longitude",
+            json!({"type": "number", "minimum": -180, "maximum": 180}),
+            true,
+        ),
+        (
+            "SendLocation",
+            "name",
+            json!({"type": ["string", "null"], "maxLength": 1024}),
+            false,
+        ),
+        (
+            "SendLocation",
+            "address",
+            json!({"type": ["string", "null"], "maxLength": 1024}),
+            false,
+        ),
+        ("SendContact", "displayName", text(256), true),
+        (
+            "SendContact",
+            "phone",
+            json!({"type": ["string", "null"], "pattern": PHONE}),
+            false,
+        ),
+        ("SendReaction", "messageId", message_id(), true),
+        (
+            "SendReaction",
+            "emoji",
+            json!({"type": "string", "maxLength": 32,
+            "pattern": r"^[^A-Za-z\u0000-\u001f\u007f-\u009f]*$"}),
+            true,
+        ),
+        ("EditMessage", "messageId", message_id(), true),
+        ("EditMessage", "body", text(65_536), true),
+        ("DeleteMessage", "messageId", message_id(), true),
+        (
+            "DeleteMessage",
+            "mode",
+            json!({"type": "string", "enum": ["everyone", "me"]}),
+            true,
+        ),
+        ("DeleteMessage", "fromMe", json!({"type": "boolean"}), true),
+        (
+            "DeleteMessage",
+            "chatRoomId",
+            json!({"type": ["string", "null"], "maxLength": 256}),
+            false,
+        ),
+        (
+            "MarkRead",
+            "messageIds",
+            json!({"type": "array", "minItems": 1, "maxItems": 1000,
+            "items": message_id()}),
+            true,
+        ),
+        ("PairPhone", "phone", pattern(PHONE), true),
+        ("UserInfoRequest", "jid", pattern(USER), true),
+        (
+            "CheckOwnerLid",
+            "number",
+            json!({"type": ["string", "null"], "pattern": r"^(\+?[0-9]{8,15})?$"}),
+            false,
+        ),
+        ("GroupRequest", "groupJid", group(), true),
+        ("GroupInviteLinkRequest", "groupJid", group(), true),
+        ("CreateGroup", "subject", subject(), true),
+        ("CreateGroup", "participants", users(256), true),
+        ("UpdateGroupMembers", "groupJid", group(), true),
+        (
+            "UpdateGroupMembers",
+            "action",
+            json!({"type": "string",
+            "enum": ["add", "remove", "promote", "demote"]}),
+            true,
+        ),
+        ("UpdateGroupMembers", "participants", users(256), true),
+        (
+            "SetApiSecret",
+            "secret",
+            json!({"type": "string", "pattern": r"^(|[\s\S]{16,})$"}),
+            true,
+        ),
+        (
+            "SetOrgId",
+            "orgId",
+            json!({"type": "string", "maxLength": 200}),
+            true,
+        ),
+        ("SetWebhook", "webhookUrl", pattern(CALLBACK_URL), true),
+        (
+            "SetWebhook",
+            "pollLookupUrl",
+            json!({"type": ["string", "null"], "pattern": CALLBACK_URL}),
+            false,
+        ),
+        (
+            "StartBody",
+            "webhookUrl",
+            json!({"type": ["string", "null"], "pattern": CALLBACK_URL}),
+            false,
+        ),
+        (
+            "StartBody",
+            "pollLookupUrl",
+            json!({"type": ["string", "null"], "pattern": CALLBACK_URL}),
+            false,
+        ),
+        // The sandbox's routes.
+        ("SandboxContact", "phone", pattern(PHONE), true),
+        (
+            "SandboxContact",
+            "avatar",
+            json!({"type": ["string", "null"], "enum": ["none", "hidden", null],
+            "description": "`none`, `hidden`, or a PNG or JPEG in base64 (not described by the pattern)"}),
+            false,
+        ),
+        ("SandboxEnterCode", "code", text(64), true),
+        (
+            "SandboxFault",
+            "op",
+            json!({"type": "string",
+            "enum": ["send", "pair-code", "logout", "lookup", "receipt", "drop"]}),
+            true,
+        ),
+        (
+            "SandboxFault",
+            "count",
+            json!({"type": ["integer", "null"], "minimum": 1, "maximum": 10_000}),
+            false,
+        ),
+        ("SandboxGroupRequest", "subject", subject(), true),
+        ("SandboxGroupRequest", "participants", phones(0), true),
+        ("SandboxGroupRequest", "admins", phones(0), false),
+        ("SandboxGroupSubject", "jid", group(), true),
+        ("SandboxGroupSubject", "subject", subject(), true),
+    ];
+    for schema in [
+        "SendText",
+        "SendMediaUrl",
+        "SendPoll",
+        "SendInteractive",
+        "SendLocation",
+        "SendContact",
+        "SendReaction",
+        "EditMessage",
+        "DeleteMessage",
+        "MarkRead",
+        "MarkUnread",
+        "SendTyping",
+    ] {
+        all.push((schema, "to", to(), true));
+    }
+    all
+}
+
+/// `(path, method, parameter, rule, required)` of query and path parameters.
+fn parameter_rules() -> Vec<(&'static str, &'static str, &'static str, Value, bool)> {
+    let client_id = || pattern("^[A-Za-z0-9]{1,64}$");
+    vec![
+        ("/clients", "get", "clientId", client_id(), false),
+        ("/media-files", "get", "orgId", text(200), true),
+        (
+            "/media-files",
+            "get",
+            "page",
+            json!({"type": "integer", "minimum": 1, "maximum": 4_294_967_295u64}),
+            false,
+        ),
+        (
+            "/media-files",
+            "get",
+            "limit",
+            json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
+            false,
+        ),
+        (
+            "/media-files/{messageId}/url",
+            "get",
+            "messageId",
+            json!({"type": "string", "format": "uuid",
+            "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}),
+            true,
+        ),
+        (
+            "/media-files/{messageId}/url",
+            "get",
+            "clientId",
+            client_id(),
+            false,
+        ),
+        ("/profile-picture", "get", "jid", pattern(RECIPIENT), true),
+        (
+            "/sandbox/outbox",
+            "get",
+            "to",
+            json!({"type": "string", "anyOf": [{"pattern": RECIPIENT}, {"pattern": r"^\s*$"}]}),
+            false,
+        ),
+        (
+            "/sandbox/outbox",
+            "get",
+            "since",
+            json!({"type": "string", "anyOf": [{"format": "date-time"}, {"pattern": r"^\s*$"}]}),
+            false,
+        ),
+    ]
+}
+
+/// Writes the rules into `doc` (the document as JSON); returns the rules
+/// whose field or parameter the document lacks (the sandbox's, when the
+/// sandbox's routes are not served).
+pub fn apply(doc: &mut Value) -> Vec<String> {
+    let mut missing = Vec::new();
+    for (path, method, name, rule, required) in parameter_rules() {
+        let Some(params) = doc
+            .pointer_mut(&format!(
+                "/paths/{}/{method}/parameters",
+                path.replace('~', "~0").replace('/', "~1")
+            ))
+            .and_then(Value::as_array_mut)
+        else {
+            missing.push(format!("{method} {path}"));
+            continue;
+        };
+        let Some(param) = params.iter_mut().find(|p| p["name"] == name) else {
+            debug_assert!(
+                false,
+                "OpenAPI rules: {method} {path} has no parameter {name}"
+            );
+            continue;
+        };
+        param["schema"] = rule;
+        if required {
+            param["required"] = json!(true);
+        }
+    }
+    // `/start` takes no body or an object, never `null`; `/check-state`
+    // answers whatever it is sent.
+    if let Some(body) =
+        doc.pointer_mut("/paths/~1start/post/requestBody/content/application~1json/schema")
+    {
+        *body = json!({"$ref": "#/components/schemas/StartBody"});
+    }
+    if let Some(body) =
+        doc.pointer_mut("/paths/~1check-state/post/requestBody/content/application~1json/schema")
+    {
+        *body = json!({"type": "object", "properties": {"clientId": {
+            "description": "Any value: an unknown or invalid clientId answers `status: false`"}}});
+    }
+    if let Some(link) =
+        doc.pointer_mut("/paths/~1sandbox~1link/post/requestBody/content/application~1json/schema")
+    {
+        link["properties"]["clientId"] =
+            json!({"type": ["string", "null"], "pattern": "^[A-Za-z0-9]{1,64}$"});
+        link["properties"]["phone"] = pattern(PHONE);
+        link["required"] = json!(["phone"]);
+    }
+    // A contact card is a vCard, or built from a phone number.
+    if let Some(card) = doc
+        .pointer_mut("/components/schemas/SendContact/allOf")
+        .and_then(Value::as_array_mut)
+        .and_then(|all| {
+            all.iter_mut()
+                .find(|m| m.pointer("/properties/vcard").is_some())
+        })
+    {
+        card["anyOf"] = json!([
+            {"required": ["vcard"], "properties": {"vcard": {"type": "string", "maxLength": 65_536,
+                "pattern": r"^[ \t\r\n]*BEGIN:VCARD[\s\S]*END:VCARD[ \t\r\n]*$"}}},
+            {"required": ["phone"], "properties": {"phone": pattern(PHONE),
+                "vcard": {"type": ["string", "null"], "pattern": r"^[ \t\r\n]*$"}}}
+        ]);
+    }
+    // The parts of a multipart upload are the documented ones.
+    if let Some(form) = doc.pointer_mut("/components/schemas/SendMediaForm") {
+        form["additionalProperties"] = json!(false);
+    }
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        missing.push("components".into());
+        return missing;
+    };
+    for (schema, field, rule, required) in rules() {
+        let Some(target) = schemas.get_mut(schema).and_then(|s| holder(s, field)) else {
+            missing.push(format!("{schema}.{field}"));
+            continue;
+        };
+        let property = &mut target["properties"][field];
+        if let (Some(into), Some(from)) = (property.as_object_mut(), rule.as_object()) {
+            // A field that must be present is no longer nullable.
+            if required {
+                into.remove("oneOf");
+            }
+            for (k, v) in from {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+        if required {
+            let list = target
+                .as_object_mut()
+                .map(|o| o.entry("required").or_insert_with(|| json!([])));
+            if let Some(Value::Array(list)) = list
+                && !list.iter().any(|r| r == field)
+            {
+                list.push(json!(field));
+            }
+        }
+    }
+    missing
+}
+
+/// The object schema (itself, or a member of its `allOf`) that declares `field`.
+fn holder<'a>(schema: &'a mut Value, field: &str) -> Option<&'a mut Value> {
+    if schema.pointer(&format!("/properties/{field}")).is_some() {
+        return Some(schema);
+    }
+    schema
+        .get_mut("allOf")?
+        .as_array_mut()?
+        .iter_mut()
+        .find(|m| m.pointer(&format!("/properties/{field}")).is_some())
+}
