@@ -32,9 +32,11 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 log "schemathesis against http://127.0.0.1:$port/openapi.json"
-PARLEY_FUZZ_TOKEN="$token" timeout 300 "$PARLEY_VENV/bin/schemathesis" --no-color \
-  --config-file scripts/schemathesis.toml run "http://127.0.0.1:$port/openapi.json" \
-  >"$dir/schemathesis.txt" 2>&1 && rc=0 || rc=$?
+# From the temporary directory: schemathesis keeps its example database there.
+config=$(pwd)/scripts/schemathesis.toml
+(cd "$dir" && PARLEY_FUZZ_TOKEN="$token" timeout 300 "$PARLEY_VENV/bin/schemathesis" --no-color \
+  --config-file "$config" run "http://127.0.0.1:$port/openapi.json" >"$dir/schemathesis.txt" 2>&1) &&
+  rc=0 || rc=$?
 tail -n 25 "$dir/schemathesis.txt"
 if grep -q "panicked" "$dir/serve.log"; then
   grep -A5 panicked "$dir/serve.log" >&2
