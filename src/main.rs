@@ -60,6 +60,7 @@ fn main() -> std::process::ExitCode {
 
 async fn run(command: Command) -> anyhow::Result<()> {
     let (config, warnings) = Config::load()?;
+    refuse_network_url_without_feature(&config)?;
     let cluster = matches!(command, Command::Api | Command::Worker);
     if cluster {
         config.require_cluster()?;
@@ -157,9 +158,42 @@ fn adapter(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
         config::Network::Whatsapp => {
             let network = WhatsappNetwork::new(ports.db.clone(), config.network_proxy.as_deref())
                 .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_PROXY: {e}"))?;
-            Adapter::network(Arc::new(network))
+            Adapter::network(Arc::new(with_network_url(network, config)?))
         }
     })
+}
+
+/// Test builds only: `PARLEY_NETWORK_URL` points the adapter at a test network
+/// server (the adapter refuses any URL not on loopback).
+#[cfg(feature = "test-network")]
+fn with_network_url(network: WhatsappNetwork, config: &Config) -> anyhow::Result<WhatsappNetwork> {
+    let Some(url) = config.network_url.as_deref() else {
+        return Ok(network);
+    };
+    let network = network
+        .with_ws_url(url)
+        .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_URL: {e}"))?;
+    tracing::warn!(
+        url,
+        "test-network build: dialling a test network server, not the network"
+    );
+    Ok(network)
+}
+
+#[cfg(not(feature = "test-network"))]
+fn with_network_url(network: WhatsappNetwork, _config: &Config) -> anyhow::Result<WhatsappNetwork> {
+    Ok(network)
+}
+
+/// `PARLEY_NETWORK_URL` is for tests: a build without the `test-network`
+/// feature refuses to start with it rather than ignore it.
+fn refuse_network_url_without_feature(config: &Config) -> anyhow::Result<()> {
+    if cfg!(not(feature = "test-network")) && config.network_url.is_some() {
+        anyhow::bail!(
+            "PARLEY_NETWORK_URL is honoured only by a build with the test-network feature (tests only)"
+        );
+    }
+    Ok(())
 }
 
 /// Serves until SIGINT or SIGTERM, then hands sessions over and stops the server.

@@ -54,6 +54,10 @@ pub struct Config {
     /// Egress proxy for the real network (websocket and media HTTP):
     /// `http://host:port` (CONNECT) or `socks5://[user:pass@]host:port`.
     pub network_proxy: Option<String>,
+    /// Tests only: a test network server's websocket (`ws://` or `wss://` on
+    /// loopback) dialled instead of the network; honoured only by a build with
+    /// the `test-network` feature, refused at start by any other.
+    pub network_url: Option<String>,
     /// Prefix of NATS subjects and Redis keys, so clusters can share servers.
     pub cluster_name: String,
     pub log_format: LogFormat,
@@ -85,6 +89,7 @@ impl Default for Config {
             sandbox_picture_link_secs: crate::picture_links::DEFAULT_TTL_SECS,
             otlp_endpoint: None,
             network_proxy: None,
+            network_url: None,
             cluster_name: "parley".into(),
             log_format: LogFormat::Auto,
         }
@@ -116,6 +121,7 @@ pub const KNOWN: &[&str] = &[
     "SANDBOX_PICTURE_LINK_SECS",
     "OTLP_ENDPOINT",
     "NETWORK_PROXY",
+    "NETWORK_URL",
     "CLUSTER_NAME",
     "LOG_FORMAT",
     "CONFIG",
@@ -253,6 +259,15 @@ impl Config {
                 return Err(invalid("NETWORK_PROXY", "the URL names no host"));
             }
         }
+        if let Some(v) = self.network_url.as_deref().filter(|v| !v.trim().is_empty()) {
+            let url = url::Url::parse(v).map_err(|e| invalid("NETWORK_URL", e))?;
+            if !matches!(url.scheme(), "ws" | "wss") {
+                return Err(invalid("NETWORK_URL", "expected a ws:// or wss:// URL"));
+            }
+            if url.host_str().is_none_or(str::is_empty) {
+                return Err(invalid("NETWORK_URL", "the URL names no host"));
+            }
+        }
         if self.sandbox_qr_first_secs == 0 {
             return Err(invalid("SANDBOX_QR_FIRST_SECS", "must be at least 1"));
         }
@@ -290,6 +305,7 @@ impl Config {
             &mut self.s3_public_url,
             &mut self.otlp_endpoint,
             &mut self.network_proxy,
+            &mut self.network_url,
         ] {
             if v.as_deref().is_some_and(|s| s.trim().is_empty()) {
                 *v = None;
@@ -475,6 +491,39 @@ mod tests {
         }
         let (c, _) = Config::load_from(&vars(&[("PARLEY_NETWORK_PROXY", " ")])).unwrap();
         assert_eq!(c.network_proxy, None);
+    }
+
+    #[test]
+    fn a_network_url_is_a_known_setting() {
+        for url in [
+            "ws://127.0.0.1:4567/ws/chat",
+            "wss://localhost/ws/chat",
+            "ws://[::1]:5/x",
+        ] {
+            let (c, warnings) = Config::load_from(&vars(&[("PARLEY_NETWORK_URL", url)])).unwrap();
+            assert_eq!(c.network_url.as_deref(), Some(url));
+            assert!(warnings.is_empty(), "{warnings:?}");
+        }
+        let (c, _) = Config::load_from(&[]).unwrap();
+        assert_eq!(c.network_url, None);
+        let (c, _) = Config::load_from(&vars(&[("PARLEY_NETWORK_URL", " ")])).unwrap();
+        assert_eq!(c.network_url, None);
+    }
+
+    #[test]
+    fn a_network_url_must_be_a_websocket_url_with_a_host() {
+        for v in [
+            "http://127.0.0.1:4567/ws/chat",
+            "https://localhost/ws/chat",
+            "tcp://127.0.0.1:1",
+            "ws://:4567/ws/chat",
+            "ws://",
+            "127.0.0.1:4567",
+            "not a url",
+        ] {
+            let err = Config::load_from(&vars(&[("PARLEY_NETWORK_URL", v)])).unwrap_err();
+            assert!(err.0.contains("PARLEY_NETWORK_URL"), "{v}: {}", err.0);
+        }
     }
 
     #[test]

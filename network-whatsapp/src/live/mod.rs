@@ -54,13 +54,19 @@ const SOCKET_WAIT: Duration = Duration::from_secs(30);
 /// Events buffered towards the session.
 const EVENT_BUFFER: usize = 256;
 
+/// The app version a client dialling a test network server announces, fixed
+/// so that the library fetches nothing from the internet.
+#[cfg(feature = "test-network")]
+const TEST_NETWORK_VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
+
 /// The whatsapp-rust network.
 #[derive(Clone)]
 pub struct WhatsappNetwork {
     db: Db,
     proxy: Option<Proxy>,
     http: UreqHttpClient,
-    /// Another websocket URL (tests dial a local one, never the network's).
+    /// A test network server's websocket URL on loopback (test builds only).
+    #[cfg(feature = "test-network")]
     ws_url: Option<String>,
 }
 
@@ -74,26 +80,56 @@ impl WhatsappNetwork {
             db,
             proxy,
             http,
+            #[cfg(feature = "test-network")]
             ws_url: None,
         })
     }
 
-    /// Dials `url` instead of the network's websocket.
-    pub fn with_ws_url(mut self, url: impl Into<String>) -> Self {
-        self.ws_url = Some(url.into());
-        self
+    /// Test builds only: dials the test network server at `url` (a `ws://` or
+    /// `wss://` URL on loopback: 127.0.0.0/8, `::1` or `localhost`) instead of
+    /// the network, with a fixed app version. Any other URL is refused.
+    #[cfg(feature = "test-network")]
+    pub fn with_ws_url(mut self, url: impl Into<String>) -> Result<Self, String> {
+        self.ws_url = Some(loopback_ws_url(&url.into())?);
+        Ok(self)
     }
 
     fn transport(&self) -> Box<dyn TransportFactory> {
-        match (&self.proxy, &self.ws_url) {
-            (Some(proxy), Some(url)) => {
-                Box::new(ProxiedTransport::new(proxy.clone()).with_url(url.clone()))
-            }
-            (Some(proxy), None) => Box::new(ProxiedTransport::new(proxy.clone())),
-            (None, Some(url)) => Box::new(TokioWebSocketTransportFactory::new().with_url(url)),
-            (None, None) => Box::new(TokioWebSocketTransportFactory::new()),
+        #[cfg(feature = "test-network")]
+        if let Some(url) = &self.ws_url {
+            return match &self.proxy {
+                Some(proxy) => Box::new(ProxiedTransport::new(proxy.clone()).with_url(url.clone())),
+                None => Box::new(TokioWebSocketTransportFactory::new().with_url(url.clone())),
+            };
+        }
+        match &self.proxy {
+            Some(proxy) => Box::new(ProxiedTransport::new(proxy.clone())),
+            None => Box::new(TokioWebSocketTransportFactory::new()),
         }
     }
+}
+
+/// `url` when it is a `ws://` or `wss://` URL whose host is loopback
+/// (127.0.0.0/8, `::1`, `localhost`), normalised so that the transport reads
+/// the same host this checked; else why not.
+#[cfg(feature = "test-network")]
+fn loopback_ws_url(url: &str) -> Result<String, String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    if !matches!(parsed.scheme(), "ws" | "wss") {
+        return Err(format!("{url:?} is not a ws:// or wss:// URL"));
+    }
+    let loopback = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if !loopback {
+        return Err(format!(
+            "{url:?} is not on loopback (127.0.0.0/8, ::1 or localhost): only a local test network server may be dialled"
+        ));
+    }
+    Ok(parsed.into())
 }
 
 /// Installs the process's rustls provider (ring) once, unless `main` did
@@ -143,13 +179,19 @@ impl Network for WhatsappNetwork {
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         let (factory, failure) = Observed::new(self.transport());
         let (handler, library_events) = Forward::new();
-        let bot = Bot::builder()
+        let builder = Bot::builder()
             .with_backend(store.clone())
             .with_transport_factory(factory)
             .with_http_client(self.http.clone())
             .with_runtime(TokioRuntime)
             .with_event_handler(handler)
-            .skip_history_sync()
+            .skip_history_sync();
+        #[cfg(feature = "test-network")]
+        let builder = match self.ws_url {
+            Some(_) => builder.with_version(TEST_NETWORK_VERSION),
+            None => builder,
+        };
+        let bot = builder
             .build()
             .await
             .map_err(|e| NetworkError::Unreachable(format!("device state not readable: {e}")))?;

@@ -31,7 +31,8 @@ impl ProxiedTransport {
         }
     }
 
-    /// Dials another websocket URL (`ws://` for tests, `wss://` otherwise).
+    /// Dials another websocket URL (tests and `test-network` builds only).
+    #[cfg(any(test, feature = "test-network"))]
     pub fn with_url(mut self, url: impl Into<String>) -> Self {
         self.url = url.into();
         self

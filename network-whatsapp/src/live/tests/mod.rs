@@ -7,6 +7,8 @@ mod mentions;
 mod proxy;
 mod pump;
 mod sends;
+#[cfg(feature = "test-network")]
+mod ws_url;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
