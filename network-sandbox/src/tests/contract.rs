@@ -38,7 +38,8 @@ impl Counterpart for SandboxSide<'_> {
         refused(self.0.network.control(client_id, op).await)
     }
 
-    async fn carried(&self, client_id: &str) -> Result<Vec<Carried>, String> {
+    async fn carried(&self, client_id: &str, message_id: &str) -> Result<Option<Carried>, String> {
+        // The sandbox carries a send before it returns: the outbox has it or never will.
         let entries = self
             .0
             .db
@@ -47,13 +48,13 @@ impl Counterpart for SandboxSide<'_> {
             .map_err(|e| e.to_string())?;
         Ok(entries
             .into_iter()
-            .filter(|e| e.kind == "text")
+            .filter(|e| e.kind == "text" && e.message_id == message_id)
             .map(|e| Carried {
                 to: e.to_jid,
                 body: e.payload["body"].as_str().unwrap_or_default().to_string(),
                 message_id: e.message_id,
             })
-            .collect())
+            .next())
     }
 
     async fn unlink(&self, client_id: &str) -> Result<(), String> {

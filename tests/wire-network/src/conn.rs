@@ -1,0 +1,256 @@
+//! One client connection from handshake to close: an unregistered client
+//! is shown QR references and waits for the phone's scan; a registered one
+//! logs in (`<success>`, what waited while it was offline, `<ib><offline>`),
+//! then its stanzas are answered and routed until the socket closes.
+use std::sync::Arc;
+
+use anyhow::anyhow;
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use whatsapp_rust::wacore_binary::node::Node;
+
+use crate::Inner;
+use crate::handshake::{Handshaken, respond};
+use crate::iq::{Asker, answer};
+use crate::nodes::{attr, child, element, iq_result, now, stream_error};
+use crate::pairing::pair_device;
+use crate::registry::{Control, Device, Live, device_jid};
+use crate::relay::{self, Sender};
+use crate::socket::Socket;
+
+pub async fn serve(inner: Arc<Inner>, tcp: TcpStream) {
+    let _ = tcp.set_nodelay(true);
+    let ws = match tokio_websockets::ServerBuilder::new().accept(tcp).await {
+        Ok((_request, ws)) => ws,
+        Err(e) => {
+            tracing::debug!(error = %e, "wire network: not a websocket");
+            return;
+        }
+    };
+    let mut socket = Socket::new(ws);
+    let refuse_ik = inner.refuse_ik.load(std::sync::atomic::Ordering::SeqCst);
+    let shaken = match respond(&mut socket, &inner.keys, refuse_ik).await {
+        Ok(shaken) => shaken,
+        Err(e) => {
+            tracing::debug!(error = %e, "wire network: handshake failed");
+            return;
+        }
+    };
+    inner.note_pattern(shaken.pattern);
+    let outcome = match shaken.payload.username {
+        Some(user) => {
+            let device = shaken.payload.device.unwrap_or(0) as u16;
+            let push_name = shaken.payload.push_name.clone().unwrap_or_default();
+            login(
+                &inner,
+                &mut socket,
+                &shaken,
+                user.to_string(),
+                device,
+                push_name,
+            )
+            .await
+        }
+        None => pair(&inner, &mut socket, &shaken).await,
+    };
+    if let Err(e) = outcome {
+        tracing::debug!(error = %e, "wire network: connection ended");
+    }
+    socket.close().await;
+}
+
+/// An unregistered client: QR references, then the phone's pair-success, the
+/// client's signature, and the 515 that sends it to log in.
+async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow::Result<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    inner.registry().pairing.insert(shaken.client_static, tx);
+    let refs: Vec<String> = (0..6)
+        .map(|_| format!("2@{}", BASE64_STANDARD.encode(rand10::random::<[u8; 24]>())))
+        .collect();
+    let result = async {
+        socket.write_node(&pair_device(&refs)).await?;
+        let mut pending: Option<(String, u16)> = None;
+        loop {
+            tokio::select! {
+                node = socket.read_node() => {
+                    let Some(node) = node? else { return Ok(()) };
+                    if node.tag != "iq" {
+                        continue;
+                    }
+                    if let Some(sign) = child(&node, "pair-device-sign") {
+                        let (phone, device) = pending.take().ok_or_else(|| anyhow!("a signature nobody asked for"))?;
+                        let identity = child(sign, "device-identity").and_then(|n| crate::nodes::bytes(n)).map(<[u8]>::to_vec);
+                        inner.link(&phone, device, shaken.client_static, identity);
+                        socket.write_node(&stream_error(Some(515), None)).await?;
+                        return Ok(());
+                    }
+                    if attr(&node, "type").as_deref() == Some("error") && pending.is_some() {
+                        return Err(anyhow!("the client refused the pairing"));
+                    }
+                    if attr(&node, "type").as_deref() == Some("get")
+                        && let Some(id) = attr(&node, "id")
+                    {
+                        socket.write_node(&iq_result(&id, vec![])).await?;
+                    }
+                }
+                control = rx.recv() => match control {
+                    Some(Control::Pair { node, user, device }) => {
+                        pending = Some((user, device));
+                        socket.write_node(&node).await?;
+                    }
+                    Some(Control::Send(node)) => socket.write_node(&node).await?,
+                    Some(Control::End(node)) => {
+                        socket.write_node(&node).await?;
+                        return Ok(());
+                    }
+                    Some(Control::Drop) | None => return Ok(()),
+                },
+            }
+        }
+    }
+    .await;
+    inner.registry().pairing.remove(&shaken.client_static);
+    result
+}
+
+/// A registered client: checks its keys, says `<success>`, then serves it.
+async fn login(
+    inner: &Inner,
+    socket: &mut Socket,
+    shaken: &Handshaken,
+    phone: String,
+    device: u16,
+    push_name: String,
+) -> anyhow::Result<()> {
+    let key = (phone.clone(), device);
+    let conn = inner.next_conn();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let admitted = {
+        let mut reg = inner.registry();
+        let known = reg
+            .device(&phone, device)
+            .is_some_and(|d: &mut Device| d.noise == shaken.client_static);
+        if !known {
+            Err(element(
+                "failure",
+                &[("reason", "401".into()), ("location", "wire".into())],
+                vec![],
+            ))
+        } else if let Some(expire) = inner.ban_for(&phone) {
+            Err(element(
+                "failure",
+                &[
+                    ("reason", "402".into()),
+                    ("code", "101".into()),
+                    ("expire", expire.to_string()),
+                ],
+                vec![],
+            ))
+        } else {
+            if let Some(old) = reg.go_live(key.clone(), Live { conn, tx }) {
+                let _ = old
+                    .tx
+                    .send(Control::End(stream_error(None, Some("replaced"))));
+            }
+            let account = reg.accounts.get(&phone);
+            let lid = account.map(|a| a.lid.clone()).unwrap_or_default();
+            let name = account.map(|a| a.push_name.clone()).unwrap_or_default();
+            Ok((lid, name, reg.offline.remove(&key).unwrap_or_default()))
+        }
+    };
+    let (lid, account_name, queued) = match admitted {
+        Ok(admitted) => admitted,
+        Err(failure) => {
+            socket.write_node(&failure).await?;
+            return Ok(());
+        }
+    };
+    let served = async {
+        let success = element(
+            "success",
+            &[
+                ("t", now().to_string()),
+                ("lid", device_jid(&lid, device, "lid")),
+                ("props", "1".into()),
+                ("location", "wire".into()),
+            ],
+            vec![],
+        );
+        socket.write_node(&success).await?;
+        let count = queued.len();
+        for mut node in queued {
+            node.attrs.insert("offline", "1");
+            socket.write_node(&node).await?;
+        }
+        let offline = element("offline", &[("count", count.to_string())], vec![]);
+        socket
+            .write_node(&element("ib", &[], vec![offline]))
+            .await?;
+        if device != 0 && !account_name.is_empty() {
+            // The phone's name, as the account's settings carry it to every companion.
+            let sync = element(
+                "notification",
+                &[
+                    ("type", "account_sync".into()),
+                    ("from", crate::nodes::SERVER.into()),
+                    ("id", format!("account-sync-{conn}")),
+                    ("t", now().to_string()),
+                    ("pushname", account_name.clone()),
+                ],
+                vec![],
+            );
+            socket.write_node(&sync).await?;
+        }
+        let asker = Asker {
+            phone: &phone,
+            device,
+        };
+        let sender = Sender {
+            phone: &phone,
+            device,
+            push_name: &push_name,
+        };
+        loop {
+            tokio::select! {
+                node = socket.read_node() => {
+                    let Some(node) = node? else { return Ok(()) };
+                    if let Some(reply) = handle(inner, &asker, &sender, &node) {
+                        socket.write_node(&reply).await?;
+                    }
+                }
+                control = rx.recv() => match control {
+                    Some(Control::Send(node)) => socket.write_node(&node).await?,
+                    Some(Control::End(node)) => {
+                        socket.write_node(&node).await?;
+                        return Ok(());
+                    }
+                    Some(Control::Pair { .. }) => {}
+                    Some(Control::Drop) | None => return Ok(()),
+                },
+            }
+        }
+    }
+    .await;
+    inner.registry().gone(&key, conn);
+    served
+}
+
+/// One stanza of a logged-in client; the reply to write, if any.
+fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) -> Option<Node> {
+    match node.tag.as_ref() {
+        "iq" => answer(inner, asker, node),
+        "message" => relay::message(inner, sender, node),
+        "receipt" => relay::receipt(inner, sender, node),
+        "chatstate" => {
+            relay::chatstate(inner, sender, node);
+            None
+        }
+        "ack" | "presence" | "ib" => None,
+        other => {
+            tracing::debug!(tag = other, "wire network: stanza not served");
+            None
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Test devices: whatsapp-rust clients that are an account's primary device
+//! (device 0) on the test network, with their own identity, prekeys and
+//! Signal sessions. One plays the phone that links a session (its identity
+//! key signs the companion at a scan, and its own sends reach the session as
+//! `fromMe` echoes); others play contacts who write to the session and read
+//! what it sends.
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use tokio::sync::Notify;
+use whatsapp_rust::bot::Bot;
+use whatsapp_rust::http::UreqHttpClient;
+use whatsapp_rust::store::traits::DeviceStore;
+use whatsapp_rust::transport::TokioWebSocketTransportFactory;
+use whatsapp_rust::types::events::{Event, EventHandler};
+use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
+use whatsapp_rust::wacore::proto_helpers::MessageExt;
+use whatsapp_rust::wacore::store::{Device, InMemoryBackend};
+use whatsapp_rust::{Client, Jid, TokioRuntime};
+
+use crate::WireNetwork;
+
+/// The client version test clients announce (nothing is fetched).
+pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
+
+/// How long a test device waits to be connected.
+const CONNECT_WAIT: Duration = Duration::from_secs(20);
+
+/// A message a test device received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub id: String,
+    /// The chat (a user or group JID, without device).
+    pub chat: String,
+    /// The sending device's user (without device).
+    pub sender: String,
+    pub from_me: bool,
+    pub text: Option<String>,
+}
+
+#[derive(Default)]
+struct Inbox {
+    messages: Mutex<Vec<Received>>,
+    arrived: Notify,
+}
+
+struct Collect(Arc<Inbox>);
+
+impl EventHandler for Collect {
+    fn handle_event(&self, event: Arc<Event>) {
+        let Event::Messages(batch) = &*event else {
+            return;
+        };
+        let mut messages = self.0.messages.lock().unwrap_or_else(|p| p.into_inner());
+        for msg in batch.iter() {
+            let info = &msg.info;
+            messages.push(Received {
+                id: info.id.to_string(),
+                chat: info.source.chat.to_non_ad().to_string(),
+                sender: info.source.sender.to_non_ad().to_string(),
+                from_me: info.source.is_from_me,
+                text: msg.message.text_content().map(str::to_string),
+            });
+        }
+        drop(messages);
+        self.0.arrived.notify_waiters();
+    }
+}
+
+/// A primary device on the test network.
+pub struct TestDevice {
+    pub phone: String,
+    pub client: Arc<Client>,
+    identity: KeyPair,
+    inbox: Arc<Inbox>,
+    run: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for TestDevice {
+    fn drop(&mut self) {
+        self.run.abort();
+    }
+}
+
+impl TestDevice {
+    /// Registers `phone`'s primary device on `net`, connects it and waits
+    /// until it is logged in.
+    pub async fn start(net: &WireNetwork, phone: &str, push_name: &str) -> anyhow::Result<Self> {
+        let backend = InMemoryBackend::new();
+        let mut device = Device::new();
+        let noise: [u8; 32] = device
+            .noise_key
+            .public_key
+            .public_key_bytes()
+            .try_into()
+            .map_err(|_| anyhow!("noise key length"))?;
+        let lid = net.provision(phone, noise, push_name);
+        device.pn = Some(Jid::pn(phone));
+        device.lid = Some(Jid::lid(lid));
+        device.push_name = push_name.to_string();
+        device.app_version_primary = VERSION.0;
+        device.app_version_secondary = VERSION.1;
+        device.app_version_tertiary = VERSION.2;
+        backend.save(&device).await.context("save the device")?;
+        let identity = device.identity_key;
+        let inbox = Arc::new(Inbox::default());
+        let bot = Bot::builder()
+            .with_backend(backend)
+            .with_transport_factory(TokioWebSocketTransportFactory::new().with_url(net.url()))
+            .with_http_client(UreqHttpClient::new())
+            .with_runtime(TokioRuntime)
+            .with_version(VERSION)
+            .with_wanted_pre_key_count(20)
+            .with_event_handler(Collect(Arc::clone(&inbox)))
+            .skip_history_sync()
+            .build()
+            .await
+            .map_err(|e| anyhow!("test device {phone}: {e}"))?;
+        let client = bot.client();
+        let run = tokio::spawn(bot.run());
+        client
+            .wait_for_connected(CONNECT_WAIT)
+            .await
+            .map_err(|e| anyhow!("test device {phone} did not connect: {e}"))?;
+        Ok(Self {
+            phone: phone.to_string(),
+            client,
+            identity,
+            inbox,
+            run,
+        })
+    }
+
+    /// The identity key the phone signs its companions with.
+    pub fn identity(&self) -> &KeyPair {
+        &self.identity
+    }
+
+    /// Scans `qr` as this phone: the companion showing it is linked, and
+    /// once it has logged in and uploaded its keys the phone shares its
+    /// app-state key with it, as a real phone does. Returns the device JID.
+    pub fn scan(&self, net: &WireNetwork, qr: &str) -> anyhow::Result<String> {
+        let jid = net.scan(qr, &self.phone, &self.identity)?;
+        let device = jid
+            .split_once(':')
+            .and_then(|(_, rest)| rest.split('@').next())
+            .and_then(|d| d.parse::<u16>().ok())
+            .ok_or_else(|| anyhow!("linked as {jid}"))?;
+        let watcher = net.watcher();
+        let client = Arc::clone(&self.client);
+        let phone = self.phone.clone();
+        tokio::spawn(async move {
+            if !watcher.keys_uploaded(&phone, device, CONNECT_WAIT).await {
+                tracing::warn!(%phone, device, "the companion never uploaded its keys");
+                return;
+            }
+            if let Err(e) = share_app_state_key(&client, &phone).await {
+                tracing::warn!(%phone, device, error = %e, "app-state key share failed");
+            }
+        });
+        Ok(jid)
+    }
+
+    /// The device's JID as others address it.
+    pub fn jid(&self) -> String {
+        format!("{}@s.whatsapp.net", self.phone)
+    }
+
+    /// Sends `text` to `to` (a user JID); returns the message id.
+    pub async fn send_text(&self, to: &str, text: &str) -> anyhow::Result<String> {
+        let to: Jid = to.parse().map_err(|e| anyhow!("{to}: {e}"))?;
+        let sent = self
+            .client
+            .send_text(to, text)
+            .await
+            .map_err(|e| anyhow!("send from {}: {e}", self.phone))?;
+        Ok(sent.message_id.to_string())
+    }
+
+    /// What the device received so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.inbox
+            .messages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Waits up to `deadline` for a received message matching `test`.
+    pub async fn wait_for(
+        &self,
+        deadline: Duration,
+        test: impl Fn(&Received) -> bool,
+    ) -> Option<Received> {
+        let until = tokio::time::Instant::now() + deadline;
+        loop {
+            let arrived = self.inbox.arrived.notified();
+            if let Some(found) = self.received().into_iter().find(|r| test(r)) {
+                return Some(found);
+            }
+            if tokio::time::timeout_at(until, arrived).await.is_err() {
+                return None;
+            }
+        }
+    }
+}
+
+/// Sends the account's app-state sync key to its own other devices.
+async fn share_app_state_key(client: &Client, phone: &str) -> anyhow::Result<()> {
+    use whatsapp_rust::buffa::MessageField;
+    use whatsapp_rust::waproto::whatsapp::{self as wa, message as m};
+    let key = m::AppStateSyncKey {
+        key_id: MessageField::some(m::AppStateSyncKeyId {
+            key_id: Some(vec![0, 0, 0, 1]),
+        }),
+        key_data: MessageField::some(m::AppStateSyncKeyData {
+            key_data: Some(rand10::random::<[u8; 32]>().to_vec()),
+            fingerprint: MessageField::some(m::AppStateSyncKeyFingerprint {
+                raw_id: Some(1),
+                current_index: Some(0),
+                device_indexes: vec![0],
+            }),
+            timestamp: Some(crate::nodes::now() as i64),
+        }),
+    };
+    let message = wa::Message {
+        protocol_message: MessageField::some(m::ProtocolMessage {
+            r#type: Some(m::protocol_message::Type::APP_STATE_SYNC_KEY_SHARE),
+            app_state_sync_key_share: MessageField::some(m::AppStateSyncKeyShare {
+                keys: vec![key],
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let own: Jid = format!("{phone}@s.whatsapp.net")
+        .parse()
+        .map_err(|e| anyhow!("{e}"))?;
+    client
+        .send_message(own, message)
+        .await
+        .map_err(|e| anyhow!("{e}"))?;
+    Ok(())
+}

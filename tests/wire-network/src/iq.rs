@@ -1,0 +1,383 @@
+//! The IQs a logged-in client asks the server, and their answers: keepalive,
+//! passive/active, Signal keys (upload, count, fetch, digest), usync (devices,
+//! LID, contact), props, blocklist, privacy, app-state sync (empty
+//! collections), and unlinking itself. Anything else is answered 501 and
+//! logged, so a missing feature shows up as such.
+use std::collections::VecDeque;
+
+use whatsapp_rust::buffa::Message;
+use whatsapp_rust::wacore_binary::node::Node;
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use crate::Inner;
+use crate::nodes::{
+    attr, child, child_bytes, children, element, iq_error, iq_result, leaf_bytes, now,
+};
+use crate::registry::{Bundle, Control, device_jid, split_jid};
+
+/// Who asks: the account's phone number and the device.
+pub struct Asker<'a> {
+    pub phone: &'a str,
+    pub device: u16,
+}
+
+/// The answer to `iq`, if it wants one.
+pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
+    let id = attr(iq, "id")?;
+    let kind = attr(iq, "type").unwrap_or_default();
+    if kind == "result" || kind == "error" {
+        return None;
+    }
+    let xmlns = attr(iq, "xmlns").unwrap_or_default();
+    let reply = match (xmlns.as_str(), kind.as_str()) {
+        ("w:p", _) | ("passive", _) => iq_result(&id, vec![]),
+        ("encrypt", "set") => encrypt_set(inner, who, &id, iq),
+        ("encrypt", "get") => encrypt_get(inner, who, &id, iq),
+        ("usync", _) => usync(inner, &id, iq),
+        ("abt", _) => iq_result(
+            &id,
+            vec![element(
+                "props",
+                &[("protocol", "1".into()), ("hash", "wire".into())],
+                vec![],
+            )],
+        ),
+        ("blocklist", "get") => iq_result(&id, vec![element("list", &[], vec![])]),
+        ("privacy", "get") => iq_result(&id, vec![privacy()]),
+        ("privacy", "set") => iq_result(&id, vec![]),
+        ("w:sync:app:state", _) => app_state(&id, iq),
+        ("md", "set") => remove_companion(inner, who, &id, iq),
+        _ => {
+            tracing::debug!(xmlns, kind, "wire network: IQ not served");
+            iq_error(&id, 501, "feature-not-implemented")
+        }
+    };
+    Some(reply)
+}
+
+fn privacy() -> Node {
+    let categories = [
+        "last",
+        "online",
+        "profile",
+        "status",
+        "readreceipts",
+        "groupadd",
+    ]
+    .iter()
+    .map(|name| {
+        element(
+            "category",
+            &[("name", (*name).into()), ("value", "all".into())],
+            vec![],
+        )
+    })
+    .collect();
+    element("privacy", &[], categories)
+}
+
+/// Prekey upload (and signed-prekey rotation).
+fn encrypt_set(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
+    let Some(registration) = child_bytes(iq, "registration") else {
+        return iq_result(id, vec![]);
+    };
+    let prekeys: VecDeque<(Vec<u8>, Vec<u8>)> = child(iq, "list")
+        .map(children)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|k| {
+            Some((
+                child_bytes(k, "id")?.to_vec(),
+                child_bytes(k, "value")?.to_vec(),
+            ))
+        })
+        .collect();
+    let Some(skey) = child(iq, "skey") else {
+        return iq_error(id, 400, "bad-request");
+    };
+    let signed = (
+        child_bytes(skey, "id").unwrap_or_default().to_vec(),
+        child_bytes(skey, "value").unwrap_or_default().to_vec(),
+        child_bytes(skey, "signature").unwrap_or_default().to_vec(),
+    );
+    let identity = child_bytes(iq, "identity").unwrap_or_default().to_vec();
+    let mut reg = inner.registry();
+    let Some(device) = reg.device(who.phone, who.device) else {
+        return iq_error(id, 401, "not-authorized");
+    };
+    let bundle = device.bundle.get_or_insert_with(Bundle::default);
+    bundle.registration = registration.to_vec();
+    bundle.identity = identity;
+    bundle.prekeys.extend(prekeys);
+    bundle.signed = signed;
+    drop(reg);
+    inner.changed.notify_waiters();
+    iq_result(id, vec![])
+}
+
+fn encrypt_get(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
+    if let Some(key) = child(iq, "key") {
+        return fetch_keys(inner, id, key);
+    }
+    let mut reg = inner.registry();
+    let bundle = reg
+        .device(who.phone, who.device)
+        .and_then(|d| d.bundle.clone());
+    if child(iq, "count").is_some() {
+        let count = bundle.map(|b| b.prekeys.len()).unwrap_or(0);
+        return iq_result(
+            id,
+            vec![element("count", &[("value", count.to_string())], vec![])],
+        );
+    }
+    if child(iq, "digest").is_some() && bundle.is_none() {
+        return iq_error(id, 404, "item-not-found");
+    }
+    iq_error(id, 501, "feature-not-implemented")
+}
+
+/// Each requested device's bundle, taking one one-time prekey each.
+fn fetch_keys(inner: &Inner, id: &str, key: &Node) -> Node {
+    let mut reg = inner.registry();
+    let mut users = Vec::new();
+    for user in children(key).iter().filter(|n| n.tag == "user") {
+        let Some(jid) = attr(user, "jid") else {
+            continue;
+        };
+        let (user_part, device, server) = split_jid(&jid);
+        let phone = reg.phone_of(&user_part, &server);
+        let found = phone.as_deref().and_then(|p| reg.device(p, device));
+        let Some(dev) = found else {
+            users.push(element(
+                "user",
+                &[("jid", jid)],
+                vec![element(
+                    "error",
+                    &[("code", "406".into()), ("text", "not-acceptable".into())],
+                    vec![],
+                )],
+            ));
+            continue;
+        };
+        let Some(bundle) = dev.bundle.as_mut() else {
+            users.push(element(
+                "user",
+                &[("jid", jid)],
+                vec![element(
+                    "error",
+                    &[("code", "404".into()), ("text", "item-not-found".into())],
+                    vec![],
+                )],
+            ));
+            continue;
+        };
+        let mut kids = vec![
+            leaf_bytes("registration", bundle.registration.clone()),
+            leaf_bytes("type", vec![5u8]),
+            leaf_bytes("identity", bundle.identity.clone()),
+        ];
+        if let Some((pid, value)) = bundle.prekeys.pop_front() {
+            kids.push(element(
+                "key",
+                &[],
+                vec![leaf_bytes("id", pid), leaf_bytes("value", value)],
+            ));
+        }
+        let (sid, value, signature) = bundle.signed.clone();
+        kids.push(element(
+            "skey",
+            &[],
+            vec![
+                leaf_bytes("id", sid),
+                leaf_bytes("value", value),
+                leaf_bytes("signature", signature),
+            ],
+        ));
+        if let Some(identity) = &dev.identity {
+            kids.push(leaf_bytes("device-identity", identity.clone()));
+        }
+        users.push(element("user", &[("jid", jid)], kids));
+    }
+    iq_result(id, vec![element("list", &[], users)])
+}
+
+/// usync: for each listed user, the parts the query asks (devices, lid, contact).
+fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
+    let Some(request) = child(iq, "usync") else {
+        return iq_error(id, 400, "bad-request");
+    };
+    let asked: Vec<String> = child(request, "query")
+        .map(children)
+        .unwrap_or_default()
+        .iter()
+        .map(|q| q.tag.to_string())
+        .collect();
+    let mut reg = inner.registry();
+    let mut users = Vec::new();
+    for user in child(request, "list").map(children).unwrap_or_default() {
+        let Some(jid) = attr(user, "jid") else {
+            continue;
+        };
+        let (user_part, _, server) = split_jid(&jid);
+        let phone = reg.phone_of(&user_part, &server);
+        let account = phone.as_deref().and_then(|p| reg.accounts.get_mut(p));
+        let mut kids = Vec::new();
+        for part in &asked {
+            match (part.as_str(), &account) {
+                ("devices", Some(account)) => kids.push(devices(account)),
+                ("lid", Some(account)) => kids.push(element(
+                    "lid",
+                    &[("val", format!("{}@lid", account.lid))],
+                    vec![],
+                )),
+                ("contact", Some(_)) => {
+                    kids.push(element("contact", &[("type", "in".into())], vec![]))
+                }
+                ("contact", None) => {
+                    kids.push(element("contact", &[("type", "out".into())], vec![]))
+                }
+                _ => {}
+            }
+        }
+        let mut attrs = vec![("jid", jid.clone())];
+        if let Some(phone) = &phone
+            && server == "lid"
+        {
+            attrs.push(("pn_jid", format!("{phone}@s.whatsapp.net")));
+        }
+        users.push(element("user", &attrs, kids));
+    }
+    let mut attrs = vec![];
+    for key in ["sid", "mode", "context", "index", "last"] {
+        if let Some(v) = attr(request, key) {
+            attrs.push((key, v));
+        }
+    }
+    let list = element("list", &[], users);
+    iq_result(id, vec![element("usync", &attrs, vec![list])])
+}
+
+/// `<devices>`: the device list and, with companions, the signed key-index list.
+fn devices(account: &crate::registry::Account) -> Node {
+    let list = account
+        .devices
+        .iter()
+        .map(|(number, device)| {
+            if *number == 0 {
+                element("device", &[("id", "0".into())], vec![])
+            } else {
+                element(
+                    "device",
+                    &[
+                        ("id", number.to_string()),
+                        ("key-index", device.key_index.to_string()),
+                    ],
+                    vec![],
+                )
+            }
+        })
+        .collect();
+    let mut kids = vec![element(
+        "device-list",
+        &[("hash", format!("2:{}", account.devices.len()))],
+        list,
+    )];
+    kids.extend(key_index_list(account));
+    element("devices", &[("version", "2".into())], kids)
+}
+
+/// App-state sync: every asked collection, empty at version 0.
+fn app_state(id: &str, iq: &Node) -> Node {
+    let collections = child(iq, "sync")
+        .map(children)
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c.tag == "collection")
+        .filter_map(|c| attr(c, "name"))
+        .map(|name| {
+            element(
+                "collection",
+                &[("name", name), ("version", "0".into())],
+                vec![],
+            )
+        })
+        .collect();
+    iq_result(id, vec![element("sync", &[], collections)])
+}
+
+/// `remove-companion-device`: a companion logs itself out (or the phone removes one).
+fn remove_companion(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
+    let Some(remove) = child(iq, "remove-companion-device") else {
+        return iq_error(id, 501, "feature-not-implemented");
+    };
+    let jid =
+        attr(remove, "jid").unwrap_or_else(|| device_jid(who.phone, who.device, "s.whatsapp.net"));
+    let (user, device, server) = split_jid(&jid);
+    let mut reg = inner.registry();
+    let phone = reg.phone_of(&user, &server);
+    if phone.as_deref() != Some(who.phone) || device == 0 {
+        return iq_error(id, 403, "forbidden");
+    }
+    if let Some(account) = reg.accounts.get_mut(who.phone) {
+        account.devices.remove(&device);
+    }
+    if device != who.device
+        && let Some(live) = reg.live.get(&(who.phone.to_string(), device))
+    {
+        let _ = live.tx.send(Control::End(crate::nodes::stream_error(
+            Some(401),
+            Some("device_removed"),
+        )));
+    }
+    iq_result(id, vec![])
+}
+
+/// The account's signed key-index list, when it has companions.
+fn key_index_list(account: &crate::registry::Account) -> Option<Node> {
+    let indexes: Vec<u32> = account
+        .devices
+        .iter()
+        .filter(|(number, _)| **number != 0)
+        .map(|(_, d)| d.key_index)
+        .collect();
+    if indexes.is_empty() {
+        return None;
+    }
+    let details = wa::ADVKeyIndexList {
+        raw_id: Some(account.raw_id),
+        timestamp: Some(now()),
+        current_index: indexes.iter().copied().max(),
+        valid_indexes: indexes,
+        ..Default::default()
+    };
+    let signed = wa::ADVSignedKeyIndexList {
+        details: Some(details.encode_to_vec()),
+        ..Default::default()
+    };
+    let mut node = leaf_bytes("key-index-list", signed.encode_to_vec());
+    node.attrs.insert("ts", now().to_string());
+    Some(node)
+}
+
+/// `<notification type="devices">` telling an account's devices of a new companion.
+pub fn device_added(phone: &str, device: u16, account: &crate::registry::Account) -> Node {
+    let mut add = vec![element(
+        "device",
+        &[
+            ("jid", device_jid(phone, device, "s.whatsapp.net")),
+            ("key-index", u32::from(device).to_string()),
+        ],
+        vec![],
+    )];
+    add.extend(key_index_list(account));
+    element(
+        "notification",
+        &[
+            ("type", "devices".into()),
+            ("from", format!("{phone}@s.whatsapp.net")),
+            ("id", format!("devices-{phone}-{device}-{}", now())),
+            ("t", now().to_string()),
+        ],
+        vec![element("add", &[], add)],
+    )
+}

@@ -1,0 +1,328 @@
+//! Parley's wire-level test network: a server on loopback that speaks the
+//! messaging network's wire protocol (websocket, Noise XX/IK, binary nodes)
+//! well enough for real whatsapp-rust clients to pair, log in and message
+//! through it, and test devices (a phone, contacts) that are such clients.
+//! Test-only: never part of the release build.
+//!
+//! The server never decrypts: it keeps accounts, devices and their uploaded
+//! Signal keys, routes each `<enc>` to its device, and answers what a
+//! client asks after login. Faults (stream errors, bans, dropped sockets, a
+//! refused IK) are set from the test, like the sandbox's.
+mod conn;
+pub mod devices;
+mod handshake;
+mod iq;
+mod nodes;
+pub mod pairing;
+mod registry;
+mod relay;
+mod socket;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use anyhow::{Context, anyhow};
+use tokio::net::TcpListener;
+use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
+
+use handshake::ServerKeys;
+use pairing::{Linked, Qr, pair_success};
+use registry::{Control, Device, Registry};
+
+pub use devices::{Received, TestDevice};
+pub use registry::device_jid;
+
+/// The server's shared state.
+pub struct Inner {
+    keys: ServerKeys,
+    registry: Mutex<Registry>,
+    next_conn: AtomicU64,
+    refuse_ik: AtomicBool,
+    patterns: Mutex<HashMap<&'static str, usize>>,
+    bans: Mutex<HashMap<String, u64>>,
+    /// Woken at every change of accounts, keys or live sockets.
+    changed: tokio::sync::Notify,
+}
+
+impl Inner {
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn next_conn(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::SeqCst)
+    }
+
+    fn note_pattern(&self, pattern: &'static str) {
+        *self
+            .patterns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(pattern)
+            .or_default() += 1;
+    }
+
+    fn ban_for(&self, phone: &str) -> Option<u64> {
+        self.bans
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(phone)
+            .copied()
+    }
+
+    /// The companion signed: it is now device `device` of `phone`. The
+    /// account's other live devices hear of it (`<notification type="devices">`).
+    fn link(&self, phone: &str, device: u16, noise: [u8; 32], identity: Option<Vec<u8>>) {
+        let mut reg = self.registry();
+        let account = reg.account(phone);
+        account.devices.insert(
+            device,
+            Device {
+                noise,
+                bundle: None,
+                identity,
+                key_index: u32::from(device),
+            },
+        );
+        let added = iq::device_added(phone, device, account);
+        for ((p, d), live) in reg.live.iter() {
+            if p == phone && *d != device {
+                let _ = live.tx.send(Control::Send(added.clone()));
+            }
+        }
+        drop(reg);
+        self.changed.notify_waiters();
+    }
+
+    /// Waits up to `deadline` until `test` holds of the registry.
+    async fn wait_until(
+        &self,
+        deadline: std::time::Duration,
+        test: impl Fn(&Registry) -> bool,
+    ) -> bool {
+        let until = tokio::time::Instant::now() + deadline;
+        loop {
+            let changed = self.changed.notified();
+            if test(&self.registry()) {
+                return true;
+            }
+            if tokio::time::timeout_at(until, changed).await.is_err() {
+                return test(&self.registry());
+            }
+        }
+    }
+}
+
+/// Waits on the network's state from a task of its own.
+#[derive(Clone)]
+pub struct Watcher(Arc<Inner>);
+
+impl Watcher {
+    /// Waits up to `deadline` until the device has uploaded its Signal keys.
+    pub async fn keys_uploaded(
+        &self,
+        phone: &str,
+        device: u16,
+        deadline: std::time::Duration,
+    ) -> bool {
+        self.0
+            .wait_until(deadline, |reg| {
+                reg.accounts
+                    .get(phone)
+                    .and_then(|a| a.devices.get(&device))
+                    .is_some_and(|d| d.bundle.is_some())
+            })
+            .await
+    }
+}
+
+/// A running test network on a loopback port.
+pub struct WireNetwork {
+    inner: Arc<Inner>,
+    addr: SocketAddr,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for WireNetwork {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl WireNetwork {
+    /// Listens on a free loopback port.
+    pub async fn start() -> anyhow::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let inner = Arc::new(Inner {
+            keys: ServerKeys::generate(),
+            registry: Mutex::new(Registry::default()),
+            next_conn: AtomicU64::new(1),
+            refuse_ik: AtomicBool::new(false),
+            patterns: Mutex::new(HashMap::new()),
+            bans: Mutex::new(HashMap::new()),
+            changed: tokio::sync::Notify::new(),
+        });
+        let served = Arc::clone(&inner);
+        let accept = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(conn::serve(Arc::clone(&served), tcp));
+            }
+        });
+        Ok(Self {
+            inner,
+            addr,
+            accept,
+        })
+    }
+
+    pub fn watcher(&self) -> Watcher {
+        Watcher(Arc::clone(&self.inner))
+    }
+
+    /// The websocket URL clients dial.
+    pub fn url(&self) -> String {
+        format!("ws://{}/ws/chat", self.addr)
+    }
+
+    /// Registers `phone`'s primary device (device 0) under its noise key;
+    /// its owner's name is `push_name`. Returns the account's LID user part.
+    pub fn provision(&self, phone: &str, noise: [u8; 32], push_name: &str) -> String {
+        let mut reg = self.inner.registry();
+        let account = reg.account(phone);
+        account.push_name = push_name.to_string();
+        account.devices.insert(
+            0,
+            Device {
+                noise,
+                ..Device::default()
+            },
+        );
+        account.lid.clone()
+    }
+
+    /// The phone `phone` (its identity key `identity`) scans `qr`: the
+    /// companion showing it gets its pair-success. Returns the device JID it
+    /// is linked as.
+    pub fn scan(&self, qr: &str, phone: &str, identity: &KeyPair) -> anyhow::Result<String> {
+        let qr = Qr::parse(qr)?;
+        let mut reg = self.inner.registry();
+        let tx = reg
+            .pairing
+            .get(&qr.noise)
+            .cloned()
+            .ok_or_else(|| anyhow!("no client shows this QR code"))?;
+        let account = reg.account(phone);
+        let device = account.next_index as u16;
+        account.next_index += 1;
+        let linked = Linked {
+            phone,
+            lid: &account.lid,
+            device,
+            key_index: u32::from(device),
+            raw_id: account.raw_id,
+        };
+        let node = pair_success(&qr, &linked, identity).context("pair-success")?;
+        tx.send(Control::Pair {
+            node,
+            user: phone.to_string(),
+            device,
+        })
+        .map_err(|_| anyhow!("the companion's socket closed"))?;
+        Ok(device_jid(phone, device, "s.whatsapp.net"))
+    }
+
+    /// The phone removes its companion `device`: the device is forgotten and
+    /// its socket, if live, gets `401 device_removed`.
+    pub fn unlink(&self, phone: &str, device: u16) {
+        let mut reg = self.inner.registry();
+        if let Some(account) = reg.accounts.get_mut(phone) {
+            account.devices.remove(&device);
+        }
+        reg.offline.remove(&(phone.to_string(), device));
+        if let Some(live) = reg.live.get(&(phone.to_string(), device)) {
+            let _ = live.tx.send(Control::End(nodes::stream_error(
+                Some(401),
+                Some("device_removed"),
+            )));
+        }
+    }
+
+    /// Ends the device's live socket with a stream error (`code`, `conflict`).
+    pub fn stream_error(
+        &self,
+        phone: &str,
+        device: u16,
+        code: Option<u16>,
+        conflict: Option<&str>,
+    ) -> bool {
+        let reg = self.inner.registry();
+        reg.live.get(&(phone.to_string(), device)).is_some_and(|l| {
+            l.tx.send(Control::End(nodes::stream_error(code, conflict)))
+                .is_ok()
+        })
+    }
+
+    /// Drops the device's live socket without a word.
+    pub fn drop_socket(&self, phone: &str, device: u16) -> bool {
+        let reg = self.inner.registry();
+        reg.live
+            .get(&(phone.to_string(), device))
+            .is_some_and(|l| l.tx.send(Control::Drop).is_ok())
+    }
+
+    /// Refuses logins of `phone` as temporarily banned for `seconds` more (ban code 101); `None` lifts it.
+    pub fn ban(&self, phone: &str, seconds: Option<u64>) {
+        let mut bans = self.inner.bans.lock().unwrap_or_else(|p| p.into_inner());
+        match seconds {
+            Some(t) => bans.insert(phone.to_string(), t),
+            None => bans.remove(phone),
+        };
+    }
+
+    /// Answers IK hellos with the XX fallback from now on.
+    pub fn refuse_ik(&self, refuse: bool) {
+        self.inner.refuse_ik.store(refuse, Ordering::SeqCst);
+    }
+
+    /// How many handshakes each pattern ("XX", "IK", "XXfallback") served.
+    pub fn handshakes(&self, pattern: &str) -> usize {
+        self.inner
+            .patterns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(pattern)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether the device has a live socket now.
+    pub fn is_live(&self, phone: &str, device: u16) -> bool {
+        self.inner
+            .registry()
+            .live
+            .contains_key(&(phone.to_string(), device))
+    }
+
+    /// The most sockets the device ever had open at the same time.
+    pub fn most_live_sockets(&self, phone: &str, device: u16) -> usize {
+        self.inner
+            .registry()
+            .most_live
+            .get(&(phone.to_string(), device))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The devices `phone`'s account has now.
+    pub fn devices_of(&self, phone: &str) -> Vec<u16> {
+        self.inner
+            .registry()
+            .accounts
+            .get(phone)
+            .map(|a| a.devices.keys().copied().collect())
+            .unwrap_or_default()
+    }
+}

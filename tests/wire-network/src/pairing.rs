@@ -1,0 +1,141 @@
+//! QR pairing from the phone's side: the QR's fields, and the pair-success
+//! the phone has the server send (the ADV identity signed with the phone's
+//! identity key, wrapped in an HMAC keyed with the QR's secret).
+use anyhow::{Context, anyhow, bail};
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use whatsapp_rust::buffa::Message;
+use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
+use whatsapp_rust::wacore_binary::node::Node;
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use crate::nodes::{SERVER, element, leaf_bytes, now};
+use crate::registry::device_jid;
+
+/// The account-signature prefix of an ADV device identity.
+const ADV_ACCOUNT_SIGNATURE: &[u8] = &[6, 0];
+
+/// What a QR code says: `ref,noise,identity,adv-secret[,client-type]`.
+pub struct Qr {
+    pub reference: String,
+    pub noise: [u8; 32],
+    pub identity: [u8; 32],
+    pub adv_secret: Vec<u8>,
+}
+
+fn key32(b64: &str, what: &str) -> anyhow::Result<[u8; 32]> {
+    let bytes = BASE64_STANDARD
+        .decode(b64)
+        .with_context(|| format!("the QR's {what} is not base64"))?;
+    bytes
+        .try_into()
+        .map_err(|_| anyhow!("the QR's {what} is not 32 bytes"))
+}
+
+impl Qr {
+    pub fn parse(code: &str) -> anyhow::Result<Self> {
+        let parts: Vec<&str> = code.split(',').collect();
+        if parts.len() < 4 || parts.iter().take(4).any(|p| p.is_empty()) {
+            bail!("not a pairing QR code: {code:?}");
+        }
+        Ok(Self {
+            reference: parts[0].to_string(),
+            noise: key32(parts[1], "noise key")?,
+            identity: key32(parts[2], "identity key")?,
+            adv_secret: BASE64_STANDARD
+                .decode(parts[3])
+                .context("the QR's secret is not base64")?,
+        })
+    }
+}
+
+/// Who is being linked: the account and the device number it gets.
+pub struct Linked<'a> {
+    pub phone: &'a str,
+    pub lid: &'a str,
+    pub device: u16,
+    pub key_index: u32,
+    pub raw_id: u32,
+}
+
+/// The `pair-success` IQ for the companion that showed `qr`.
+pub fn pair_success(
+    qr: &Qr,
+    linked: &Linked<'_>,
+    phone_identity: &KeyPair,
+) -> anyhow::Result<Node> {
+    let details = wa::ADVDeviceIdentity {
+        raw_id: Some(linked.raw_id),
+        timestamp: Some(now()),
+        key_index: Some(linked.key_index),
+        account_type: Some(wa::ADVEncryptionType::E2EE),
+        device_type: Some(wa::ADVEncryptionType::E2EE),
+    }
+    .encode_to_vec();
+    let mut signed_bytes = ADV_ACCOUNT_SIGNATURE.to_vec();
+    signed_bytes.extend_from_slice(&details);
+    signed_bytes.extend_from_slice(&qr.identity);
+    let signature = phone_identity
+        .private_key
+        .calculate_signature(&signed_bytes, &mut rand10::rng())
+        .map_err(|e| anyhow!("signing the device identity: {e}"))?;
+    let signed = wa::ADVSignedDeviceIdentity {
+        details: Some(details),
+        account_signature_key: Some(phone_identity.public_key.public_key_bytes().to_vec()),
+        account_signature: Some(signature.to_vec()),
+        device_signature: None,
+    }
+    .encode_to_vec();
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(&qr.adv_secret).map_err(|e| anyhow!("HMAC key: {e}"))?;
+    mac.update(&signed);
+    let container = wa::ADVSignedDeviceIdentityHMAC {
+        details: Some(signed),
+        hmac: Some(mac.finalize().into_bytes().to_vec()),
+        account_type: Some(wa::ADVEncryptionType::E2EE),
+    }
+    .encode_to_vec();
+    let device = element(
+        "device",
+        &[
+            ("jid", device_jid(linked.phone, linked.device, SERVER)),
+            ("lid", device_jid(linked.lid, linked.device, "lid")),
+        ],
+        vec![],
+    );
+    let platform = element("platform", &[("name", "android".into())], vec![]);
+    let success = element(
+        "pair-success",
+        &[],
+        vec![leaf_bytes("device-identity", container), device, platform],
+    );
+    Ok(element(
+        "iq",
+        &[
+            ("from", SERVER.into()),
+            ("type", "set".into()),
+            ("id", format!("pair-success-{}", linked.device)),
+            ("t", now().to_string()),
+        ],
+        vec![success],
+    ))
+}
+
+/// The IQ that shows an unregistered client its QR references.
+pub fn pair_device(refs: &[String]) -> Node {
+    let refs = refs
+        .iter()
+        .map(|r| leaf_bytes("ref", r.as_bytes().to_vec()))
+        .collect();
+    element(
+        "iq",
+        &[
+            ("from", SERVER.into()),
+            ("type", "set".into()),
+            ("id", "pair-device-1".into()),
+        ],
+        vec![element("pair-device", &[], refs)],
+    )
+}

@@ -1,0 +1,161 @@
+//! What the network knows: accounts (a phone number, its hidden LID and its
+//! devices), each device's noise key, uploaded Signal keys and signed
+//! identity, which devices have a live socket, and what waits for the
+//! offline ones.
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use tokio::sync::mpsc;
+use whatsapp_rust::wacore_binary::node::Node;
+
+/// What a connection task is told by the rest of the network.
+#[derive(Debug)]
+pub enum Control {
+    /// Write this node.
+    Send(Node),
+    /// Write this node (a stream error), then close the socket.
+    End(Node),
+    /// Close the socket without a word.
+    Drop,
+    /// The phone scanned this socket's QR: write the pair-success and
+    /// remember the device it names until the client signs.
+    Pair {
+        node: Node,
+        user: String,
+        device: u16,
+    },
+}
+
+/// One device's Signal keys, as its client uploaded them.
+#[derive(Debug, Clone, Default)]
+pub struct Bundle {
+    pub registration: Vec<u8>,
+    pub identity: Vec<u8>,
+    pub prekeys: VecDeque<(Vec<u8>, Vec<u8>)>,
+    pub signed: (Vec<u8>, Vec<u8>, Vec<u8>),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Device {
+    pub noise: [u8; 32],
+    pub bundle: Option<Bundle>,
+    /// The ADV identity the companion signed at pairing (served with its keys).
+    pub identity: Option<Vec<u8>>,
+    pub key_index: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub lid: String,
+    pub devices: BTreeMap<u16, Device>,
+    pub next_index: u32,
+    pub raw_id: u32,
+    /// The name the account's owner set on the phone.
+    pub push_name: String,
+}
+
+/// A live socket of a device.
+pub struct Live {
+    pub conn: u64,
+    pub tx: mpsc::UnboundedSender<Control>,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    pub accounts: HashMap<String, Account>,
+    lids: HashMap<String, String>,
+    pub live: HashMap<(String, u16), Live>,
+    /// Sockets of unregistered clients waiting for a scan, by noise key.
+    pub pairing: HashMap<[u8; 32], mpsc::UnboundedSender<Control>>,
+    pub offline: HashMap<(String, u16), Vec<Node>>,
+    /// The most sockets one device ever had at once.
+    pub most_live: HashMap<(String, u16), usize>,
+    counts: HashMap<(String, u16), usize>,
+    next_lid: u64,
+    next_raw_id: u32,
+}
+
+/// `user[:device]@server`, the device part left out for device 0.
+pub fn device_jid(user: &str, device: u16, server: &str) -> String {
+    if device == 0 {
+        format!("{user}@{server}")
+    } else {
+        format!("{user}:{device}@{server}")
+    }
+}
+
+/// Splits `user[:device][@server]` (an agent part `user.agent` is dropped).
+pub fn split_jid(jid: &str) -> (String, u16, String) {
+    let (left, server) = jid.split_once('@').unwrap_or((jid, "s.whatsapp.net"));
+    let (user, device) = match left.split_once(':') {
+        Some((u, d)) => (u, d.parse().unwrap_or(0)),
+        None => (left, 0),
+    };
+    let user = user.split('.').next().unwrap_or(user);
+    (user.to_string(), device, server.to_string())
+}
+
+impl Registry {
+    /// The account of `phone`, made with a fresh LID when new.
+    pub fn account(&mut self, phone: &str) -> &mut Account {
+        if !self.accounts.contains_key(phone) {
+            self.next_lid += 1;
+            self.next_raw_id += 1;
+            let lid = format!("{}", 100_000_000_000_000u64 + self.next_lid);
+            self.lids.insert(lid.clone(), phone.to_string());
+            self.accounts.insert(
+                phone.to_string(),
+                Account {
+                    lid,
+                    devices: BTreeMap::new(),
+                    next_index: 1,
+                    raw_id: self.next_raw_id,
+                    push_name: String::new(),
+                },
+            );
+        }
+        self.accounts.get_mut(phone).expect("just made")
+    }
+
+    /// The phone number behind a user part, which may be a LID.
+    pub fn phone_of(&self, user: &str, server: &str) -> Option<String> {
+        if server == "lid" {
+            self.lids.get(user).cloned()
+        } else {
+            self.accounts.contains_key(user).then(|| user.to_string())
+        }
+    }
+
+    pub fn device(&mut self, phone: &str, device: u16) -> Option<&mut Device> {
+        self.accounts.get_mut(phone)?.devices.get_mut(&device)
+    }
+
+    /// A live socket for `(phone, device)`; any older one is returned to be ended.
+    pub fn go_live(&mut self, key: (String, u16), live: Live) -> Option<Live> {
+        let count = self.counts.entry(key.clone()).or_default();
+        *count += 1;
+        let most = self.most_live.entry(key.clone()).or_default();
+        *most = (*most).max(*count);
+        self.live.insert(key, live)
+    }
+
+    /// The socket `conn` of `key` is gone.
+    pub fn gone(&mut self, key: &(String, u16), conn: u64) {
+        if let Some(count) = self.counts.get_mut(key) {
+            *count = count.saturating_sub(1);
+        }
+        if self.live.get(key).is_some_and(|l| l.conn == conn) {
+            self.live.remove(key);
+        }
+    }
+
+    /// Hands `node` to the device now, or keeps it for its next login.
+    pub fn deliver(&mut self, phone: &str, device: u16, node: Node) {
+        let key = (phone.to_string(), device);
+        if let Some(live) = self.live.get(&key)
+            && live.tx.send(Control::Send(node.clone())).is_ok()
+        {
+            return;
+        }
+        self.offline.entry(key).or_default().push(node);
+    }
+}

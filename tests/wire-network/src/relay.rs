@@ -1,0 +1,152 @@
+//! Routing between clients. The server never decrypts: a `<message>`'s
+//! per-device `<enc>` go each to its device (now, or at its next login), the
+//! sender gets the server's ack; receipts and typing go to the devices they
+//! name.
+use whatsapp_rust::wacore_binary::node::Node;
+
+use crate::Inner;
+use crate::nodes::{attr, child, children, element, now};
+use crate::registry::{device_jid, split_jid};
+
+/// The sender of a stanza.
+pub struct Sender<'a> {
+    pub phone: &'a str,
+    pub device: u16,
+    pub push_name: &'a str,
+}
+
+/// Copies the attributes a receiver reads from an outgoing stanza.
+fn copied(node: &Node, keys: &[&'static str]) -> Vec<(&'static str, String)> {
+    keys.iter()
+        .filter_map(|k| attr(node, k).map(|v| (*k, v)))
+        .collect()
+}
+
+/// Fans a `<message>` out to the devices of its `<participants>` (or the one
+/// device it names) and returns the server's ack for the sender.
+pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
+    let id = attr(stanza, "id")?;
+    let to = attr(stanza, "to")?;
+    let (to_user, to_device, to_server) = split_jid(&to);
+    let from_jid = device_jid(from.phone, from.device, "s.whatsapp.net");
+    let mut reg = inner.registry();
+    let chat_phone = reg.phone_of(&to_user, &to_server);
+    let identity = child(stanza, "device-identity").cloned();
+    let (from_lid, name) = reg
+        .accounts
+        .get(from.phone)
+        .map(|a| (a.lid.clone(), a.push_name.clone()))
+        .unwrap_or_default();
+    let mut common = copied(stanza, &["id", "type", "edit", "category", "mediatype"]);
+    common.push(("t", now().to_string()));
+    let name = if name.is_empty() {
+        from.push_name.to_string()
+    } else {
+        name
+    };
+    if !name.is_empty() {
+        common.push(("notify", name));
+    }
+    let mut targets: Vec<(String, u16, Vec<Node>)> = Vec::new();
+    if let Some(participants) = child(stanza, "participants") {
+        for to_node in children(participants).iter().filter(|n| n.tag == "to") {
+            let Some(jid) = attr(to_node, "jid") else {
+                continue;
+            };
+            let (user, device, server) = split_jid(&jid);
+            if let Some(phone) = reg.phone_of(&user, &server) {
+                targets.push((phone, device, children(to_node).to_vec()));
+            }
+        }
+    } else if let Some(phone) = &chat_phone {
+        let encs: Vec<Node> = children(stanza)
+            .iter()
+            .filter(|n| n.tag == "enc")
+            .cloned()
+            .collect();
+        targets.push((phone.clone(), to_device, encs));
+    }
+    for (phone, device, mut kids) in targets {
+        let mut attrs = common.clone();
+        if phone == from.phone {
+            // One of the sender's own devices: it learns which chat this was.
+            attrs.push(("from", from_jid.clone()));
+            attrs.push(("recipient", to.clone()));
+        } else {
+            // Others know the sender by its hidden LID, its phone number beside it.
+            attrs.push(("from", device_jid(&from_lid, from.device, "lid")));
+            attrs.push(("sender_pn", format!("{}@s.whatsapp.net", from.phone)));
+            attrs.push(("addressing_mode", "lid".into()));
+        }
+        if let Some(identity) = &identity {
+            kids.push(identity.clone());
+        }
+        reg.deliver(&phone, device, element("message", &attrs, kids));
+    }
+    Some(element(
+        "ack",
+        &[
+            ("class", "message".into()),
+            ("id", id),
+            ("from", to),
+            ("t", now().to_string()),
+        ],
+        vec![],
+    ))
+}
+
+/// Relays a `<receipt>` to the device (or every device of the user) it names.
+pub fn receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
+    let id = attr(stanza, "id")?;
+    let to = attr(stanza, "to")?;
+    let (user, device, server) = split_jid(&to);
+    let mut attrs = copied(
+        stanza,
+        &["id", "type", "participant", "recipient", "category"],
+    );
+    attrs.push((
+        "from",
+        device_jid(from.phone, from.device, "s.whatsapp.net"),
+    ));
+    attrs.push(("t", now().to_string()));
+    let relayed = element("receipt", &attrs, children(stanza).to_vec());
+    let mut reg = inner.registry();
+    if let Some(phone) = reg.phone_of(&user, &server) {
+        let devices: Vec<u16> = if to.contains(':') {
+            vec![device]
+        } else {
+            reg.accounts
+                .get(&phone)
+                .map(|a| a.devices.keys().copied().collect())
+                .unwrap_or_default()
+        };
+        for device in devices {
+            reg.deliver(&phone, device, relayed.clone());
+        }
+    }
+    let mut ack = vec![("class", "receipt".into()), ("id", id), ("from", to)];
+    if let Some(kind) = attr(stanza, "type") {
+        ack.push(("type", kind));
+    }
+    Some(element("ack", &ack, vec![]))
+}
+
+/// Relays typing (`<chatstate to>`) to the other user's live devices.
+pub fn chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node) {
+    let Some(to) = attr(stanza, "to") else { return };
+    let (user, _, server) = split_jid(&to);
+    let node = element(
+        "chatstate",
+        &[("from", format!("{}@s.whatsapp.net", from.phone))],
+        children(stanza).to_vec(),
+    );
+    let reg = inner.registry();
+    let Some(phone) = reg.phone_of(&user, &server) else {
+        return;
+    };
+    for ((p, _), live) in reg.live.iter() {
+        if *p == phone {
+            let _ = live.tx.send(crate::registry::Control::Send(node.clone()));
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! The network port's contract suite over the real whatsapp-rust adapter, on
+//! the wire-level test network: a test phone scans and unlinks, a test
+//! contact writes and reads; device keys in SQLite.
+mod support;
+
+use parley_network::contract;
+use support::{fixture, subject};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_pairs_by_qr_and_reconnects_without_a_scan() {
+    let f = fixture("w1").await;
+    contract::pairs_by_qr_and_reconnects_without_a_scan(subject(&f, "w1")).await;
+    assert!(
+        f.wire.net.handshakes("IK") >= 1,
+        "the reconnect resumed with IK"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_texts_go_out_and_come_in() {
+    let f = fixture("w2").await;
+    contract::texts_go_out_and_come_in(subject(&f, "w2")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_unlinking_logs_out_and_forgetting_pairs_anew() {
+    let f = fixture("w3").await;
+    contract::unlinking_logs_out_and_forgetting_pairs_anew(subject(&f, "w3")).await;
+}

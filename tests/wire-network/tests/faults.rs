@@ -1,0 +1,99 @@
+//! The network's faults on the real adapter: what the server does to a
+//! linked session's socket shows as the port's disconnect reasons, and a
+//! dropped socket comes back by itself, never with two sockets at once.
+mod support;
+
+use parley_network::contract::{Counterpart, DEADLINE, PHONE};
+use parley_network::{Connection, DisconnectReason, Network, NetworkEvent, SessionContext};
+use support::{Fixture, fixture};
+use tokio::sync::mpsc::Receiver;
+
+fn ctx(client_id: &str) -> SessionContext {
+    SessionContext {
+        client_id: client_id.into(),
+        fence: 1,
+        pod_name: "wire".into(),
+    }
+}
+
+async fn next(events: &mut Receiver<NetworkEvent>, what: &str) -> NetworkEvent {
+    loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Qr { .. } | NetworkEvent::Message(_))) => continue,
+            Ok(Some(event)) => return event,
+            Ok(None) => panic!("the events ended while waiting for {what}"),
+            Err(_) => panic!("no {what} within {DEADLINE:?}"),
+        }
+    }
+}
+
+/// A session paired by QR and online; its device number.
+async fn online(
+    f: &Fixture,
+    client_id: &str,
+) -> (Box<dyn Connection>, Receiver<NetworkEvent>, u16) {
+    let (conn, mut events) = f.network.connect(ctx(client_id)).await.expect("connect");
+    let code = match tokio::time::timeout(DEADLINE, events.recv()).await {
+        Ok(Some(NetworkEvent::Qr { code })) => code,
+        other => panic!("expected a QR code, got {other:?}"),
+    };
+    f.wire.scan(client_id, &code, PHONE).await.expect("scan");
+    assert!(matches!(
+        next(&mut events, "the pairing").await,
+        NetworkEvent::Paired(_)
+    ));
+    assert!(matches!(
+        next(&mut events, "the connection").await,
+        NetworkEvent::Connected(_)
+    ));
+    let device = f.wire.device_of(client_id);
+    (conn, events, device)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_stream_disconnects_as_replaced() {
+    let f = fixture("f1").await;
+    let (_conn, mut events, device) = online(&f, "f1").await;
+    assert!(
+        f.wire
+            .net
+            .stream_error(PHONE, device, None, Some("replaced"))
+    );
+    assert_eq!(
+        next(&mut events, "the disconnect").await,
+        NetworkEvent::Disconnected(DisconnectReason::StreamReplaced)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_socket_reconnects_with_one_socket_at_a_time() {
+    let f = fixture("f2").await;
+    let (_conn, mut events, device) = online(&f, "f2").await;
+    assert!(f.wire.net.drop_socket(PHONE, device));
+    assert_eq!(
+        next(&mut events, "the disconnect").await,
+        NetworkEvent::Disconnected(DisconnectReason::ConnectionLost)
+    );
+    assert!(matches!(
+        next(&mut events, "the reconnection").await,
+        NetworkEvent::Connected(_)
+    ));
+    assert!(f.wire.net.is_live(PHONE, device));
+    assert_eq!(f.wire.net.most_live_sockets(PHONE, device), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_temporary_ban_refuses_the_login() {
+    let f = fixture("f3").await;
+    let (_conn, mut events, device) = online(&f, "f3").await;
+    f.wire.net.ban(PHONE, Some(3600));
+    assert!(f.wire.net.drop_socket(PHONE, device));
+    loop {
+        match next(&mut events, "the ban").await {
+            NetworkEvent::Disconnected(DisconnectReason::TemporaryBan) => break,
+            NetworkEvent::Disconnected(DisconnectReason::ConnectionLost) => continue,
+            other => panic!("expected a temporary ban, got {other:?}"),
+        }
+    }
+    assert!(!f.wire.net.is_live(PHONE, device));
+}

@@ -1,0 +1,147 @@
+//! What the wire-network tests share: the test network with a phone and a
+//! contact, and the real adapter on a SQLite database.
+#![allow(dead_code)] // each test binary uses its own part
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use parley_network::contract::{CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
+use parley_network_whatsapp::live::WhatsappNetwork;
+use parley_shared::db::{Db, NewSession, StatePatch};
+use parley_wire_network::{TestDevice, WireNetwork};
+
+pub struct Wire {
+    pub net: WireNetwork,
+    pub phone: TestDevice,
+    pub contact: TestDevice,
+    /// Each session's linked device number.
+    linked: Mutex<HashMap<String, u16>>,
+}
+
+#[async_trait]
+impl Counterpart for Wire {
+    async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+        if phone != self.phone.phone {
+            return Err(format!("no test phone {phone}"));
+        }
+        let jid = self
+            .phone
+            .scan(&self.net, code)
+            .map_err(|e| e.to_string())?;
+        let device = jid
+            .split_once(':')
+            .and_then(|(_, rest)| rest.split('@').next())
+            .and_then(|d| d.parse().ok())
+            .ok_or_else(|| format!("linked as {jid}"))?;
+        self.linked
+            .lock()
+            .unwrap()
+            .insert(client_id.to_string(), device);
+        Ok(())
+    }
+
+    async fn write(&self, _client_id: &str, from: &str, text: &str) -> Result<(), String> {
+        if from != self.contact.phone {
+            return Err(format!("no test contact {from}"));
+        }
+        self.contact
+            .send_text(&self.phone.jid(), text)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    async fn carried(&self, _client_id: &str, message_id: &str) -> Result<Option<Carried>, String> {
+        let got = self
+            .contact
+            .wait_for(DEADLINE, |r| r.id == message_id)
+            .await;
+        Ok(got.map(|r| Carried {
+            to: self.contact.jid(),
+            body: r.text.unwrap_or_default(),
+            message_id: r.id,
+        }))
+    }
+
+    async fn unlink(&self, client_id: &str) -> Result<(), String> {
+        let device = *self
+            .linked
+            .lock()
+            .unwrap()
+            .get(client_id)
+            .ok_or("not linked")?;
+        self.net.unlink(&self.phone.phone, device);
+        Ok(())
+    }
+}
+
+pub struct Fixture {
+    pub wire: Wire,
+    pub network: WhatsappNetwork,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn fixture(client_id: &str) -> Fixture {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,parley_wire_network=debug".into()),
+        )
+        .with_test_writer()
+        .try_init();
+    let net = WireNetwork::start().await.expect("test network");
+    let phone = TestDevice::start(&net, PHONE, "Phone")
+        .await
+        .expect("phone");
+    let contact = TestDevice::start(&net, CONTACT, "Contact")
+        .await
+        .expect("contact");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("parley.db").display());
+    let db = Db::connect(&url).await.expect("open SQLite");
+    db.migrate().await.expect("migrate");
+    let new = NewSession {
+        client_id: client_id.into(),
+        ..NewSession::default()
+    };
+    db.create_session(new).await.expect("session");
+    // Owned under fence 1; the suite's reconnect comes with fence 2, which may write.
+    assert!(
+        db.fenced_update(client_id, 1, StatePatch::default())
+            .await
+            .expect("claim")
+    );
+    let network = WhatsappNetwork::new(db, None)
+        .expect("adapter")
+        .with_ws_url(net.url())
+        .expect("a loopback URL");
+    Fixture {
+        wire: Wire {
+            net,
+            phone,
+            contact,
+            linked: Mutex::new(HashMap::new()),
+        },
+        network,
+        _dir: dir,
+    }
+}
+
+pub fn subject<'a>(f: &'a Fixture, client_id: &'a str) -> Subject<'a> {
+    Subject {
+        network: &f.network,
+        counterpart: &f.wire,
+        client_id,
+    }
+}
+
+impl Wire {
+    /// The device number the session `client_id` was linked as.
+    pub fn device_of(&self, client_id: &str) -> u16 {
+        *self
+            .linked
+            .lock()
+            .unwrap()
+            .get(client_id)
+            .expect("the session is linked")
+    }
+}
