@@ -97,3 +97,24 @@ async fn a_temporary_ban_refuses_the_login() {
     }
     assert!(!f.wire.net.is_live(PHONE, device));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_ik_falls_back_to_xx_and_logs_in() {
+    let f = fixture("f4").await;
+    let (conn, _events, _) = online(&f, "f4").await;
+    conn.close().await;
+    f.wire.net.refuse_ik(true);
+    let again = SessionContext {
+        fence: 2,
+        ..ctx("f4")
+    };
+    let (_conn, mut events) = f.network.connect(again).await.expect("reconnect");
+    assert!(matches!(
+        next(&mut events, "the connection").await,
+        NetworkEvent::Connected(_)
+    ));
+    assert!(
+        f.wire.net.handshakes("XXfallback") >= 1,
+        "the IK hello was answered with the fallback"
+    );
+}
