@@ -14,6 +14,11 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/parley-target}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 export RUST_LOG=${RUST_LOG:-warn}
 
+# `parley serve` with the real adapter runs this binary: the program built
+# with the feature under its own name (the default `parley` stays without it).
+cargo build -p parley --features test-network --bin parley-test-network || exit
+export PARLEY_TEST_NETWORK_BIN="$CARGO_TARGET_DIR/debug/parley-test-network"
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test -p parley-wire-network --tests --no-fail-fast -- "$@" 2>&1 | tee "$log"

@@ -35,7 +35,7 @@ enum Command {
     Migrate,
 }
 
-fn main() -> std::process::ExitCode {
+pub fn main() -> std::process::ExitCode {
     // Dependencies may enable more than one rustls provider: choose one, first.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let command = Cli::parse().command.unwrap_or(Command::Serve);
