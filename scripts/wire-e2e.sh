@@ -8,11 +8,20 @@
 # own: the workspace's other builds, and the release binary, never see it.
 #
 #   scripts/wire-e2e.sh [TEST-FILTER]
+#
+# Brings up the test services through scripts/with-services.sh when they are
+# not given (PARLEY_TEST_*).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/parley-target}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 export RUST_LOG=${RUST_LOG:-warn}
+
+# The cluster test needs PostgreSQL, Redis, NATS and S3: run inside the test
+# services unless the caller (scripts/test.sh) already provides them.
+if [ -z "${PARLEY_TEST_POSTGRES_URL:-}" ]; then
+  exec scripts/with-services.sh "$0" "$@"
+fi
 
 # `parley serve` with the real adapter runs this binary: the program built
 # with the feature under its own name (the default `parley` stays without it).

@@ -1,0 +1,141 @@
+//! The cluster with the real adapter on the wire-level test network: an API
+//! and two workers (device keys in PostgreSQL). SIGKILL the worker holding a
+//! session: another connects it from the stored keys, without a scan, and
+//! messages flow; SIGTERM hands it over. The test network never sees two
+//! live sockets of the device at once.
+//!
+//! Needs the test services (`PARLEY_TEST_*`, as `scripts/test.sh` or
+//! `scripts/with-services.sh` provide) and the binary `scripts/wire-e2e.sh` builds.
+mod api;
+
+use std::time::Instant;
+
+use api::*;
+use parley_tests::{Parley, services};
+use parley_wire_network::{TestDevice, WireNetwork};
+
+struct Cluster {
+    dir: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+    api: Parley,
+    workers: Vec<(String, Parley)>,
+}
+
+impl Cluster {
+    async fn start(net: &WireNetwork) -> Cluster {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let env = services::ClusterEnv::new().await;
+        let mut vars = env.vars();
+        for (k, v) in [
+            ("PARLEY_ACCOUNT_TOKEN", TOKEN.to_string()),
+            ("PARLEY_NETWORK", "whatsapp".to_string()),
+            ("PARLEY_NETWORK_URL", net.url()),
+            ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true".to_string()),
+            ("PARLEY_ALLOW_PRIVATE_EGRESS", "true".to_string()),
+        ] {
+            vars.push((k.to_string(), v));
+        }
+        let (ok, out) =
+            parley_tests::process::run_once(&bin(), &["migrate"], dir.path(), &vars).await;
+        assert!(ok, "migrate: {out}");
+        let api = Self::spawn(&dir, &vars, "api", "api-0").await;
+        let mut c = Cluster {
+            dir,
+            vars,
+            api,
+            workers: Vec::new(),
+        };
+        for pod in ["worker-0", "worker-1"] {
+            c.add_worker(pod).await;
+        }
+        c
+    }
+
+    async fn spawn(
+        dir: &tempfile::TempDir,
+        vars: &[(String, String)],
+        role: &str,
+        pod: &str,
+    ) -> Parley {
+        let mut vars = vars.to_vec();
+        vars.push(("PARLEY_POD_NAME".into(), pod.into()));
+        Parley::start(&bin(), &[role], dir.path(), &vars).await
+    }
+
+    async fn add_worker(&mut self, pod: &str) {
+        let w = Self::spawn(&self.dir, &self.vars, "worker", pod).await;
+        self.workers.push((pod.to_string(), w));
+    }
+
+    /// The worker that reports the session connected, by its index.
+    async fn owner(&self, id: &str) -> usize {
+        eventually("an owner", || async {
+            for (i, (_, w)) in self.workers.iter().enumerate() {
+                let res = reqwest::get(w.url("/health/clients")).await.ok()?;
+                let body: serde_json::Value = res.json().await.ok()?;
+                let owns = body["clients"].as_array().is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["clientId"] == id && c["connected"] == true)
+                });
+                if owns {
+                    return Some(i);
+                }
+            }
+            None
+        })
+        .await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
+    let net = WireNetwork::start().await.expect("test network");
+    let phone = TestDevice::start(&net, PHONE, "Shop phone")
+        .await
+        .expect("phone");
+    let contact = TestDevice::start(&net, CONTACT, "Customer")
+        .await
+        .expect("contact");
+    let hooks = parley_tests::receiver::Receiver::start().await;
+    let mut c = Cluster::start(&net).await;
+
+    let code = start_for_qr(&c.api, "wirec1", &hooks.url).await;
+    let linked = phone.scan(&net, &code).expect("the phone scans");
+    let device: u16 = linked
+        .split_once(':')
+        .and_then(|(_, rest)| rest.split('@').next())
+        .and_then(|d| d.parse().ok())
+        .expect("a companion JID");
+    assert_eq!(connected(&c.api, "wirec1").await, linked);
+    let id = send_text(&c.api, "wirec1", CONTACT, "before the failover").await;
+    assert!(contact.wait_for(WAIT, |r| r.id == id).await.is_some());
+
+    // SIGKILL the owner: the other worker connects the session from its keys.
+    let owner = c.owner("wirec1").await;
+    let (pod, mut victim) = c.workers.remove(owner);
+    let killed = Instant::now();
+    victim.kill().await;
+    let survivor = c.owner("wirec1").await;
+    assert_ne!(c.workers[survivor].0, pod);
+    let id = send_text(&c.api, "wirec1", CONTACT, "after the failover").await;
+    let got = contact.wait_for(WAIT, |r| r.id == id).await;
+    let flowing = killed.elapsed();
+    assert_eq!(
+        got.and_then(|r| r.text).as_deref(),
+        Some("after the failover")
+    );
+    eprintln!("real adapter: SIGKILL to a message delivered from another worker in {flowing:?}");
+
+    // SIGTERM the new owner: the session is handed over to a worker that joins.
+    c.add_worker("worker-2").await;
+    let owner = c.owner("wirec1").await;
+    let (_, mut leaving) = c.workers.remove(owner);
+    assert_eq!(leaving.terminate().await, Some(0), "{}", leaving.output());
+    c.owner("wirec1").await;
+    let id = send_text(&c.api, "wirec1", CONTACT, "after the handover").await;
+    assert!(contact.wait_for(WAIT, |r| r.id == id).await.is_some());
+
+    // No new scan, and never two sockets of the device at once.
+    assert_eq!(net.devices_of(PHONE), vec![0, device]);
+    assert_eq!(net.most_live_sockets(PHONE, device), 1);
+}
