@@ -16,6 +16,8 @@ mod http_client;
 mod inbound;
 mod lifecycle;
 mod lookups;
+#[cfg(feature = "test-network")]
+mod loopback_http;
 mod mentions;
 mod port;
 mod proxy;
@@ -45,6 +47,8 @@ use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionCon
 use transport::{Observed, ProxiedTransport};
 
 pub use lifecycle::{identity_of, lifecycle};
+#[cfg(feature = "test-network")]
+pub use loopback_http::{LoopbackHttp, plain_on_loopback};
 pub use proxy::{Proxy, ProxyKind};
 
 /// How long a connect waits for the socket (the library gives the version
@@ -181,8 +185,16 @@ impl Network for WhatsappNetwork {
         let (handler, library_events) = Forward::new();
         let builder = Bot::builder()
             .with_backend(store.clone())
-            .with_transport_factory(factory)
-            .with_http_client(self.http.clone())
+            .with_transport_factory(factory);
+        // A test network's CDN is plain HTTP on loopback (test builds only).
+        #[cfg(feature = "test-network")]
+        let builder = match self.ws_url {
+            Some(_) => builder.with_http_client(LoopbackHttp(self.http.clone())),
+            None => builder.with_http_client(self.http.clone()),
+        };
+        #[cfg(not(feature = "test-network"))]
+        let builder = builder.with_http_client(self.http.clone());
+        let builder = builder
             .with_runtime(TokioRuntime)
             .with_event_handler(handler)
             .skip_history_sync();

@@ -19,6 +19,10 @@ use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::wacore::store::{Device, InMemoryBackend};
 use whatsapp_rust::{Client, Jid, TokioRuntime};
 
+use parley_network_whatsapp::live::LoopbackHttp;
+use whatsapp_rust::download::MediaType;
+use whatsapp_rust::waproto::whatsapp as wa;
+
 use crate::WireNetwork;
 
 /// The client version test clients announce (nothing is fetched).
@@ -37,6 +41,8 @@ pub struct Received {
     pub sender: String,
     pub from_me: bool,
     pub text: Option<String>,
+    /// An image message, as received (its CDN fields and keys).
+    pub image: Option<whatsapp_rust::waproto::whatsapp::message::ImageMessage>,
 }
 
 #[derive(Default)]
@@ -61,6 +67,7 @@ impl EventHandler for Collect {
                 sender: info.source.sender.to_non_ad().to_string(),
                 from_me: info.source.is_from_me,
                 text: msg.message.text_content().map(str::to_string),
+                image: msg.message.image_message.as_option().cloned(),
             });
         }
         drop(messages);
@@ -108,7 +115,7 @@ impl TestDevice {
         let bot = Bot::builder()
             .with_backend(backend)
             .with_transport_factory(TokioWebSocketTransportFactory::new().with_url(net.url()))
-            .with_http_client(UreqHttpClient::new())
+            .with_http_client(LoopbackHttp(UreqHttpClient::new()))
             .with_runtime(TokioRuntime)
             .with_version(VERSION)
             .with_wanted_pre_key_count(20)
@@ -176,6 +183,53 @@ impl TestDevice {
             .await
             .map_err(|e| anyhow!("send from {}: {e}", self.phone))?;
         Ok(sent.message_id.to_string())
+    }
+
+    /// Uploads `data` (encrypted, to the CDN) and sends it to `to` as an
+    /// image; returns the message id.
+    pub async fn send_image(&self, to: &str, data: &[u8], mime: &str) -> anyhow::Result<String> {
+        let up = self
+            .client
+            .upload(
+                data.to_vec(),
+                MediaType::Image,
+                whatsapp_rust::UploadOptions::default(),
+            )
+            .await
+            .map_err(|e| anyhow!("upload from {}: {e}", self.phone))?;
+        let image = wa::message::ImageMessage {
+            url: Some(up.url),
+            direct_path: Some(up.direct_path),
+            media_key: Some(up.media_key.to_vec()),
+            file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
+            file_sha256: Some(up.file_sha256.to_vec()),
+            file_length: Some(up.file_length),
+            media_key_timestamp: Some(up.media_key_timestamp),
+            mimetype: Some(mime.to_string()),
+            ..Default::default()
+        };
+        let message = wa::Message {
+            image_message: whatsapp_rust::buffa::MessageField::some(image),
+            ..Default::default()
+        };
+        let to: Jid = to.parse().map_err(|e| anyhow!("{to}: {e}"))?;
+        let sent = self
+            .client
+            .send_message(to, message)
+            .await
+            .map_err(|e| anyhow!("send from {}: {e}", self.phone))?;
+        Ok(sent.message_id.to_string())
+    }
+
+    /// Downloads and decrypts a received image.
+    pub async fn download_image(
+        &self,
+        image: &wa::message::ImageMessage,
+    ) -> anyhow::Result<Vec<u8>> {
+        self.client
+            .download(image)
+            .await
+            .map_err(|e| anyhow!("download on {}: {e}", self.phone))
     }
 
     /// What the device received so far.

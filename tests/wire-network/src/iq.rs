@@ -47,6 +47,7 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         ("privacy", "set") => iq_result(&id, vec![]),
         ("w:sync:app:state", _) => app_state(&id, iq),
         ("md", "set") => remove_companion(inner, who, &id, iq),
+        ("w:m", "set") => media_conn(inner, &id),
         _ => {
             tracing::debug!(xmlns, kind, "wire network: IQ not served");
             iq_error(&id, 501, "feature-not-implemented")
@@ -380,4 +381,20 @@ pub fn device_added(phone: &str, device: u16, account: &crate::registry::Account
         ],
         vec![element("add", &[], add)],
     )
+}
+
+/// `media_conn`: the CDN stand-in as the one media host, its auth, a long ttl.
+fn media_conn(inner: &Inner, id: &str) -> Node {
+    let host = element("host", &[("hostname", inner.cdn_host.clone())], vec![]);
+    let conn = element(
+        "media_conn",
+        &[
+            ("auth", crate::cdn::AUTH.into()),
+            ("ttl", "86400".into()),
+            ("auth_ttl", "86400".into()),
+            ("max_buckets", "12".into()),
+        ],
+        vec![host],
+    );
+    iq_result(id, vec![conn])
 }

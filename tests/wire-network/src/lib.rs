@@ -8,6 +8,7 @@
 //! Signal keys, routes each `<enc>` to its device, and answers what a
 //! client asks after login. Faults (stream errors, bans, dropped sockets, a
 //! refused IK) are set from the test, like the sandbox's.
+mod cdn;
 mod conn;
 pub mod devices;
 mod handshake;
@@ -44,6 +45,8 @@ pub struct Inner {
     bans: Mutex<HashMap<String, u64>>,
     /// Woken at every change of accounts, keys or live sockets.
     changed: tokio::sync::Notify,
+    /// The CDN's `host:port`, as `media_conn` names it.
+    cdn_host: String,
 }
 
 impl Inner {
@@ -143,6 +146,7 @@ pub struct WireNetwork {
     inner: Arc<Inner>,
     addr: SocketAddr,
     accept: tokio::task::JoinHandle<()>,
+    _cdn: cdn::Cdn,
 }
 
 impl Drop for WireNetwork {
@@ -156,6 +160,7 @@ impl WireNetwork {
     pub async fn start() -> anyhow::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
+        let cdn = cdn::Cdn::start().await?;
         let inner = Arc::new(Inner {
             keys: ServerKeys::generate(),
             registry: Mutex::new(Registry::default()),
@@ -164,6 +169,7 @@ impl WireNetwork {
             patterns: Mutex::new(HashMap::new()),
             bans: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
+            cdn_host: cdn.addr.to_string(),
         });
         let served = Arc::clone(&inner);
         let accept = tokio::spawn(async move {
@@ -175,6 +181,7 @@ impl WireNetwork {
             inner,
             addr,
             accept,
+            _cdn: cdn,
         })
     }
 

@@ -3,52 +3,9 @@
 //! dropped socket comes back by itself, never with two sockets at once.
 mod support;
 
-use parley_network::contract::{Counterpart, DEADLINE, PHONE};
-use parley_network::{Connection, DisconnectReason, Network, NetworkEvent, SessionContext};
-use support::{Fixture, fixture};
-use tokio::sync::mpsc::Receiver;
-
-fn ctx(client_id: &str) -> SessionContext {
-    SessionContext {
-        client_id: client_id.into(),
-        fence: 1,
-        pod_name: "wire".into(),
-    }
-}
-
-async fn next(events: &mut Receiver<NetworkEvent>, what: &str) -> NetworkEvent {
-    loop {
-        match tokio::time::timeout(DEADLINE, events.recv()).await {
-            Ok(Some(NetworkEvent::Qr { .. } | NetworkEvent::Message(_))) => continue,
-            Ok(Some(event)) => return event,
-            Ok(None) => panic!("the events ended while waiting for {what}"),
-            Err(_) => panic!("no {what} within {DEADLINE:?}"),
-        }
-    }
-}
-
-/// A session paired by QR and online; its device number.
-async fn online(
-    f: &Fixture,
-    client_id: &str,
-) -> (Box<dyn Connection>, Receiver<NetworkEvent>, u16) {
-    let (conn, mut events) = f.network.connect(ctx(client_id)).await.expect("connect");
-    let code = match tokio::time::timeout(DEADLINE, events.recv()).await {
-        Ok(Some(NetworkEvent::Qr { code })) => code,
-        other => panic!("expected a QR code, got {other:?}"),
-    };
-    f.wire.scan(client_id, &code, PHONE).await.expect("scan");
-    assert!(matches!(
-        next(&mut events, "the pairing").await,
-        NetworkEvent::Paired(_)
-    ));
-    assert!(matches!(
-        next(&mut events, "the connection").await,
-        NetworkEvent::Connected(_)
-    ));
-    let device = f.wire.device_of(client_id);
-    (conn, events, device)
-}
+use parley_network::contract::PHONE;
+use parley_network::{DisconnectReason, Network, NetworkEvent, SessionContext};
+use support::{ctx, fixture, next, online};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replaced_stream_disconnects_as_replaced() {

@@ -1,9 +1,12 @@
 //! Messages on the real adapter beyond the contract: what the linked phone
-//! sends itself reaches the session as its own (`fromMe`).
+//! sends itself reaches the session as its own (`fromMe`), and images go
+//! both ways through the CDN stand-in, encrypted end to end.
 mod support;
 
+use bytes::Bytes;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
-use parley_network::inbound::Content;
+use parley_network::inbound::{Content, MediaKind};
+use parley_network::outgoing::{MediaFile, Outgoing, OutgoingBody};
 use parley_network::{Network, NetworkEvent, SessionContext};
 use support::fixture;
 
@@ -63,4 +66,77 @@ async fn what_the_phone_sends_arrives_as_from_me() {
         .await
         .expect("the contact receives the phone's message");
     assert_eq!(got.text.as_deref(), Some("sent on the phone"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_go_out_and_come_in_through_the_cdn() {
+    let f = fixture("m2").await;
+    let (conn, mut events, _) = support::online(&f, "m2").await;
+    let contact = format!("{CONTACT}@s.whatsapp.net");
+
+    // Out: the adapter encrypts and uploads; the contact downloads and decrypts.
+    let picture = b"\x89PNG\r\n\x1a\n an image from the gateway".repeat(50);
+    let sent = conn
+        .send(Outgoing {
+            to: contact.clone(),
+            body: OutgoingBody::Media(MediaFile {
+                kind: MediaKind::Image,
+                voice: false,
+                data: Bytes::from(picture.clone()),
+                mime_type: "image/png".into(),
+                file_name: None,
+                caption: Some("look".into()),
+            }),
+            quoted_id: None,
+            mentions: vec![],
+        })
+        .await
+        .expect("send an image");
+    let got = f
+        .wire
+        .contact
+        .wait_for(DEADLINE, |r| r.id == sent.message_id)
+        .await
+        .expect("the contact receives the image");
+    let image = got.image.expect("an image message");
+    let bytes = f
+        .wire
+        .contact
+        .download_image(&image)
+        .await
+        .expect("download");
+    assert_eq!(bytes, picture);
+
+    // In: the contact uploads one; the session's message points at it and
+    // the adapter downloads and decrypts it.
+    let theirs = b"\xff\xd8\xff a photo from the contact".repeat(40);
+    let id = f
+        .wire
+        .contact
+        .send_image(&f.wire.phone.jid(), &theirs, "image/jpeg")
+        .await
+        .expect("the contact sends an image");
+    let message = loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Message(m))) if m.id == id => break m,
+            Ok(Some(_)) => continue,
+            other => panic!("no image {id}: {other:?}"),
+        }
+    };
+    let Content::Media {
+        kind,
+        download,
+        mime_type,
+        ..
+    } = &message.content
+    else {
+        panic!("not media: {message:?}");
+    };
+    assert_eq!(*kind, MediaKind::Image);
+    assert_eq!(mime_type, "image/jpeg");
+    let bytes = conn
+        .download_media(*kind, download)
+        .await
+        .expect("the adapter downloads it");
+    assert_eq!(bytes.as_ref(), theirs.as_slice());
 }

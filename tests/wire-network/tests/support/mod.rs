@@ -6,9 +6,11 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use parley_network::contract::{CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
+use parley_network::{Connection, Network, NetworkEvent, SessionContext};
 use parley_network_whatsapp::live::WhatsappNetwork;
 use parley_shared::db::{Db, NewSession, StatePatch};
 use parley_wire_network::{TestDevice, WireNetwork};
+use tokio::sync::mpsc::Receiver;
 
 pub struct Wire {
     pub net: WireNetwork,
@@ -144,4 +146,46 @@ impl Wire {
             .get(client_id)
             .expect("the session is linked")
     }
+}
+
+pub fn ctx(client_id: &str) -> SessionContext {
+    SessionContext {
+        client_id: client_id.into(),
+        fence: 1,
+        pod_name: "wire".into(),
+    }
+}
+
+pub async fn next(events: &mut Receiver<NetworkEvent>, what: &str) -> NetworkEvent {
+    loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Qr { .. } | NetworkEvent::Message(_))) => continue,
+            Ok(Some(event)) => return event,
+            Ok(None) => panic!("the events ended while waiting for {what}"),
+            Err(_) => panic!("no {what} within {DEADLINE:?}"),
+        }
+    }
+}
+
+/// A session paired by QR and online; its device number.
+pub async fn online(
+    f: &Fixture,
+    client_id: &str,
+) -> (Box<dyn Connection>, Receiver<NetworkEvent>, u16) {
+    let (conn, mut events) = f.network.connect(ctx(client_id)).await.expect("connect");
+    let code = match tokio::time::timeout(DEADLINE, events.recv()).await {
+        Ok(Some(NetworkEvent::Qr { code })) => code,
+        other => panic!("expected a QR code, got {other:?}"),
+    };
+    f.wire.scan(client_id, &code, PHONE).await.expect("scan");
+    assert!(matches!(
+        next(&mut events, "the pairing").await,
+        NetworkEvent::Paired(_)
+    ));
+    assert!(matches!(
+        next(&mut events, "the connection").await,
+        NetworkEvent::Connected(_)
+    ));
+    let device = f.wire.device_of(client_id);
+    (conn, events, device)
 }
