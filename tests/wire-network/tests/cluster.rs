@@ -8,11 +8,15 @@
 //! `scripts/with-services.sh` provide) and the binary `scripts/wire-e2e.sh` builds.
 mod api;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use api::*;
 use parley_tests::{Parley, services};
 use parley_wire_network::{TestDevice, WireNetwork};
+
+/// Longest wait for a session to be connected by another worker (a killed
+/// owner's lease must run out first).
+const FAILOVER_WAIT: Duration = Duration::from_secs(45);
 
 struct Cluster {
     dir: tempfile::TempDir,
@@ -67,9 +71,10 @@ impl Cluster {
         self.workers.push((pod.to_string(), w));
     }
 
-    /// The worker that reports the session connected, by its index.
+    /// The worker that reports the session connected, by its index; waits
+    /// out a dead owner's lease.
     async fn owner(&self, id: &str) -> usize {
-        eventually("an owner", || async {
+        eventually_within(FAILOVER_WAIT, "an owner", || async {
             for (i, (_, w)) in self.workers.iter().enumerate() {
                 let res = reqwest::get(w.url("/health/clients")).await.ok()?;
                 let body: serde_json::Value = res.json().await.ok()?;

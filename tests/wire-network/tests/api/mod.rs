@@ -50,9 +50,18 @@ pub async fn get(p: &Parley, path: &str) -> (u16, Value) {
 /// Polls `probe` until it answers, for at most [`WAIT`].
 pub async fn eventually<T, Fut: std::future::Future<Output = Option<T>>>(
     what: &str,
+    probe: impl FnMut() -> Fut,
+) -> T {
+    eventually_within(WAIT, what, probe).await
+}
+
+/// Polls `probe` until it answers, for at most `deadline`.
+pub async fn eventually_within<T, Fut: std::future::Future<Output = Option<T>>>(
+    deadline: Duration,
+    what: &str,
     mut probe: impl FnMut() -> Fut,
 ) -> T {
-    let until = tokio::time::Instant::now() + WAIT;
+    let until = tokio::time::Instant::now() + deadline;
     loop {
         if let Some(v) = probe().await {
             return v;
