@@ -23,7 +23,7 @@ use parley_network_whatsapp::live::LoopbackHttp;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use crate::WireNetwork;
+use crate::{LinkedDevice, WireNetwork};
 
 /// The client version test clients announce (nothing is fetched).
 pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
@@ -146,14 +146,10 @@ impl TestDevice {
 
     /// Scans `qr` as this phone: the companion showing it is linked, and
     /// once it has logged in and uploaded its keys the phone shares its
-    /// app-state key with it, as a real phone does. Returns the device JID.
-    pub fn scan(&self, net: &WireNetwork, qr: &str) -> anyhow::Result<String> {
-        let jid = net.scan(qr, &self.phone, &self.identity)?;
-        let device = jid
-            .split_once(':')
-            .and_then(|(_, rest)| rest.split('@').next())
-            .and_then(|d| d.parse::<u16>().ok())
-            .ok_or_else(|| anyhow!("linked as {jid}"))?;
+    /// app-state key with it, as a real phone does. Returns the linked device.
+    pub fn scan(&self, net: &WireNetwork, qr: &str) -> anyhow::Result<LinkedDevice> {
+        let linked = net.scan(qr, &self.phone, &self.identity)?;
+        let device = linked.device;
         let watcher = net.watcher();
         let client = Arc::clone(&self.client);
         let phone = self.phone.clone();
@@ -166,7 +162,7 @@ impl TestDevice {
                 tracing::warn!(%phone, device, error = %e, "app-state key share failed");
             }
         });
-        Ok(jid)
+        Ok(linked)
     }
 
     /// The device's JID as others address it.

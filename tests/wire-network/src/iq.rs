@@ -149,27 +149,11 @@ fn fetch_keys(inner: &Inner, id: &str, key: &Node) -> Node {
         let phone = reg.phone_of(&user_part, &server);
         let found = phone.as_deref().and_then(|p| reg.device(p, device));
         let Some(dev) = found else {
-            users.push(element(
-                "user",
-                &[("jid", jid)],
-                vec![element(
-                    "error",
-                    &[("code", "406".into()), ("text", "not-acceptable".into())],
-                    vec![],
-                )],
-            ));
+            users.push(user_error(jid, 406, "not-acceptable"));
             continue;
         };
         let Some(bundle) = dev.bundle.as_mut() else {
-            users.push(element(
-                "user",
-                &[("jid", jid)],
-                vec![element(
-                    "error",
-                    &[("code", "404".into()), ("text", "item-not-found".into())],
-                    vec![],
-                )],
-            ));
+            users.push(user_error(jid, 404, "item-not-found"));
             continue;
         };
         let mut kids = vec![
@@ -200,6 +184,16 @@ fn fetch_keys(inner: &Inner, id: &str, key: &Node) -> Node {
         users.push(element("user", &[("jid", jid)], kids));
     }
     iq_result(id, vec![element("list", &[], users)])
+}
+
+/// A `<user>` whose keys cannot be served: `<error code text/>` in their place.
+fn user_error(jid: String, code: u16, text: &str) -> Node {
+    let error = element(
+        "error",
+        &[("code", code.to_string()), ("text", text.into())],
+        vec![],
+    );
+    element("user", &[("jid", jid)], vec![error])
 }
 
 /// usync: for each listed user, the parts the query asks (devices, lid, contact).

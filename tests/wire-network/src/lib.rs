@@ -141,6 +141,13 @@ impl Watcher {
     }
 }
 
+/// A companion the phone linked: its device JID and number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedDevice {
+    pub jid: String,
+    pub device: u16,
+}
+
 /// A running test network on a loopback port.
 pub struct WireNetwork {
     inner: Arc<Inner>,
@@ -213,7 +220,7 @@ impl WireNetwork {
     /// The phone `phone` (its identity key `identity`) scans `qr`: the
     /// companion showing it gets its pair-success. Returns the device JID it
     /// is linked as.
-    pub fn scan(&self, qr: &str, phone: &str, identity: &KeyPair) -> anyhow::Result<String> {
+    pub fn scan(&self, qr: &str, phone: &str, identity: &KeyPair) -> anyhow::Result<LinkedDevice> {
         let qr = Qr::parse(qr)?;
         let mut reg = self.inner.registry();
         let tx = reg
@@ -238,7 +245,10 @@ impl WireNetwork {
             device,
         })
         .map_err(|_| anyhow!("the companion's socket closed"))?;
-        Ok(device_jid(phone, device, "s.whatsapp.net"))
+        Ok(LinkedDevice {
+            jid: device_jid(phone, device, "s.whatsapp.net"),
+            device,
+        })
     }
 
     /// The phone removes its companion `device`: the device is forgotten and

@@ -106,12 +106,8 @@ async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
 
     let code = start_for_qr(&c.api, "wirec1", &hooks.url).await;
     let linked = phone.scan(&net, &code).expect("the phone scans");
-    let device: u16 = linked
-        .split_once(':')
-        .and_then(|(_, rest)| rest.split('@').next())
-        .and_then(|d| d.parse().ok())
-        .expect("a companion JID");
-    assert_eq!(connected(&c.api, "wirec1").await, linked);
+    let device = linked.device;
+    assert_eq!(connected(&c.api, "wirec1").await, linked.jid);
     let id = send_text(&c.api, "wirec1", CONTACT, "before the failover").await;
     assert!(contact.wait_for(WAIT, |r| r.id == id).await.is_some());
 

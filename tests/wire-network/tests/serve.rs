@@ -42,7 +42,7 @@ async fn serve_pairs_texts_both_ways_and_restarts_without_a_scan() {
     let code = start_for_qr(&p, "wire1", &hooks.url).await;
     let linked = phone.scan(&net, &code).expect("the phone scans");
     let jid = connected(&p, "wire1").await;
-    assert_eq!(jid, linked, "{}", p.output());
+    assert_eq!(jid, linked.jid, "{}", p.output());
 
     // A text out, through the API, to the contact's phone number.
     let id = send_text(&p, "wire1", CONTACT, "Your order shipped").await;

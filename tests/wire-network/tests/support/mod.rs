@@ -26,15 +26,11 @@ impl Counterpart for Wire {
         if phone != self.phone.phone {
             return Err(format!("no test phone {phone}"));
         }
-        let jid = self
+        let device = self
             .phone
             .scan(&self.net, code)
-            .map_err(|e| e.to_string())?;
-        let device = jid
-            .split_once(':')
-            .and_then(|(_, rest)| rest.split('@').next())
-            .and_then(|d| d.parse().ok())
-            .ok_or_else(|| format!("linked as {jid}"))?;
+            .map_err(|e| e.to_string())?
+            .device;
         self.linked
             .lock()
             .unwrap()
