@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict, Query};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -228,7 +228,7 @@ impl Db {
     /// New messages are inserted before updates run, so an update may target a
     /// message of the same batch.
     pub async fn history_write(&self, writes: &[Write]) -> Result<Vec<Written>, DbError> {
-        let txn = self.conn().begin().await?;
+        let txn = self.begin_write().await?;
         let out = write_in(&txn, writes).await?;
         txn.commit().await?;
         Ok(out)

@@ -87,6 +87,19 @@ impl Db {
         &self.conn
     }
 
+    /// A transaction that will write. On SQLite it takes the write lock at
+    /// `BEGIN` (`IMMEDIATE`, waiting out another writer): a deferred one that
+    /// reads first fails at its first write if another connection committed
+    /// meanwhile (`SQLITE_BUSY_SNAPSHOT`, which no waiting cures).
+    pub async fn begin_write(&self) -> Result<sea_orm::DatabaseTransaction, DbError> {
+        use sea_orm::{SqliteTransactionMode, TransactionOptions, TransactionTrait};
+        let options = TransactionOptions {
+            sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+            ..TransactionOptions::default()
+        };
+        Ok(self.conn.begin_with_options(options).await?)
+    }
+
     /// A second, small pool to the same database whose commits return before
     /// PostgreSQL has flushed them to disk (`synchronous_commit = off`): what it
     /// writes is visible to everyone at once and survives a crash of this

@@ -1,9 +1,9 @@
 //! The `sandbox_groups` and `sandbox_group_members` entities: groups on the
 //! simulated network, their members (phones) and roles.
 use sea_orm::ActiveValue::Set;
+use sea_orm::QueryOrder;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{QueryOrder, TransactionTrait};
 
 use crate::db::sandbox_groups::{SandboxGroup, SandboxMember};
 use crate::db::{Db, DbError};
@@ -53,7 +53,7 @@ pub mod member {
 
 /// Stores a new group with its members, in one transaction.
 pub async fn create(db: &Db, g: &SandboxGroup) -> Result<(), DbError> {
-    let txn = db.conn().begin().await?;
+    let txn = db.begin_write().await?;
     group::Entity::insert(group::ActiveModel {
         jid: Set(g.jid.clone()),
         subject: Set(g.subject.clone()),

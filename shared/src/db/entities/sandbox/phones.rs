@@ -1,8 +1,8 @@
 //! The `sandbox_phones` entity: simulated phones, their LIDs and profiles.
 use chrono::Utc;
+use sea_orm::ActiveValue::Set;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::ExprTrait;
-use sea_orm::{ActiveValue::Set, TransactionTrait};
 use sha2::{Digest, Sha256};
 
 use crate::db::sandbox::{PhonePatch, SandboxPhone, derive_lid};
@@ -127,7 +127,7 @@ async fn insert_default(db: &Db, phone: &str) -> Result<(), DbError> {
 
 /// Adds one to the phone's link count in a transaction and returns the new count.
 pub async fn next_device_number(db: &Db, phone: &str) -> Result<i32, DbError> {
-    let txn = db.conn().begin().await?;
+    let txn = db.begin_write().await?;
     Entity::update_many()
         .col_expr(Column::Links, Expr::col(Column::Links).add(1))
         .filter(Column::Phone.eq(phone))
