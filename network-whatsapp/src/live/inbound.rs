@@ -140,32 +140,31 @@ impl Pump {
         creator: &str,
     ) -> Option<VoteKey> {
         let chat = chat.to_non_ad().to_string();
+        // A poll sent to a phone number may be voted on from the contact's
+        // LID (and back): its secret is kept under the chat it was sent to.
+        let chat_alt = self.other_identity(&chat).await;
         let creator_alt = self.other_identity(creator).await;
         let voter_alt = self.other_identity(voter).await;
         let mut secret = None;
-        for sender in std::iter::once(creator).chain(creator_alt.as_deref()) {
-            match self.store.get_msg_secret(&chat, sender, poll_id).await {
-                Ok(Some(found)) => {
-                    secret = Some(found);
-                    break;
+        'found: for chat in std::iter::once(chat.as_str()).chain(chat_alt.as_deref()) {
+            for sender in std::iter::once(creator).chain(creator_alt.as_deref()) {
+                match self.store.get_msg_secret(chat, sender, poll_id).await {
+                    Ok(Some(found)) => {
+                        secret = Some(found);
+                        break 'found;
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(poll_id, error = %e, "cannot read a poll secret"),
                 }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(poll_id, error = %e, "cannot read a poll secret"),
             }
         }
-        let alternate = match (creator_alt, voter_alt) {
-            (None, None) => None,
-            (c, v) => Some(VoteAddressing {
-                poll_creator: c.unwrap_or_else(|| creator.to_string()),
-                voter: v.unwrap_or_else(|| voter.to_string()),
-            }),
-        };
+        let (addressing, alternate) = vote_addressing(
+            (creator, creator_alt.as_deref()),
+            (voter, voter_alt.as_deref()),
+        );
         Some(VoteKey {
             secret: secret?,
-            addressing: VoteAddressing {
-                poll_creator: creator.to_string(),
-                voter: voter.to_string(),
-            },
+            addressing,
             alternate,
         })
     }
@@ -181,6 +180,37 @@ impl Pump {
         };
         Some(other)
     }
+}
+
+/// The creator and voter identities a vote's key is derived from: both in
+/// the namespace the creator is named in (a voter names the creator as it saw
+/// the poll and signs as itself in the same namespace), then both in the
+/// other one when the two are known there. Each side is `(as named, the
+/// other identity when known)`.
+pub(crate) fn vote_addressing(
+    creator: (&str, Option<&str>),
+    voter: (&str, Option<&str>),
+) -> (VoteAddressing, Option<VoteAddressing>) {
+    let is_lid = |jid: &str| jid.ends_with("@lid");
+    let pick = |(named, other): (&str, Option<&str>), lid: bool| {
+        if is_lid(named) == lid {
+            Some(named.to_string())
+        } else {
+            other.filter(|o| is_lid(o) == lid).map(str::to_string)
+        }
+    };
+    let both = |lid: bool| {
+        Some(VoteAddressing {
+            poll_creator: pick(creator, lid)?,
+            voter: pick(voter, lid)?,
+        })
+    };
+    let lid = is_lid(creator.0);
+    let primary = both(lid).unwrap_or_else(|| VoteAddressing {
+        poll_creator: creator.0.to_string(),
+        voter: voter.0.to_string(),
+    });
+    (primary, both(!lid))
 }
 
 /// A group's new subject, from the network's group notification.

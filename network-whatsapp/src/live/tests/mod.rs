@@ -7,6 +7,7 @@ mod mentions;
 mod proxy;
 mod pump;
 mod sends;
+mod votes;
 #[cfg(feature = "test-network")]
 mod ws_url;
 
