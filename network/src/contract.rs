@@ -34,6 +34,9 @@ pub trait Counterpart: Send + Sync {
     /// The phone `phone` (digits) scans the QR code `code` that `client_id`
     /// shows, and so links the session.
     async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String>;
+    /// The pairing code `code` that `client_id` asked for is typed into the
+    /// phone `phone`, and so links the session.
+    async fn enter_code(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String>;
     /// The contact `from` (phone digits) writes `text` to the session.
     async fn write(&self, client_id: &str, from: &str, text: &str) -> Result<(), String>;
     /// The text message `message_id` that the network carried from the
@@ -104,7 +107,13 @@ async fn pair(s: &Subject<'_>, fence: u64) -> (Box<dyn Connection>, Events, Iden
         .scan(s.client_id, &code, PHONE)
         .await
         .expect("the phone scans");
-    let identity = match next_beyond_qr(&mut events, "the pairing").await {
+    let identity = linked(&mut events).await;
+    (conn, events, identity)
+}
+
+/// Waits for the session to be paired as [`PHONE`]'s device, then online.
+async fn linked(events: &mut Events) -> Identity {
+    let identity = match next_beyond_qr(events, "the pairing").await {
         NetworkEvent::Paired(identity) => identity,
         other => panic!("expected Paired, got {other:?}"),
     };
@@ -113,11 +122,11 @@ async fn pair(s: &Subject<'_>, fence: u64) -> (Box<dyn Connection>, Events, Iden
         "{identity:?}"
     );
     assert!(!identity.lid.is_empty(), "{identity:?}");
-    match next_beyond_qr(&mut events, "the connection").await {
+    match next_beyond_qr(events, "the connection").await {
         NetworkEvent::Connected(online) => assert_same_device(&online, &identity),
         other => panic!("expected Connected, got {other:?}"),
     }
-    (conn, events, identity)
+    identity
 }
 
 /// A new session shows a QR code, pairs when the phone scans it, and comes
@@ -129,6 +138,31 @@ pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
     match tokio::time::timeout(DEADLINE, events.recv()).await {
         Ok(Some(NetworkEvent::Connected(online))) => assert_same_device(&online, &identity),
         other => panic!("expected Connected without a QR, got {other:?}"),
+    }
+    again.close().await;
+}
+
+/// A new session asked for a pairing code pairs when the code is typed into
+/// the phone, and comes back online after a reconnect without another code.
+/// A wrong number is refused before anything is asked.
+pub async fn pairs_by_code_and_reconnects_without_one(s: Subject<'_>) {
+    let (conn, mut events) = s.network.connect(ctx(&s, 1)).await.expect("connect");
+    first_qr(&mut events).await;
+    let refused = conn.pair_phone("12ab").await;
+    assert!(refused.is_err(), "a number of letters: {refused:?}");
+    let code = conn.pair_phone(PHONE).await.expect("a pairing code");
+    let plain: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
+    assert_eq!(plain.len(), 8, "an 8-character code: {code:?}");
+    s.counterpart
+        .enter_code(s.client_id, &code, PHONE)
+        .await
+        .expect("the code is typed into the phone");
+    let identity = linked(&mut events).await;
+    conn.close().await;
+    let (again, mut events) = s.network.connect(ctx(&s, 2)).await.expect("reconnect");
+    match tokio::time::timeout(DEADLINE, events.recv()).await {
+        Ok(Some(NetworkEvent::Connected(online))) => assert_same_device(&online, &identity),
+        other => panic!("expected Connected without a code, got {other:?}"),
     }
     again.close().await;
 }

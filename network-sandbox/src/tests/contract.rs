@@ -24,6 +24,12 @@ impl Counterpart for SandboxSide<'_> {
         refused(self.0.network.control(client_id, op).await)
     }
 
+    async fn enter_code(&self, client_id: &str, code: &str, _phone: &str) -> Result<(), String> {
+        // The sandbox's phone is the number the code was asked for.
+        let op = SandboxOp::EnterCode { code: code.into() };
+        refused(self.0.network.control(client_id, op).await)
+    }
+
     async fn write(&self, client_id: &str, from: &str, text: &str) -> Result<(), String> {
         let message = InjectedMessage {
             from: from.into(),
@@ -75,6 +81,13 @@ async fn contract_pairs_by_qr_and_reconnects_without_a_scan() {
     let f = steady().await;
     let side = SandboxSide(&f);
     contract::pairs_by_qr_and_reconnects_without_a_scan(subject(&f, &side, "k1")).await;
+}
+
+#[tokio::test]
+async fn contract_pairs_by_code_and_reconnects_without_one() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::pairs_by_code_and_reconnects_without_one(subject(&f, &side, "k4")).await;
 }
 
 #[tokio::test]

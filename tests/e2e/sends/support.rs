@@ -1,6 +1,7 @@
 //! Helpers of the send tests: a linked sandbox session, the outbox, hand-built
 //! multipart bodies (and the test file server, re-exported).
 pub use parley_tests::files::{Answer, serve as file_server};
+pub use parley_tests::multipart::{Part, multipart};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -64,51 +65,6 @@ pub async fn outbox(p: &Parley, id: &str, query: &str) -> Vec<Value> {
 /// The last outbox entry of the session.
 pub async fn last(p: &Parley, id: &str) -> Value {
     outbox(p, id, "").await.pop().expect("an outbox entry")
-}
-
-/// One part of a multipart form: a text field, or a file with its type.
-pub enum Part<'a> {
-    Text(&'a str, &'a str),
-    File {
-        name: &'a str,
-        file_name: &'a str,
-        content_type: &'a str,
-        data: &'a [u8],
-    },
-}
-
-/// A `multipart/form-data` body: `(content type, body)`.
-pub fn multipart(parts: &[Part<'_>]) -> (String, Vec<u8>) {
-    let boundary = "parley-test-boundary-7d1c";
-    let mut body = Vec::new();
-    for part in parts {
-        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
-        match part {
-            Part::Text(name, value) => {
-                body.extend_from_slice(
-                    format!("content-disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
-                        .as_bytes(),
-                );
-            }
-            Part::File {
-                name,
-                file_name,
-                content_type,
-                data,
-            } => {
-                body.extend_from_slice(
-                    format!(
-                        "content-disposition: form-data; name=\"{name}\"; filename=\"{file_name}\"\r\ncontent-type: {content_type}\r\n\r\n"
-                    )
-                    .as_bytes(),
-                );
-                body.extend_from_slice(data);
-                body.extend_from_slice(b"\r\n");
-            }
-        }
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
 /// Posts a multipart form to `/send-media-message` (`query` after the path).

@@ -12,9 +12,10 @@ use tokio::sync::mpsc;
 use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
+use crate::code;
 use crate::handshake::{Handshaken, respond};
 use crate::iq::{Asker, answer};
-use crate::nodes::{attr, child, element, iq_result, now, stream_error};
+use crate::nodes::{attr, child, element, iq_error, iq_result, now, stream_error};
 use crate::pairing::pair_device;
 use crate::registry::{Control, Device, Live, device_jid};
 use crate::relay::{self, Sender};
@@ -86,6 +87,11 @@ async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow
                         socket.write_node(&stream_error(Some(515), None)).await?;
                         return Ok(());
                     }
+                    if let Some(stage) = code::stage(&node) {
+                        let answer = link_code(inner, shaken, &node, stage);
+                        socket.write_node(&answer).await?;
+                        continue;
+                    }
                     if attr(&node, "type").as_deref() == Some("error") && pending.is_some() {
                         return Err(anyhow!("the client refused the pairing"));
                     }
@@ -113,6 +119,51 @@ async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow
     .await;
     inner.registry().pairing.remove(&shaken.client_static);
     result
+}
+
+/// Records a code-pairing stage of the companion on `shaken`'s socket; the
+/// IQ's answer.
+fn link_code(
+    inner: &Inner,
+    shaken: &Handshaken,
+    iq: &Node,
+    stage: anyhow::Result<code::Stage>,
+) -> Node {
+    let id = attr(iq, "id").unwrap_or_default();
+    let answer = match stage {
+        Ok(code::Stage::Hello { phone, wrapped }) => {
+            let reference = BASE64_STANDARD
+                .encode(rand10::random::<[u8; 12]>())
+                .into_bytes();
+            inner.registry().codes.insert(
+                phone,
+                code::CodeRequest {
+                    noise: shaken.client_static,
+                    reference: reference.clone(),
+                    wrapped_ephemeral: wrapped,
+                    finish: None,
+                },
+            );
+            code::hello_result(&id, &reference)
+        }
+        Ok(code::Stage::Finish {
+            phone,
+            bundle,
+            identity,
+        }) => match inner.registry().codes.get_mut(&phone) {
+            Some(request) if request.noise == shaken.client_static => {
+                request.finish = Some((bundle, identity));
+                iq_result(&id, vec![])
+            }
+            _ => iq_error(&id, 404, "item-not-found"),
+        },
+        Err(e) => {
+            tracing::debug!(error = %e, "wire network: a code-pairing IQ it cannot read");
+            iq_error(&id, 400, "bad-request")
+        }
+    };
+    inner.changed.notify_waiters();
+    answer
 }
 
 /// A registered client: checks its keys, says `<success>`, then serves it.

@@ -20,7 +20,6 @@ use whatsapp_rust::wacore::store::{Device, InMemoryBackend};
 use whatsapp_rust::{Client, Jid, TokioRuntime};
 
 use parley_network_whatsapp::live::LoopbackHttp;
-use whatsapp_rust::download::MediaType;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::{LinkedDevice, WireNetwork};
@@ -41,36 +40,62 @@ pub struct Received {
     pub sender: String,
     pub from_me: bool,
     pub text: Option<String>,
-    /// An image message, as received (its CDN fields and keys).
-    pub image: Option<whatsapp_rust::waproto::whatsapp::message::ImageMessage>,
+    /// The message as received, unwrapped (media fields and keys, updates).
+    pub message: Box<wa::Message>,
+    /// The message's secret (polls carry one; votes need it).
+    pub secret: Option<Vec<u8>>,
+}
+
+/// A typing indicator or receipt a test device saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signal {
+    /// `<chatstate>` from `sender`: `composing`, `recording` or `paused`.
+    Typing { sender: String, state: String },
+    /// A receipt of `kind` (`delivery`, `read`, ...) for `ids`.
+    Receipt { kind: String, ids: Vec<String> },
 }
 
 #[derive(Default)]
 struct Inbox {
     messages: Mutex<Vec<Received>>,
+    signals: Mutex<Vec<Signal>>,
     arrived: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 struct Collect(Arc<Inbox>);
 
 impl EventHandler for Collect {
     fn handle_event(&self, event: Arc<Event>) {
-        let Event::Messages(batch) = &*event else {
-            return;
-        };
-        let mut messages = self.0.messages.lock().unwrap_or_else(|p| p.into_inner());
-        for msg in batch.iter() {
-            let info = &msg.info;
-            messages.push(Received {
-                id: info.id.to_string(),
-                chat: info.source.chat.to_non_ad().to_string(),
-                sender: info.source.sender.to_non_ad().to_string(),
-                from_me: info.source.is_from_me,
-                text: msg.message.text_content().map(str::to_string),
-                image: msg.message.image_message.as_option().cloned(),
-            });
+        match &*event {
+            Event::Messages(batch) => {
+                let mut messages = lock(&self.0.messages);
+                for msg in batch.iter() {
+                    let info = &msg.info;
+                    messages.push(Received {
+                        id: info.id.to_string(),
+                        chat: info.source.chat.to_non_ad().to_string(),
+                        sender: info.source.sender.to_non_ad().to_string(),
+                        from_me: info.source.is_from_me,
+                        text: msg.message.text_content().map(str::to_string),
+                        message: Box::new(msg.message.get_base_message().clone()),
+                        secret: secret_of(&msg.message),
+                    });
+                }
+            }
+            Event::ChatPresence(p) => lock(&self.0.signals).push(Signal::Typing {
+                sender: p.source.sender.to_non_ad().to_string(),
+                state: format!("{:?}", p.state).to_lowercase(),
+            }),
+            Event::Receipt(r) => lock(&self.0.signals).push(Signal::Receipt {
+                kind: format!("{:?}", r.r#type).to_lowercase(),
+                ids: r.message_ids.iter().map(|id| id.to_string()).collect(),
+            }),
+            _ => return,
         }
-        drop(messages);
         self.0.arrived.notify_waiters();
     }
 }
@@ -149,7 +174,19 @@ impl TestDevice {
     /// app-state key with it, as a real phone does. Returns the linked device.
     pub fn scan(&self, net: &WireNetwork, qr: &str) -> anyhow::Result<LinkedDevice> {
         let linked = net.scan(qr, &self.phone, &self.identity)?;
-        let device = linked.device;
+        self.share_keys_once_uploaded(net, linked.device);
+        Ok(linked)
+    }
+
+    /// Types the pairing `code` a companion shows into this phone: that
+    /// companion is linked, and gets the app-state key as after a scan.
+    pub async fn enter_code(&self, net: &WireNetwork, code: &str) -> anyhow::Result<LinkedDevice> {
+        let linked = net.enter_code(code, &self.phone, &self.identity).await?;
+        self.share_keys_once_uploaded(net, linked.device);
+        Ok(linked)
+    }
+
+    fn share_keys_once_uploaded(&self, net: &WireNetwork, device: u16) {
         let watcher = net.watcher();
         let client = Arc::clone(&self.client);
         let phone = self.phone.clone();
@@ -162,7 +199,6 @@ impl TestDevice {
                 tracing::warn!(%phone, device, error = %e, "app-state key share failed");
             }
         });
-        Ok(linked)
     }
 
     /// The device's JID as others address it.
@@ -181,60 +217,27 @@ impl TestDevice {
         Ok(sent.message_id.to_string())
     }
 
-    /// Uploads `data` (encrypted, to the CDN) and sends it to `to` as an
-    /// image; returns the message id.
-    pub async fn send_image(&self, to: &str, data: &[u8], mime: &str) -> anyhow::Result<String> {
-        let up = self
-            .client
-            .upload(
-                data.to_vec(),
-                MediaType::Image,
-                whatsapp_rust::UploadOptions::default(),
-            )
-            .await
-            .map_err(|e| anyhow!("upload from {}: {e}", self.phone))?;
-        let image = wa::message::ImageMessage {
-            url: Some(up.url),
-            direct_path: Some(up.direct_path),
-            media_key: Some(up.media_key.to_vec()),
-            file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
-            file_sha256: Some(up.file_sha256.to_vec()),
-            file_length: Some(up.file_length),
-            media_key_timestamp: Some(up.media_key_timestamp),
-            mimetype: Some(mime.to_string()),
-            ..Default::default()
-        };
-        let message = wa::Message {
-            image_message: whatsapp_rust::buffa::MessageField::some(image),
-            ..Default::default()
-        };
-        let to: Jid = to.parse().map_err(|e| anyhow!("{to}: {e}"))?;
-        let sent = self
-            .client
-            .send_message(to, message)
-            .await
-            .map_err(|e| anyhow!("send from {}: {e}", self.phone))?;
-        Ok(sent.message_id.to_string())
-    }
-
-    /// Downloads and decrypts a received image.
-    pub async fn download_image(
-        &self,
-        image: &wa::message::ImageMessage,
-    ) -> anyhow::Result<Vec<u8>> {
-        self.client
-            .download(image)
-            .await
-            .map_err(|e| anyhow!("download on {}: {e}", self.phone))
-    }
-
     /// What the device received so far.
     pub fn received(&self) -> Vec<Received> {
-        self.inbox
-            .messages
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.inbox.messages).clone()
+    }
+
+    /// Waits up to `deadline` for a typing indicator or receipt matching `test`.
+    pub async fn wait_for_signal(
+        &self,
+        deadline: Duration,
+        test: impl Fn(&Signal) -> bool,
+    ) -> Option<Signal> {
+        let until = tokio::time::Instant::now() + deadline;
+        loop {
+            let arrived = self.inbox.arrived.notified();
+            if let Some(found) = lock(&self.inbox.signals).iter().find(|s| test(s)) {
+                return Some(found.clone());
+            }
+            if tokio::time::timeout_at(until, arrived).await.is_err() {
+                return None;
+            }
+        }
     }
 
     /// Waits up to `deadline` for a received message matching `test`.
@@ -254,6 +257,13 @@ impl TestDevice {
             }
         }
     }
+}
+
+/// The `messageSecret` of a message, on its outer or inner context.
+fn secret_of(message: &wa::Message) -> Option<Vec<u8>> {
+    [message, message.get_base_message()]
+        .into_iter()
+        .find_map(|m| m.message_context_info.as_option()?.message_secret.clone())
 }
 
 /// Sends the account's app-state sync key to its own other devices.

@@ -1,7 +1,7 @@
 //! The IQs a logged-in client asks the server, and their answers: keepalive,
 //! passive/active, Signal keys (upload, count, fetch, digest), usync (devices,
 //! LID, contact), props, blocklist, privacy, app-state sync (empty
-//! collections), and unlinking itself. Anything else is answered 501 and
+//! collections), groups (see `groups`), and unlinking itself. Anything else is answered 501 and
 //! logged, so a missing feature shows up as such.
 use std::collections::VecDeque;
 
@@ -48,6 +48,7 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         ("w:sync:app:state", _) => app_state(&id, iq),
         ("md", "set") => remove_companion(inner, who, &id, iq),
         ("w:m", "set") => media_conn(inner, &id),
+        ("w:g2", _) => crate::groups::answer(inner, who, &id, iq),
         _ => {
             tracing::debug!(xmlns, kind, "wire network: IQ not served");
             iq_error(&id, 501, "feature-not-implemented")
@@ -324,6 +325,8 @@ fn remove_companion(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node
             Some("device_removed"),
         )));
     }
+    drop(reg);
+    inner.changed.notify_waiters();
     iq_result(id, vec![])
 }
 

@@ -9,10 +9,13 @@
 //! client asks after login. Faults (stream errors, bans, dropped sockets, a
 //! refused IK) are set from the test, like the sandbox's.
 mod cdn;
+mod code;
 mod conn;
 pub mod devices;
+mod groups;
 mod handshake;
 mod iq;
+pub mod kinds;
 mod nodes;
 pub mod pairing;
 mod registry;
@@ -24,7 +27,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use anyhow::{Context, anyhow};
+use anyhow::{Context, anyhow, bail};
 use tokio::net::TcpListener;
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 
@@ -32,7 +35,8 @@ use handshake::ServerKeys;
 use pairing::{Linked, Qr, pair_success};
 use registry::{Control, Device, Registry};
 
-pub use devices::{Received, TestDevice};
+pub use devices::{Received, Signal, TestDevice};
+pub use kinds::{File, FileKind};
 pub use registry::device_jid;
 
 /// The server's shared state.
@@ -139,6 +143,22 @@ impl Watcher {
             })
             .await
     }
+
+    /// Waits up to `deadline` until the account no longer lists the device.
+    pub async fn device_gone(
+        &self,
+        phone: &str,
+        device: u16,
+        deadline: std::time::Duration,
+    ) -> bool {
+        self.0
+            .wait_until(deadline, |reg| {
+                reg.accounts
+                    .get(phone)
+                    .is_none_or(|a| !a.devices.contains_key(&device))
+            })
+            .await
+    }
 }
 
 /// A companion the phone linked: its device JID and number.
@@ -238,7 +258,77 @@ impl WireNetwork {
             key_index: u32::from(device),
             raw_id: account.raw_id,
         };
-        let node = pair_success(&qr, &linked, identity).context("pair-success")?;
+        let node = pair_success(&qr.identity, &qr.adv_secret, &linked, identity)
+            .context("pair-success")?;
+        tx.send(Control::Pair {
+            node,
+            user: phone.to_string(),
+            device,
+        })
+        .map_err(|_| anyhow!("the companion's socket closed"))?;
+        Ok(LinkedDevice {
+            jid: device_jid(phone, device, "s.whatsapp.net"),
+            device,
+        })
+    }
+
+    /// The phone `phone` (with identity key `identity`) has `code` typed in:
+    /// the companion that asked for a code for this number is linked. Fails
+    /// when none asked, the code is wrong (its key bundle does not open), or
+    /// the companion does not finish within `PAIR_WAIT`.
+    pub async fn enter_code(
+        &self,
+        code: &str,
+        phone: &str,
+        identity: &KeyPair,
+    ) -> anyhow::Result<LinkedDevice> {
+        const PAIR_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+        let code: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
+        let asked = |reg: &Registry| reg.codes.contains_key(phone);
+        if !self.inner.wait_until(PAIR_WAIT, asked).await {
+            bail!("no companion asked for a code for {phone}");
+        }
+        let request = self.inner.registry().codes.get(phone).cloned();
+        let request = request.context("the code request went away")?;
+        let hello = {
+            let (request, identity) = (request.clone(), identity.clone());
+            tokio::task::spawn_blocking(move || code::primary_hello(&request, &code, &identity))
+                .await
+                .context("the phone's key derivation")??
+        };
+        let tx = self.inner.registry().pairing.get(&request.noise).cloned();
+        tx.context("the companion's socket closed")?
+            .send(Control::Send(hello.notification.clone()))
+            .map_err(|_| anyhow!("the companion's socket closed"))?;
+        let finished = |reg: &Registry| reg.codes.get(phone).is_some_and(|r| r.finish.is_some());
+        if !self.inner.wait_until(PAIR_WAIT, finished).await {
+            bail!("the companion did not finish the code pairing");
+        }
+        let mut reg = self.inner.registry();
+        let (bundle, companion) = reg
+            .codes
+            .remove(phone)
+            .and_then(|r| r.finish)
+            .context("the code request went away")?;
+        let adv_secret = code::open_bundle(&hello, &bundle, &companion, identity)?;
+        let tx = reg
+            .pairing
+            .get(&request.noise)
+            .cloned()
+            .context("the companion's socket closed")?;
+        let account = reg.account(phone);
+        let device = account.next_index as u16;
+        account.next_index += 1;
+        let linked = Linked {
+            phone,
+            lid: &account.lid,
+            device,
+            key_index: u32::from(device),
+            raw_id: account.raw_id,
+        };
+        let node =
+            pair_success(&companion, &adv_secret, &linked, identity).context("pair-success")?;
+        drop(reg);
         tx.send(Control::Pair {
             node,
             user: phone.to_string(),

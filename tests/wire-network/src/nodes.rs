@@ -19,6 +19,11 @@ pub fn bytes(node: &Node) -> Option<&[u8]> {
     }
 }
 
+/// A node's content as text.
+pub fn text(node: &Node) -> Option<String> {
+    bytes(node).map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
 pub fn children(node: &Node) -> &[Node] {
     node.children().unwrap_or(&[])
 }

@@ -1,6 +1,7 @@
-//! QR pairing from the phone's side: the QR's fields, and the pair-success
-//! the phone has the server send (the ADV identity signed with the phone's
-//! identity key, wrapped in an HMAC keyed with the QR's secret).
+//! Pairing from the phone's side: the QR's fields, and the pair-success the
+//! phone has the server send (the ADV identity signed with the phone's
+//! identity key, wrapped in an HMAC keyed with the QR's secret, or with the
+//! secret a code pairing derived: see `code`).
 use anyhow::{Context, anyhow, bail};
 use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
@@ -60,9 +61,12 @@ pub struct Linked<'a> {
     pub raw_id: u32,
 }
 
-/// The `pair-success` IQ for the companion that showed `qr`.
+/// The `pair-success` IQ for the companion whose identity key is
+/// `companion_identity`, MAC'd with `adv_secret` (the QR's, or the one a
+/// code pairing derived).
 pub fn pair_success(
-    qr: &Qr,
+    companion_identity: &[u8; 32],
+    adv_secret: &[u8],
     linked: &Linked<'_>,
     phone_identity: &KeyPair,
 ) -> anyhow::Result<Node> {
@@ -76,7 +80,7 @@ pub fn pair_success(
     .encode_to_vec();
     let mut signed_bytes = ADV_ACCOUNT_SIGNATURE.to_vec();
     signed_bytes.extend_from_slice(&details);
-    signed_bytes.extend_from_slice(&qr.identity);
+    signed_bytes.extend_from_slice(companion_identity);
     let signature = phone_identity
         .private_key
         .calculate_signature(&signed_bytes, &mut rand10::rng())
@@ -89,7 +93,7 @@ pub fn pair_success(
     }
     .encode_to_vec();
     let mut mac =
-        Hmac::<Sha256>::new_from_slice(&qr.adv_secret).map_err(|e| anyhow!("HMAC key: {e}"))?;
+        Hmac::<Sha256>::new_from_slice(adv_secret).map_err(|e| anyhow!("HMAC key: {e}"))?;
     mac.update(&signed);
     let container = wa::ADVSignedDeviceIdentityHMAC {
         details: Some(signed),

@@ -67,6 +67,11 @@ pub struct Registry {
     /// Sockets of unregistered clients waiting for a scan, by noise key.
     pub pairing: HashMap<[u8; 32], mpsc::UnboundedSender<Control>>,
     pub offline: HashMap<(String, u16), Vec<Node>>,
+    /// Groups by id (the user part of `id@g.us`).
+    pub groups: HashMap<String, crate::groups::Group>,
+    pub next_group: u64,
+    /// Companions waiting for a code to be typed, by phone number.
+    pub codes: HashMap<String, crate::code::CodeRequest>,
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
     counts: HashMap<(String, u16), usize>,

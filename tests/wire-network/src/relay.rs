@@ -1,12 +1,14 @@
 //! Routing between clients. The server never decrypts: a `<message>`'s
 //! per-device `<enc>` go each to its device (now, or at its next login), the
 //! sender gets the server's ack; receipts and typing go to the devices they
-//! name.
+//! name. Group messages go to every member device (see `group_message`).
 use whatsapp_rust::wacore_binary::node::Node;
 
-use crate::Inner;
+use std::collections::HashMap;
+
 use crate::nodes::{attr, child, children, element, now};
-use crate::registry::{device_jid, split_jid};
+use crate::registry::{Registry, device_jid, split_jid};
+use crate::{Inner, groups};
 
 /// The sender of a stanza.
 pub struct Sender<'a> {
@@ -47,6 +49,10 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
     if !name.is_empty() {
         common.push(("notify", name));
     }
+    if to_server == "g.us" {
+        group_message(&mut reg, from, stanza, &to, &to_user, common);
+        return Some(ack(id, to));
+    }
     let mut targets: Vec<(String, u16, Vec<Node>)> = Vec::new();
     if let Some(participants) = child(stanza, "participants") {
         for to_node in children(participants).iter().filter(|n| n.tag == "to") {
@@ -83,7 +89,12 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         }
         reg.deliver(&phone, device, element("message", &attrs, kids));
     }
-    Some(element(
+    Some(ack(id, to))
+}
+
+/// The server's ack of a message stanza.
+fn ack(id: String, to: String) -> Node {
+    element(
         "ack",
         &[
             ("class", "message".into()),
@@ -92,7 +103,56 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
             ("t", now().to_string()),
         ],
         vec![],
-    ))
+    )
+}
+
+/// A group message: every member device but the sending one gets the
+/// sender-key ciphertext (`skmsg`), preceded by its own copy of the sender
+/// key distribution when the sender included one for it.
+fn group_message(
+    reg: &mut Registry,
+    from: &Sender<'_>,
+    stanza: &Node,
+    group: &str,
+    gid: &str,
+    common: Vec<(&'static str, String)>,
+) {
+    let mut own: HashMap<(String, u16), Vec<Node>> = HashMap::new();
+    if let Some(participants) = child(stanza, "participants") {
+        for to_node in children(participants).iter().filter(|n| n.tag == "to") {
+            let Some(jid) = attr(to_node, "jid") else {
+                continue;
+            };
+            let (user, device, server) = split_jid(&jid);
+            if let Some(phone) = reg.phone_of(&user, &server) {
+                own.insert((phone, device), children(to_node).to_vec());
+            }
+        }
+    }
+    let shared: Vec<Node> = children(stanza)
+        .iter()
+        .filter(|n| n.tag == "enc")
+        .cloned()
+        .collect();
+    let identity = child(stanza, "device-identity");
+    for (phone, device) in groups::member_devices(reg, gid, (from.phone, from.device)) {
+        let mut kids = own.remove(&(phone.clone(), device)).unwrap_or_default();
+        let prekey = kids
+            .iter()
+            .any(|k| attr(k, "type").as_deref() == Some("pkmsg"));
+        kids.extend(shared.iter().cloned());
+        if prekey && let Some(identity) = identity {
+            kids.push(identity.clone());
+        }
+        if kids.is_empty() {
+            continue;
+        }
+        let mut attrs = common.clone();
+        attrs.push(("from", group.to_string()));
+        attrs.push(("participant", groups::participant(from.phone, from.device)));
+        attrs.push(("addressing_mode", "pn".into()));
+        reg.deliver(&phone, device, element("message", &attrs, kids));
+    }
 }
 
 /// Relays a `<receipt>` to the device (or every device of the user) it names.

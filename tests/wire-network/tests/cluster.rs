@@ -2,7 +2,8 @@
 //! and two workers (device keys in PostgreSQL). SIGKILL the worker holding a
 //! session: another connects it from the stored keys, without a scan, and
 //! messages flow; SIGTERM hands it over. The test network never sees two
-//! live sockets of the device at once.
+//! live sockets of the device at once. A session paired by code sends and
+//! receives files, mirrored to S3.
 //!
 //! Needs the test services (`PARLEY_TEST_*`, as `scripts/test.sh` or
 //! `scripts/with-services.sh` provide) and the binary `scripts/wire-e2e.sh` builds.
@@ -11,8 +12,10 @@ mod api;
 use std::time::{Duration, Instant};
 
 use api::*;
+use parley_tests::multipart::{Part, upload_form};
 use parley_tests::{Parley, services};
 use parley_wire_network::{TestDevice, WireNetwork};
+use serde_json::json;
 
 /// Longest wait for a session to be connected by another worker (a killed
 /// owner's lease must run out first).
@@ -26,7 +29,8 @@ struct Cluster {
 }
 
 impl Cluster {
-    async fn start(net: &WireNetwork) -> Cluster {
+    /// The API and two workers on `net`, plus `more` settings.
+    async fn start(net: &WireNetwork, more: &[(&str, &str)]) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let env = services::ClusterEnv::new().await;
         let mut vars = env.vars();
@@ -39,6 +43,7 @@ impl Cluster {
         ] {
             vars.push((k.to_string(), v));
         }
+        vars.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let (ok, out) =
             parley_tests::process::run_once(&bin(), &["migrate"], dir.path(), &vars).await;
         assert!(ok, "migrate: {out}");
@@ -64,6 +69,27 @@ impl Cluster {
         let mut vars = vars.to_vec();
         vars.push(("PARLEY_POD_NAME".into(), pod.into()));
         Parley::start(&bin(), &[role], dir.path(), &vars).await
+    }
+
+    /// Every process's output, for a failure message.
+    fn outputs(&self) -> String {
+        let mut all = format!("api:\n{}", self.api.output());
+        for (pod, w) in &self.workers {
+            all.push_str(&format!("\n{pod}:\n{}", w.output()));
+        }
+        all
+    }
+
+    /// The webhook event of message `id`; panics with every output after [`WAIT`].
+    async fn event(
+        &self,
+        hooks: &mut parley_tests::receiver::Receiver,
+        id: &str,
+    ) -> serde_json::Value {
+        match maybe_event(hooks, |e| e["messageId"] == id).await {
+            Ok(event) => event,
+            Err(skipped) => panic!("no webhook for {id} (got {skipped:?}):\n{}", self.outputs()),
+        }
     }
 
     async fn add_worker(&mut self, pod: &str) {
@@ -102,7 +128,7 @@ async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
         .await
         .expect("contact");
     let hooks = parley_tests::receiver::Receiver::start().await;
-    let mut c = Cluster::start(&net).await;
+    let mut c = Cluster::start(&net, &[]).await;
 
     let code = start_for_qr(&c.api, "wirec1", &hooks.url).await;
     let linked = phone.scan(&net, &code).expect("the phone scans");
@@ -139,4 +165,82 @@ async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
     // No new scan, and never two sockets of the device at once.
     assert_eq!(net.devices_of(PHONE), vec![0, device]);
     assert_eq!(net.most_live_sockets(PHONE, device), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_paired_by_code_sends_and_receives_files_mirrored_to_s3() {
+    let net = WireNetwork::start().await.expect("test network");
+    let phone = TestDevice::start(&net, PHONE, "Shop phone")
+        .await
+        .expect("phone");
+    let contact = TestDevice::start(&net, CONTACT, "Customer")
+        .await
+        .expect("contact");
+    let mut hooks = parley_tests::receiver::Receiver::start().await;
+    let c = Cluster::start(&net, &[("PARLEY_HOSTED_RECEIVER_URL", hooks.url.as_str())]).await;
+    // Paired by a code typed into the phone.
+    let code = start_for_code(&c.api, "wirec2", &hooks.url, PHONE).await;
+    let linked = phone
+        .enter_code(&net, &code)
+        .await
+        .expect("the code is typed");
+    assert_eq!(connected(&c.api, "wirec2").await, linked.jid);
+    let ready = net
+        .watcher()
+        .keys_uploaded(PHONE, linked.device, WAIT)
+        .await;
+    assert!(ready, "the session uploaded its keys:\n{}", c.outputs());
+    let (status, body) = post(
+        &c.api,
+        "/set-org-id",
+        json!({"clientId": "wirec2", "orgId": "org-c"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    // In: the worker downloads, decrypts and stores the contact's photo in S3.
+    let photo: Vec<u8> = (0..40_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let id = contact
+        .send_image(&phone.jid(), &photo, "image/jpeg")
+        .await
+        .expect("the contact sends a photo");
+    let e = c.event(&mut hooks, &id).await;
+    assert_eq!(e["type"], "image", "{e}");
+    let url = e["media"]["downloadUrl"].as_str().unwrap_or_default();
+    assert_eq!(fetch(url).await, photo, "the stored copy: {e}");
+
+    // Out: an uploaded document reaches the contact, decryptable, and its
+    // `fromMe` event links the stored copy.
+    let pdf: Vec<u8> = b"%PDF-1.4 an invoice ".repeat(900);
+    let to = format!("+{CONTACT}");
+    let (status, sent) = upload_form(
+        &c.api.url("/send-media-message?clientId=wirec2"),
+        TOKEN,
+        &[
+            Part::Text("clientId", "wirec2"),
+            Part::Text("to", &to),
+            Part::File {
+                name: "file",
+                file_name: "invoice.pdf",
+                content_type: "application/pdf",
+                data: &pdf,
+            },
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let id = sent["messageId"].as_str().expect("messageId").to_string();
+    let got = contact
+        .wait_for(WAIT, |r| r.id == id)
+        .await
+        .expect("the contact gets the document");
+    assert_eq!(contact.download(&got).await.expect("download"), pdf);
+    let e = c.event(&mut hooks, &id).await;
+    assert_eq!(
+        (&e["type"], &e["fromMe"]),
+        (&json!("document"), &json!(true)),
+        "{e}"
+    );
+    let url = e["media"]["downloadUrl"].as_str().unwrap_or_default();
+    assert_eq!(fetch(url).await, pdf, "the stored copy of the send: {e}");
 }

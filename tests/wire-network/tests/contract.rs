@@ -1,6 +1,6 @@
 //! The network port's contract suite over the real whatsapp-rust adapter, on
-//! the wire-level test network: a test phone scans and unlinks, a test
-//! contact writes and reads; device keys in SQLite.
+//! the wire-level test network: a test phone scans, takes a typed code and
+//! unlinks, a test contact writes and reads; device keys in SQLite.
 mod support;
 
 use parley_network::contract;
@@ -26,4 +26,10 @@ async fn contract_texts_go_out_and_come_in() {
 async fn contract_unlinking_logs_out_and_forgetting_pairs_anew() {
     let f = fixture("w3").await;
     contract::unlinking_logs_out_and_forgetting_pairs_anew(subject(&f, "w3")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_pairs_by_code_and_reconnects_without_one() {
+    let f = fixture("w4").await;
+    contract::pairs_by_code_and_reconnects_without_one(subject(&f, "w4")).await;
 }

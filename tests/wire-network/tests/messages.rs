@@ -98,13 +98,11 @@ async fn images_go_out_and_come_in_through_the_cdn() {
         .wait_for(DEADLINE, |r| r.id == sent.message_id)
         .await
         .expect("the contact receives the image");
-    let image = got.image.expect("an image message");
-    let bytes = f
-        .wire
-        .contact
-        .download_image(&image)
-        .await
-        .expect("download");
+    assert!(
+        got.message.image_message.as_option().is_some(),
+        "an image message"
+    );
+    let bytes = f.wire.contact.download(&got).await.expect("download");
     assert_eq!(bytes, picture);
 
     // In: the contact uploads one; the session's message points at it and

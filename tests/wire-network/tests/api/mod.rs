@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use parley_tests::Parley;
+use parley_tests::receiver::Receiver;
+use parley_wire_network::WireNetwork;
 use serde_json::{Value, json};
 
 pub const TOKEN: &str = "wire-account-token-0123456789abcdef";
@@ -99,6 +101,22 @@ pub async fn start_for_qr(p: &Parley, id: &str, hook: &str) -> String {
     .await
 }
 
+/// Starts `id` with its webhook at `hook`, waits for its QR, then asks for
+/// a pairing code for `phone` instead; returns the code.
+pub async fn start_for_code(p: &Parley, id: &str, hook: &str, phone: &str) -> String {
+    start_for_qr(p, id, hook).await;
+    let (status, body) = post(p, "/pair-phone", json!({"clientId": id, "phone": phone})).await;
+    assert_eq!(status, 200, "{body}\n{}", p.output());
+    assert_eq!(
+        (&body["clientId"], &body["phone"]),
+        (&json!(id), &json!(phone)),
+        "{body}"
+    );
+    let code = body["code"].as_str().expect("a code").to_string();
+    assert_eq!(code.len(), 8, "an 8-character code: {body}");
+    code
+}
+
 /// Sends `text` to the phone number `to` through the API; returns the message id.
 pub async fn send_text(p: &Parley, id: &str, to: &str, text: &str) -> String {
     let (status, sent) = post(
@@ -112,4 +130,69 @@ pub async fn send_text(p: &Parley, id: &str, to: &str, text: &str) -> String {
         .as_str()
         .expect("a message id")
         .to_string()
+}
+
+/// `parley serve` with the real adapter on `net`, plus `more` settings.
+pub async fn serve(dir: &std::path::Path, net: &WireNetwork, more: &[(&str, &str)]) -> Parley {
+    let mut vars: Vec<(String, String)> = [
+        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
+        ("PARLEY_NETWORK", "whatsapp"),
+        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
+    ]
+    .into_iter()
+    .chain(more.iter().copied())
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    vars.push(("PARLEY_NETWORK_URL".into(), net.url()));
+    Parley::start(&bin(), &["serve"], dir, &vars).await
+}
+
+/// Waits for the webhook event whose `messageId` is `id` (others are
+/// skipped); panics with the events skipped and the server's output after
+/// [`WAIT`].
+pub async fn event_for(hooks: &mut Receiver, p: &Parley, id: &str) -> Value {
+    event_where(hooks, p, id, |e| e["messageId"] == id).await
+}
+
+/// Waits for the webhook event `test` accepts (`what` names it in a failure).
+pub async fn event_where(
+    hooks: &mut Receiver,
+    p: &Parley,
+    what: &str,
+    test: impl Fn(&Value) -> bool,
+) -> Value {
+    match maybe_event(hooks, test).await {
+        Ok(event) => event,
+        Err(skipped) => panic!("no webhook for {what} (got {skipped:?}):\n{}", p.output()),
+    }
+}
+
+/// The webhook event `test` accepts, if it comes within [`WAIT`]; else the
+/// `(type, messageId)` of the events that came instead.
+pub async fn maybe_event(
+    hooks: &mut Receiver,
+    test: impl Fn(&Value) -> bool,
+) -> Result<Value, Vec<(String, String)>> {
+    let until = tokio::time::Instant::now() + WAIT;
+    let mut skipped = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        let Some(hook) = hooks.maybe_next(left).await else {
+            return Err(skipped);
+        };
+        let body = hook.json();
+        if test(&body) {
+            return Ok(body);
+        }
+        let field = |k: &str| body[k].as_str().unwrap_or_default().to_string();
+        skipped.push((field("type"), field("messageId")));
+    }
+}
+
+/// Fetches `url` (a stored file's link) and returns its bytes.
+pub async fn fetch(url: &str) -> Vec<u8> {
+    let res = reqwest::get(url).await.expect("fetch a stored file");
+    assert_eq!(res.status(), 200, "{url}");
+    res.bytes().await.expect("body").to_vec()
 }

@@ -38,6 +38,23 @@ impl Counterpart for Wire {
         Ok(())
     }
 
+    async fn enter_code(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+        if phone != self.phone.phone {
+            return Err(format!("no test phone {phone}"));
+        }
+        let device = self
+            .phone
+            .enter_code(&self.net, code)
+            .await
+            .map_err(|e| e.to_string())?
+            .device;
+        self.linked
+            .lock()
+            .unwrap()
+            .insert(client_id.to_string(), device);
+        Ok(())
+    }
+
     async fn write(&self, _client_id: &str, from: &str, text: &str) -> Result<(), String> {
         if from != self.contact.phone {
             return Err(format!("no test contact {from}"));

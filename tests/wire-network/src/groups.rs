@@ -1,0 +1,320 @@
+//! Groups (`xmlns="w:g2"`): create, the groups one is in, metadata, members
+//! added, removed, promoted and demoted, the subject, the invite code, and
+//! leaving. Members are addressed by phone number (`addressing_mode="pn"`).
+//! Changes reach the members' live devices as `w:gp2` notifications; group
+//! messages are fanned out by `relay`.
+use whatsapp_rust::wacore_binary::node::Node;
+
+use crate::Inner;
+use crate::iq::Asker;
+use crate::nodes::{attr, child, children, element, iq_error, iq_result, now};
+use crate::registry::{Control, Registry, device_jid, split_jid};
+
+/// A group the server keeps.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub subject: String,
+    pub subject_time: u64,
+    pub creator: String,
+    pub creation: u64,
+    pub members: Vec<Member>,
+    pub invite: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub phone: String,
+    /// `superadmin`, `admin`, or a plain member.
+    pub role: Option<&'static str>,
+}
+
+impl Group {
+    pub fn has(&self, phone: &str) -> bool {
+        self.members.iter().any(|m| m.phone == phone)
+    }
+}
+
+fn pn(phone: &str) -> String {
+    format!("{phone}@s.whatsapp.net")
+}
+
+fn group_jid(id: &str) -> String {
+    format!("{id}@g.us")
+}
+
+/// The `<group>` node clients parse.
+fn group_node(reg: &Registry, id: &str, g: &Group) -> Node {
+    let participants = g
+        .members
+        .iter()
+        .map(|m| {
+            let mut attrs = vec![("jid", pn(&m.phone))];
+            if let Some(a) = reg.accounts.get(&m.phone) {
+                attrs.push(("lid", format!("{}@lid", a.lid)));
+            }
+            if let Some(role) = m.role {
+                attrs.push(("type", role.to_string()));
+            }
+            element("participant", &attrs, vec![])
+        })
+        .collect();
+    element(
+        "group",
+        &[
+            ("id", id.to_string()),
+            ("subject", g.subject.clone()),
+            ("s_t", g.subject_time.to_string()),
+            ("s_o", pn(&g.creator)),
+            ("creation", g.creation.to_string()),
+            ("creator", pn(&g.creator)),
+            ("addressing_mode", "pn".into()),
+        ],
+        participants,
+    )
+}
+
+/// The phone numbers `<participant jid>` children name (unknown users left out).
+fn named(reg: &Registry, node: &Node) -> Vec<(String, Option<String>)> {
+    children(node)
+        .iter()
+        .filter(|n| n.tag == "participant")
+        .filter_map(|n| attr(n, "jid"))
+        .map(|jid| {
+            let (user, _, server) = split_jid(&jid);
+            (jid, reg.phone_of(&user, &server))
+        })
+        .collect()
+}
+
+/// Sends `action` as a `w:gp2` notification from group `id`, by `by`, to
+/// every live device of its members (and of `also`, who just left).
+fn notify(reg: &Registry, id: &str, by: &str, action: Node, also: &[String]) {
+    let Some(g) = reg.groups.get(id) else { return };
+    let node = element(
+        "notification",
+        &[
+            ("from", group_jid(id)),
+            ("type", "w:gp2".into()),
+            ("id", format!("gp2-{}", rand10::random::<u32>())),
+            ("participant", pn(by)),
+            ("t", now().to_string()),
+        ],
+        vec![action],
+    );
+    for ((phone, _), live) in reg.live.iter() {
+        if g.has(phone) || also.contains(phone) {
+            let _ = live.tx.send(Control::Send(node.clone()));
+        }
+    }
+}
+
+/// The answer to a `w:g2` IQ from `who`.
+pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
+    let to = attr(iq, "to").unwrap_or_default();
+    let mut reg = inner.registry();
+    let answer = if to == "g.us" || to == "@g.us" {
+        on_server(&mut reg, who, id, iq)
+    } else {
+        let (group, _, _) = split_jid(&to);
+        on_group(&mut reg, who, id, iq, &group)
+    };
+    drop(reg);
+    inner.changed.notify_waiters();
+    answer
+}
+
+/// IQs to `@g.us`: create, participating, leave.
+fn on_server(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
+    if let Some(create) = child(iq, "create") {
+        let mut members = vec![Member {
+            phone: who.phone.to_string(),
+            role: Some("superadmin"),
+        }];
+        for (_, phone) in named(reg, create) {
+            if let Some(phone) = phone
+                && !members.iter().any(|m| m.phone == phone)
+            {
+                members.push(Member { phone, role: None });
+            }
+        }
+        reg.next_group += 1;
+        let group_id = format!("1203630000{:08}", reg.next_group);
+        let g = Group {
+            subject: attr(create, "subject").unwrap_or_default(),
+            subject_time: now(),
+            creator: who.phone.to_string(),
+            creation: now(),
+            members,
+            invite: format!("Inv{:016x}", rand10::random::<u64>()),
+        };
+        let node = group_node(reg, &group_id, &g);
+        reg.groups.insert(group_id.clone(), g);
+        let created = element("create", &[], vec![node.clone()]);
+        notify(reg, &group_id, who.phone, created, &[]);
+        return iq_result(id, vec![node]);
+    }
+    if child(iq, "participating").is_some() {
+        let groups = reg
+            .groups
+            .iter()
+            .filter(|(_, g)| g.has(who.phone))
+            .map(|(gid, g)| group_node(reg, gid, g))
+            .collect();
+        return iq_result(id, vec![element("groups", &[], groups)]);
+    }
+    if let Some(leave) = child(iq, "leave") {
+        for g in children(leave).iter().filter(|n| n.tag == "group") {
+            let (gid, _, _) = split_jid(&attr(g, "id").unwrap_or_default());
+            if let Some(group) = reg.groups.get_mut(&gid) {
+                group.members.retain(|m| m.phone != who.phone);
+                let gone = element(
+                    "remove",
+                    &[("reason", "leave".into())],
+                    vec![element("participant", &[("jid", pn(who.phone))], vec![])],
+                );
+                notify(reg, &gid, who.phone, gone, &[who.phone.to_string()]);
+            }
+        }
+        return iq_result(id, vec![]);
+    }
+    iq_error(id, 501, "feature-not-implemented")
+}
+
+/// IQs to a group: metadata, members, subject, invite code.
+fn on_group(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node, gid: &str) -> Node {
+    let Some(g) = reg.groups.get(gid) else {
+        return iq_error(id, 404, "item-not-found");
+    };
+    if !g.has(who.phone) {
+        return iq_error(id, 403, "forbidden");
+    }
+    let admin = g
+        .members
+        .iter()
+        .any(|m| m.phone == who.phone && m.role.is_some());
+    if child(iq, "query").is_some() {
+        return iq_result(id, vec![group_node(reg, gid, g)]);
+    }
+    if let Some(subject) = child(iq, "subject") {
+        let text = crate::nodes::text(subject).unwrap_or_default();
+        let g = reg.groups.get_mut(gid).expect("looked up above");
+        g.subject = text.clone();
+        g.subject_time = now();
+        let change = element(
+            "subject",
+            &[
+                ("subject", text),
+                ("s_o", pn(who.phone)),
+                ("s_t", now().to_string()),
+            ],
+            vec![],
+        );
+        notify(reg, gid, who.phone, change, &[]);
+        return iq_result(id, vec![]);
+    }
+    if child(iq, "invite").is_some() {
+        if !admin {
+            return iq_error(id, 401, "not-authorized");
+        }
+        let g = reg.groups.get_mut(gid).expect("looked up above");
+        if attr(iq, "type").as_deref() == Some("set") {
+            g.invite = format!("Inv{:016x}", rand10::random::<u64>());
+        }
+        let code = g.invite.clone();
+        return iq_result(id, vec![element("invite", &[("code", code)], vec![])]);
+    }
+    for action in ["add", "remove", "promote", "demote"] {
+        if let Some(node) = child(iq, action) {
+            if !admin {
+                return iq_error(id, 401, "not-authorized");
+            }
+            return members(reg, who, id, gid, action, node);
+        }
+    }
+    iq_error(id, 501, "feature-not-implemented")
+}
+
+/// `<add|remove|promote|demote>`: per participant, done or its error code.
+fn members(
+    reg: &mut Registry,
+    who: &Asker<'_>,
+    id: &str,
+    gid: &str,
+    action: &str,
+    node: &Node,
+) -> Node {
+    let named = named(reg, node);
+    let g = reg.groups.get_mut(gid).expect("checked by the caller");
+    let mut answers = Vec::new();
+    let mut changed = Vec::new();
+    let mut removed = Vec::new();
+    for (jid, phone) in named {
+        let error = match (action, phone) {
+            (_, None) => Some("404"),
+            ("add", Some(p)) if g.has(&p) => Some("409"),
+            ("add", Some(p)) => {
+                g.members.push(Member {
+                    phone: p.clone(),
+                    role: None,
+                });
+                changed.push(p);
+                None
+            }
+            (_, Some(p)) if !g.has(&p) => Some("404"),
+            ("remove", Some(p)) => {
+                g.members.retain(|m| m.phone != p);
+                removed.push(p.clone());
+                changed.push(p);
+                None
+            }
+            (_, Some(p)) => {
+                let role = (action == "promote").then_some("admin");
+                for m in g.members.iter_mut().filter(|m| m.phone == p) {
+                    m.role = role;
+                }
+                changed.push(p);
+                None
+            }
+        };
+        let mut attrs = vec![("jid", jid)];
+        if let Some(code) = error {
+            attrs.push(("error", code.to_string()));
+        }
+        answers.push(element("participant", &attrs, vec![]));
+    }
+    if !changed.is_empty() {
+        let listed = changed
+            .iter()
+            .map(|p| element("participant", &[("jid", pn(p))], vec![]))
+            .collect();
+        notify(reg, gid, who.phone, element(action, &[], listed), &removed);
+    }
+    iq_result(id, vec![element(action, &[], answers)])
+}
+
+/// Every device of a group's members but the sender's own sending device.
+pub fn member_devices(reg: &Registry, gid: &str, from: (&str, u16)) -> Vec<(String, u16)> {
+    let Some(g) = reg.groups.get(gid) else {
+        return Vec::new();
+    };
+    g.members
+        .iter()
+        .flat_map(|m| {
+            reg.accounts
+                .get(&m.phone)
+                .map(|a| {
+                    a.devices
+                        .keys()
+                        .map(|d| (m.phone.clone(), *d))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .filter(|(p, d)| !(p == from.0 && *d == from.1))
+        .collect()
+}
+
+/// The sender as a group message names it.
+pub fn participant(phone: &str, device: u16) -> String {
+    device_jid(phone, device, "s.whatsapp.net")
+}

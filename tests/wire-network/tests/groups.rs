@@ -1,0 +1,165 @@
+//! Groups with the real adapter, through `parley serve` on the wire-level
+//! test network: a group created through the API with a test contact in it,
+//! messages both ways (sender keys fanned out by the server), a subject the
+//! contact changes showing in the next event, the invite link, members
+//! removed, and leaving.
+//!
+//! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds.
+mod api;
+
+use api::*;
+use parley_tests::receiver::Receiver;
+use parley_wire_network::{TestDevice, WireNetwork};
+use serde_json::{Value, json};
+
+fn phones(group: &Value) -> Vec<String> {
+    group["participants"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .map(|p| p["phone"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The group event of the contact's message `id`, checked for its group fields.
+async fn group_event(hooks: &mut Receiver, p: &parley_tests::Parley, id: &str, jid: &str) -> Value {
+    let e = event_for(hooks, p, id).await;
+    assert_eq!(
+        (&e["isGroup"], &e["remoteJid"], &e["group"]["jid"]),
+        (&json!(true), &json!(jid), &json!(jid)),
+        "{e}"
+    );
+    let participant = e["group"]["participant"].as_str().unwrap_or_default();
+    assert!(
+        participant.starts_with(CONTACT) || e["group"]["participantPhone"] == CONTACT,
+        "the sender is the contact: {e}"
+    );
+    e
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_are_created_written_to_renamed_and_left() {
+    let net = WireNetwork::start().await.expect("test network");
+    let phone = TestDevice::start(&net, PHONE, "Shop phone")
+        .await
+        .expect("phone");
+    let contact = TestDevice::start(&net, CONTACT, "Customer")
+        .await
+        .expect("contact");
+    let mut hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = serve(dir.path(), &net, &[]).await;
+    let code = start_for_qr(&p, "wireg", &hooks.url).await;
+    phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, "wireg").await;
+    let (status, body) = post(
+        &p,
+        "/set-enable-group-ai",
+        json!({"clientId": "wireg", "enabled": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Created with the contact in it.
+    let (status, created) = post(
+        &p,
+        "/create-group",
+        json!({"clientId": "wireg", "subject": "Orders", "participants": [format!("+{CONTACT}")]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}\n{}", p.output());
+    let jid = created["groupJid"].as_str().expect("groupJid").to_string();
+    assert!(jid.ends_with("@g.us"), "{created}");
+    assert_eq!(created["participants"][0]["ok"], true, "{created}");
+    let (status, group) = post(
+        &p,
+        "/get-group-participants",
+        json!({"clientId": "wireg", "groupJid": jid}),
+    )
+    .await;
+    assert_eq!(status, 200, "{group}");
+    assert_eq!(group["subject"], "Orders", "{group}");
+    let mut listed = phones(&group);
+    listed.sort();
+    assert_eq!(listed, [PHONE, CONTACT], "{group}");
+
+    // Out: the API writes to the group; the contact reads it there.
+    let (status, sent) = post(
+        &p,
+        "/send-message",
+        json!({"clientId": "wireg", "to": jid, "body": "Welcome to the order group"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}\n{}", p.output());
+    let id = sent["messageId"].as_str().expect("messageId").to_string();
+    let got = contact
+        .wait_for(WAIT, |r| r.id == id)
+        .await
+        .unwrap_or_else(|| panic!("the contact did not get {id}:\n{}", p.output()));
+    assert_eq!(
+        (got.chat.as_str(), got.text.as_deref()),
+        (jid.as_str(), Some("Welcome to the order group"))
+    );
+
+    // In: the contact writes in the group; the event names the group.
+    let theirs = contact
+        .send_text(&jid, "Thanks! Order 77 please")
+        .await
+        .expect("the contact writes in the group");
+    let e = group_event(&mut hooks, &p, &theirs, &jid).await;
+    assert_eq!(
+        (&e["body"], &e["group"]["subject"]),
+        (&json!("Thanks! Order 77 please"), &json!("Orders")),
+        "{e}"
+    );
+
+    // The contact renames the group: the next event carries the new subject.
+    contact
+        .set_group_subject(&jid, "Orders (November)")
+        .await
+        .expect("rename");
+    let again = contact
+        .send_text(&jid, "Renamed it")
+        .await
+        .expect("the contact writes again");
+    let e = group_event(&mut hooks, &p, &again, &jid).await;
+    assert_eq!(e["group"]["subject"], "Orders (November)", "{e}");
+
+    // Invite link, a member removed, and leaving.
+    let (status, invite) = post(
+        &p,
+        "/group-invite-link",
+        json!({"clientId": "wireg", "groupJid": jid}),
+    )
+    .await;
+    assert_eq!(status, 200, "{invite}");
+    let link = invite["link"].as_str().unwrap_or_default();
+    assert!(link.starts_with("https://chat.whatsapp.com/"), "{invite}");
+    let (status, removed) = post(
+        &p,
+        "/update-group-members",
+        json!({"clientId": "wireg", "groupJid": jid, "action": "remove", "participants": [format!("+{CONTACT}")]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{removed}");
+    assert_eq!(removed["participants"][0]["ok"], true, "{removed}");
+    let (_, group) = post(
+        &p,
+        "/get-group-participants",
+        json!({"clientId": "wireg", "groupJid": jid}),
+    )
+    .await;
+    assert_eq!(phones(&group), [PHONE], "{group}");
+    let (status, left) = post(
+        &p,
+        "/leave-group",
+        json!({"clientId": "wireg", "groupJid": jid}),
+    )
+    .await;
+    assert_eq!((status, &left["ok"]), (200, &json!(true)), "{left}");
+    let (status, groups) = post(&p, "/get-groups", json!({"clientId": "wireg"})).await;
+    assert_eq!(status, 200, "{groups}");
+    assert_eq!(groups["groups"], json!([]), "{groups}");
+}
