@@ -140,6 +140,8 @@ needed_packages() {
   reuse_redis || command -v redis-server >/dev/null || pkgs+=(redis-server redis-tools)
   reuse_nats || [ -n "$(nats_bin)" ] || pkgs+=(nats-server)
   python_ok || pkgs+=(python3 python3-venv)
+  # The independent client of the wire-network tests (Baileys) runs on Node.js.
+  { command -v node >/dev/null && command -v npm >/dev/null; } || pkgs+=(nodejs npm)
   echo "${pkgs[@]}"
 }
 

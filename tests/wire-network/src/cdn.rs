@@ -1,6 +1,7 @@
 //! The CDN stand-in: plain HTTP/1.1 on loopback. Clients upload encrypted
-//! media (`POST /mms/{kind}/{token}?auth=..`, a Content-Length body) and get
-//! back `{url, direct_path}`; `GET {direct_path}` returns the stored bytes.
+//! media (`POST /mms/{kind}/{token}?auth=..`, a Content-Length or chunked
+//! body) and get back `{url, direct_path}`; `GET {direct_path}` with the
+//! media auth, or the signed `url` as is, returns the stored bytes.
 //! The server never sees plaintext: what it stores is what clients encrypted.
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -57,6 +58,7 @@ async fn serve(tcp: TcpStream, addr: SocketAddr, blobs: Blobs) -> anyhow::Result
         let method = parts.next().unwrap_or_default().to_string();
         let target = parts.next().unwrap_or_default().to_string();
         let mut length = 0usize;
+        let mut chunked = false;
         loop {
             let mut header = String::new();
             reader.read_line(&mut header).await?;
@@ -64,26 +66,37 @@ async fn serve(tcp: TcpStream, addr: SocketAddr, blobs: Blobs) -> anyhow::Result
             if header.is_empty() {
                 break;
             }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap_or(0);
+                } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                    chunked = value.trim().eq_ignore_ascii_case("chunked");
+                }
             }
         }
         let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-        let authorised = query.split('&').any(|kv| kv == format!("auth={AUTH}"));
+        let has = |param: String| query.split('&').any(|kv| kv == param);
+        // The media auth, or (downloads) the signature the upload's `url` carries.
+        let authorised = has(format!("auth={AUTH}"))
+            || (method == "GET" && has(format!("oh={}", signature(path))));
         let (status, body, kind) = if !authorised {
             (401, b"unauthorised".to_vec(), "text/plain")
         } else if method == "POST" && path.starts_with("/mms/") && length <= MAX_BODY {
-            let mut data = vec![0; length];
-            reader.read_exact(&mut data).await?;
+            let data = if chunked {
+                read_chunked(&mut reader).await?
+            } else {
+                let mut data = vec![0; length];
+                reader.read_exact(&mut data).await?;
+                data
+            };
             let direct_path = format!("/v/t62.wire/{}", uuid_like());
             blobs
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(direct_path.clone(), data);
             let json = format!(
-                "{{\"url\":\"https://{addr}{direct_path}\",\"direct_path\":\"{direct_path}\"}}"
+                "{{\"url\":\"https://{addr}{direct_path}?oh={}\",\"direct_path\":\"{direct_path}\"}}",
+                signature(&direct_path)
             );
             (200, json.into_bytes(), "application/json")
         } else if method == "GET" {
@@ -104,6 +117,37 @@ async fn serve(tcp: TcpStream, addr: SocketAddr, blobs: Blobs) -> anyhow::Result
         stream.write_all(&body).await?;
         stream.flush().await?;
     }
+}
+
+/// A `Transfer-Encoding: chunked` body (clients that stream their upload).
+async fn read_chunked(reader: &mut BufReader<TcpStream>) -> anyhow::Result<Vec<u8>> {
+    let mut data = Vec::new();
+    loop {
+        let mut size = String::new();
+        reader.read_line(&mut size).await?;
+        let size = size.trim().split(';').next().unwrap_or_default();
+        let size = usize::from_str_radix(size, 16)
+            .map_err(|_| anyhow::anyhow!("bad chunk size {size:?}"))?;
+        if data.len() + size > MAX_BODY {
+            anyhow::bail!("upload over {MAX_BODY} bytes");
+        }
+        let start = data.len();
+        data.resize(start + size, 0);
+        reader.read_exact(&mut data[start..]).await?;
+        let mut end = String::new();
+        reader.read_line(&mut end).await?;
+        if size == 0 {
+            return Ok(data);
+        }
+    }
+}
+
+/// The download signature of `path` (a real CDN signs its URLs; clients that
+/// fetch the upload's `url` as is send no media auth).
+fn signature(path: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{AUTH}{path}").as_bytes());
+    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn uuid_like() -> String {

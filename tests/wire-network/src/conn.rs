@@ -40,6 +40,14 @@ pub async fn serve(inner: Arc<Inner>, tcp: TcpStream) {
         }
     };
     inner.note_pattern(shaken.pattern);
+    socket.transcoder = inner.transcoder(socket.header[3]);
+    if socket.transcoder.is_some() {
+        // Baileys installs its transport keys in a task it does not await
+        // after sending its handshake's last message: a node sent back at
+        // once on loopback can reach it first and be lost. The network's
+        // round trip gives it that moment; so does this pause.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let outcome = match shaken.payload.username {
         Some(user) => {
             let device = shaken.payload.device.unwrap_or(0) as u16;

@@ -8,10 +8,12 @@
 //! Signal keys, routes each `<enc>` to its device, and answers what a
 //! client asks after login. Faults (stream errors, bans, dropped sockets, a
 //! refused IK) are set from the test, like the sandbox's.
+pub mod baileys;
 mod cdn;
 mod code;
 mod conn;
 pub mod devices;
+pub mod dictionary;
 mod groups;
 mod handshake;
 mod iq;
@@ -35,6 +37,7 @@ use handshake::ServerKeys;
 use pairing::{Linked, Qr, pair_success};
 use registry::{Control, Device, Registry};
 
+pub use baileys::{Baileys, BaileysMessage};
 pub use devices::{Received, Signal, TestDevice};
 pub use kinds::{File, FileKind};
 pub use registry::device_jid;
@@ -51,11 +54,21 @@ pub struct Inner {
     changed: tokio::sync::Notify,
     /// The CDN's `host:port`, as `media_conn` names it.
     cdn_host: String,
+    /// Token dictionaries of other versions than ours, by version.
+    dictionaries: Mutex<HashMap<u8, Arc<dictionary::Transcoder>>>,
 }
 
 impl Inner {
     fn registry(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn transcoder(&self, version: u8) -> Option<Arc<dictionary::Transcoder>> {
+        self.dictionaries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&version)
+            .cloned()
     }
 
     fn next_conn(&self) -> u64 {
@@ -197,6 +210,7 @@ impl WireNetwork {
             bans: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             cdn_host: cdn.addr.to_string(),
+            dictionaries: Mutex::new(HashMap::new()),
         });
         let served = Arc::clone(&inner);
         let accept = tokio::spawn(async move {
@@ -214,6 +228,22 @@ impl WireNetwork {
 
     pub fn watcher(&self) -> Watcher {
         Watcher(Arc::clone(&self.inner))
+    }
+
+    /// Speaks token dictionary `version` (as a client announces it in its
+    /// connection header) with `dictionary`'s tokens, besides our own.
+    pub fn speak_dictionary(
+        &self,
+        version: u8,
+        dictionary: dictionary::Dictionary,
+    ) -> anyhow::Result<()> {
+        let transcoder = Arc::new(dictionary::Transcoder::new(dictionary)?);
+        self.inner
+            .dictionaries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(version, transcoder);
+        Ok(())
     }
 
     /// The websocket URL clients dial.

@@ -14,6 +14,9 @@ use whatsapp_rust::wacore_binary::marshal::{marshal, unmarshal_ref};
 use whatsapp_rust::wacore_binary::node::Node;
 use whatsapp_rust::wacore_binary::util::unpack;
 
+use crate::dictionary::Transcoder;
+use std::sync::Arc;
+
 /// The connection header's first two bytes; the other two are the protocol
 /// and dictionary versions, which differ between clients (`WA 6 3`, `WA 6 2`).
 const HEADER_MAGIC: &[u8] = b"WA";
@@ -28,6 +31,8 @@ pub struct Socket {
     pub header: [u8; HEADER_LEN],
     saw_header: bool,
     ciphers: Option<Ciphers>,
+    /// For a client of another token dictionary than ours.
+    pub transcoder: Option<Arc<Transcoder>>,
 }
 
 struct Ciphers {
@@ -45,6 +50,7 @@ impl Socket {
             header: [0; HEADER_LEN],
             saw_header: false,
             ciphers: None,
+            transcoder: None,
         }
     }
 
@@ -134,6 +140,10 @@ impl Socket {
             if plain.is_empty() {
                 continue;
             }
+            let plain = match &self.transcoder {
+                Some(t) => std::borrow::Cow::Owned(t.inbound(&plain)?),
+                None => plain,
+            };
             let node = unmarshal_ref(&plain)
                 .map_err(|e| anyhow!("frame {counter} is no node: {e}"))?
                 .to_owned();
@@ -143,7 +153,13 @@ impl Socket {
 
     /// Encrypts and sends one node.
     pub async fn write_node(&mut self, node: &Node) -> anyhow::Result<()> {
-        let plain = marshal(node).map_err(|e| anyhow!("marshal: {e}"))?;
+        let mut plain = marshal(node).map_err(|e| anyhow!("marshal: {e}"))?;
+        if let Some(t) = &self.transcoder {
+            // Behind the flag byte, in the client's dictionary.
+            let theirs = t.outbound(&plain[1..])?;
+            plain.truncate(1);
+            plain.extend_from_slice(&theirs);
+        }
         let ciphers = self
             .ciphers
             .as_mut()
