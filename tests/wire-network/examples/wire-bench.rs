@@ -1,0 +1,295 @@
+//! Figures only the real adapter can give, on the wire-level test network
+//! (a benchmark, not a test): one `parley serve` (device keys in SQLite)
+//! with N sessions paired and connected, then
+//! - resident memory per connected session (RSS growth over the idle
+//!   process, divided by N),
+//! - the time a restarted process takes to bring all N back to connected,
+//! - CPU time of the process per text sent through the API and per text
+//!   received (delivered as a webhook), at a paced rate.
+//!
+//! ```text
+//! cargo build --release -p parley --features test-network --bin parley-test-network
+//! cargo run --release -p parley-wire-network --example wire-bench -- \
+//!     --sessions 100 --bin target/release/parley-test-network
+//! ```
+//! The phones that link the sessions are accounts the server signs for
+//! (no client of their own), so the bench process stays small.
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use parley_tests::Parley;
+use parley_tests::receiver::Receiver;
+use parley_wire_network::{TestDevice, WireNetwork};
+use serde_json::{Value, json};
+use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
+
+const TOKEN: &str = "bench-account-token-0123456789abcdef";
+const CONTACT: &str = "4915200000000";
+/// Contacts writing at once in the receive figure (one client's sends are
+/// sequential).
+const WRITERS: usize = 10;
+
+struct Args {
+    sessions: usize,
+    bin: PathBuf,
+    messages: usize,
+    rate: u32,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        sessions: 100,
+        bin: PathBuf::from("target/release/parley-test-network"),
+        messages: 400,
+        rate: 200,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().unwrap_or_default();
+        match flag.as_str() {
+            "--sessions" => a.sessions = value.parse().expect("--sessions N"),
+            "--bin" => a.bin = PathBuf::from(value),
+            "--messages" => a.messages = value.parse().expect("--messages N"),
+            "--rate" => a.rate = value.parse().expect("--rate N (per second)"),
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    a.bin = std::fs::canonicalize(&a.bin).unwrap_or_else(|e| panic!("{}: {e}", a.bin.display()));
+    a
+}
+
+fn phone(i: usize) -> String {
+    format!("49151{i:08}")
+}
+
+async fn serve(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> Parley {
+    let vars: Vec<(String, String)> = [
+        ("PARLEY_ACCOUNT_TOKEN", TOKEN.to_string()),
+        ("PARLEY_NETWORK", "whatsapp".into()),
+        ("PARLEY_NETWORK_URL", net.url()),
+        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true".into()),
+        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true".into()),
+        ("RUST_LOG", "warn".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    Parley::start(bin, &["serve"], dir, &vars).await
+}
+
+async fn post(http: &reqwest::Client, p: &Parley, path: &str, body: Value) -> Value {
+    let res = http
+        .post(p.url(path))
+        .bearer_auth(TOKEN)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    res.json().await.unwrap_or(Value::Null)
+}
+
+/// How many sessions the process reports connected.
+async fn connected(http: &reqwest::Client, p: &Parley) -> usize {
+    let Ok(res) = http.get(p.url("/health/clients")).send().await else {
+        return 0;
+    };
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    body["clients"]
+        .as_array()
+        .map(|cs| cs.iter().filter(|c| c["connected"] == true).count())
+        .unwrap_or(0)
+}
+
+async fn wait_connected(http: &reqwest::Client, p: &Parley, n: usize, limit: Duration) -> Duration {
+    let start = Instant::now();
+    while connected(http, p).await < n {
+        assert!(
+            start.elapsed() < limit,
+            "not all {n} sessions connected within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    start.elapsed()
+}
+
+/// Pairs session `i` with its phone, which the server signs for.
+async fn pair(http: &reqwest::Client, p: &Parley, net: &WireNetwork, hook: &str, i: usize) {
+    let id = format!("b{i}");
+    post(
+        http,
+        p,
+        &format!("/start?clientId={id}"),
+        json!({"webhookUrl": hook}),
+    )
+    .await;
+    let qr = loop {
+        let res = http
+            .get(p.url(&format!("/qr?clientId={id}")))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .expect("qr");
+        let body: Value = res.json().await.unwrap_or(Value::Null);
+        if let Some(qr) = body["qr"].as_str().filter(|q| !q.is_empty()) {
+            break parley_tests::qr::decode_data_url(qr);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let number = phone(i);
+    net.provision(&number, rand10::random(), "Bench phone");
+    let identity = KeyPair::generate(&mut rand10::rng());
+    net.scan(&qr, &number, &identity).expect("scan");
+}
+
+/// CPU seconds (user + system) the process used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    let hz: f64 = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0);
+    ticks / hz
+}
+
+#[tokio::main]
+async fn main() {
+    let a = args();
+    let http = reqwest::Client::new();
+    let net = WireNetwork::start().await.expect("test network");
+    let mut hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut p = serve(dir.path(), &net, &a.bin).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle_kib = p.rss_kib().expect("rss");
+
+    let started = Instant::now();
+    futures::stream::iter(0..a.sessions)
+        .map(|i| pair(&http, &p, &net, &hooks.url, i))
+        .buffer_unordered(16)
+        .collect::<Vec<()>>()
+        .await;
+    wait_connected(&http, &p, a.sessions, Duration::from_secs(600)).await;
+    println!(
+        "paired and connected {} sessions in {:.1} s",
+        a.sessions,
+        started.elapsed().as_secs_f64()
+    );
+    // Let start-up work (key uploads, syncs) settle before measuring.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let busy_kib = p.rss_kib().expect("rss");
+    let per = (busy_kib.saturating_sub(idle_kib)) as f64 / a.sessions as f64;
+    println!(
+        "RSS: idle {:.1} MiB, with {} connected sessions {:.1} MiB: {:.0} KiB per session",
+        idle_kib as f64 / 1024.0,
+        a.sessions,
+        busy_kib as f64 / 1024.0,
+        per
+    );
+
+    // Restart: every session comes back from its stored keys.
+    p.terminate().await;
+    let restarted = Instant::now();
+    let mut p = serve(dir.path(), &net, &a.bin).await;
+    wait_connected(&http, &p, a.sessions, Duration::from_secs(600)).await;
+    println!(
+        "restart: {} sessions connected again {:.1} s after the process started",
+        a.sessions,
+        restarted.elapsed().as_secs_f64()
+    );
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let pid = p.pid().expect("pid");
+
+    // CPU per text sent through the API, paced at `rate` per second over the sessions.
+    let contact = TestDevice::start(&net, CONTACT, "Bench contact")
+        .await
+        .expect("contact");
+    let pace = Duration::from_secs_f64(1.0 / f64::from(a.rate));
+    let before = cpu_seconds(pid);
+    let t0 = Instant::now();
+    let mut sends = Vec::new();
+    for k in 0..a.messages {
+        let id = format!("b{}", k % a.sessions);
+        let http = http.clone();
+        let url = p.url("/send-message");
+        sends.push(tokio::spawn(async move {
+            http.post(url)
+                .bearer_auth(TOKEN)
+                .json(&json!({"clientId": id, "to": format!("+{CONTACT}"), "body": format!("bench {k}")}))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0)
+        }));
+        tokio::time::sleep_until((t0 + pace * (k as u32 + 1)).into()).await;
+    }
+    let ok = futures::future::join_all(sends)
+        .await
+        .into_iter()
+        .filter(|s| matches!(s, Ok(200)))
+        .count();
+    let spent = cpu_seconds(pid) - before;
+    let achieved = a.messages as f64 / t0.elapsed().as_secs_f64();
+    println!(
+        "sends: {ok} of {} answered 200, asked {} /s, achieved {achieved:.0} /s; CPU {:.2} ms per send",
+        a.messages,
+        a.rate,
+        spent * 1000.0 / a.messages as f64
+    );
+    while hooks.maybe_next(Duration::from_millis(500)).await.is_some() {}
+
+    // CPU per text received: contacts write to the sessions' phones, each
+    // on its share of the paced schedule; every text arrives as a webhook.
+    let mut writers = vec![std::sync::Arc::new(contact)];
+    for c in 1..WRITERS {
+        let number = format!("{}{c}", &CONTACT[..CONTACT.len() - 1]);
+        let device = TestDevice::start(&net, &number, "Bench contact")
+            .await
+            .expect("contact");
+        writers.push(std::sync::Arc::new(device));
+    }
+    let before = cpu_seconds(pid);
+    let t0 = Instant::now();
+    let tasks: Vec<_> = writers
+        .iter()
+        .enumerate()
+        .map(|(c, writer)| {
+            let writer = std::sync::Arc::clone(writer);
+            let (messages, sessions) = (a.messages, a.sessions);
+            tokio::spawn(async move {
+                for k in (c..messages).step_by(WRITERS) {
+                    let at = t0 + pace * (k as u32 + 1);
+                    tokio::time::sleep_until(at.into()).await;
+                    let to = format!("{}@s.whatsapp.net", phone(k % sessions));
+                    writer
+                        .send_text(&to, &format!("in {k}"))
+                        .await
+                        .expect("contact sends");
+                }
+            })
+        })
+        .collect();
+    futures::future::join_all(tasks).await;
+    let mut delivered = 0;
+    while delivered < a.messages {
+        if hooks.maybe_next(Duration::from_secs(30)).await.is_none() {
+            break;
+        }
+        delivered += 1;
+    }
+    let spent = cpu_seconds(pid) - before;
+    let achieved = delivered as f64 / t0.elapsed().as_secs_f64();
+    println!(
+        "received: {delivered} of {} delivered as webhooks, asked {} /s, achieved {achieved:.0} /s; CPU {:.2} ms per message",
+        a.messages,
+        a.rate,
+        spent * 1000.0 / a.messages as f64
+    );
+    p.terminate().await;
+}
