@@ -170,6 +170,35 @@ async fn files_of_every_kind_go_both_ways_and_are_mirrored() {
         );
     }
 
+    // From the phone itself: a file the phone sends reaches the session as
+    // its own (`fromMe`), mirrored like any other.
+    let from_phone = bytes_for(FileKind::Video, 4_321);
+    let file = File {
+        kind: FileKind::Video,
+        data: &from_phone,
+        mime: "video/mp4",
+        caption: Some("sent on the phone"),
+        file_name: None,
+    };
+    let contact_jid = s.contact.jid();
+    let id = s
+        .phone
+        .send_file(&contact_jid, &file)
+        .await
+        .expect("the phone sends a video");
+    let e = s.event(&id).await;
+    assert_eq!(
+        (&e["type"], &e["fromMe"], &e["body"]),
+        (&json!("video"), &json!(true), &json!("sent on the phone")),
+        "{e}"
+    );
+    let url = e["media"]["downloadUrl"].as_str().unwrap_or_default();
+    assert_eq!(
+        fetch(url).await,
+        from_phone,
+        "the phone's file, stored: {e}"
+    );
+
     // Out: the API uploads each kind; the contact downloads and decrypts
     // the same bytes, and the `fromMe` event links the stored copy.
     for (i, kind) in FileKind::ALL.into_iter().enumerate() {
