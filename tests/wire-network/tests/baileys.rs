@@ -10,18 +10,12 @@ mod api;
 use api::*;
 use parley_tests::multipart::{Part, upload_form};
 use parley_tests::receiver::Receiver;
-use parley_wire_network::{Baileys, TestDevice, WireNetwork};
+use parley_wire_network::Baileys;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn baileys_and_the_real_adapter_exchange_text_and_images() {
-    let net = WireNetwork::start().await.expect("test network");
-    let phone = TestDevice::start(&net, PHONE, "Shop phone")
-        .await
-        .expect("phone");
-    let contact = TestDevice::start(&net, CONTACT, "Customer")
-        .await
-        .expect("contact");
+    let (net, phone, contact) = network_with_phones().await;
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let p = serve(

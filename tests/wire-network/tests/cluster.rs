@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use api::*;
 use parley_tests::multipart::{Part, upload_form};
 use parley_tests::{Parley, services};
-use parley_wire_network::{TestDevice, WireNetwork};
+use parley_wire_network::WireNetwork;
 use serde_json::json;
 
 /// Longest wait for a session to be connected by another worker (a killed
@@ -120,13 +120,7 @@ impl Cluster {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
-    let net = WireNetwork::start().await.expect("test network");
-    let phone = TestDevice::start(&net, PHONE, "Shop phone")
-        .await
-        .expect("phone");
-    let contact = TestDevice::start(&net, CONTACT, "Customer")
-        .await
-        .expect("contact");
+    let (net, phone, contact) = network_with_phones().await;
     let hooks = parley_tests::receiver::Receiver::start().await;
     let mut c = Cluster::start(&net, &[]).await;
 
@@ -169,13 +163,7 @@ async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_paired_by_code_sends_and_receives_files_mirrored_to_s3() {
-    let net = WireNetwork::start().await.expect("test network");
-    let phone = TestDevice::start(&net, PHONE, "Shop phone")
-        .await
-        .expect("phone");
-    let contact = TestDevice::start(&net, CONTACT, "Customer")
-        .await
-        .expect("contact");
+    let (net, phone, contact) = network_with_phones().await;
     let mut hooks = parley_tests::receiver::Receiver::start().await;
     let c = Cluster::start(&net, &[("PARLEY_HOSTED_RECEIVER_URL", hooks.url.as_str())]).await;
     // Paired by a code typed into the phone.

@@ -9,7 +9,6 @@ mod api;
 
 use api::*;
 use parley_tests::receiver::Receiver;
-use parley_wire_network::{TestDevice, WireNetwork};
 use serde_json::{Value, json};
 
 fn phones(group: &Value) -> Vec<String> {
@@ -41,13 +40,7 @@ async fn group_event(hooks: &mut Receiver, p: &parley_tests::Parley, id: &str, j
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_are_created_written_to_renamed_and_left() {
-    let net = WireNetwork::start().await.expect("test network");
-    let phone = TestDevice::start(&net, PHONE, "Shop phone")
-        .await
-        .expect("phone");
-    let contact = TestDevice::start(&net, CONTACT, "Customer")
-        .await
-        .expect("contact");
+    let (net, phone, contact) = network_with_phones().await;
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let p = serve(dir.path(), &net, &[]).await;

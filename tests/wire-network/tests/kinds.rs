@@ -33,13 +33,7 @@ impl Paired {
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
             .with_test_writer()
             .try_init();
-        let net = WireNetwork::start().await.expect("test network");
-        let phone = TestDevice::start(&net, PHONE, "Shop phone")
-            .await
-            .expect("phone");
-        let contact = TestDevice::start(&net, CONTACT, "Customer")
-            .await
-            .expect("contact");
+        let (net, phone, contact) = network_with_phones().await;
         let hooks = Receiver::start().await;
         let dir = tempfile::tempdir().expect("temp dir");
         let p = serve(

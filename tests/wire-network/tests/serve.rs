@@ -15,13 +15,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_pairs_texts_both_ways_and_restarts_without_a_scan() {
-    let net = WireNetwork::start().await.expect("test network");
-    let phone = TestDevice::start(&net, PHONE, "Shop phone")
-        .await
-        .expect("phone");
-    let contact = TestDevice::start(&net, CONTACT, "Customer")
-        .await
-        .expect("contact");
+    let (net, phone, contact) = network_with_phones().await;
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut p = serve(dir.path(), &net, &[]).await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use parley_tests::Parley;
 use parley_tests::receiver::Receiver;
-use parley_wire_network::WireNetwork;
+use parley_wire_network::{TestDevice, WireNetwork};
 use serde_json::{Value, json};
 
 pub const TOKEN: &str = "wire-account-token-0123456789abcdef";
@@ -195,4 +195,17 @@ pub async fn fetch(url: &str) -> Vec<u8> {
     let res = reqwest::get(url).await.expect("fetch a stored file");
     assert_eq!(res.status(), 200, "{url}");
     res.bytes().await.expect("body").to_vec()
+}
+
+/// The test network with the shop's phone ([`PHONE`]) and a customer
+/// ([`CONTACT`]) on it.
+pub async fn network_with_phones() -> (WireNetwork, TestDevice, TestDevice) {
+    let net = WireNetwork::start().await.expect("test network");
+    let phone = TestDevice::start(&net, PHONE, "Shop phone")
+        .await
+        .expect("phone");
+    let contact = TestDevice::start(&net, CONTACT, "Customer")
+        .await
+        .expect("contact");
+    (net, phone, contact)
 }

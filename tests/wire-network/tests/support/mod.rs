@@ -26,33 +26,16 @@ impl Counterpart for Wire {
         if phone != self.phone.phone {
             return Err(format!("no test phone {phone}"));
         }
-        let device = self
-            .phone
-            .scan(&self.net, code)
-            .map_err(|e| e.to_string())?
-            .device;
-        self.linked
-            .lock()
-            .unwrap()
-            .insert(client_id.to_string(), device);
-        Ok(())
+        let linked = self.phone.scan(&self.net, code);
+        self.remember(client_id, linked)
     }
 
     async fn enter_code(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
         if phone != self.phone.phone {
             return Err(format!("no test phone {phone}"));
         }
-        let device = self
-            .phone
-            .enter_code(&self.net, code)
-            .await
-            .map_err(|e| e.to_string())?
-            .device;
-        self.linked
-            .lock()
-            .unwrap()
-            .insert(client_id.to_string(), device);
-        Ok(())
+        let linked = self.phone.enter_code(&self.net, code).await;
+        self.remember(client_id, linked)
     }
 
     async fn write(&self, _client_id: &str, from: &str, text: &str) -> Result<(), String> {
@@ -158,6 +141,20 @@ impl Wire {
             .unwrap()
             .get(client_id)
             .expect("the session is linked")
+    }
+
+    /// Notes which device the phone linked for `client_id`.
+    fn remember(
+        &self,
+        client_id: &str,
+        linked: anyhow::Result<parley_wire_network::LinkedDevice>,
+    ) -> Result<(), String> {
+        let device = linked.map_err(|e| e.to_string())?.device;
+        self.linked
+            .lock()
+            .unwrap()
+            .insert(client_id.to_string(), device);
+        Ok(())
     }
 }
 
