@@ -487,6 +487,7 @@ def check_consistency(docs: list[dict], known: set[str], external_secrets: set[s
                  f"{name}: PARLEY_POD_NAME must come from metadata.name (downward API)", problems)
             ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
             need(ports.get("http") == 8080, f"{name}: container port http must be 8080 (PARLEY_BIND)", problems)
+            need(ports.get("ops") == 9464, f"{name}: container port ops must be 9464 (PARLEY_OPS_BIND, /metrics)", problems)
             live = ((c.get("livenessProbe") or {}).get("httpGet") or {})
             ready = ((c.get("readinessProbe") or {}).get("httpGet") or {})
             need(live.get("path") == "/health/live", f"{name}: liveness probe must GET /health/live", problems)
@@ -521,6 +522,8 @@ def check_consistency(docs: list[dict], known: set[str], external_secrets: set[s
         need(any(selects(sel, t) for t in templates), f"{doc_name(svc)}: selector matches no pod template", problems)
         for p in svc["spec"].get("ports", []):
             tp = p.get("targetPort")
+            need(tp not in ("ops", 9464) and p.get("port") != 9464,
+                 f"{doc_name(svc)}: exposes the operations port (/metrics stays off Services)", problems)
             if isinstance(tp, str):
                 owners = [w for w in workloads if selects(sel, pod_labels(w))]
                 need(any(any(cp.get("name") == tp for c in pod_spec(w)["containers"] for cp in c.get("ports", []))

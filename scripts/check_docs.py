@@ -24,6 +24,7 @@ Every runnable block sees the test services (PARLEY_TEST_* from
 scripts/lib/services.sh), the release build's `parley` on PATH, and these
 rewrites: `localhost:8080`, `127.0.0.1:8080` and `0.0.0.0:8080` become the
 port of the server the checker started; `:9090` a second free port;
+`PARLEY_OPS_BIND` is a free loopback port unless a block sets it;
 `parley-data/` a fresh data directory; the service URLs of the examples
 (`postgres://postgres@127.0.0.1:5432/parley`, `nats://127.0.0.1:4222`,
 `redis://127.0.0.1:6379`, `http://127.0.0.1:9000`) the test services, with a
@@ -131,6 +132,7 @@ class Env:
         target = Path(env.get("CARGO_TARGET_DIR", ROOT / "target"))
         env["PATH"] = f"{target / 'release'}:{env['PATH']}"
         env["PARLEY_BIND"] = f"127.0.0.1:{self.port}"
+        env["PARLEY_OPS_BIND"] = f"127.0.0.1:{free_port()}"
         env["PARLEY_DATA_DIR"] = str(self.data)
         env["PARLEY_CLUSTER_NAME"] = "docs" + uuid.uuid4().hex[:10]
         env.pop("PARLEY_NETWORK", None)

@@ -108,9 +108,10 @@ async fn serve(mut config: Config) -> anyhow::Result<()> {
     ports.db.migrate().await?;
     let worker =
         parley_worker::start(config.clone(), ports.clone(), adapter(&config, &ports)?).await?;
+    let ops = Application::build_ops(&config.ops_bind(false), config.clone(), ports.clone())?;
     let app = Application::build(config.clone(), ports, Surface::Gateway)?;
-    tracing::info!(port = app.port(), network = ?config.network, "parley serve is listening");
-    run_until_signal(app, Some(worker)).await
+    tracing::info!(port = app.port(), ops_port = ops.port(), network = ?config.network, "parley serve is listening");
+    run_until_signal(app, ops, Some(worker)).await
 }
 
 async fn api(config: Config) -> anyhow::Result<()> {
@@ -118,21 +119,28 @@ async fn api(config: Config) -> anyhow::Result<()> {
         anyhow::bail!("PARLEY_ACCOUNT_TOKEN is required for the api role");
     }
     let ports = Ports::connect(&config).await?;
+    let ops = Application::build_ops(&config.ops_bind(true), config.clone(), ports.clone())?;
     let app = Application::build(config, ports, Surface::Gateway)?;
-    tracing::info!(port = app.port(), "parley api is listening");
-    run_until_signal(app, None).await
+    tracing::info!(
+        port = app.port(),
+        ops_port = ops.port(),
+        "parley api is listening"
+    );
+    run_until_signal(app, ops, None).await
 }
 
 async fn worker(config: Config) -> anyhow::Result<()> {
     let ports = Ports::connect(&config).await?;
     let worker =
         parley_worker::start(config.clone(), ports.clone(), adapter(&config, &ports)?).await?;
+    let ops = Application::build_ops(&config.ops_bind(true), config.clone(), ports.clone())?;
     let app = Application::build(config, ports, Surface::ProbesOnly)?;
     tracing::info!(
         port = app.port(),
+        ops_port = ops.port(),
         "parley worker is running (probes on this port)"
     );
-    run_until_signal(app, Some(worker)).await
+    run_until_signal(app, ops, Some(worker)).await
 }
 
 /// The network adapter `PARLEY_NETWORK` names.
@@ -199,17 +207,22 @@ fn refuse_network_url_without_feature(config: &Config) -> anyhow::Result<()> {
 /// Serves until SIGINT or SIGTERM, then hands sessions over and stops the server.
 async fn run_until_signal(
     app: Application,
+    ops: Application,
     worker: Option<parley_worker::WorkerHandle>,
 ) -> anyhow::Result<()> {
     let handle = app.handle();
+    let ops_handle = ops.handle();
     let server = tokio::spawn(app.run_until_stopped());
+    let ops_server = tokio::spawn(ops.run_until_stopped());
     shutdown_signal().await;
     tracing::info!("shutting down");
     if let Some(worker) = worker {
         worker.shutdown().await;
     }
     handle.stop(true).await;
+    ops_handle.stop(true).await;
     server.await??;
+    ops_server.await??;
     Ok(())
 }
 

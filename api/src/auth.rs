@@ -73,7 +73,12 @@ pub async fn authenticate(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    if is_public(req.path()) {
+    // The operations listener serves `/metrics` and nothing else: no token,
+    // and anything else is simply not found.
+    let operations = req
+        .app_data::<web::Data<AppState>>()
+        .is_some_and(|s| s.surface == crate::Surface::Operations);
+    if operations || is_public(req.path()) {
         return next
             .call(req)
             .await

@@ -45,11 +45,13 @@ pub fn openapi(sandbox: bool) -> serde_json::Value {
 /// The document `/openapi.json` serves.
 pub struct Published(pub serde_json::Value);
 
-/// What the API serves: the gateway routes, or only the probes (worker pods).
+/// What a listener serves: the gateway routes, only the probes (worker
+/// pods), or the operations routes (`/metrics`, on `PARLEY_OPS_BIND`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
     Gateway,
     ProbesOnly,
+    Operations,
 }
 
 /// A bound, not yet running HTTP server.
@@ -61,8 +63,24 @@ pub struct Application {
 impl Application {
     /// Binds `config.bind` (port 0 picks a free port) and prepares the server.
     pub fn build(config: Config, ports: Ports, surface: Surface) -> anyhow::Result<Application> {
-        let listener = TcpListener::bind(&config.bind)
-            .map_err(|e| anyhow::anyhow!("cannot listen on PARLEY_BIND={}: {e}", config.bind))?;
+        let bind = config.bind.clone();
+        Self::build_on(&bind, "PARLEY_BIND", config, ports, surface)
+    }
+
+    /// The operations listener on `bind` (`PARLEY_OPS_BIND`, or its default).
+    pub fn build_ops(bind: &str, config: Config, ports: Ports) -> anyhow::Result<Application> {
+        Self::build_on(bind, "PARLEY_OPS_BIND", config, ports, Surface::Operations)
+    }
+
+    fn build_on(
+        bind: &str,
+        setting: &str,
+        config: Config,
+        ports: Ports,
+        surface: Surface,
+    ) -> anyhow::Result<Application> {
+        let listener = TcpListener::bind(bind)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {setting}={bind}: {e}"))?;
         let port = listener.local_addr()?.port();
         let state = web::Data::new(AppState::new(config, ports, surface));
         let server = HttpServer::new(move || app(state.clone()))

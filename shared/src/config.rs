@@ -25,10 +25,14 @@ pub enum LogFormat {
 
 /// Every setting. The names are a public contract: `PARLEY_<NAME>` in the
 /// environment, `<name>` in `parley.toml`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub bind: String,
+    /// The operations listener (`/metrics`), apart from the customer-facing
+    /// port; unset: `127.0.0.1:9464` for `serve`, `0.0.0.0:9464` for the
+    /// cluster roles.
+    pub ops_bind: Option<String>,
     pub account_token: Option<String>,
     pub data_dir: PathBuf,
     pub network: Network,
@@ -51,6 +55,10 @@ pub struct Config {
     /// How long the sandbox's signed profile-picture links stay valid.
     pub sandbox_picture_link_secs: u64,
     pub otlp_endpoint: Option<String>,
+    /// The proxy every customer URL (webhooks, poll lookups, media by URL)
+    /// goes through; unset: direct connections, whatever the environment's
+    /// proxy variables say.
+    pub egress_proxy: Option<String>,
     /// Egress proxy for the real network (websocket and media HTTP):
     /// `http://host:port` (CONNECT) or `socks5://[user:pass@]host:port`.
     pub network_proxy: Option<String>,
@@ -62,11 +70,13 @@ pub struct Config {
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, cluster_name, log_format; account_token, s3_access_key, s3_secret_key });
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             bind: "0.0.0.0:8080".into(),
+            ops_bind: None,
             account_token: None,
             data_dir: PathBuf::from("./parley-data"),
             network: Network::Whatsapp,
@@ -88,6 +98,7 @@ impl Default for Config {
             sandbox_qr_next_secs: 20,
             sandbox_picture_link_secs: crate::picture_links::DEFAULT_TTL_SECS,
             otlp_endpoint: None,
+            egress_proxy: None,
             network_proxy: None,
             network_url: None,
             cluster_name: "parley".into(),
@@ -99,6 +110,7 @@ impl Default for Config {
 /// Names of every known variable (besides `PARLEY_CONFIG`, the file's path).
 pub const KNOWN: &[&str] = &[
     "BIND",
+    "OPS_BIND",
     "ACCOUNT_TOKEN",
     "DATA_DIR",
     "NETWORK",
@@ -120,6 +132,7 @@ pub const KNOWN: &[&str] = &[
     "SANDBOX_QR_NEXT_SECS",
     "SANDBOX_PICTURE_LINK_SECS",
     "OTLP_ENDPOINT",
+    "EGRESS_PROXY",
     "NETWORK_PROXY",
     "NETWORK_URL",
     "CLUSTER_NAME",
@@ -137,7 +150,7 @@ fn invalid(name: &str, why: impl std::fmt::Display) -> ConfigError {
 }
 
 /// Settings the S3 adapter needs, present only when all are configured.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct S3Config {
     pub endpoint: String,
     pub bucket: String,
@@ -146,6 +159,7 @@ pub struct S3Config {
     pub secret_key: String,
     pub public_url: Option<String>,
 }
+crate::debug_redacted!(S3Config { endpoint, bucket, region, public_url; access_key, secret_key });
 
 impl Config {
     /// Loads from the process environment and `parley.toml` (or `$PARLEY_CONFIG`).
@@ -206,12 +220,21 @@ impl Config {
                 format!("{e} (expected host:port, e.g. 0.0.0.0:8080)"),
             )
         })?;
+        if let Some(ops) = &self.ops_bind {
+            ops.parse::<SocketAddr>().map_err(|e| {
+                invalid(
+                    "OPS_BIND",
+                    format!("{e} (expected host:port, e.g. 127.0.0.1:9464)"),
+                )
+            })?;
+        }
         for (name, value) in [
             ("PUBLIC_URL", &self.public_url),
             ("HOSTED_RECEIVER_URL", &self.hosted_receiver_url),
             ("S3_ENDPOINT", &self.s3_endpoint),
             ("S3_PUBLIC_URL", &self.s3_public_url),
             ("OTLP_ENDPOINT", &self.otlp_endpoint),
+            ("EGRESS_PROXY", &self.egress_proxy),
         ] {
             if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
                 let url = url::Url::parse(v).map_err(|e| invalid(name, e))?;
@@ -291,6 +314,7 @@ impl Config {
     /// Empty strings mean "unset".
     fn normalized(mut self) -> Config {
         for v in [
+            &mut self.ops_bind,
             &mut self.account_token,
             &mut self.public_url,
             &mut self.hosted_receiver_url,
@@ -304,6 +328,7 @@ impl Config {
             &mut self.s3_secret_key,
             &mut self.s3_public_url,
             &mut self.otlp_endpoint,
+            &mut self.egress_proxy,
             &mut self.network_proxy,
             &mut self.network_url,
         ] {
@@ -376,6 +401,25 @@ impl Config {
             secret_key: need("S3_SECRET_KEY", &self.s3_secret_key)?,
             public_url: self.s3_public_url.clone(),
         }))
+    }
+
+    /// Where the operations listener binds: `PARLEY_OPS_BIND`, else loopback
+    /// for `serve` and every interface for the cluster roles (the chart
+    /// scrapes it; no Service exposes it).
+    pub fn ops_bind(&self, cluster_role: bool) -> String {
+        match &self.ops_bind {
+            Some(bind) => bind.clone(),
+            None if cluster_role => "0.0.0.0:9464".into(),
+            None => "127.0.0.1:9464".into(),
+        }
+    }
+
+    /// The egress proxy for customer URLs, when one is set.
+    pub fn egress_proxy(&self) -> Result<Option<url::Url>, ConfigError> {
+        self.egress_proxy
+            .as_deref()
+            .map(|v| url::Url::parse(v).map_err(|e| invalid("EGRESS_PROXY", e)))
+            .transpose()
     }
 
     /// What the cluster roles (`api`, `worker`) cannot run without.
@@ -480,6 +524,30 @@ mod tests {
             let err = Config::load_from(&vars(&[(k, v)])).unwrap_err();
             assert!(err.0.contains(k), "{k}: {}", err.0);
         }
+    }
+
+    #[test]
+    fn secrets_never_print_and_the_operations_port_has_defaults() {
+        let vars: Vec<(String, String)> = [
+            ("PARLEY_ACCOUNT_TOKEN", "account-token-0123456789"),
+            ("PARLEY_S3_SECRET_KEY", "s3-secret-0123456789"),
+            ("PARLEY_EGRESS_PROXY", "http://proxy.internal:3128"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let (c, _) = Config::load_from(&vars).unwrap();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("account-token-"), "{shown}");
+        assert!(!shown.contains("s3-secret-"), "{shown}");
+        assert_eq!(c.ops_bind(false), "127.0.0.1:9464");
+        assert_eq!(c.ops_bind(true), "0.0.0.0:9464");
+        assert_eq!(
+            c.egress_proxy().unwrap().map(|u| u.to_string()),
+            Some("http://proxy.internal:3128/".to_string())
+        );
+        let bad: Vec<(String, String)> = vec![("PARLEY_OPS_BIND".into(), "nowhere".into())];
+        assert!(Config::load_from(&bad).is_err());
     }
 
     #[test]

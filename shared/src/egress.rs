@@ -3,6 +3,14 @@
 //! private, link-local, metadata and other internal destinations, checked on the
 //! resolved address of every connection (so DNS rebinding and redirects to internal
 //! hosts do not pass), unless `PARLEY_ALLOW_PRIVATE_EGRESS` is set.
+//!
+//! Connections are direct: the environment's proxy variables (`HTTP_PROXY`,
+//! `HTTPS_PROXY`, `ALL_PROXY`) are ignored, since a proxy would resolve the
+//! name itself and so skip the check. An operator who routes egress through
+//! a proxy names it (`PARLEY_EGRESS_PROXY`); that proxy then resolves the
+//! names and must enforce its own policy (literal addresses, schemes and
+//! redirects are still checked here). A client that cannot be built with
+//! the guard is an error at start-up, never a client without it.
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +26,8 @@ pub enum EgressError {
     Forbidden(String),
     #[error("invalid URL: {0}")]
     Invalid(String),
+    #[error("the guarded HTTP client cannot be built: {0}")]
+    Client(String),
 }
 
 /// Whether connections to `ip` are refused when private egress is not allowed.
@@ -35,11 +45,23 @@ pub fn is_internal(ip: IpAddr) -> bool {
                 let [c, d] = seg[7].to_be_bytes();
                 return internal_v4(Ipv4Addr::new(a, b, c, d));
             }
+            // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits.
+            if seg[0] == 0x2002 {
+                let [a, b] = seg[1].to_be_bytes();
+                let [c, d] = seg[2].to_be_bytes();
+                return internal_v4(Ipv4Addr::new(a, b, c, d));
+            }
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || seg[..6] == [0, 0, 0, 0, 0, 0] // IPv4-compatible (deprecated)
+                || (seg[0] == 0x2001 && seg[1] == 0) // Teredo: tunnels to any IPv4
+                || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
+                || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1) // local NAT64
+                || (seg[0] == 0x100 && seg[1..4] == [0, 0, 0]) // discard-only
                 || (seg[0] & 0xfe00) == 0xfc00 // unique local, incl. fd00:ec2::254
                 || (seg[0] & 0xffc0) == 0xfe80 // link local
+                || (seg[0] & 0xffc0) == 0xfec0 // site local (deprecated)
         }
     }
 }
@@ -60,12 +82,22 @@ fn internal_v4(ip: Ipv4Addr) -> bool {
 }
 
 /// The destination policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Egress {
     pub allow_private: bool,
+    /// The operator's egress proxy (`PARLEY_EGRESS_PROXY`); `None`: direct.
+    pub proxy: Option<url::Url>,
 }
 
 impl Egress {
+    /// Direct connections, internal destinations refused unless `allow_private`.
+    pub fn direct(allow_private: bool) -> Egress {
+        Egress {
+            allow_private,
+            proxy: None,
+        }
+    }
+
     /// Checks what can be checked before connecting: the scheme, and a literal IP host.
     pub fn check_url(&self, url: &url::Url) -> Result<(), EgressError> {
         if !matches!(url.scheme(), "http" | "https") {
@@ -88,44 +120,71 @@ impl Egress {
     }
 
     /// An HTTP client bound to this policy: `timeout` per request, at most
-    /// `redirects` redirects (each one checked too).
-    pub fn client(&self, timeout: Duration, redirects: usize) -> reqwest::Client {
-        let policy = *self;
-        let redirect = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() > redirects {
-                return attempt.error(EgressError::Invalid("too many redirects".into()));
-            }
-            match policy.check_url(attempt.url()) {
-                Ok(()) => attempt.follow(),
-                Err(e) => attempt.error(e),
-            }
-        });
+    /// `redirects` redirects (each one checked too), direct unless the
+    /// policy names a proxy.
+    pub fn client(
+        &self,
+        timeout: Duration,
+        redirects: usize,
+    ) -> Result<reqwest::Client, EgressError> {
+        let policy = self.clone();
         let redirect = if redirects == 0 {
             reqwest::redirect::Policy::none()
         } else {
-            redirect
+            reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() > redirects {
+                    return attempt.error(EgressError::Invalid("too many redirects".into()));
+                }
+                match policy.check_url(attempt.url()) {
+                    Ok(()) => attempt.follow(),
+                    Err(e) => attempt.error(e),
+                }
+            })
         };
-        reqwest::Client::builder()
-            .dns_resolver(Arc::new(GuardedResolver { policy }))
+        let proxy_host = self
+            .proxy
+            .as_ref()
+            .and_then(|p| p.host_str())
+            .map(str::to_string);
+        let mut builder = reqwest::Client::builder()
+            .no_proxy()
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: self.allow_private,
+                proxy_host,
+            }))
             .redirect(redirect)
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(10))
-            .user_agent("Parley-Messaging/1")
+            .user_agent("Parley-Messaging/1");
+        if let Some(proxy) = &self.proxy {
+            if !matches!(proxy.scheme(), "http" | "https") || proxy.host_str().is_none() {
+                return Err(EgressError::Client(format!(
+                    "egress proxy {}: expected an http(s)://host:port URL",
+                    proxy.scheme()
+                )));
+            }
+            let proxy = reqwest::Proxy::all(proxy.as_str())
+                .map_err(|e| EgressError::Client(format!("egress proxy: {e}")))?;
+            builder = builder.proxy(proxy);
+        }
+        builder
             .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
+            .map_err(|e| EgressError::Client(e.to_string()))
     }
 }
 
 /// Resolves names and drops every internal address (unless allowed); a name that
 /// resolves only to internal addresses fails to resolve.
+/// The operator's proxy is the one internal name it resolves.
 struct GuardedResolver {
-    policy: Egress,
+    allow_private: bool,
+    proxy_host: Option<String>,
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let allow_private = self.policy.allow_private;
         let host = name.as_str().to_string();
+        let allow_private = self.allow_private || self.proxy_host.as_deref() == Some(&host);
         Box::pin(async move {
             let found: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
@@ -173,19 +232,34 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "64:ff9b::a00:1",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "::8.8.8.8",
+            "2002:7f00:1::",
+            "2002:a9fe:a9fe::1",
+            "2002:c0a8:101::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:db8::1",
+            "64:ff9b:1::a00:1",
+            "100::1",
+            "fec0::1",
         ] {
             assert!(is_internal(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "2002:5db8:d822::1",
+            "2001:4860:4860::8888",
+        ] {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
         }
     }
 
     #[test]
     fn urls_are_checked_before_connecting() {
-        let guard = Egress {
-            allow_private: false,
-        };
+        let guard = Egress::direct(false);
         let url = |s: &str| url::Url::parse(s).unwrap();
         assert_eq!(
             guard.check_url(&url("ftp://example.com/x")),
@@ -200,9 +274,7 @@ mod tests {
             Err(EgressError::Forbidden(_))
         ));
         assert!(guard.check_url(&url("https://example.com/x")).is_ok());
-        let open = Egress {
-            allow_private: true,
-        };
+        let open = Egress::direct(true);
         assert!(open.check_url(&url("http://127.0.0.1/x")).is_ok());
     }
 
@@ -210,11 +282,10 @@ mod tests {
     async fn a_name_resolving_to_loopback_is_refused_on_the_resolved_address() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let guard = Egress {
-            allow_private: false,
-        };
+        let guard = Egress::direct(false);
         let err = guard
             .client(Duration::from_secs(5), 0)
+            .expect("client")
             .get(format!("http://localhost:{port}/"))
             .send()
             .await
@@ -223,5 +294,60 @@ mod tests {
             matches!(refusal(&err), Some(EgressError::Forbidden(h)) if h == "localhost"),
             "{err:?}"
         );
+    }
+
+    /// A proxy listener that records whether anyone connected.
+    async fn recording_proxy() -> (String, tokio::sync::oneshot::Receiver<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            if let Ok((mut socket, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let _ = tx.send(());
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        (url, rx)
+    }
+
+    #[tokio::test]
+    async fn an_egress_proxy_the_operator_names_is_used() {
+        let (proxy, used) = recording_proxy().await;
+        let guard = Egress {
+            allow_private: false,
+            proxy: Some(url::Url::parse(&proxy).unwrap()),
+        };
+        let res = guard
+            .client(Duration::from_secs(5), 0)
+            .expect("client")
+            .get("http://hooks.example/hook")
+            .send()
+            .await
+            .expect("through the proxy");
+        assert_eq!(res.status(), 200);
+        assert!(used.await.is_ok(), "the proxy was asked");
+    }
+
+    #[test]
+    fn a_client_that_cannot_be_guarded_is_an_error() {
+        let guard = Egress {
+            allow_private: false,
+            proxy: Some(url::Url::parse("socks5://proxy.internal:1080").unwrap()),
+        };
+        assert!(matches!(
+            guard.client(Duration::from_secs(5), 0),
+            Err(EgressError::Client(_))
+        ));
     }
 }

@@ -17,6 +17,7 @@ pub mod picture_links;
 pub mod ports;
 pub mod queries;
 pub mod recipients;
+pub mod redact;
 pub mod telemetry;
 pub mod urls;
 pub mod wire;

@@ -24,15 +24,51 @@ impl Drop for TelemetryGuard {
     }
 }
 
-/// Installs the global subscriber. `RUST_LOG` filters (default `info`).
+/// Parley's own log targets.
+const OWN_TARGETS: &[&str] = &[
+    "parley",
+    "parley_api",
+    "parley_worker",
+    "parley_shared",
+    "parley_network",
+    "parley_network_sandbox",
+    "parley_network_whatsapp",
+    "parley_migrations",
+];
+
+/// What third-party crates log at most unless named: their debug and trace
+/// output carries statements with their values, frames and headers.
+const THIRD_PARTY: &str = "info,sqlx=warn,sea_orm=warn,async_nats=warn";
+
+/// The filter for `RUST_LOG`. A bare level more verbose than `info`
+/// (`RUST_LOG=trace`) applies to Parley's own targets; third-party crates stay
+/// at [`THIRD_PARTY`] unless a directive names them (`RUST_LOG=trace,sqlx=debug`).
+pub fn log_filter(rust_log: Option<&str>) -> String {
+    let Some(wanted) = rust_log.map(str::trim).filter(|s| !s.is_empty()) else {
+        return THIRD_PARTY.to_string();
+    };
+    let mut directives = vec![THIRD_PARTY.to_string()];
+    for d in wanted.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let verbose = matches!(d.to_ascii_lowercase().as_str(), "debug" | "trace");
+        if verbose {
+            directives.extend(OWN_TARGETS.iter().map(|t| format!("{t}={d}")));
+        } else {
+            directives.push(d.to_string());
+        }
+    }
+    directives.join(",")
+}
+
+/// Installs the global subscriber. `RUST_LOG` filters (see [`log_filter`]; default `info`).
 /// With an OTLP endpoint (HTTP/protobuf), spans are exported to `<endpoint>/v1/traces`.
 pub fn init(
     service: &str,
     json: bool,
     otlp_endpoint: Option<&str>,
 ) -> anyhow::Result<TelemetryGuard> {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn,async_nats=warn"));
+    let wanted = std::env::var("RUST_LOG").ok();
+    let filter = EnvFilter::try_new(log_filter(wanted.as_deref()))
+        .or_else(|_| EnvFilter::try_new(log_filter(None)))?;
     let provider = match otlp_endpoint {
         Some(endpoint) => Some(otlp_provider(service, endpoint)?),
         None => None,

@@ -9,6 +9,7 @@ mod hosted_sends;
 mod inbox;
 mod metrics;
 mod picture_links;
+mod security;
 mod sends;
 mod sessions;
 mod shapes;

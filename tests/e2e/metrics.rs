@@ -1,4 +1,5 @@
 //! `/metrics` after a scripted scenario: the counters moved as they must.
+//! It is served on the operations listener only, never on the customer port.
 use serde_json::json;
 
 use crate::support::*;
@@ -13,9 +14,25 @@ fn sample(text: &str, prefix: &str) -> f64 {
 }
 
 async fn scrape(p: &Parley) -> String {
-    let res = client().get(p.url("/metrics")).send().await.unwrap();
+    let res = client().get(p.ops_url("/metrics")).send().await.unwrap();
     assert_eq!(res.status(), 200);
     res.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn metrics_are_served_on_the_operations_listener_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = serve(dir.path()).await;
+    let public = client().get(p.url("/metrics")).send().await.unwrap();
+    assert_eq!(public.status(), 404, "not on the customer-facing port");
+    let ops = client().get(p.ops_url("/metrics")).send().await.unwrap();
+    assert_eq!(ops.status(), 200);
+    assert!(ops.text().await.unwrap().contains("parley_"));
+    // The operations listener serves nothing else.
+    for path in ["/clients", "/health/clients", "/config", "/openapi.json"] {
+        let res = client().get(p.ops_url(path)).send().await.unwrap();
+        assert_eq!(res.status(), 404, "{path} on the operations port");
+    }
 }
 
 #[tokio::test]

@@ -18,6 +18,8 @@ pub fn free_port() -> u16 {
 pub struct Parley {
     child: Option<Child>,
     pub port: u16,
+    /// The operations listener's port (`/metrics`).
+    pub ops_port: u16,
     pub base: String,
     pub log: PathBuf,
     pub dir: PathBuf,
@@ -28,6 +30,7 @@ impl Parley {
     /// free port, and waits until `/health/live` answers (deadline 60 s).
     pub async fn start(bin: &Path, args: &[&str], dir: &Path, vars: &[(String, String)]) -> Parley {
         let port = free_port();
+        let ops_port = free_port();
         let log = dir.join(format!("parley-{port}.log"));
         let out = std::fs::File::create(&log).expect("create log");
         let err = out.try_clone().expect("clone log");
@@ -39,6 +42,7 @@ impl Parley {
             .env("HOME", std::env::var("HOME").unwrap_or_default())
             .env("RUST_LOG", "info")
             .env("PARLEY_BIND", format!("127.0.0.1:{port}"))
+            .env("PARLEY_OPS_BIND", format!("127.0.0.1:{ops_port}"))
             .envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(out)
@@ -48,6 +52,7 @@ impl Parley {
         let mut p = Parley {
             child: Some(child),
             port,
+            ops_port,
             base: format!("http://127.0.0.1:{port}"),
             log,
             dir: dir.to_path_buf(),
@@ -104,6 +109,11 @@ impl Parley {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// `path` on the operations listener (`/metrics`).
+    pub fn ops_url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.ops_port)
     }
 
     /// Sends SIGKILL and waits for the process to end.

@@ -165,7 +165,8 @@ async fn with_history(a: &Args, egress: Egress) {
         None,
         None,
         None,
-    );
+    )
+    .unwrap();
     let sessions = Arc::new(open(&pipeline, a.history_sessions, &rx.url));
     let total = a.history_rate * a.seconds;
     let step = Duration::from_nanos(1_000_000_000 / a.history_rate.max(1));
@@ -246,9 +247,7 @@ async fn with_history(a: &Args, egress: Egress) {
 #[tokio::main]
 async fn main() {
     let a = args();
-    let egress = Egress {
-        allow_private: true,
-    };
+    let egress = Egress::direct(true);
     if a.history_rate > 0 {
         with_history(&a, egress).await;
         return;
@@ -265,7 +264,15 @@ async fn main() {
             counter.fetch_add(1, Ordering::Relaxed);
         }
     });
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None);
+    let pipeline = EventPipeline::new(
+        egress.clone(),
+        RetryPolicy::default(),
+        None,
+        None,
+        None,
+        None,
+    )
+    .unwrap();
     let sessions = open(&pipeline, a.sessions, &url);
     let total = a.rate * a.seconds;
     let started = Instant::now();
@@ -302,7 +309,8 @@ async fn main() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/hook", listener.local_addr().unwrap())
     };
-    let pipeline = EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None);
+    let pipeline =
+        EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None).unwrap();
     let sessions = open(&pipeline, 1, &dead);
     let before = rss_kib();
     let peak = Arc::new(AtomicU64::new(before));

@@ -46,6 +46,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     let Adapter { network, sandbox } = adapter;
     let egress = Egress {
         allow_private: config.allow_private_egress,
+        proxy: config.egress_proxy()?,
     };
     // Without a hosted receiver no session keeps hosted history.
     let history = config.hosted_receiver_url.clone().map(|url| {
@@ -58,13 +59,13 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     let contacts = Some(ContactBook::new(ports.db.clone()));
     let groups = Some(GroupBook::new(ports.db.clone()));
     let events = EventPipeline::new(
-        egress,
+        egress.clone(),
         RetryPolicy::default(),
         history,
         contacts,
         groups,
         avatars,
-    );
+    )?;
     let supervisor = Supervisor::new(Wiring {
         db: ports.db.clone(),
         bus: Arc::clone(&ports.bus),
@@ -74,7 +75,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         pod_name: pod_name.clone(),
         timing: Timing::default(),
         media: Arc::clone(&ports.media),
-        fetcher: Fetcher::new(egress, Limits::SPEC),
+        fetcher: Fetcher::new(egress, Limits::SPEC)?,
         events,
     });
     let (stop, stopped) = watch::channel(false);

@@ -1,8 +1,12 @@
-//! Permanent public media links: the stored bytes with their content type.
-use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+//! Permanent public media links: the stored bytes, never as active content
+//! of the gateway's origin (see `parley_shared::media::safety`).
+use actix_web::http::header::{
+    CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
+    X_CONTENT_TYPE_OPTIONS,
+};
 use actix_web::{HttpResponse, get, web};
 use parley_shared::error::ApiError;
-use parley_shared::media::{MediaError, valid_key};
+use parley_shared::media::{MediaError, safety, valid_key};
 
 use crate::{AppState, HttpError};
 
@@ -20,7 +24,10 @@ pub async fn public_file(
     }
     match state.ports.media.get(&key).await {
         Ok(Some((content_type, bytes))) => Ok(HttpResponse::Ok()
-            .insert_header((CONTENT_TYPE, content_type))
+            .insert_header((CONTENT_TYPE, safety::served_type(&content_type)))
+            .insert_header((CONTENT_DISPOSITION, safety::disposition(&content_type)))
+            .insert_header((X_CONTENT_TYPE_OPTIONS, "nosniff"))
+            .insert_header((CONTENT_SECURITY_POLICY, safety::CONTENT_SECURITY_POLICY))
             .insert_header((CACHE_CONTROL, "public, max-age=31536000, immutable"))
             .body(bytes)),
         Ok(None) | Err(MediaError::InvalidKey) => Err(ApiError::not_found("no such file").into()),

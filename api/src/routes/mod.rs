@@ -29,12 +29,14 @@ pub fn register<T>(app: UtoipaApp<T>, surface: Surface, sandbox: bool) -> Utoipa
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
+    if surface == Surface::Operations {
+        return app.service(prometheus::metrics);
+    }
     let app = app
         .service(health::health)
         .service(health::live)
         .service(health::ready)
-        .service(health::clients)
-        .service(prometheus::metrics);
+        .service(health::clients);
     // The sandbox's picture links work on every server of a deployment,
     // whichever public URL made them.
     let app = if sandbox {

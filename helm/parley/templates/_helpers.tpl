@@ -162,7 +162,7 @@ Call with (dict "root" $ "role" "api"|"worker").
 {{- define "parley.prometheusAnnotations" -}}
 {{- if .Values.metrics.prometheusAnnotations -}}
 prometheus.io/scrape: "true"
-prometheus.io/port: "8080"
+prometheus.io/port: "9464"
 prometheus.io/path: {{ .Values.metrics.path | quote }}
 {{- end }}
 {{- end -}}

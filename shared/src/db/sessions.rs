@@ -6,7 +6,7 @@ use super::{Db, DbError};
 
 /// One session as stored. `secret_hash` is the hex SHA-256 of the session secret;
 /// `webhook_token` is kept so it can be sent, and no route ever returns it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct SessionRow {
     pub client_id: String,
     pub status: String,
@@ -31,18 +31,20 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
+crate::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 /// What `/start` knows about a new session.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct NewSession {
     pub client_id: String,
     pub webhook_url: String,
     pub webhook_token: String,
     pub poll_lookup_url: String,
 }
+crate::debug_redacted!(NewSession { client_id, webhook_url, poll_lookup_url; webhook_token });
 
 /// Settings changes (API side, not fenced). `None` leaves a field as it is.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct SettingsPatch {
     pub webhook_url: Option<String>,
     pub webhook_token: Option<String>,
@@ -53,6 +55,7 @@ pub struct SettingsPatch {
     pub enable_group_ai: Option<bool>,
     pub desired: Option<bool>,
 }
+crate::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, desired; webhook_token, secret_hash });
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -143,5 +146,50 @@ impl SessionRow {
         } else {
             Health::Pairing
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_carries_no_secret() {
+        let now = Utc::now();
+        let row = SessionRow {
+            client_id: "shop".into(),
+            status: "connected".into(),
+            pod_name: "worker-0".into(),
+            jid: String::new(),
+            lid: String::new(),
+            webhook_url: "https://hooks.example/in".into(),
+            webhook_token: "webhook-token-0123456789abcdef".into(),
+            poll_lookup_url: String::new(),
+            org_id: String::new(),
+            secret_hash: Some("5e884898da28047151d0e56f8dc6292773603d0d".into()),
+            enable_group_ai: false,
+            connected: true,
+            logged_in: true,
+            reconnects: 0,
+            connected_at: None,
+            last_disconnect: String::new(),
+            desired: true,
+            fence: 1,
+            created_at: now,
+            updated_at: now,
+        };
+        let patch = SettingsPatch {
+            webhook_token: Some("webhook-token-0123456789abcdef".into()),
+            ..SettingsPatch::default()
+        };
+        let new = NewSession {
+            client_id: "shop".into(),
+            webhook_token: "webhook-token-0123456789abcdef".into(),
+            ..NewSession::default()
+        };
+        let shown = format!("{row:?} {row:#?} {patch:?} {new:?}");
+        assert!(shown.contains("hooks.example"), "{shown}");
+        assert!(!shown.contains("webhook-token-"), "{shown}");
+        assert!(!shown.contains("5e884898"), "{shown}");
     }
 }

@@ -1,6 +1,7 @@
 //! The media store port: bytes under unguessable keys, each with a permanent public link.
 pub mod fs;
 pub mod s3;
+pub mod safety;
 
 use std::pin::Pin;
 

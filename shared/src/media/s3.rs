@@ -11,13 +11,13 @@ use s3::creds::Credentials;
 use s3::error::S3Error;
 use s3::{Bucket, BucketConfiguration, Region};
 
-use super::{ByteStream, MediaError, MediaStore, StoredObject, valid_key};
+use super::{ByteStream, MediaError, MediaStore, StoredObject, safety, valid_key};
 
 /// How long `healthy()` waits for the server.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Where the bucket is and how to reach it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct S3Settings {
     /// Base URL of the server, e.g. `http://minio:9000`.
     pub endpoint: String,
@@ -29,6 +29,7 @@ pub struct S3Settings {
     /// Base of public links (e.g. a CDN); default `{endpoint}/{bucket}`.
     pub public_url: Option<String>,
 }
+crate::debug_redacted!(S3Settings { endpoint, bucket, region, public_url; access_key, secret_key });
 
 /// Objects are readable by anyone with the link: a bucket this store creates
 /// gets a policy allowing anonymous `GetObject`; an existing bucket (or the proxy
@@ -145,7 +146,11 @@ impl MediaStore for S3MediaStore {
     ) -> Result<StoredObject, MediaError> {
         let key = checked(key)?;
         self.bucket
-            .put_object_with_content_type(key, &data, content_type)
+            .put_object_builder(key, &data)
+            .with_content_type(safety::served_type(content_type))
+            .with_content_disposition(safety::disposition(content_type))
+            .map_err(|e| unavailable("put object", e))?
+            .execute()
             .await
             .map_err(|e| unavailable("put object", e))?;
         Ok(StoredObject {
@@ -173,11 +178,16 @@ impl MediaStore for S3MediaStore {
             }
         });
         let mut reader = tokio_util::io::StreamReader::new(data);
-        let size = match self
+        let request = self
             .bucket
-            .put_object_stream_with_content_type(&mut reader, key, content_type)
-            .await
-        {
+            .put_object_stream_builder(key)
+            .with_content_type(safety::served_type(content_type))
+            .with_header(
+                http::header::CONTENT_DISPOSITION,
+                safety::disposition(content_type),
+            )
+            .map_err(|e| unavailable("put object stream", e))?;
+        let size = match request.execute_stream(&mut reader).await {
             Ok(sent) => sent.uploaded_bytes() as u64,
             // A completion answered 200 with a body rust-s3 does not recognise
             // (moto names its root `CompleteMultipartUploadResponse`): the object

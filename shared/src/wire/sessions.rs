@@ -40,7 +40,7 @@ pub struct ClientList {
     pub clients: Vec<ClientSummary>,
 }
 
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SetApiSecret {
     #[serde(default)]
@@ -48,6 +48,7 @@ pub struct SetApiSecret {
     /// At least 16 characters; empty removes the secret.
     pub secret: String,
 }
+crate::debug_redacted!(SetApiSecret { client_id; secret });
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -57,13 +58,14 @@ pub struct HasSecret {
 }
 
 /// Optional JSON body of `POST /start`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[derive(Clone, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StartBody {
     pub webhook_url: Option<String>,
     pub webhook_token: Option<String>,
     pub poll_lookup_url: Option<String>,
 }
+crate::debug_redacted!(StartBody { webhook_url, poll_lookup_url; webhook_token });
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -109,7 +111,7 @@ pub struct PairCode {
     pub code: String,
 }
 
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SetWebhook {
     #[serde(default)]
@@ -118,6 +120,7 @@ pub struct SetWebhook {
     pub webhook_token: Option<String>,
     pub poll_lookup_url: Option<String>,
 }
+crate::debug_redacted!(SetWebhook { client_id, webhook_url, poll_lookup_url; webhook_token });
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

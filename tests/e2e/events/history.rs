@@ -12,7 +12,7 @@ use super::support::*;
 use crate::support::*;
 
 /// `parley serve` whose hosted receiver is `hook` (plus `more` settings).
-pub(super) async fn serve_hosted(
+pub(crate) async fn serve_hosted(
     dir: &std::path::Path,
     hook: &str,
     more: &[(&str, &str)],

@@ -129,7 +129,7 @@ pub fn assert_headers(req: &Received, token: &str) {
 
 /// `parley_webhook_dropped_total{reason=...}` as the process reports it.
 pub async fn dropped(p: &Parley, reason: &str) -> u64 {
-    let res = client().get(p.url("/metrics")).send().await.unwrap();
+    let res = client().get(p.ops_url("/metrics")).send().await.unwrap();
     let text = res.text().await.unwrap();
     let prefix = format!("parley_webhook_dropped_total{{reason=\"{reason}\"}}");
     text.lines()

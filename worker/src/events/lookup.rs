@@ -5,7 +5,7 @@
 //! the egress guard; the answer is `{options: [string]}`.
 use std::time::Duration;
 
-use parley_shared::egress::Egress;
+use parley_shared::egress::{Egress, EgressError};
 use serde::Deserialize;
 
 /// The receiver answers within this.
@@ -21,10 +21,10 @@ struct Answer {
 }
 
 impl PollLookup {
-    pub fn new(egress: Egress, budget: Duration) -> PollLookup {
-        PollLookup {
-            client: egress.client(budget, 0),
-        }
+    pub fn new(egress: Egress, budget: Duration) -> Result<PollLookup, EgressError> {
+        Ok(PollLookup {
+            client: egress.client(budget, 0)?,
+        })
     }
 
     /// The poll's options, or `None` when the lookup is unset, fails or answers nonsense.
@@ -87,12 +87,7 @@ mod tests {
     async fn asks_with_the_token_and_reads_the_options() {
         let mut rx = Receiver::start().await;
         rx.script([Behaviour::Json(200, r#"{"options":["Red","Blue"]}"#.into())]);
-        let lookup = PollLookup::new(
-            Egress {
-                allow_private: true,
-            },
-            Duration::from_secs(2),
-        );
+        let lookup = PollLookup::new(Egress::direct(true), Duration::from_secs(2)).unwrap();
         let got = lookup.options(&rx.url, "tok", "c1", "c1-1-2", "P1").await;
         assert_eq!(got, Some(vec!["Red".to_string(), "Blue".to_string()]));
         let req = rx.next(Duration::from_secs(2)).await;
@@ -109,21 +104,11 @@ mod tests {
     async fn failures_and_slow_answers_are_none() {
         let rx = Receiver::start().await;
         rx.script([Behaviour::Status(500), Behaviour::Hang]);
-        let lookup = PollLookup::new(
-            Egress {
-                allow_private: true,
-            },
-            Duration::from_millis(300),
-        );
+        let lookup = PollLookup::new(Egress::direct(true), Duration::from_millis(300)).unwrap();
         assert_eq!(lookup.options(&rx.url, "t", "c", "r", "p").await, None);
         assert_eq!(lookup.options(&rx.url, "t", "c", "r", "p").await, None);
         assert_eq!(lookup.options("", "t", "c", "r", "p").await, None);
-        let guarded = PollLookup::new(
-            Egress {
-                allow_private: false,
-            },
-            Duration::from_secs(1),
-        );
+        let guarded = PollLookup::new(Egress::direct(false), Duration::from_secs(1)).unwrap();
         assert_eq!(guarded.options(&rx.url, "t", "c", "r", "p").await, None);
     }
 }

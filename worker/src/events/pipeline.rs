@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use parley_shared::egress::Egress;
+use parley_shared::egress::{Egress, EgressError};
 use tokio::sync::watch;
 
 use parley_shared::event::Envelope;
@@ -78,15 +78,15 @@ impl EventPipeline {
         contacts: Option<ContactBook>,
         groups: Option<GroupBook>,
         avatars: Option<Arc<Avatars>>,
-    ) -> Arc<EventPipeline> {
-        Arc::new(EventPipeline {
-            dispatcher: Dispatcher::new(egress, policy),
-            lookup: PollLookup::new(egress, LOOKUP_BUDGET),
+    ) -> Result<Arc<EventPipeline>, EgressError> {
+        Ok(Arc::new(EventPipeline {
+            dispatcher: Dispatcher::new(egress.clone(), policy)?,
+            lookup: PollLookup::new(egress, LOOKUP_BUDGET)?,
             history,
             contacts,
             groups,
             avatars,
-        })
+        }))
     }
 
     pub fn open(

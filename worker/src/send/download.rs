@@ -70,12 +70,12 @@ pub struct Fetcher {
 const REDIRECTS: usize = 5;
 
 impl Fetcher {
-    pub fn new(egress: Egress, limits: Limits) -> Fetcher {
-        Fetcher {
-            client: egress.client(limits.timeout, REDIRECTS),
+    pub fn new(egress: Egress, limits: Limits) -> Result<Fetcher, EgressError> {
+        Ok(Fetcher {
+            client: egress.client(limits.timeout, REDIRECTS)?,
             egress,
             limits,
-        }
+        })
     }
 
     pub fn limits(&self) -> Limits {

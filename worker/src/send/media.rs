@@ -111,15 +111,14 @@ mod tests {
 
     fn fetcher(attach_max: u64) -> Fetcher {
         Fetcher::new(
-            Egress {
-                allow_private: true,
-            },
+            Egress::direct(true),
             Limits {
                 timeout: Duration::from_secs(5),
                 max_bytes: 1_000_000,
                 attach_max,
             },
         )
+        .unwrap()
     }
 
     #[tokio::test]

@@ -55,20 +55,13 @@ pub fn fast_timing() -> Timing {
 
 /// Downloads allowed to loopback (test servers), with the spec's limits.
 pub fn test_fetcher() -> Fetcher {
-    Fetcher::new(
-        Egress {
-            allow_private: true,
-        },
-        Limits::SPEC,
-    )
+    Fetcher::new(Egress::direct(true), Limits::SPEC).unwrap()
 }
 
 /// An event pipeline without hosted history, delivering to loopback receivers.
 pub fn test_events() -> Arc<EventPipeline> {
-    let egress = Egress {
-        allow_private: true,
-    };
-    EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None)
+    let egress = Egress::direct(true);
+    EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None).unwrap()
 }
 
 /// Polls `check` every 20 ms until it holds; panics after 10 s.

@@ -220,12 +220,7 @@ async fn files_over_the_attachment_limit_go_out_as_a_link() {
         attach_max: 1_000,
         ..Limits::SPEC
     };
-    let fetcher = Fetcher::new(
-        Egress {
-            allow_private: true,
-        },
-        limits,
-    );
+    let fetcher = Fetcher::new(Egress::direct(true), limits).unwrap();
     let a = sandbox_supervisor(&world, fetcher);
     linked(&world, &a, "s1").await;
     let server = serve(Answer::file("video/mp4", vec![0u8; 5_000])).await;

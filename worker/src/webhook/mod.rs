@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use parley_shared::egress::{self, Egress};
+use parley_shared::egress::{self, Egress, EgressError};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tracing::Instrument;
 
@@ -20,11 +20,12 @@ pub use sign::signature;
 pub use stats::{DeliveryStats, DropReason};
 
 /// Where a session's events go now. An empty `url` pauses delivery.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Target {
     pub url: String,
     pub token: String,
 }
+parley_shared::debug_redacted!(Target { url; token });
 
 /// One event, serialized once; `id` (the `webhook-id`) stays the same across retries.
 #[derive(Debug, Clone)]
@@ -47,14 +48,14 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(egress: Egress, policy: RetryPolicy) -> Arc<Dispatcher> {
-        Arc::new(Dispatcher {
+    pub fn new(egress: Egress, policy: RetryPolicy) -> Result<Arc<Dispatcher>, EgressError> {
+        Ok(Arc::new(Dispatcher {
             // No redirects are followed: a receiver answers, it does not send us elsewhere.
-            client: egress.client(policy.timeout, 0),
+            client: egress.client(policy.timeout, 0)?,
             egress,
             policy,
             stats: Arc::new(DeliveryStats::default()),
-        })
+        }))
     }
 
     pub fn stats(&self) -> &DeliveryStats {

@@ -21,9 +21,7 @@ fn fast() -> RetryPolicy {
 }
 
 fn open() -> Egress {
-    Egress {
-        allow_private: true,
-    }
+    Egress::direct(true)
 }
 
 fn event(n: u32) -> Delivery {
@@ -45,7 +43,7 @@ fn target(url: &str) -> (watch::Sender<Target>, watch::Receiver<Target>) {
 #[tokio::test]
 async fn headers_and_a_verifiable_signature() {
     let mut rx = Receiver::start().await;
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     d.deliver("c1", &target, &event(1)).await.unwrap();
     let req = rx.next(Duration::from_secs(5)).await;
@@ -73,7 +71,7 @@ async fn headers_and_a_verifiable_signature() {
 async fn two_failures_then_success_is_three_attempts_with_one_id() {
     let mut rx = Receiver::start().await;
     rx.script([Behaviour::Status(500), Behaviour::Status(503)]);
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     d.deliver("c1", &target, &event(1)).await.unwrap();
     let mut seen = Vec::new();
@@ -92,7 +90,7 @@ async fn two_failures_then_success_is_three_attempts_with_one_id() {
 async fn a_4xx_is_not_retried_and_5xx_forever_gives_up_after_four() {
     let mut rx = Receiver::start().await;
     rx.script([Behaviour::Status(400)]);
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     assert_eq!(
         d.deliver("c1", &target, &event(1)).await,
@@ -121,7 +119,7 @@ async fn a_4xx_is_not_retried_and_5xx_forever_gives_up_after_four() {
 async fn a_429_is_retried_after_its_retry_after() {
     let mut rx = Receiver::start().await;
     rx.script([Behaviour::RetryAfter(429, 1)]);
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     d.deliver("c1", &target, &event(1)).await.unwrap();
     let first = rx.next(Duration::from_secs(5)).await;
@@ -137,7 +135,7 @@ async fn a_429_is_retried_after_its_retry_after() {
 async fn a_receiver_that_hangs_times_out_and_is_retried() {
     let mut rx = Receiver::start().await;
     rx.script([Behaviour::Hang]);
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     d.deliver("c1", &target, &event(1)).await.unwrap();
     let first = rx.next(Duration::from_secs(5)).await;
@@ -150,7 +148,7 @@ async fn a_dead_receiver_does_not_delay_another_session() {
     let dead = Receiver::start().await;
     dead.set_default(Behaviour::Hang);
     let mut alive = Receiver::start().await;
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_a, dead_target) = target(&dead.url);
     let (_b, alive_target) = target(&alive.url);
     let slow = d.session("slow", dead_target);
@@ -176,7 +174,7 @@ async fn a_dead_receiver_does_not_delay_another_session() {
 async fn the_queue_is_bounded_and_drops_are_counted() {
     let dead = Receiver::start().await;
     dead.set_default(Behaviour::Hang);
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&dead.url);
     let q = d.session("c1", target);
     let policy = fast();
@@ -196,7 +194,7 @@ async fn the_queue_is_bounded_and_drops_are_counted() {
 #[tokio::test]
 async fn pause_resume_and_token_rotation_apply_to_the_next_call() {
     let mut rx = Receiver::start().await;
-    let d = Dispatcher::new(open(), fast());
+    let d = Dispatcher::new(open(), fast()).unwrap();
     let (set, target) = watch::channel(Target {
         url: String::new(),
         token: TOKEN.into(),
@@ -230,12 +228,7 @@ async fn pause_resume_and_token_rotation_apply_to_the_next_call() {
 #[tokio::test]
 async fn the_egress_guard_refuses_internal_receivers() {
     let mut rx = Receiver::start().await;
-    let d = Dispatcher::new(
-        Egress {
-            allow_private: false,
-        },
-        fast(),
-    );
+    let d = Dispatcher::new(Egress::direct(false), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     assert_eq!(
         d.deliver("c1", &target, &event(1)).await,

@@ -8,12 +8,7 @@ use super::*;
 use parley_tests::files::{Answer, serve};
 
 fn fetcher(limits: Limits) -> Fetcher {
-    Fetcher::new(
-        Egress {
-            allow_private: true,
-        },
-        limits,
-    )
+    Fetcher::new(Egress::direct(true), limits).unwrap()
 }
 
 fn small() -> Limits {
@@ -153,12 +148,7 @@ async fn a_body_that_never_ends_times_out_under_a_large_cap() {
 #[tokio::test]
 async fn the_egress_guard_refuses_loopback_by_address_and_by_name() {
     let port = serve(Answer::file("image/png", *b"x")).await.port;
-    let guarded = Fetcher::new(
-        Egress {
-            allow_private: false,
-        },
-        small(),
-    );
+    let guarded = Fetcher::new(Egress::direct(false), small()).unwrap();
     for url in [
         format!("http://127.0.0.1:{port}/x"),
         format!("http://localhost:{port}/x"),
