@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use crate::inbound::Content;
 use crate::{
     Connection, DisconnectReason, Identity, Network, NetworkEvent, Outgoing, OutgoingBody,
-    SessionContext,
+    PictureLookup, SessionContext,
 };
 
 /// How long the suite waits for any one event.
@@ -26,6 +26,16 @@ pub struct Carried {
     pub to: String,
     pub body: String,
     pub message_id: String,
+}
+
+/// A profile picture, as its owner sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Avatar {
+    None,
+    /// Set, but shown to no one else (privacy).
+    Hidden,
+    /// An image's bytes.
+    Image(Vec<u8>),
 }
 
 /// The network's other side, as the suite drives it.
@@ -45,6 +55,9 @@ pub trait Counterpart: Send + Sync {
     async fn carried(&self, client_id: &str, message_id: &str) -> Result<Option<Carried>, String>;
     /// The linked phone removes the session's device.
     async fn unlink(&self, client_id: &str) -> Result<(), String>;
+    /// `phone` (registered on the network if it was not) shows `about` and
+    /// `avatar` to others.
+    async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String>;
 }
 
 /// What the suite runs against; `client_id` names a session no other test uses.
@@ -58,6 +71,10 @@ pub struct Subject<'a> {
 pub const PHONE: &str = "4915100000001";
 /// The contact who writes to it.
 pub const CONTACT: &str = "4915100000002";
+/// A contact who hides its picture.
+pub const SHY: &str = "4915100000003";
+/// A number not registered on the network.
+pub const STRANGER: &str = "4915100000099";
 
 type Events = mpsc::Receiver<NetworkEvent>;
 
@@ -237,5 +254,73 @@ pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
     let (conn, mut events) = s.network.connect(ctx(&s, 2)).await.expect("connect");
     let code = first_qr(&mut events).await;
     assert!(!code.is_empty());
+    conn.close().await;
+}
+
+/// A small image, distinct per `n` (PNG signature, then `n`).
+fn image(n: u8) -> Vec<u8> {
+    let mut data = b"\x89PNG\r\n\x1a\n".to_vec();
+    data.extend(std::iter::repeat_n(n, 64));
+    data
+}
+
+/// The picture a lookup found; panics on anything else.
+async fn found(conn: &dyn Connection, jid: &str) -> crate::Picture {
+    match conn.profile_picture(jid, true).await {
+        Ok(PictureLookup::Found(picture)) => picture,
+        other => panic!("expected {jid}'s picture, got {other:?}"),
+    }
+}
+
+/// A registered number is found with its LID and an unknown one is not; a
+/// contact's about text and picture id come back; its picture downloads as
+/// set, by phone and by LID; a new picture gets a new id; a hidden one gives
+/// no link.
+pub async fn looks_up_numbers_people_and_pictures(s: Subject<'_>) {
+    let (conn, _events, _) = pair(&s, 1).await;
+    let (first, second) = (image(1), image(2));
+    let c = s.counterpart;
+    c.profile(CONTACT, "Out of office", Avatar::Image(first.clone()))
+        .await
+        .expect("the contact sets a picture");
+    c.profile(SHY, "", Avatar::Hidden)
+        .await
+        .expect("a contact hides its picture");
+
+    let known = conn.check_number(CONTACT).await.expect("number check");
+    assert!(known.registered, "{known:?}");
+    let lid = known.lid.clone().expect("a registered number's LID");
+    let unknown = conn.check_number(STRANGER).await.expect("number check");
+    assert!(!unknown.registered, "{unknown:?}");
+
+    let jid = format!("{CONTACT}@s.whatsapp.net");
+    let info = conn
+        .user_info(&jid)
+        .await
+        .expect("user info")
+        .expect("a registered contact has info");
+    assert_eq!(info.status.as_deref(), Some("Out of office"), "{info:?}");
+    assert_eq!(info.lid.as_deref(), Some(lid.as_str()), "{info:?}");
+    let picture = found(conn.as_ref(), &jid).await;
+    assert_eq!(info.picture_id.as_deref(), Some(picture.id.as_str()));
+    let file = conn.download_picture(&picture).await.expect("download");
+    assert_eq!(file.data.as_ref(), first.as_slice());
+
+    c.profile(CONTACT, "Out of office", Avatar::Image(second.clone()))
+        .await
+        .expect("the contact changes its picture");
+    let changed = found(conn.as_ref(), &format!("{lid}@lid")).await;
+    assert_ne!(changed.id, picture.id, "a new picture, a new id");
+    let file = conn.download_picture(&changed).await.expect("download");
+    assert_eq!(file.data.as_ref(), second.as_slice());
+
+    let hidden = conn
+        .profile_picture(&format!("{SHY}@s.whatsapp.net"), true)
+        .await
+        .expect("a hidden picture is an answer, not an error");
+    assert!(
+        matches!(hidden, PictureLookup::Hidden | PictureLookup::NoPicture),
+        "{hidden:?}"
+    );
     conn.close().await;
 }

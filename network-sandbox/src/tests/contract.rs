@@ -1,7 +1,8 @@
 //! The network port's contract suite, run against the sandbox: the simulated
 //! phone and contacts play the network's other side.
 use async_trait::async_trait;
-use parley_network::contract::{self, Carried, Counterpart, Subject};
+use parley_network::contract::{self, Avatar, Carried, Counterpart, Subject};
+use parley_shared::db::sandbox::PhonePatch;
 use parley_shared::injected::{InjectedContent, InjectedMessage};
 
 use super::*;
@@ -66,6 +67,26 @@ impl Counterpart for SandboxSide<'_> {
     async fn unlink(&self, client_id: &str) -> Result<(), String> {
         refused(self.0.network.control(client_id, SandboxOp::Unlink).await)
     }
+
+    async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
+        use base64::Engine;
+        let avatar = match avatar {
+            Avatar::None => "none".to_string(),
+            Avatar::Hidden => "hidden".to_string(),
+            Avatar::Image(data) => base64::engine::general_purpose::STANDARD.encode(data),
+        };
+        let patch = PhonePatch {
+            about: Some(about.into()),
+            avatar: Some(avatar),
+            ..PhonePatch::default()
+        };
+        self.0
+            .db
+            .upsert_phone(phone, patch)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
 }
 
 fn subject<'a>(f: &'a Fixture, side: &'a SandboxSide<'a>, client_id: &'a str) -> Subject<'a> {
@@ -102,4 +123,11 @@ async fn contract_unlinking_logs_out_and_forgetting_pairs_anew() {
     let f = steady().await;
     let side = SandboxSide(&f);
     contract::unlinking_logs_out_and_forgetting_pairs_anew(subject(&f, &side, "k3")).await;
+}
+
+#[tokio::test]
+async fn contract_looks_up_numbers_people_and_pictures() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::looks_up_numbers_people_and_pictures(subject(&f, &side, "k5")).await;
 }

@@ -17,6 +17,7 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 
 pub struct Cdn {
     pub addr: SocketAddr,
+    blobs: Blobs,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -33,9 +34,10 @@ impl Cdn {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let blobs = Blobs::default();
+        let served = Arc::clone(&blobs);
         let task = tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
-                let blobs = Arc::clone(&blobs);
+                let blobs = Arc::clone(&served);
                 tokio::spawn(async move {
                     if let Err(e) = serve(tcp, addr, blobs).await {
                         tracing::debug!(error = %e, "wire CDN: request failed");
@@ -43,7 +45,40 @@ impl Cdn {
                 });
             }
         });
-        Ok(Self { addr, task })
+        Ok(Self { addr, blobs, task })
+    }
+
+    /// What the server itself publishes (profile pictures): its shelf.
+    pub fn shelf(&self) -> Shelf {
+        Shelf {
+            addr: self.addr,
+            blobs: Arc::clone(&self.blobs),
+        }
+    }
+}
+
+/// Puts files on the CDN from the server's side.
+pub struct Shelf {
+    addr: SocketAddr,
+    blobs: Blobs,
+}
+
+impl Shelf {
+    /// Stores `data` at `path`; returns its signed URL.
+    pub fn publish(&self, path: &str, data: Vec<u8>) -> String {
+        self.blobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.to_string(), data);
+        format!("https://{}{path}?oh={}", self.addr, signature(path))
+    }
+
+    /// Takes the file at `path` down.
+    pub fn withdraw(&self, path: &str) {
+        self.blobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(path);
     }
 }
 

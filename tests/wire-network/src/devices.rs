@@ -105,9 +105,14 @@ pub struct TestDevice {
     pub phone: String,
     pub client: Arc<Client>,
     identity: KeyPair,
+    /// The account's app-state sync key, shared with every companion it links.
+    app_state_key: [u8; 32],
     inbox: Arc<Inbox>,
     run: tokio::task::JoinHandle<()>,
 }
+
+/// The id of the app-state key the phone shares.
+const APP_STATE_KEY_ID: [u8; 4] = [0, 0, 0, 1];
 
 impl Drop for TestDevice {
     fn drop(&mut self) {
@@ -159,6 +164,7 @@ impl TestDevice {
             phone: phone.to_string(),
             client,
             identity,
+            app_state_key: rand10::random(),
             inbox,
             run,
         })
@@ -190,15 +196,33 @@ impl TestDevice {
         let watcher = net.watcher();
         let client = Arc::clone(&self.client);
         let phone = self.phone.clone();
+        let key = self.app_state_key;
         tokio::spawn(async move {
             if !watcher.keys_uploaded(&phone, device, CONNECT_WAIT).await {
                 tracing::warn!(%phone, device, "the companion never uploaded its keys");
                 return;
             }
-            if let Err(e) = share_app_state_key(&client, &phone).await {
+            if let Err(e) = share_app_state_key(&client, &phone, key).await {
                 tracing::warn!(%phone, device, error = %e, "app-state key share failed");
             }
         });
+    }
+
+    /// The app-state changes the account's companions sent (a chat marked
+    /// unread, ...), decrypted with the key this phone shared with them.
+    pub fn app_state_changes(
+        &self,
+        net: &WireNetwork,
+    ) -> anyhow::Result<Vec<crate::app_state::Change>> {
+        let mut changes = Vec::new();
+        for patch in net.app_state_patches(&self.phone) {
+            changes.extend(crate::app_state::decrypt(
+                &patch,
+                &APP_STATE_KEY_ID,
+                &self.app_state_key,
+            )?);
+        }
+        Ok(changes)
     }
 
     /// The device's JID as others address it.
@@ -267,15 +291,15 @@ fn secret_of(message: &wa::Message) -> Option<Vec<u8>> {
 }
 
 /// Sends the account's app-state sync key to its own other devices.
-async fn share_app_state_key(client: &Client, phone: &str) -> anyhow::Result<()> {
+async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> anyhow::Result<()> {
     use whatsapp_rust::buffa::MessageField;
     use whatsapp_rust::waproto::whatsapp::{self as wa, message as m};
     let key = m::AppStateSyncKey {
         key_id: MessageField::some(m::AppStateSyncKeyId {
-            key_id: Some(vec![0, 0, 0, 1]),
+            key_id: Some(APP_STATE_KEY_ID.to_vec()),
         }),
         key_data: MessageField::some(m::AppStateSyncKeyData {
-            key_data: Some(rand10::random::<[u8; 32]>().to_vec()),
+            key_data: Some(data.to_vec()),
             fingerprint: MessageField::some(m::AppStateSyncKeyFingerprint {
                 raw_id: Some(1),
                 current_index: Some(0),

@@ -1,7 +1,8 @@
 //! The IQs a logged-in client asks the server, and their answers: keepalive,
 //! passive/active, Signal keys (upload, count, fetch, digest), usync (devices,
-//! LID, contact), props, blocklist, privacy, app-state sync (empty
-//! collections), groups (see `groups`), and unlinking itself. Anything else is answered 501 and
+//! LID, contact, status, picture), props, blocklist, privacy, app-state sync
+//! (empty collections), profile pictures (see `profile`), groups (see
+//! `groups`), and unlinking itself. Anything else is answered 501 and
 //! logged, so a missing feature shows up as such.
 use std::collections::VecDeque;
 
@@ -11,7 +12,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::Inner;
 use crate::nodes::{
-    attr, child, child_bytes, children, element, iq_error, iq_result, leaf_bytes, now,
+    attr, child, child_bytes, children, element, iq_error, iq_result, leaf_bytes, now, text,
 };
 use crate::registry::{Bundle, Control, device_jid, split_jid};
 
@@ -45,10 +46,11 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         ("blocklist", "get") => iq_result(&id, vec![element("list", &[], vec![])]),
         ("privacy", "get") => iq_result(&id, vec![privacy()]),
         ("privacy", "set") => iq_result(&id, vec![]),
-        ("w:sync:app:state", _) => app_state(&id, iq),
+        ("w:sync:app:state", _) => crate::app_state::answer(inner, who, &id, iq),
         ("md", "set") => remove_companion(inner, who, &id, iq),
         ("w:m", "set") => media_conn(inner, &id),
         ("w:g2", _) => crate::groups::answer(inner, who, &id, iq),
+        ("w:profile:picture", "get") => crate::profile::picture(inner, &id, iq),
         _ => {
             tracing::debug!(xmlns, kind, "wire network: IQ not served");
             iq_error(&id, 501, "feature-not-implemented")
@@ -132,10 +134,49 @@ fn encrypt_get(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
             vec![element("count", &[("value", count.to_string())], vec![])],
         );
     }
-    if child(iq, "digest").is_some() && bundle.is_none() {
-        return iq_error(id, 404, "item-not-found");
+    if child(iq, "digest").is_some() {
+        return match bundle {
+            Some(bundle) => digest(id, &bundle),
+            None => iq_error(id, 404, "item-not-found"),
+        };
     }
     iq_error(id, 501, "feature-not-implemented")
+}
+
+/// The key-bundle digest a client checks its uploaded keys against: what
+/// the server holds, and the SHA-1 over identity, signed prekey, signature
+/// and the remaining one-time prekeys.
+fn digest(id: &str, bundle: &Bundle) -> Node {
+    use whatsapp_rust::wacore::prekeys::compute_key_bundle_digest;
+    let (sid, value, signature) = &bundle.signed;
+    let prekeys: Vec<&[u8]> = bundle.prekeys.iter().map(|(_, v)| v.as_slice()).collect();
+    let hash = compute_key_bundle_digest(&bundle.identity, value, signature, &prekeys);
+    let ids = bundle
+        .prekeys
+        .iter()
+        .map(|(pid, _)| leaf_bytes("id", pid.clone()))
+        .collect();
+    let digest = element(
+        "digest",
+        &[],
+        vec![
+            leaf_bytes("registration", bundle.registration.clone()),
+            leaf_bytes("type", vec![5u8]),
+            leaf_bytes("identity", bundle.identity.clone()),
+            element(
+                "skey",
+                &[],
+                vec![
+                    leaf_bytes("id", sid.clone()),
+                    leaf_bytes("value", value.clone()),
+                    leaf_bytes("signature", signature.clone()),
+                ],
+            ),
+            element("list", &[], ids),
+            leaf_bytes("hash", hash),
+        ],
+    );
+    iq_result(id, vec![digest])
 }
 
 /// Each requested device's bundle, taking one one-time prekey each.
@@ -197,7 +238,8 @@ fn user_error(jid: String, code: u16, text: &str) -> Node {
     element("user", &[("jid", jid)], vec![error])
 }
 
-/// usync: for each listed user, the parts the query asks (devices, lid, contact).
+/// usync: for each listed user (by JID, or by phone number in a number
+/// check), the parts the query asks (devices, lid, contact, status, picture).
 fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
     let Some(request) = child(iq, "usync") else {
         return iq_error(id, 400, "bad-request");
@@ -211,7 +253,11 @@ fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
     let mut reg = inner.registry();
     let mut users = Vec::new();
     for user in child(request, "list").map(children).unwrap_or_default() {
-        let Some(jid) = attr(user, "jid") else {
+        // A number check names the user by phone: `<contact>+4915...</contact>`.
+        let by_phone = child(user, "contact")
+            .and_then(text)
+            .map(|phone| format!("{}@s.whatsapp.net", phone.trim_start_matches('+')));
+        let Some(jid) = attr(user, "jid").or(by_phone) else {
             continue;
         };
         let (user_part, _, server) = split_jid(&jid);
@@ -232,6 +278,8 @@ fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
                 ("contact", None) => {
                     kids.push(element("contact", &[("type", "out".into())], vec![]))
                 }
+                ("status", Some(account)) => kids.push(crate::profile::status(account)),
+                ("picture", Some(account)) => kids.push(crate::profile::picture_id(account)),
                 _ => {}
             }
         }
@@ -280,25 +328,6 @@ fn devices(account: &crate::registry::Account) -> Node {
     )];
     kids.extend(key_index_list(account));
     element("devices", &[("version", "2".into())], kids)
-}
-
-/// App-state sync: every asked collection, empty at version 0.
-fn app_state(id: &str, iq: &Node) -> Node {
-    let collections = child(iq, "sync")
-        .map(children)
-        .unwrap_or_default()
-        .iter()
-        .filter(|c| c.tag == "collection")
-        .filter_map(|c| attr(c, "name"))
-        .map(|name| {
-            element(
-                "collection",
-                &[("name", name), ("version", "0".into())],
-                vec![],
-            )
-        })
-        .collect();
-    iq_result(id, vec![element("sync", &[], collections)])
 }
 
 /// `remove-companion-device`: a companion logs itself out (or the phone removes one).

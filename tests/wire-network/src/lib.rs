@@ -8,6 +8,7 @@
 //! Signal keys, routes each `<enc>` to its device, and answers what a
 //! client asks after login. Faults (stream errors, bans, dropped sockets, a
 //! refused IK) are set from the test, like the sandbox's.
+pub mod app_state;
 pub mod baileys;
 mod cdn;
 mod code;
@@ -20,6 +21,7 @@ mod iq;
 pub mod kinds;
 mod nodes;
 pub mod pairing;
+mod profile;
 mod registry;
 mod relay;
 mod socket;
@@ -40,6 +42,7 @@ use registry::{Control, Device, Registry};
 pub use baileys::{Baileys, BaileysMessage};
 pub use devices::{Received, Signal, TestDevice};
 pub use kinds::{File, FileKind};
+pub use profile::Avatar;
 pub use registry::device_jid;
 
 /// The server's shared state.
@@ -54,6 +57,8 @@ pub struct Inner {
     changed: tokio::sync::Notify,
     /// The CDN's `host:port`, as `media_conn` names it.
     cdn_host: String,
+    /// What the server itself puts on the CDN.
+    shelf: cdn::Shelf,
     /// Token dictionaries of other versions than ours, by version.
     dictionaries: Mutex<HashMap<u8, Arc<dictionary::Transcoder>>>,
 }
@@ -210,6 +215,7 @@ impl WireNetwork {
             bans: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             cdn_host: cdn.addr.to_string(),
+            shelf: cdn.shelf(),
             dictionaries: Mutex::new(HashMap::new()),
         });
         let served = Arc::clone(&inner);
@@ -369,6 +375,24 @@ impl WireNetwork {
             jid: device_jid(phone, device, "s.whatsapp.net"),
             device,
         })
+    }
+
+    /// `phone` (registered on the network if it was not) shows `about` and
+    /// `avatar` to others.
+    pub fn set_profile(&self, phone: &str, about: &str, avatar: Avatar) {
+        self.inner.set_profile(phone, about, avatar);
+    }
+
+    /// The LID user part of `phone`'s account, if it has one.
+    pub fn lid_of(&self, phone: &str) -> Option<String> {
+        let reg = self.inner.registry();
+        reg.accounts.get(phone).map(|a| a.lid.clone())
+    }
+
+    /// The app-state patches `phone`'s devices sent so far.
+    pub fn app_state_patches(&self, phone: &str) -> Vec<app_state::Patch> {
+        let reg = self.inner.registry();
+        reg.app_state.get(phone).cloned().unwrap_or_default()
     }
 
     /// The phone removes its companion `device`: the device is forgotten and

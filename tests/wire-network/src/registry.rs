@@ -51,6 +51,24 @@ pub struct Account {
     pub raw_id: u32,
     /// The name the account's owner set on the phone.
     pub push_name: String,
+    /// The about text others see.
+    pub about: String,
+    pub picture: Picture,
+}
+
+/// An account's profile picture.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Picture {
+    #[default]
+    None,
+    /// Set, but shown to no one (privacy).
+    Hidden,
+    /// Published on the CDN: its numeric id and its signed URL and path.
+    Shown {
+        id: u64,
+        url: String,
+        direct_path: String,
+    },
 }
 
 /// A live socket of a device.
@@ -72,6 +90,8 @@ pub struct Registry {
     pub next_group: u64,
     /// Companions waiting for a code to be typed, by phone number.
     pub codes: HashMap<String, crate::code::CodeRequest>,
+    /// App-state patches the devices of an account sent, by phone.
+    pub app_state: HashMap<String, Vec<crate::app_state::Patch>>,
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
     counts: HashMap<(String, u16), usize>,
@@ -115,6 +135,8 @@ impl Registry {
                     next_index: 1,
                     raw_id: self.next_raw_id,
                     push_name: String::new(),
+                    about: String::new(),
+                    picture: Picture::None,
                 },
             );
         }

@@ -33,3 +33,9 @@ async fn contract_pairs_by_code_and_reconnects_without_one() {
     let f = fixture("w4").await;
     contract::pairs_by_code_and_reconnects_without_one(subject(&f, "w4")).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_looks_up_numbers_people_and_pictures() {
+    let f = fixture("w5").await;
+    contract::looks_up_numbers_people_and_pictures(subject(&f, "w5")).await;
+}

@@ -2,8 +2,8 @@
 //! hosted inbox on) and a test contact on the wire-level test network: files
 //! of every kind (mirrored to storage, and decryptable by the other side),
 //! locations, contact cards, reactions, edits, revokes, polls and votes,
-//! buttons and taps, typing and read receipts. The webhooks carry the
-//! spec's fields.
+//! buttons and taps, typing, read receipts and marking a chat unread (an
+//! app-state patch the phone decrypts). The webhooks carry the spec's fields.
 //!
 //! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds.
 mod api;
@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 /// A `serve` session paired with the phone, its webhook the hosted receiver.
 struct Paired {
-    _net: WireNetwork,
+    net: WireNetwork,
     phone: TestDevice,
     contact: TestDevice,
     hooks: Receiver,
@@ -56,7 +56,7 @@ impl Paired {
             post(&p, "/set-org-id", json!({"clientId": id, "orgId": "org-w"})).await;
         assert_eq!(status, 200, "{body}");
         Paired {
-            _net: net,
+            net,
             phone,
             contact,
             hooks,
@@ -572,4 +572,34 @@ async fn polls_buttons_typing_and_receipts() {
         .wait_for_signal(WAIT, |sig| matches!(sig, Signal::Receipt { kind, ids } if kind == "read" && ids.contains(&text)))
         .await;
     assert!(read.is_some(), "the contact sees the read receipt");
+
+    // Marked unread again: the phone receives an app-state patch that opens
+    // with the key it shared, naming the chat.
+    let (status, body) = post(
+        &s.p,
+        "/mark-unread",
+        json!({"clientId": s.id, "to": format!("+{CONTACT}")}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}\n{}", s.p.output());
+    let changes = s
+        .phone
+        .app_state_changes(&s.net)
+        .expect("the patch opens with the phone's key");
+    let unread = changes
+        .iter()
+        .find(|c| c.index.first().map(String::as_str) == Some("markChatAsRead"))
+        .unwrap_or_else(|| panic!("no markChatAsRead change: {changes:?}"));
+    let chat = unread.index.get(1).cloned().unwrap_or_default();
+    let contact_lid = s.net.lid_of(CONTACT).expect("the contact's LID");
+    assert!(
+        chat == format!("{CONTACT}@s.whatsapp.net") || chat == format!("{contact_lid}@lid"),
+        "the contact's chat: {chat}"
+    );
+    let action = unread
+        .value
+        .as_ref()
+        .and_then(|v| v.mark_chat_as_read_action.as_option())
+        .unwrap_or_else(|| panic!("a markChatAsRead action: {unread:?}"));
+    assert_eq!(action.read, Some(false), "{unread:?}");
 }

@@ -1,12 +1,13 @@
 //! `parley serve` with the real adapter (device keys in SQLite) on the
 //! wire-level test network, through its HTTP API: pairing by QR, a text out
 //! and one in (as a webhook), and a restart that comes back without a scan;
-//! pairing by code, and `/disconnect` unlinking the device.
+//! pairing by code, and `/disconnect` unlinking the device; number checks,
+//! user info and a contact's picture, mirrored to storage.
 //!
 //! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds
 //! and names in `PARLEY_TEST_NETWORK_BIN`.
 use parley_tests::receiver::Receiver;
-use parley_wire_network::{TestDevice, WireNetwork};
+use parley_wire_network::{Avatar, TestDevice, WireNetwork};
 
 mod api;
 
@@ -86,5 +87,75 @@ async fn serve_pairs_by_code_and_unlinks_on_disconnect() {
         gone,
         "the phone no longer lists the device: {:?}",
         net.devices_of(PHONE)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_looks_up_contacts_and_mirrors_their_pictures() {
+    let (net, phone, _contact) = network_with_phones().await;
+    let hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = serve(dir.path(), &net, &[]).await;
+    let code = start_for_qr(&p, "wire3", &hooks.url).await;
+    phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, "wire3").await;
+    let picture: Vec<u8> = b"\x89PNG\r\n\x1a\nwire-avatar".to_vec();
+    net.set_profile(
+        CONTACT,
+        "At the shop until 6",
+        Avatar::Image(picture.clone()),
+    );
+
+    let (status, found) = post(
+        &p,
+        "/check-owner-lid",
+        json!({"clientId": "wire3", "number": CONTACT}),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["isOnWhatsApp"], true, "{found}");
+    let lid = found["numberLid"]
+        .as_str()
+        .expect("the number's LID")
+        .to_string();
+    assert!(!lid.is_empty(), "{found}");
+    let (status, unknown) = post(
+        &p,
+        "/check-owner-lid",
+        json!({"clientId": "wire3", "number": "4915100000499"}),
+    )
+    .await;
+    assert_eq!(
+        (status, &unknown["isOnWhatsApp"]),
+        (200, &json!(false)),
+        "{unknown}"
+    );
+
+    let (status, info) = post(
+        &p,
+        "/user-info",
+        json!({"clientId": "wire3", "jid": format!("+{CONTACT}")}),
+    )
+    .await;
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["status"], "At the shop until 6", "{info}");
+
+    let path = format!("/profile-picture?clientId=wire3&jid=%2B{CONTACT}");
+    let (status, shown) = get(&p, &path).await;
+    assert_eq!(status, 200, "{shown}\n{}", p.output());
+    assert_eq!(shown["jid"], format!("{lid}@lid"), "{shown}");
+    assert_eq!(shown["mirrored"], true, "{shown}");
+    assert_eq!(shown["id"], info["pictureId"], "{shown} {info}");
+    let stored = shown["storedUrl"].as_str().expect("a stored copy");
+    assert_eq!(fetch(stored).await, picture, "the mirrored copy");
+
+    // A contact without a picture: 200 with an empty link and a reason.
+    net.set_profile(CONTACT, "", Avatar::None);
+    let (status, none) = get(&p, &format!("{path}&refresh=true")).await;
+    assert_eq!(status, 200, "{none}");
+    assert_eq!(none["url"], "", "{none}");
+    assert!(
+        none["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{none}"
     );
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use parley_network::contract::{CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
+use parley_network::contract::{Avatar, CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
 use parley_network::{Connection, Network, NetworkEvent, SessionContext};
 use parley_network_whatsapp::live::WhatsappNetwork;
 use parley_shared::db::{Db, NewSession, StatePatch};
@@ -69,6 +69,16 @@ impl Counterpart for Wire {
             .get(client_id)
             .ok_or("not linked")?;
         self.net.unlink(&self.phone.phone, device);
+        Ok(())
+    }
+
+    async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
+        let avatar = match avatar {
+            Avatar::None => parley_wire_network::Avatar::None,
+            Avatar::Hidden => parley_wire_network::Avatar::Hidden,
+            Avatar::Image(data) => parley_wire_network::Avatar::Image(data),
+        };
+        self.net.set_profile(phone, about, avatar);
         Ok(())
     }
 }

@@ -1,0 +1,107 @@
+//! Profiles: an account's about text and picture, as others see them. The
+//! picture sits on the CDN stand-in under a signed URL; `w:profile:picture`
+//! answers with it (401 when hidden, 404 when there is none), and usync's
+//! `status` and `picture` parts name the text and the picture id.
+use whatsapp_rust::wacore_binary::node::Node;
+
+use crate::Inner;
+use crate::nodes::{attr, child, element, iq_error, iq_result, leaf_bytes};
+use crate::registry::{Account, Picture, split_jid};
+
+/// A profile picture, as its owner sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Avatar {
+    None,
+    /// Set, but shown to no one else.
+    Hidden,
+    /// An image's bytes.
+    Image(Vec<u8>),
+}
+
+impl Inner {
+    /// `phone` (registered if it was not) shows `about` and `avatar`; a new
+    /// image gets a new id, and the old one leaves the CDN.
+    pub(crate) fn set_profile(&self, phone: &str, about: &str, avatar: Avatar) {
+        let id = self.next_conn();
+        let mut reg = self.registry();
+        let account = reg.account(phone);
+        account.about = about.to_string();
+        if let Picture::Shown { direct_path, .. } = &account.picture {
+            self.shelf.withdraw(direct_path);
+        }
+        account.picture = match avatar {
+            Avatar::None => Picture::None,
+            Avatar::Hidden => Picture::Hidden,
+            Avatar::Image(data) => {
+                let direct_path = format!("/v/t61.pp/{}/{id}.jpg", account.lid);
+                let url = self.shelf.publish(&direct_path, data);
+                Picture::Shown {
+                    id,
+                    url,
+                    direct_path,
+                }
+            }
+        };
+        drop(reg);
+        self.changed.notify_waiters();
+    }
+}
+
+/// `<iq xmlns="w:profile:picture" type="get" target=..>`: the target's picture.
+pub fn picture(inner: &Inner, id: &str, iq: &Node) -> Node {
+    let Some(target) = attr(iq, "target") else {
+        return iq_error(id, 400, "bad-request");
+    };
+    let kind = child(iq, "picture")
+        .and_then(|p| attr(p, "type"))
+        .unwrap_or_else(|| "preview".into());
+    let (user, _, server) = split_jid(&target);
+    let reg = inner.registry();
+    let shown = reg
+        .phone_of(&user, &server)
+        .and_then(|phone| reg.accounts.get(&phone))
+        .map(|a| a.picture.clone());
+    match shown {
+        Some(Picture::Shown {
+            id: picture,
+            url,
+            direct_path,
+        }) => iq_result(
+            id,
+            vec![element(
+                "picture",
+                &[
+                    ("id", picture.to_string()),
+                    ("type", kind),
+                    ("url", url),
+                    ("direct_path", direct_path),
+                ],
+                vec![],
+            )],
+        ),
+        Some(Picture::Hidden) => iq_error(id, 401, "not-authorized"),
+        Some(Picture::None) | None => iq_error(id, 404, "item-not-found"),
+    }
+}
+
+/// usync's `status` part: the about text.
+pub fn status(account: &Account) -> Node {
+    leaf_bytes("status", account.about.as_bytes().to_vec())
+}
+
+/// usync's `picture` part: the visible picture's id, or the reason there is none.
+pub fn picture_id(account: &Account) -> Node {
+    let error = |code: u16, text: &str| {
+        let error = element(
+            "error",
+            &[("code", code.to_string()), ("text", text.into())],
+            vec![],
+        );
+        element("picture", &[], vec![error])
+    };
+    match &account.picture {
+        Picture::Shown { id, .. } => element("picture", &[("id", id.to_string())], vec![]),
+        Picture::Hidden => error(401, "not-authorized"),
+        Picture::None => error(404, "item-not-found"),
+    }
+}
