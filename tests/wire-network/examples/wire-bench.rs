@@ -7,6 +7,11 @@
 //! - CPU time of the process per text sent through the API and per text
 //!   received (delivered as a webhook), at a paced rate.
 //!
+//! With `--cluster`, an API and two workers (device keys in PostgreSQL,
+//! NATS, Redis, S3: run it under `scripts/with-services.sh`) instead, and
+//! the CPU figures over all three processes (memory and restart figures are
+//! `serve`'s).
+//!
 //! ```text
 //! cargo build --release -p parley --features test-network --bin parley-test-network
 //! cargo run --release -p parley-wire-network --example wire-bench -- \
@@ -35,6 +40,7 @@ struct Args {
     bin: PathBuf,
     messages: usize,
     rate: u32,
+    cluster: bool,
 }
 
 fn args() -> Args {
@@ -43,9 +49,14 @@ fn args() -> Args {
         bin: PathBuf::from("target/release/parley-test-network"),
         messages: 400,
         rate: 200,
+        cluster: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--cluster" {
+            a.cluster = true;
+            continue;
+        }
         let value = it.next().unwrap_or_default();
         match flag.as_str() {
             "--sessions" => a.sessions = value.parse().expect("--sessions N"),
@@ -63,8 +74,9 @@ fn phone(i: usize) -> String {
     format!("49151{i:08}")
 }
 
-async fn serve(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> Parley {
-    let vars: Vec<(String, String)> = [
+/// The settings every process gets.
+fn settings(net: &WireNetwork) -> Vec<(String, String)> {
+    [
         ("PARLEY_ACCOUNT_TOKEN", TOKEN.to_string()),
         ("PARLEY_NETWORK", "whatsapp".into()),
         ("PARLEY_NETWORK_URL", net.url()),
@@ -74,8 +86,69 @@ async fn serve(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) 
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    Parley::start(bin, &["serve"], dir, &vars).await
+    .collect()
+}
+
+async fn serve(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> Parley {
+    Parley::start(bin, &["serve"], dir, &settings(net)).await
+}
+
+/// What is measured: one `serve`, or an API and its workers.
+struct Gateway {
+    /// Takes the API calls (`serve`, or the API pod).
+    front: Parley,
+    /// Hold the sessions (empty for `serve`: the front holds them).
+    workers: Vec<Parley>,
+}
+
+impl Gateway {
+    async fn cluster(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> Gateway {
+        let env = parley_tests::services::ClusterEnv::new().await;
+        let mut vars = settings(net);
+        vars.extend(env.vars());
+        let (ok, out) = parley_tests::process::run_once(bin, &["migrate"], dir, &vars).await;
+        assert!(ok, "migrate: {out}");
+        let role = |role: &'static str, pod: &'static str| {
+            let mut vars = vars.clone();
+            vars.push(("PARLEY_POD_NAME".into(), pod.into()));
+            async move { Parley::start(bin, &[role], dir, &vars).await }
+        };
+        let front = role("api", "api-0").await;
+        let workers = vec![
+            role("worker", "worker-0").await,
+            role("worker", "worker-1").await,
+        ];
+        Gateway { front, workers }
+    }
+
+    /// The processes that hold sessions.
+    fn holders(&self) -> Vec<&Parley> {
+        if self.workers.is_empty() {
+            vec![&self.front]
+        } else {
+            self.workers.iter().collect()
+        }
+    }
+
+    /// Every process's id.
+    fn pids(&self) -> Vec<u32> {
+        std::iter::once(&self.front)
+            .chain(&self.workers)
+            .filter_map(Parley::pid)
+            .collect()
+    }
+
+    /// CPU seconds all processes used so far.
+    fn cpu(&self) -> f64 {
+        self.pids().into_iter().map(cpu_seconds).sum()
+    }
+
+    async fn terminate(&mut self) {
+        for w in &mut self.workers {
+            w.terminate().await;
+        }
+        self.front.terminate().await;
+    }
 }
 
 async fn post(http: &reqwest::Client, p: &Parley, path: &str, body: Value) -> Value {
@@ -89,21 +162,30 @@ async fn post(http: &reqwest::Client, p: &Parley, path: &str, body: Value) -> Va
     res.json().await.unwrap_or(Value::Null)
 }
 
-/// How many sessions the process reports connected.
-async fn connected(http: &reqwest::Client, p: &Parley) -> usize {
-    let Ok(res) = http.get(p.url("/health/clients")).send().await else {
-        return 0;
-    };
-    let body: Value = res.json().await.unwrap_or(Value::Null);
-    body["clients"]
-        .as_array()
-        .map(|cs| cs.iter().filter(|c| c["connected"] == true).count())
-        .unwrap_or(0)
+/// How many sessions the processes that hold them report connected.
+async fn connected(http: &reqwest::Client, g: &Gateway) -> usize {
+    let mut n = 0;
+    for p in g.holders() {
+        let Ok(res) = http.get(p.url("/health/clients")).send().await else {
+            continue;
+        };
+        let body: Value = res.json().await.unwrap_or(Value::Null);
+        n += body["clients"]
+            .as_array()
+            .map(|cs| cs.iter().filter(|c| c["connected"] == true).count())
+            .unwrap_or(0);
+    }
+    n
 }
 
-async fn wait_connected(http: &reqwest::Client, p: &Parley, n: usize, limit: Duration) -> Duration {
+async fn wait_connected(
+    http: &reqwest::Client,
+    g: &Gateway,
+    n: usize,
+    limit: Duration,
+) -> Duration {
     let start = Instant::now();
-    while connected(http, p).await < n {
+    while connected(http, g).await < n {
         assert!(
             start.elapsed() < limit,
             "not all {n} sessions connected within {limit:?}"
@@ -165,25 +247,60 @@ async fn main() {
     let net = WireNetwork::start().await.expect("test network");
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut p = serve(dir.path(), &net, &a.bin).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let idle_kib = p.rss_kib().expect("rss");
+    let mut g = if a.cluster {
+        let g = Gateway::cluster(dir.path(), &net, &a.bin).await;
+        pair_all(&a, &http, &net, &hooks, &g).await;
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        g
+    } else {
+        memory_and_restart(&a, &http, &net, &hooks, dir.path()).await
+    };
+    cpu_figures(&a, &http, &net, &mut hooks, &g).await;
+    g.terminate().await;
+}
 
+/// Pairs every session and waits until all are connected.
+async fn pair_all(
+    a: &Args,
+    http: &reqwest::Client,
+    net: &WireNetwork,
+    hooks: &Receiver,
+    g: &Gateway,
+) {
     let started = Instant::now();
     futures::stream::iter(0..a.sessions)
-        .map(|i| pair(&http, &p, &net, &hooks.url, i))
+        .map(|i| pair(http, &g.front, net, &hooks.url, i))
         .buffer_unordered(16)
         .collect::<Vec<()>>()
         .await;
-    wait_connected(&http, &p, a.sessions, Duration::from_secs(600)).await;
+    wait_connected(http, g, a.sessions, Duration::from_secs(600)).await;
     println!(
         "paired and connected {} sessions in {:.1} s",
         a.sessions,
         started.elapsed().as_secs_f64()
     );
+}
+
+/// `serve`: RSS per connected session, then the time a restart takes to
+/// bring them all back. Returns the restarted process.
+async fn memory_and_restart(
+    a: &Args,
+    http: &reqwest::Client,
+    net: &WireNetwork,
+    hooks: &Receiver,
+    dir: &std::path::Path,
+) -> Gateway {
+    let front = serve(dir, net, &a.bin).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle_kib = front.rss_kib().expect("rss");
+    let mut g = Gateway {
+        front,
+        workers: vec![],
+    };
+    pair_all(a, http, net, hooks, &g).await;
     // Let start-up work (key uploads, syncs) settle before measuring.
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let busy_kib = p.rss_kib().expect("rss");
+    let busy_kib = g.front.rss_kib().expect("rss");
     let per = (busy_kib.saturating_sub(idle_kib)) as f64 / a.sessions as f64;
     println!(
         "RSS: idle {:.1} MiB, with {} connected sessions {:.1} MiB: {:.0} KiB per session",
@@ -194,24 +311,35 @@ async fn main() {
     );
 
     // Restart: every session comes back from its stored keys.
-    p.terminate().await;
+    g.front.terminate().await;
     let restarted = Instant::now();
-    let mut p = serve(dir.path(), &net, &a.bin).await;
-    wait_connected(&http, &p, a.sessions, Duration::from_secs(600)).await;
+    g.front = serve(dir, net, &a.bin).await;
+    wait_connected(http, &g, a.sessions, Duration::from_secs(600)).await;
     println!(
         "restart: {} sessions connected again {:.1} s after the process started",
         a.sessions,
         restarted.elapsed().as_secs_f64()
     );
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let pid = p.pid().expect("pid");
+    g
+}
 
+/// CPU of every gateway process per text sent and per text received, paced
+/// at `rate` per second.
+async fn cpu_figures(
+    a: &Args,
+    http: &reqwest::Client,
+    net: &WireNetwork,
+    hooks: &mut Receiver,
+    g: &Gateway,
+) {
+    let p = &g.front;
     // CPU per text sent through the API, paced at `rate` per second over the sessions.
-    let contact = TestDevice::start(&net, CONTACT, "Bench contact")
+    let contact = TestDevice::start(net, CONTACT, "Bench contact")
         .await
         .expect("contact");
     let pace = Duration::from_secs_f64(1.0 / f64::from(a.rate));
-    let before = cpu_seconds(pid);
+    let before = g.cpu();
     let t0 = Instant::now();
     let mut sends = Vec::new();
     for k in 0..a.messages {
@@ -234,13 +362,14 @@ async fn main() {
         .into_iter()
         .filter(|s| matches!(s, Ok(200)))
         .count();
-    let spent = cpu_seconds(pid) - before;
+    let spent = g.cpu() - before;
     let achieved = a.messages as f64 / t0.elapsed().as_secs_f64();
     println!(
-        "sends: {ok} of {} answered 200, asked {} /s, achieved {achieved:.0} /s; CPU {:.2} ms per send",
+        "sends: {ok} of {} answered 200, asked {} /s, achieved {achieved:.0} /s; CPU {:.2} ms per send ({} processes)",
         a.messages,
         a.rate,
-        spent * 1000.0 / a.messages as f64
+        spent * 1000.0 / a.messages as f64,
+        g.pids().len()
     );
     while hooks.maybe_next(Duration::from_millis(500)).await.is_some() {}
 
@@ -249,12 +378,12 @@ async fn main() {
     let mut writers = vec![std::sync::Arc::new(contact)];
     for c in 1..WRITERS {
         let number = format!("{}{c}", &CONTACT[..CONTACT.len() - 1]);
-        let device = TestDevice::start(&net, &number, "Bench contact")
+        let device = TestDevice::start(net, &number, "Bench contact")
             .await
             .expect("contact");
         writers.push(std::sync::Arc::new(device));
     }
-    let before = cpu_seconds(pid);
+    let before = g.cpu();
     let t0 = Instant::now();
     let tasks: Vec<_> = writers
         .iter()
@@ -283,13 +412,13 @@ async fn main() {
         }
         delivered += 1;
     }
-    let spent = cpu_seconds(pid) - before;
+    let spent = g.cpu() - before;
     let achieved = delivered as f64 / t0.elapsed().as_secs_f64();
     println!(
-        "received: {delivered} of {} delivered as webhooks, asked {} /s, achieved {achieved:.0} /s; CPU {:.2} ms per message",
+        "received: {delivered} of {} delivered as webhooks, asked {} /s, achieved {achieved:.0} /s; CPU {:.2} ms per message ({} processes)",
         a.messages,
         a.rate,
-        spent * 1000.0 / a.messages as f64
+        spent * 1000.0 / a.messages as f64,
+        g.pids().len()
     );
-    p.terminate().await;
 }
