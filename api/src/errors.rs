@@ -29,7 +29,11 @@ impl ResponseError for HttpError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code()).json(self.0.body())
+        let mut res = HttpResponse::build(self.status_code());
+        if let Some(secs) = self.0.retry_after {
+            res.insert_header((actix_web::http::header::RETRY_AFTER, secs.to_string()));
+        }
+        res.json(self.0.body())
     }
 }
 

@@ -26,6 +26,19 @@ fn local_only(path: &str) -> bool {
         || matches!(path, "/config" | "/openapi.json" | "/metrics" | "/clients")
 }
 
+/// Routes that put a message on the network: they keep the session's pace
+/// (`/set-send-pacing`) and answer 429 when its queue is full.
+const PACED: &[&str] = &[
+    "/send-message",
+    "/send-media-message",
+    "/send-poll-message",
+    "/send-interactive-message",
+    "/send-location",
+    "/send-contact",
+    "/send-reaction",
+    "/edit-message",
+];
+
 /// What `ClientId::parse` accepts.
 const CLIENT_ID_PATTERN: &str = "^[A-Za-z0-9]{1,64}$";
 
@@ -63,6 +76,9 @@ pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool) {
         ];
         for op in operations.into_iter().flatten() {
             complete_operation(op, public(path), local_only(path));
+            if PACED.contains(&path.as_str()) {
+                paced(op);
+            }
         }
     }
 }
@@ -196,6 +212,24 @@ fn complete_operation(op: &mut Operation, public: bool, local: bool) {
             with_error_body(response);
         }
     }
+}
+
+/// A paced send's 429, with its `Retry-After` header.
+fn paced(op: &mut Operation) {
+    let retry_after = utoipa::openapi::header::HeaderBuilder::new()
+        .schema(ObjectBuilder::new().schema_type(Type::Integer))
+        .description(Some("Seconds after which a send can find room"))
+        .build();
+    let mut response = ResponseBuilder::new()
+        .description(
+            "The session's send queue is full (its pacing limit); retry after Retry-After seconds",
+        )
+        .header("Retry-After", retry_after)
+        .build();
+    with_error_body(&mut response);
+    op.responses
+        .responses
+        .insert("429".to_string(), RefOr::T(response));
 }
 
 /// An error response without a body gets the `{error}` one.

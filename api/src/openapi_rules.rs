@@ -52,6 +52,18 @@ fn rules() -> Vec<(&'static str, &'static str, Value, bool)> {
         ),
         ("SendText", "body", text(65_536), true),
         (
+            "SetSendPacing",
+            "messagesPerMinute",
+            json!({"type": "integer", "minimum": 0, "maximum": parley_shared::pacing::MAX_PER_MINUTE}),
+            true,
+        ),
+        (
+            "SetSendPacing",
+            "burst",
+            json!({"type": ["integer", "null"], "minimum": 1, "maximum": parley_shared::pacing::MAX_BURST}),
+            false,
+        ),
+        (
             "SendMediaUrl",
             "downloadUrl",
             json!({

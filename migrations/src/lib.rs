@@ -16,6 +16,7 @@ mod m0010_device_store;
 mod m0011_group_authors;
 mod m0012_group_subjects;
 mod m0013_sandbox_keys;
+mod m0014_session_pacing;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0011_group_authors::Migration),
             Box::new(m0012_group_subjects::Migration),
             Box::new(m0013_sandbox_keys::Migration),
+            Box::new(m0014_session_pacing::Migration),
         ]
     }
 }

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 pub struct ApiError {
     pub status: u16,
     pub message: String,
+    /// Seconds after which a retry may succeed (429 only): the
+    /// `Retry-After` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -13,6 +17,7 @@ impl ApiError {
         Self {
             status,
             message: message.into(),
+            retry_after: None,
         }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -35,6 +40,13 @@ impl ApiError {
     }
     pub fn unsupported_media_type(message: impl Into<String>) -> Self {
         Self::new(415, message)
+    }
+    /// 429 with `Retry-After: retry_after_secs`.
+    pub fn too_many_requests(message: impl Into<String>, retry_after_secs: u64) -> Self {
+        Self {
+            retry_after: Some(retry_after_secs),
+            ..Self::new(429, message)
+        }
     }
     pub fn bad_gateway(message: impl Into<String>) -> Self {
         Self::new(502, message)

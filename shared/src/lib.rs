@@ -13,6 +13,7 @@ pub mod lease;
 pub mod media;
 pub mod metrics;
 pub mod outgoing;
+pub mod pacing;
 pub mod picture_links;
 pub mod ports;
 pub mod queries;

@@ -8,6 +8,7 @@ mod groups;
 mod hosted_sends;
 mod inbox;
 mod metrics;
+mod pacing;
 mod picture_links;
 mod security;
 mod sends;

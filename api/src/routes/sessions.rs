@@ -53,6 +53,7 @@ pub async fn clients(
             pod_name: r.pod_name,
             org_id: r.org_id,
             webhook_url: r.webhook_url,
+            pacing: r.pacing,
         })
         .collect();
     Ok(web::Json(ClientList { clients }))

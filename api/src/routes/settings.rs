@@ -8,9 +8,11 @@ use parley_shared::command::{self, Command};
 use parley_shared::db::SettingsPatch;
 use parley_shared::error::ApiError;
 use parley_shared::ids::ClientId;
+use parley_shared::pacing::Pacing;
 use parley_shared::urls;
 use parley_shared::wire::sessions::{
-    GroupAiSet, OrgIdSet, SetEnableGroupAi, SetOrgId, SetWebhook, WebhookSet,
+    GroupAiSet, OrgIdSet, SendPacingSet, SetEnableGroupAi, SetOrgId, SetSendPacing, SetWebhook,
+    WebhookSet,
 };
 
 use super::sessions::authorized_client;
@@ -126,5 +128,29 @@ pub async fn set_enable_group_ai(
         ok: true,
         client_id: row.client_id,
         enabled: row.enable_group_ai,
+    }))
+}
+
+#[utoipa::path(tag = "sessions", request_body = SetSendPacing, responses((status = 200, body = SendPacingSet),
+    (status = 400, description = "Missing or out-of-range messagesPerMinute or burst"),
+    (status = 404, description = "Unknown clientId")))]
+#[post("/set-send-pacing")]
+pub async fn set_send_pacing(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SetSendPacing>,
+) -> Result<web::Json<SendPacingSet>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let pacing = Pacing::from_request(body.messages_per_minute, body.burst)?;
+    let patch = SettingsPatch {
+        pacing: Some(pacing),
+        ..Default::default()
+    };
+    let row = store(&state, &id, patch).await?;
+    Ok(web::Json(SendPacingSet {
+        ok: true,
+        client_id: row.client_id,
+        pacing: row.pacing,
     }))
 }

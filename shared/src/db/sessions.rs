@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Db, DbError};
+use crate::pacing::Pacing;
 
 /// One session as stored. `secret_hash` is the hex SHA-256 of the session secret;
 /// `webhook_token` is kept so it can be sent, and no route ever returns it.
@@ -19,6 +20,8 @@ pub struct SessionRow {
     pub org_id: String,
     pub secret_hash: Option<String>,
     pub enable_group_ai: bool,
+    /// The session's send limit; `None` when its sends are not paced.
+    pub pacing: Option<Pacing>,
     pub connected: bool,
     pub logged_in: bool,
     pub reconnects: i64,
@@ -31,7 +34,7 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-crate::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+crate::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 /// What `/start` knows about a new session.
 #[derive(Clone, Default)]
@@ -53,9 +56,11 @@ pub struct SettingsPatch {
     /// `Some(None)` removes the secret.
     pub secret_hash: Option<Option<String>>,
     pub enable_group_ai: Option<bool>,
+    /// `Some(None)` turns pacing off.
+    pub pacing: Option<Option<Pacing>>,
     pub desired: Option<bool>,
 }
-crate::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, desired; webhook_token, secret_hash });
+crate::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, pacing, desired; webhook_token, secret_hash });
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -168,6 +173,7 @@ mod tests {
             org_id: String::new(),
             secret_hash: Some("5e884898da28047151d0e56f8dc6292773603d0d".into()),
             enable_group_ai: false,
+            pacing: None,
             connected: true,
             logged_in: true,
             reconnects: 0,

@@ -2,6 +2,8 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::pacing::Pacing;
+
 /// A request that names only its session.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -33,6 +35,8 @@ pub struct ClientSummary {
     pub pod_name: String,
     pub org_id: String,
     pub webhook_url: String,
+    /// The session's send limit; null when its sends are not paced.
+    pub pacing: Option<Pacing>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -161,6 +165,29 @@ pub struct GroupAiSet {
     pub ok: bool,
     pub client_id: String,
     pub enabled: bool,
+}
+
+/// `POST /set-send-pacing`: `messagesPerMinute` 0 turns pacing off.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetSendPacing {
+    #[serde(default)]
+    pub client_id: String,
+    /// Sustained rate, 1 to 6000 messages a minute; 0 turns pacing off.
+    #[schema(minimum = 0, maximum = 6000)]
+    pub messages_per_minute: Option<i64>,
+    /// How many messages may go back to back after a quiet spell (default 1).
+    #[schema(minimum = 1, maximum = 1000)]
+    pub burst: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendPacingSet {
+    pub ok: bool,
+    pub client_id: String,
+    /// The limit now in force; null when off.
+    pub pacing: Option<Pacing>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

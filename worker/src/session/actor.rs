@@ -13,6 +13,7 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::held::Held;
 use super::output::Output;
+use super::pacing::Pacer;
 use super::sends::InFlight;
 use super::{Backoff, SessionDeps, StopReason};
 use crate::network::{Connection, NetworkEvent};
@@ -105,6 +106,8 @@ pub(super) struct Actor {
     pub output: Output,
     /// Who the session is on the network, for its own messages.
     pub me: Me,
+    /// Keeps its sends within the session's pacing limit.
+    pub pacer: Pacer,
 }
 
 impl Actor {
@@ -123,6 +126,7 @@ impl Actor {
         Self {
             id: row.client_id.clone(),
             paired: row.logged_in,
+            pacer: Pacer::new(row.pacing),
             last_disconnect: row.last_disconnect.clone(),
             deps,
             lease,

@@ -148,6 +148,7 @@ impl Actor {
             Ok(Some(row)) => {
                 self.row = row;
                 self.output.apply(&self.row);
+                self.pacer.set(self.row.pacing);
                 tracing::debug!(
                     webhook = !self.row.webhook_url.is_empty(),
                     "settings reloaded"

@@ -8,6 +8,7 @@ mod held;
 pub mod idempotency;
 mod keeper;
 mod output;
+mod pacing;
 mod sends;
 mod timing;
 

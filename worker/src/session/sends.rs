@@ -160,11 +160,17 @@ impl Actor {
     }
 
     /// The task that carries out `job`, when the session can do it now.
-    fn task_for(&self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
+    fn task_for(&mut self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
         Ok(match job {
             Job::Send(message) => {
                 let sender = self.sender()?;
-                async move { sender.send(message).await }.boxed()
+                // Its turn under the session's pacing (now when unpaced).
+                let turn = self.pacer.reserve(Instant::now())?;
+                async move {
+                    tokio::time::sleep_until(turn).await;
+                    sender.send(message).await
+                }
+                .boxed()
             }
             Job::Chat(action) => {
                 let sender = self.sender()?;

@@ -6,6 +6,7 @@ use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect, TryInsertResult};
 
 use crate::db::sessions::{NewSession, SessionRow, SettingsPatch, StatePatch};
 use crate::db::{Db, DbError};
+use crate::pacing::Pacing;
 
 /// The status of a session nobody has started yet (see the spec's States).
 const INITIAL_STATUS: &str = "initializing";
@@ -34,6 +35,9 @@ pub struct Model {
     #[sea_orm(column_type = "Text", nullable)]
     pub secret_hash: Option<String>,
     pub enable_group_ai: bool,
+    /// Pacing: messages per minute and burst, both set or both null.
+    pub pace_per_minute: Option<i32>,
+    pub pace_burst: Option<i32>,
     pub connected: bool,
     pub logged_in: bool,
     pub reconnects: i64,
@@ -45,7 +49,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-crate::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+crate::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
@@ -66,6 +70,7 @@ impl From<Model> for SessionRow {
             org_id: m.org_id,
             secret_hash: m.secret_hash,
             enable_group_ai: m.enable_group_ai,
+            pacing: pacing_of(m.pace_per_minute, m.pace_burst),
             connected: m.connected,
             logged_in: m.logged_in,
             reconnects: m.reconnects,
@@ -77,6 +82,22 @@ impl From<Model> for SessionRow {
             updated_at: m.updated_at,
         }
     }
+}
+
+/// The stored pacing columns as a limit; anything but two positive values
+/// is no limit.
+fn pacing_of(per_minute: Option<i32>, burst: Option<i32>) -> Option<Pacing> {
+    let messages_per_minute = u32::try_from(per_minute?).ok().filter(|n| *n > 0)?;
+    let burst = u32::try_from(burst?).ok().filter(|n| *n > 0)?;
+    Some(Pacing {
+        messages_per_minute,
+        burst,
+    })
+}
+
+/// A pacing value as stored (they are checked far below `i32::MAX`).
+fn column(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// `INSERT ... ON CONFLICT (client_id) DO NOTHING`, then reads the row back.
@@ -147,6 +168,12 @@ pub async fn update_settings(
         org_id: set_some(patch.org_id),
         secret_hash: set_some(patch.secret_hash),
         enable_group_ai: set_some(patch.enable_group_ai),
+        pace_per_minute: set_some(
+            patch
+                .pacing
+                .map(|p| p.map(|p| column(p.messages_per_minute))),
+        ),
+        pace_burst: set_some(patch.pacing.map(|p| p.map(|p| column(p.burst)))),
         desired: set_some(patch.desired),
         updated_at: Set(Utc::now()),
         ..Default::default()
