@@ -12,8 +12,8 @@ mod api;
 use std::time::{Duration, Instant};
 
 use api::*;
+use parley_tests::Parley;
 use parley_tests::multipart::{Part, upload_form};
-use parley_tests::{Parley, services};
 use parley_wire_network::WireNetwork;
 use serde_json::json;
 
@@ -32,22 +32,11 @@ impl Cluster {
     /// The API and two workers on `net`, plus `more` settings.
     async fn start(net: &WireNetwork, more: &[(&str, &str)]) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
-        let env = services::ClusterEnv::new().await;
-        let mut vars = env.vars();
-        for (k, v) in [
-            ("PARLEY_ACCOUNT_TOKEN", TOKEN.to_string()),
-            ("PARLEY_NETWORK", "whatsapp".to_string()),
-            ("PARLEY_NETWORK_URL", net.url()),
-            ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true".to_string()),
-            ("PARLEY_ALLOW_PRIVATE_EGRESS", "true".to_string()),
-        ] {
-            vars.push((k.to_string(), v));
-        }
-        vars.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let vars = cluster_vars(net, more).await;
         let (ok, out) =
             parley_tests::process::run_once(&bin(), &["migrate"], dir.path(), &vars).await;
         assert!(ok, "migrate: {out}");
-        let api = Self::spawn(&dir, &vars, "api", "api-0").await;
+        let api = spawn(dir.path(), &vars, "api", "api-0").await;
         let mut c = Cluster {
             dir,
             vars,
@@ -58,17 +47,6 @@ impl Cluster {
             c.add_worker(pod).await;
         }
         c
-    }
-
-    async fn spawn(
-        dir: &tempfile::TempDir,
-        vars: &[(String, String)],
-        role: &str,
-        pod: &str,
-    ) -> Parley {
-        let mut vars = vars.to_vec();
-        vars.push(("PARLEY_POD_NAME".into(), pod.into()));
-        Parley::start(&bin(), &[role], dir.path(), &vars).await
     }
 
     /// Every process's output, for a failure message.
@@ -93,7 +71,7 @@ impl Cluster {
     }
 
     async fn add_worker(&mut self, pod: &str) {
-        let w = Self::spawn(&self.dir, &self.vars, "worker", pod).await;
+        let w = spawn(self.dir.path(), &self.vars, "worker", pod).await;
         self.workers.push((pod.to_string(), w));
     }
 

@@ -1,4 +1,5 @@
-//! Groups with the real adapter, through `parley serve` on the wire-level
+//! Groups with the real adapter, through `parley serve` and a cluster (an
+//! API and two workers) on the wire-level
 //! test network: a group created through the API with a test contact in it,
 //! messages both ways (sender keys fanned out by the server), a subject the
 //! contact changes showing in the next event, the invite link, members
@@ -39,11 +40,20 @@ async fn group_event(hooks: &mut Receiver, p: &parley_tests::Parley, id: &str, j
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn groups_are_created_written_to_renamed_and_left() {
+async fn groups_are_created_written_to_renamed_and_left_on_serve() {
+    groups_are_created_written_to_renamed_and_left(Shape::Serve).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_are_created_written_to_renamed_and_left_on_a_cluster() {
+    groups_are_created_written_to_renamed_and_left(Shape::Cluster).await;
+}
+
+async fn groups_are_created_written_to_renamed_and_left(shape: Shape) {
     let (net, phone, contact) = network_with_phones().await;
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let p = serve(dir.path(), &net, &[]).await;
+    let (p, workers) = gateway(shape, dir.path(), &net, &[]).await;
     let code = start_for_qr(&p, "wireg", &hooks.url).await;
     phone.scan(&net, &code).expect("the phone scans");
     connected(&p, "wireg").await;
@@ -62,7 +72,7 @@ async fn groups_are_created_written_to_renamed_and_left() {
         json!({"clientId": "wireg", "subject": "Orders", "participants": [format!("+{CONTACT}")]}),
     )
     .await;
-    assert_eq!(status, 200, "{created}\n{}", p.output());
+    assert_eq!(status, 200, "{created}\n{}", outputs(&p, &workers));
     let jid = created["groupJid"].as_str().expect("groupJid").to_string();
     assert!(jid.ends_with("@g.us"), "{created}");
     assert_eq!(created["participants"][0]["ok"], true, "{created}");
@@ -85,12 +95,12 @@ async fn groups_are_created_written_to_renamed_and_left() {
         json!({"clientId": "wireg", "to": jid, "body": "Welcome to the order group"}),
     )
     .await;
-    assert_eq!(status, 200, "{sent}\n{}", p.output());
+    assert_eq!(status, 200, "{sent}\n{}", outputs(&p, &workers));
     let id = sent["messageId"].as_str().expect("messageId").to_string();
     let got = contact
         .wait_for(WAIT, |r| r.id == id)
         .await
-        .unwrap_or_else(|| panic!("the contact did not get {id}:\n{}", p.output()));
+        .unwrap_or_else(|| panic!("the contact did not get {id}:\n{}", outputs(&p, &workers)));
     assert_eq!(
         (got.chat.as_str(), got.text.as_deref()),
         (jid.as_str(), Some("Welcome to the order group"))

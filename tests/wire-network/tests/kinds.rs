@@ -1,5 +1,6 @@
-//! Every kind of message, both ways, between `parley serve` (the real adapter,
-//! hosted inbox on) and a test contact on the wire-level test network: files
+//! Every kind of message, both ways, between the gateway (the real adapter,
+//! hosted inbox on; `parley serve`, and a cluster of an API and two workers)
+//! and a test contact on the wire-level test network: files
 //! of every kind (mirrored to storage, and decryptable by the other side),
 //! locations, contact cards, reactions, edits, revokes, polls and votes,
 //! buttons and taps, typing, read receipts and marking a chat unread (an
@@ -22,13 +23,16 @@ struct Paired {
     phone: TestDevice,
     contact: TestDevice,
     hooks: Receiver,
+    /// The process that takes every request (`serve`, or the cluster's API).
     p: Parley,
+    /// The cluster's workers, kept alive beside it.
+    workers: Vec<(String, Parley)>,
     id: &'static str,
     _dir: tempfile::TempDir,
 }
 
 impl Paired {
-    async fn start(id: &'static str) -> Paired {
+    async fn start(id: &'static str, shape: Shape) -> Paired {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
             .with_test_writer()
@@ -36,7 +40,8 @@ impl Paired {
         let (net, phone, contact) = network_with_phones().await;
         let hooks = Receiver::start().await;
         let dir = tempfile::tempdir().expect("temp dir");
-        let p = serve(
+        let (p, workers) = gateway(
+            shape,
             dir.path(),
             &net,
             &[("PARLEY_HOSTED_RECEIVER_URL", hooks.url.as_str())],
@@ -51,7 +56,8 @@ impl Paired {
             .watcher()
             .keys_uploaded(PHONE, linked.device, WAIT)
             .await;
-        assert!(ready, "the session uploaded its keys:\n{}", p.output());
+        let outputs = || outputs(&p, &workers);
+        assert!(ready, "the session uploaded its keys:\n{}", outputs());
         let (status, body) =
             post(&p, "/set-org-id", json!({"clientId": id, "orgId": "org-w"})).await;
         assert_eq!(status, 200, "{body}");
@@ -61,9 +67,15 @@ impl Paired {
             contact,
             hooks,
             p,
+            workers,
             id,
             _dir: dir,
         }
+    }
+
+    /// Every process's output, for a failure message.
+    fn outputs(&self) -> String {
+        outputs(&self.p, &self.workers)
     }
 
     /// The event of message `id`.
@@ -76,7 +88,7 @@ impl Paired {
         body["clientId"] = json!(self.id);
         body["to"] = json!(format!("+{CONTACT}"));
         let (status, answer) = post(&self.p, path, body).await;
-        assert_eq!(status, 200, "{path}: {answer}\n{}", self.p.output());
+        assert_eq!(status, 200, "{path}: {answer}\n{}", self.outputs());
         answer
     }
 
@@ -85,7 +97,7 @@ impl Paired {
         self.contact
             .wait_for(WAIT, |r| r.id == id)
             .await
-            .unwrap_or_else(|| panic!("the contact did not get {id}:\n{}", self.p.output()))
+            .unwrap_or_else(|| panic!("the contact did not get {id}:\n{}", self.outputs()))
     }
 
     fn session_jid(&self) -> String {
@@ -102,7 +114,7 @@ fn bytes_for(kind: FileKind, len: usize) -> Vec<u8> {
 }
 
 /// (event type, MIME type, file name) of each kind of file.
-fn shape(kind: FileKind) -> (&'static str, &'static str, Option<&'static str>) {
+fn kind_shape(kind: FileKind) -> (&'static str, &'static str, Option<&'static str>) {
     match kind {
         FileKind::Image => ("image", "image/jpeg", None),
         FileKind::Video => ("video", "video/mp4", None),
@@ -118,13 +130,22 @@ fn hash(option: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn files_of_every_kind_go_both_ways_and_are_mirrored() {
-    let mut s = Paired::start("kindsfiles").await;
+async fn files_of_every_kind_go_both_ways_and_are_mirrored_on_serve() {
+    files_of_every_kind_go_both_ways_and_are_mirrored(Shape::Serve, "kindsfiles").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_of_every_kind_go_both_ways_and_are_mirrored_on_a_cluster() {
+    files_of_every_kind_go_both_ways_and_are_mirrored(Shape::Cluster, "kindsfilesc").await;
+}
+
+async fn files_of_every_kind_go_both_ways_and_are_mirrored(shape: Shape, id: &'static str) {
+    let mut s = Paired::start(id, shape).await;
 
     // In: the contact uploads each kind; the webhook names it, and the
     // hosted inbox's permanent link serves the decrypted bytes.
     for (i, kind) in FileKind::ALL.into_iter().enumerate() {
-        let (kind_name, mime, file_name) = shape(kind);
+        let (kind_name, mime, file_name) = kind_shape(kind);
         let data = bytes_for(kind, 3_000 + 701 * i);
         let caption = matches!(kind, FileKind::Image | FileKind::Video | FileKind::Document)
             .then_some("see this");
@@ -196,7 +217,7 @@ async fn files_of_every_kind_go_both_ways_and_are_mirrored() {
     // Out: the API uploads each kind; the contact downloads and decrypts
     // the same bytes, and the `fromMe` event links the stored copy.
     for (i, kind) in FileKind::ALL.into_iter().enumerate() {
-        let (kind_name, mime, file_name) = shape(kind);
+        let (kind_name, mime, file_name) = kind_shape(kind);
         let data = bytes_for(kind, 2_000 + 503 * i);
         let to = format!("+{CONTACT}");
         let mut parts = vec![
@@ -220,7 +241,7 @@ async fn files_of_every_kind_go_both_ways_and_are_mirrored() {
             &parts,
         )
         .await;
-        assert_eq!(status, 200, "{kind:?}: {sent}\n{}", s.p.output());
+        assert_eq!(status, 200, "{kind:?}: {sent}\n{}", s.outputs());
         assert_eq!(sent["mediaType"], kind_name, "{sent}");
         let id = sent["messageId"].as_str().expect("messageId").to_string();
         let got = s.at_contact(&id).await;
@@ -261,8 +282,17 @@ async fn files_of_every_kind_go_both_ways_and_are_mirrored() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn updates_locations_and_cards_go_both_ways() {
-    let mut s = Paired::start("kindsupdates").await;
+async fn updates_locations_and_cards_go_both_ways_on_serve() {
+    updates_locations_and_cards_go_both_ways(Shape::Serve, "kindsupdates").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_locations_and_cards_go_both_ways_on_a_cluster() {
+    updates_locations_and_cards_go_both_ways(Shape::Cluster, "kindsupdatesc").await;
+}
+
+async fn updates_locations_and_cards_go_both_ways(shape: Shape, id: &'static str) {
+    let mut s = Paired::start(id, shape).await;
     let session = s.session_jid();
     let vcard = "BEGIN:VCARD\nVERSION:3.0\nFN:Ada Shop\nTEL;type=CELL;waid=4915100000499:+49 151 00000499\nEND:VCARD";
 
@@ -434,8 +464,17 @@ async fn updates_locations_and_cards_go_both_ways() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn polls_buttons_typing_and_receipts() {
-    let mut s = Paired::start("kindspolls").await;
+async fn polls_buttons_typing_and_receipts_on_serve() {
+    polls_buttons_typing_and_receipts(Shape::Serve, "kindspolls").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polls_buttons_typing_and_receipts_on_a_cluster() {
+    polls_buttons_typing_and_receipts(Shape::Cluster, "kindspollsc").await;
+}
+
+async fn polls_buttons_typing_and_receipts(shape: Shape, id: &'static str) {
+    let mut s = Paired::start(id, shape).await;
     let session = s.session_jid();
 
     // A poll from the API; the contact votes; the vote resolves from history.
@@ -581,7 +620,7 @@ async fn polls_buttons_typing_and_receipts() {
         json!({"clientId": s.id, "to": format!("+{CONTACT}")}),
     )
     .await;
-    assert_eq!(status, 200, "{body}\n{}", s.p.output());
+    assert_eq!(status, 200, "{body}\n{}", s.outputs());
     let changes = s
         .phone
         .app_state_changes(&s.net)

@@ -148,6 +148,79 @@ pub async fn serve(dir: &std::path::Path, net: &WireNetwork, more: &[(&str, &str
     Parley::start(&bin(), &["serve"], dir, &vars).await
 }
 
+/// Where the real adapter runs in a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One `parley serve`: device keys in SQLite, files on disk.
+    Serve,
+    /// An API and two workers: device keys in PostgreSQL, NATS, Redis,
+    /// files in S3 (the test services, `PARLEY_TEST_*`).
+    Cluster,
+}
+
+/// The gateway of `shape` on `net` with `more` settings, started in `dir`:
+/// the process that takes every request, and the cluster's workers (by pod
+/// name), to be kept alive beside it.
+pub async fn gateway(
+    shape: Shape,
+    dir: &std::path::Path,
+    net: &WireNetwork,
+    more: &[(&str, &str)],
+) -> (Parley, Vec<(String, Parley)>) {
+    if shape == Shape::Serve {
+        return (serve(dir, net, more).await, Vec::new());
+    }
+    let vars = cluster_vars(net, more).await;
+    let (ok, out) = parley_tests::process::run_once(&bin(), &["migrate"], dir, &vars).await;
+    assert!(ok, "migrate: {out}");
+    let mut workers = Vec::new();
+    for pod in ["worker-0", "worker-1"] {
+        workers.push((pod.to_string(), spawn(dir, &vars, "worker", pod).await));
+    }
+    (spawn(dir, &vars, "api", "api-0").await, workers)
+}
+
+/// Every process's output: `api` and then each worker's, for a failure
+/// message.
+pub fn outputs(api: &Parley, workers: &[(String, Parley)]) -> String {
+    let mut all = api.output();
+    for (pod, w) in workers {
+        all.push_str(&format!("\n{pod}:\n{}", w.output()));
+    }
+    all
+}
+
+/// The settings of a cluster on `net`: its own database, bucket and cluster
+/// name on the test services, the real adapter, plus `more`.
+pub async fn cluster_vars(net: &WireNetwork, more: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut vars = parley_tests::services::ClusterEnv::new().await.vars();
+    for (k, v) in [
+        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
+        ("PARLEY_NETWORK", "whatsapp"),
+        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
+    ]
+    .into_iter()
+    .chain(more.iter().copied())
+    {
+        vars.push((k.to_string(), v.to_string()));
+    }
+    vars.push(("PARLEY_NETWORK_URL".into(), net.url()));
+    vars
+}
+
+/// Starts one cluster process: `role` (`api` or `worker`) as pod `pod`.
+pub async fn spawn(
+    dir: &std::path::Path,
+    vars: &[(String, String)],
+    role: &str,
+    pod: &str,
+) -> Parley {
+    let mut vars = vars.to_vec();
+    vars.push(("PARLEY_POD_NAME".into(), pod.into()));
+    Parley::start(&bin(), &[role], dir, &vars).await
+}
+
 /// Waits for the webhook event whose `messageId` is `id` (others are
 /// skipped); panics with the events skipped and the server's output after
 /// [`WAIT`].
