@@ -61,6 +61,7 @@ async fn paced(shape: Shape) {
         json!({"clientId": "pace", "messagesPerMinute": 6001}),
         json!({"clientId": "pace", "messagesPerMinute": 10, "burst": 0}),
         json!({"clientId": "pace", "messagesPerMinute": "ten"}),
+        json!({"clientId": "pace", "messagesPerMinute": 2.5}),
     ] {
         let (status, body) = set(&d.api, bad.clone()).await;
         assert_eq!(status, 400, "{bad}: {body}");
@@ -74,9 +75,10 @@ async fn paced(shape: Shape) {
     assert_eq!(status, 404);
 
     // 20 a minute, burst 2: two go at once, the third waits its 3 s turn.
+    // (JSON has no integers: 20.0 is 20.)
     let (status, body) = set(
         &d.api,
-        json!({"clientId": "pace", "messagesPerMinute": 20, "burst": 2}),
+        json!({"clientId": "pace", "messagesPerMinute": 20.0, "burst": 2}),
     )
     .await;
     assert_eq!(status, 200, "{body}");

@@ -175,9 +175,11 @@ pub struct SetSendPacing {
     pub client_id: String,
     /// Sustained rate, 1 to 6000 messages a minute; 0 turns pacing off.
     #[schema(minimum = 0, maximum = 6000)]
+    #[serde(default, deserialize_with = "crate::wire::integers::optional")]
     pub messages_per_minute: Option<i64>,
     /// How many messages may go back to back after a quiet spell (default 1).
     #[schema(minimum = 1, maximum = 1000)]
+    #[serde(default, deserialize_with = "crate::wire::integers::optional")]
     pub burst: Option<i64>,
 }
 
