@@ -3,8 +3,9 @@
 # Redis, NATS with JetStream and an S3-compatible server (moto), brought up by
 # scripts/lib/services.sh (reused when already running, else installed and
 # started privately, and stopped again at the end). Then: the deployment files,
-# the commands shown in the README and docs/, formatting, lints, and every
-# test with cargo nextest. Extra arguments go to cargo nextest.
+# formatting, lints, the commands shown in the README and docs/, the OpenAPI
+# document against a running server (schemathesis), every test with cargo
+# nextest, and the real adapter on the wire-level test network. Extra arguments go to cargo nextest.
 #
 #   scripts/test.sh --prepare   only install what the suite needs, then exit
 set -euo pipefail
@@ -42,6 +43,9 @@ cargo clippy -p parley-wire-network --all-targets --quiet -- -D warnings
 
 log "the commands in README.md and docs/"
 scripts/check-docs.sh
+
+log "the OpenAPI document against the server (schemathesis, at most 5 minutes)"
+scripts/api-fuzz.sh
 
 if cargo nextest --version >/dev/null 2>&1; then
   log "cargo nextest run"
