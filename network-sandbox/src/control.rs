@@ -67,12 +67,16 @@ impl SandboxNetwork {
         self.complete_link(&live, &mut state, phone, name).await
     }
 
-    /// The phone enters the pairing code the session asked for.
+    /// The phone enters the pairing code the session asked for. A session
+    /// that is not pairing waits for no code: the code is wrong or expired
+    /// (400, as the spec has it).
     async fn enter_code(&self, client_id: &str, code: &str) -> Outcome {
-        let live = self.pairing(client_id)?;
+        let no_code =
+            || ApiError::bad_request("wrong or expired code: the session is not waiting for one");
+        let live = self.live(client_id).ok_or_else(no_code)?;
         let mut state = live.state().await;
         if !matches!(state.phase, Phase::Pairing { .. }) {
-            return Err(not_pairing());
+            return Err(no_code());
         }
         let code = codes::normalize_pair_code(code);
         let phone = self

@@ -238,8 +238,9 @@ async fn pair_code_links_as_the_phone_and_wrong_codes_are_refused() {
         next(&mut events).await,
         Some(NetworkEvent::Connected(_))
     ));
+    // Paired: no code waits any more, so the used one is wrong (spec: 400).
     let again = SandboxOp::EnterCode { code };
-    assert_eq!(status(f.network.control("c1", again).await), 409);
+    assert_eq!(status(f.network.control("c1", again).await), 400);
     assert_eq!(
         conn.pair_phone("4917700000001").await,
         Err(NetworkError::Rejected("already paired".into()))

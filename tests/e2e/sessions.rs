@@ -117,6 +117,14 @@ async fn pair_by_qr_and_code_then_restart_without_a_new_scan() {
             .await
             .starts_with("4917600000001:")
     );
+    // Paired: no code is waiting any more, so any code is wrong (spec: 400).
+    let (status, body) = post(
+        &p,
+        "/sandbox/enter-code",
+        json!({"clientId": "shop2", "code": code}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
 
     // Settings persist and need no restart.
     assert_eq!(

@@ -53,7 +53,7 @@ pub async fn link(
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxEnterCode, responses((status = 200, body = SandboxLinked),
-    (status = 400, description = "Wrong or expired code"), (status = 404, description = "Unknown clientId")))]
+    (status = 400, description = "Wrong or expired code (or none is waiting)"), (status = 404, description = "Unknown clientId")))]
 #[post("/sandbox/enter-code")]
 pub async fn enter_code(
     req: HttpRequest,
