@@ -5,6 +5,7 @@
 //! carry no subject: the worker keeps each group's subject in its database
 //! and asks for group metadata the first time it sees a group.)
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use whatsapp_rust::Client;
@@ -21,6 +22,16 @@ use super::lifecycle::{identity_of, lifecycle};
 use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
 use crate::store::SeaOrmDeviceStore;
 use parley_network::NetworkEvent;
+
+/// Pauses between looks for a poll's secret that is not stored yet (the
+/// last look gets none after it): 750 ms in all.
+const SECRET_PAUSES: [Duration; 5] = [
+    Duration::from_millis(50),
+    Duration::from_millis(100),
+    Duration::from_millis(200),
+    Duration::from_millis(400),
+    Duration::ZERO,
+];
 
 /// Hands every library event, in order and without blocking the library, to
 /// the pump (an unbounded queue: the pump drains it as fast as the session
@@ -145,18 +156,24 @@ impl Pump {
         let chat_alt = self.other_identity(&chat).await;
         let creator_alt = self.other_identity(creator).await;
         let voter_alt = self.other_identity(voter).await;
+        // whatsapp-rust writes the secret of a poll it just sent behind the
+        // send (a write-behind buffer), so a vote that comes at once may beat
+        // it to the store: look again a few times, under a second in all.
         let mut secret = None;
-        'found: for chat in std::iter::once(chat.as_str()).chain(chat_alt.as_deref()) {
-            for sender in std::iter::once(creator).chain(creator_alt.as_deref()) {
-                match self.store.get_msg_secret(chat, sender, poll_id).await {
-                    Ok(Some(found)) => {
-                        secret = Some(found);
-                        break 'found;
-                    }
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!(poll_id, error = %e, "cannot read a poll secret"),
-                }
+        for pause in SECRET_PAUSES {
+            secret = self
+                .find_secret(
+                    &chat,
+                    chat_alt.as_deref(),
+                    creator,
+                    creator_alt.as_deref(),
+                    poll_id,
+                )
+                .await;
+            if secret.is_some() {
+                break;
             }
+            tokio::time::sleep(pause).await;
         }
         let (addressing, alternate) = vote_addressing(
             (creator, creator_alt.as_deref()),
@@ -167,6 +184,28 @@ impl Pump {
             addressing,
             alternate,
         })
+    }
+
+    /// The stored secret of poll `poll_id`, under the chat and creator as
+    /// named or in their other identity.
+    async fn find_secret(
+        &self,
+        chat: &str,
+        chat_alt: Option<&str>,
+        creator: &str,
+        creator_alt: Option<&str>,
+        poll_id: &str,
+    ) -> Option<Vec<u8>> {
+        for chat in std::iter::once(chat).chain(chat_alt) {
+            for sender in std::iter::once(creator).chain(creator_alt) {
+                match self.store.get_msg_secret(chat, sender, poll_id).await {
+                    Ok(Some(found)) => return Some(found),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(poll_id, error = %e, "cannot read a poll secret"),
+                }
+            }
+        }
+        None
     }
 
     /// `jid` in the other namespace (LID for a phone JID and back), when known.
