@@ -1,8 +1,9 @@
-//! `parley serve` with the real adapter (device keys in SQLite) on the
-//! wire-level test network, through its HTTP API: pairing by QR, a text out
-//! and one in (as a webhook), and a restart that comes back without a scan;
-//! pairing by code, and `/disconnect` unlinking the device; number checks,
-//! user info and a contact's picture, mirrored to storage.
+//! The gateway with the real adapter on the wire-level test network, through
+//! its HTTP API: `parley serve` (device keys in SQLite) pairing by QR, a text
+//! out and one in (as a webhook), and a restart that comes back without a
+//! scan; on `serve` and on a cluster (an API and two workers, keys in
+//! PostgreSQL): pairing by code, and `/disconnect` unlinking the device;
+//! number checks, user info and a contact's picture, mirrored to storage.
 //!
 //! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds
 //! and names in `PARLEY_TEST_NETWORK_BIN`.
@@ -55,21 +56,35 @@ async fn serve_pairs_texts_both_ways_and_restarts_without_a_scan() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_pairs_by_code_and_unlinks_on_disconnect() {
+async fn pairs_by_code_and_unlinks_on_disconnect_on_serve() {
+    pairs_by_code_and_unlinks_on_disconnect(Shape::Serve).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairs_by_code_and_unlinks_on_disconnect_on_a_cluster() {
+    pairs_by_code_and_unlinks_on_disconnect(Shape::Cluster).await;
+}
+
+async fn pairs_by_code_and_unlinks_on_disconnect(shape: Shape) {
     let net = WireNetwork::start().await.expect("test network");
     let phone = TestDevice::start(&net, PHONE, "Shop phone")
         .await
         .expect("phone");
     let hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let p = serve(dir.path(), &net, &[]).await;
+    let (p, workers) = gateway(shape, dir.path(), &net, &[]).await;
 
     let code = start_for_code(&p, "wire2", &hooks.url, PHONE).await;
     let linked = phone
         .enter_code(&net, &code)
         .await
         .expect("the code is typed");
-    assert_eq!(connected(&p, "wire2").await, linked.jid, "{}", p.output());
+    assert_eq!(
+        connected(&p, "wire2").await,
+        linked.jid,
+        "{}",
+        outputs(&p, &workers)
+    );
     let (status, body) = post(
         &p,
         "/pair-phone",
@@ -91,11 +106,20 @@ async fn serve_pairs_by_code_and_unlinks_on_disconnect() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_looks_up_contacts_and_mirrors_their_pictures() {
+async fn looks_up_contacts_and_mirrors_their_pictures_on_serve() {
+    looks_up_contacts_and_mirrors_their_pictures(Shape::Serve).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn looks_up_contacts_and_mirrors_their_pictures_on_a_cluster() {
+    looks_up_contacts_and_mirrors_their_pictures(Shape::Cluster).await;
+}
+
+async fn looks_up_contacts_and_mirrors_their_pictures(shape: Shape) {
     let (net, phone, _contact) = network_with_phones().await;
     let hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let p = serve(dir.path(), &net, &[]).await;
+    let (p, workers) = gateway(shape, dir.path(), &net, &[]).await;
     let code = start_for_qr(&p, "wire3", &hooks.url).await;
     phone.scan(&net, &code).expect("the phone scans");
     connected(&p, "wire3").await;
@@ -142,7 +166,7 @@ async fn serve_looks_up_contacts_and_mirrors_their_pictures() {
 
     let path = format!("/profile-picture?clientId=wire3&jid=%2B{CONTACT}");
     let (status, shown) = get(&p, &path).await;
-    assert_eq!(status, 200, "{shown}\n{}", p.output());
+    assert_eq!(status, 200, "{shown}\n{}", outputs(&p, &workers));
     assert_eq!(shown["jid"], format!("{lid}@lid"), "{shown}");
     assert_eq!(shown["mirrored"], true, "{shown}");
     assert_eq!(shown["id"], info["pictureId"], "{shown} {info}");

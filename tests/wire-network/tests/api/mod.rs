@@ -134,6 +134,12 @@ pub async fn send_text(p: &Parley, id: &str, to: &str, text: &str) -> String {
 
 /// `parley serve` with the real adapter on `net`, plus `more` settings.
 pub async fn serve(dir: &std::path::Path, net: &WireNetwork, more: &[(&str, &str)]) -> Parley {
+    Parley::start(&bin(), &["serve"], dir, &adapter_vars(net, more)).await
+}
+
+/// The settings every gateway of these tests runs with: the account token,
+/// the real adapter on `net`, webhooks and media on loopback; plus `more`.
+fn adapter_vars(net: &WireNetwork, more: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = [
         ("PARLEY_ACCOUNT_TOKEN", TOKEN),
         ("PARLEY_NETWORK", "whatsapp"),
@@ -145,7 +151,7 @@ pub async fn serve(dir: &std::path::Path, net: &WireNetwork, more: &[(&str, &str
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     vars.push(("PARLEY_NETWORK_URL".into(), net.url()));
-    Parley::start(&bin(), &["serve"], dir, &vars).await
+    vars
 }
 
 /// Where the real adapter runs in a test.
@@ -194,18 +200,7 @@ pub fn outputs(api: &Parley, workers: &[(String, Parley)]) -> String {
 /// name on the test services, the real adapter, plus `more`.
 pub async fn cluster_vars(net: &WireNetwork, more: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut vars = parley_tests::services::ClusterEnv::new().await.vars();
-    for (k, v) in [
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "whatsapp"),
-        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
-        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
-    ]
-    .into_iter()
-    .chain(more.iter().copied())
-    {
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push(("PARLEY_NETWORK_URL".into(), net.url()));
+    vars.extend(adapter_vars(net, more));
     vars
 }
 
