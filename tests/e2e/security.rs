@@ -58,6 +58,15 @@ async fn mirrored(p: &Parley, rx: &mut Receiver, id: &str) -> Vec<String> {
     links
 }
 
+/// The Content-Type and Content-Disposition a stored file of `mime` is
+/// served with: raster images inline, everything else as inert bytes.
+fn served_as(mime: &str) -> (&'static str, &'static str) {
+    match mime {
+        "image/png" => ("image/png", "inline"),
+        _ => ("application/octet-stream", "attachment"),
+    }
+}
+
 fn header(res: &reqwest::Response, name: &str) -> String {
     res.headers()
         .get(name)
@@ -81,10 +90,7 @@ async fn files_from_contacts_never_run_on_the_gateways_origin() {
         assert_eq!(res.status(), 200, "{link}");
         assert_eq!(header(&res, "x-content-type-options"), "nosniff", "{mime}");
         assert_eq!(header(&res, "content-security-policy"), "sandbox", "{mime}");
-        let (kind, disposition) = match *mime {
-            "image/png" => ("image/png", "inline"),
-            _ => ("application/octet-stream", "attachment"),
-        };
+        let (kind, disposition) = served_as(mime);
         assert_eq!(header(&res, "content-type"), kind, "{mime}");
         assert_eq!(header(&res, "content-disposition"), disposition, "{mime}");
         assert_eq!(res.bytes().await.unwrap().as_ref(), body.as_bytes());
@@ -107,10 +113,7 @@ async fn files_from_contacts_are_stored_inert_in_the_bucket() {
         assert!(link.contains(&env.bucket), "in the bucket: {link}");
         let res = client().get(link).send().await.unwrap();
         assert_eq!(res.status(), 200, "{link}");
-        let (kind, disposition) = match *mime {
-            "image/png" => ("image/png", "inline"),
-            _ => ("application/octet-stream", "attachment"),
-        };
+        let (kind, disposition) = served_as(mime);
         assert_eq!(header(&res, "content-type"), kind, "{mime}");
         assert_eq!(header(&res, "content-disposition"), disposition, "{mime}");
         assert_eq!(res.bytes().await.unwrap().as_ref(), body.as_bytes());
