@@ -130,7 +130,7 @@ def exported_metrics() -> dict[str, str]:
     """Metric name (with the parley_ prefix) -> kind, from shared/src/metrics.rs."""
     source = (ROOT / "shared" / "src" / "metrics.rs").read_text()
     found = {f"parley_{name}": kind for kind, name in
-             re.findall(r'\b(counter|counter_vec|histogram_vec)\(\s*&r,\s*"([a-z_]+)"', source)}
+             re.findall(r'\b(counter|counter_vec|gauge|histogram_vec)\(\s*&r,\s*"([a-z_]+)"', source)}
     found.update({f"parley_{name}": "gauge" for name in re.findall(r'Opts::new\(\s*"([a-z_]+)"', source)})
     if len(found) < 8:
         raise Failed(f"shared/src/metrics.rs: only {len(found)} metrics found")

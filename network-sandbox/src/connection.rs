@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use parley_shared::db::sandbox::is_valid_phone;
 use parley_shared::db::sandbox_media::CdnError;
 use parley_shared::event::MediaDownload;
@@ -12,9 +11,9 @@ use parley_shared::event::MediaDownload;
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
 use parley_network::{
-    Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError, NumberCheck,
-    Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup,
-    QueryError, SentMessage, UserInfo,
+    ByteStream, Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError,
+    NumberCheck, Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile,
+    PictureLookup, QueryError, SentMessage, UserInfo,
 };
 
 pub(super) struct SandboxConnection {
@@ -70,9 +69,15 @@ impl Connection for SandboxConnection {
         &self,
         _kind: MediaKind,
         media: &MediaDownload,
-    ) -> Result<Bytes, NetworkError> {
-        match self.network.db().sandbox_media(media).await {
-            Ok(bytes) => Ok(Bytes::from(bytes)),
+        max_bytes: u64,
+    ) -> Result<ByteStream, NetworkError> {
+        match self
+            .network
+            .db()
+            .sandbox_media_stream(media, max_bytes)
+            .await
+        {
+            Ok(stream) => Ok(stream),
             Err(CdnError::Db(e)) => Err(unreachable(e)),
             Err(e) => Err(NetworkError::Rejected(format!(
                 "media download failed: {e}"

@@ -11,8 +11,8 @@ pub mod poll;
 pub mod unavailable;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use parley_shared::event::MediaDownload;
+pub use parley_shared::media::ByteStream;
 use tokio::sync::mpsc;
 
 pub use contacts::{
@@ -163,13 +163,18 @@ pub trait Connection: Send + Sync {
     /// Flags `chat` as unread on the linked phone (an app-state patch).
     async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError>;
 
-    /// Downloads and decrypts the file an inbound media message points at;
-    /// `kind` decides the keys the file was encrypted with.
+    /// Downloads and decrypts the file an inbound media message points at, as
+    /// a stream of chunks (never the whole file in memory); `kind` decides the
+    /// keys the file was encrypted with. A file longer than `max_bytes` fails
+    /// (before any byte is read when its declared length says so, else once
+    /// the count passes it), and so does one that does not match its hashes:
+    /// the stream's last item is then an error, so whoever stores it aborts.
     async fn download_media(
         &self,
         kind: MediaKind,
         media: &MediaDownload,
-    ) -> Result<Bytes, NetworkError>;
+        max_bytes: u64,
+    ) -> Result<ByteStream, NetworkError>;
 
     // Contacts and groups (whatsapp-rust: `contacts()` and `groups()` features).
 

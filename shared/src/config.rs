@@ -66,11 +66,16 @@ pub struct Config {
     /// loopback) dialled instead of the network; honoured only by a build with
     /// the `test-network` feature, refused at start by any other.
     pub network_url: Option<String>,
+    /// Inbound files larger than this are not copied to the hosted inbox's
+    /// media store (default 2 GiB, the network's largest document).
+    pub media_mirror_max_bytes: u64,
+    /// Inbound files copied to the media store at once, per worker.
+    pub media_mirror_transfers: u64,
     /// Prefix of NATS subjects and Redis keys, so clusters can share servers.
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
-crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, cluster_name, log_format; account_token, s3_access_key, s3_secret_key });
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, cluster_name, log_format; account_token, s3_access_key, s3_secret_key });
 
 impl Default for Config {
     fn default() -> Self {
@@ -101,6 +106,8 @@ impl Default for Config {
             egress_proxy: None,
             network_proxy: None,
             network_url: None,
+            media_mirror_max_bytes: 2 << 30,
+            media_mirror_transfers: 4,
             cluster_name: "parley".into(),
             log_format: LogFormat::Auto,
         }
@@ -135,6 +142,8 @@ pub const KNOWN: &[&str] = &[
     "EGRESS_PROXY",
     "NETWORK_PROXY",
     "NETWORK_URL",
+    "MEDIA_MIRROR_MAX_BYTES",
+    "MEDIA_MIRROR_TRANSFERS",
     "CLUSTER_NAME",
     "LOG_FORMAT",
     "CONFIG",
@@ -227,6 +236,9 @@ impl Config {
                     format!("{e} (expected host:port, e.g. 127.0.0.1:9464)"),
                 )
             })?;
+        }
+        if self.media_mirror_transfers == 0 {
+            return Err(invalid("MEDIA_MIRROR_TRANSFERS", "must be at least 1"));
         }
         for (name, value) in [
             ("PUBLIC_URL", &self.public_url),
@@ -457,6 +469,8 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "sandbox_qr_first_secs",
         "sandbox_qr_next_secs",
         "sandbox_picture_link_secs",
+        "media_mirror_max_bytes",
+        "media_mirror_transfers",
     ];
     if bools.contains(&field) {
         match raw.trim().to_ascii_lowercase().as_str() {

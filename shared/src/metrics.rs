@@ -2,8 +2,8 @@
 use std::sync::LazyLock;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// Latency buckets in seconds, from sub-millisecond bus hops to slow receivers.
@@ -27,6 +27,16 @@ pub struct Metrics {
     pub webhook_duration: HistogramVec,
     pub history_writes: IntCounterVec,
     pub media_stored_bytes: IntCounter,
+    pub media_mirrors_active: IntGauge,
+    pub media_not_stored: IntCounterVec,
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
+    let g = IntGauge::new(name, help).unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    registry
+        .register(Box::new(g.clone()))
+        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    g
 }
 
 fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
@@ -132,6 +142,17 @@ impl Metrics {
                 &r,
                 "media_stored_bytes_total",
                 "Bytes written to the media store",
+            ),
+            media_mirrors_active: gauge(
+                &r,
+                "media_mirrors_active",
+                "Inbound files being copied to the media store now",
+            ),
+            media_not_stored: counter_vec(
+                &r,
+                "media_not_stored_total",
+                "Inbound files history stored without their file, by reason",
+                &["reason"],
             ),
             registry: r,
         }

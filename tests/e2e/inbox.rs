@@ -10,7 +10,7 @@ use chrono::{Duration, TimeZone, Utc};
 use parley_shared::db::Db;
 use parley_shared::event::{Envelope, Media};
 use parley_shared::media::fs::FsMediaStore;
-use parley_worker::history::{History, MediaFile};
+use parley_worker::history::{FileData, History, MessageFile};
 use serde_json::{Value, json};
 
 use crate::sends::support::{contact, linked, outbox, started};
@@ -161,8 +161,8 @@ async fn hosted_inbox_routes_read_what_history_stored() {
             ),
             name,
         );
-        let media = MediaFile {
-            bytes: bytes.clone().into(),
+        let media = MessageFile {
+            data: FileData::InHand(bytes.clone().into()),
             mime_type: "image/png".into(),
             file_name: name.into(),
         };

@@ -14,6 +14,8 @@ use crate::events::history::{org, serve_hosted};
 use crate::events::support::*;
 use crate::support::*;
 
+mod mirror;
+
 /// An HTML page with a script, a scriptable SVG and a PNG a contact sends,
 /// each with the headers its stored copy is served with.
 const FILES: &[(&str, &str, &str)] = &[

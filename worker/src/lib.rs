@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::events::{ContactBook, EventPipeline, GroupBook, HistorySink};
 use crate::history::History;
 use crate::history::avatars::Avatars;
+use crate::history::mirror::MirrorLimits;
 use crate::network::Network;
 use crate::send::download::{Fetcher, Limits};
 use crate::webhook::RetryPolicy;
@@ -50,7 +51,16 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     };
     // Without a hosted receiver no session keeps hosted history.
     let history = config.hosted_receiver_url.clone().map(|url| {
-        let history = History::new(ports.db.clone(), Arc::clone(&ports.media), Some(url));
+        let limits = MirrorLimits {
+            max_bytes: config.media_mirror_max_bytes,
+            transfers: usize::try_from(config.media_mirror_transfers).unwrap_or(usize::MAX),
+        };
+        let history = History::with_limits(
+            ports.db.clone(),
+            Arc::clone(&ports.media),
+            Some(url),
+            limits,
+        );
         history as Arc<dyn HistorySink>
     });
     let avatars = history

@@ -5,9 +5,11 @@ use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use parley_shared::command::{Command, Reply, SandboxOp};
+use parley_shared::db::sandbox_generated::MAX_LEN;
+use parley_shared::db::sandbox_media::generated_media;
 use parley_shared::error::ApiError;
 use parley_shared::injected::{InjectedContent, InjectedMessage};
-use parley_shared::wire::sandbox_messages::{SandboxMessage, SandboxMessageSent};
+use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage, SandboxMessageSent};
 
 use super::lifecycle::{known, unexpected};
 use super::sessions::authorized_client;
@@ -55,6 +57,36 @@ pub async fn messages(
     }
 }
 
+/// A media message's file.
+enum File {
+    Bytes(Vec<u8>),
+    Generated { seed: u64, size: u64 },
+}
+
+/// `data`: base64 of at least one byte.
+fn decoded(data: String) -> Result<Vec<u8>, ApiError> {
+    let bytes = STANDARD
+        .decode(data.trim())
+        .map_err(|_| ApiError::bad_request("data must be base64"))?;
+    if bytes.is_empty() {
+        return Err(ApiError::bad_request("data must not be empty"));
+    }
+    Ok(bytes)
+}
+
+/// `generate`: a size of 1 byte to 4 GiB, and a seed (default 0).
+fn generated(g: &GeneratedFile) -> Result<File, ApiError> {
+    match g.size {
+        Some(size @ 1..=MAX_LEN) => Ok(File::Generated {
+            seed: g.seed.unwrap_or(0),
+            size,
+        }),
+        _ => Err(ApiError::bad_request(
+            "generate.size is required: 1 byte to 4 GiB (4294967296)",
+        )),
+    }
+}
+
 /// The message's content, validated per `type`; a file is uploaded to the CDN.
 async fn content(
     state: &AppState,
@@ -63,15 +95,18 @@ async fn content(
 ) -> Result<InjectedContent, ApiError> {
     let kind = b.kind.as_str();
     if MEDIA_TYPES.contains(&kind) {
-        let data = required(&b.data, "data")?;
-        let bytes = STANDARD
-            .decode(data.trim())
-            .map_err(|_| ApiError::bad_request("data must be base64"))?;
-        if bytes.is_empty() {
-            return Err(ApiError::bad_request("data must not be empty"));
-        }
+        let file = match (&b.data, &b.generate) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::bad_request("give data or generate, not both"));
+            }
+            (None, Some(generate)) => generated(generate)?,
+            (_, None) => File::Bytes(decoded(required(&b.data, "data")?)?),
+        };
         let mime_type = required(&b.mime_type, "mimeType")?;
-        let download = state.ports.db.put_sandbox_media(client_id, &bytes).await?;
+        let download = match file {
+            File::Bytes(bytes) => state.ports.db.put_sandbox_media(client_id, &bytes).await?,
+            File::Generated { seed, size } => generated_media(seed, size),
+        };
         return Ok(InjectedContent::Media {
             kind: kind.to_string(),
             mime_type,

@@ -1,14 +1,14 @@
 //! The network port's `Connection` on the live connection: each method is
 //! the library call in `connection`, `sends` or `lookups`.
 use async_trait::async_trait;
-use bytes::Bytes;
+
 use parley_shared::event::MediaDownload;
 
 use super::connection::LiveConnection;
 use parley_network::{
-    Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError, NumberCheck,
-    Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile, PictureLookup,
-    QueryError, SentMessage, UserInfo,
+    ByteStream, Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError,
+    NumberCheck, Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile,
+    PictureLookup, QueryError, SentMessage, UserInfo,
 };
 
 #[async_trait]
@@ -75,8 +75,9 @@ impl Connection for LiveConnection {
         &self,
         kind: MediaKind,
         media: &MediaDownload,
-    ) -> Result<Bytes, NetworkError> {
-        self.download(kind, media).await
+        max_bytes: u64,
+    ) -> Result<ByteStream, NetworkError> {
+        self.download(kind, media, max_bytes).await
     }
 
     async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {

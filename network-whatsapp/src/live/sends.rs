@@ -3,7 +3,6 @@
 //! send path, which also keeps a poll's message secret in the device store.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use bytes::Bytes;
 use chrono::Utc;
 use parley_shared::event::MediaDownload;
 use parley_shared::outgoing::Button as PortButton;
@@ -13,6 +12,7 @@ use whatsapp_rust::wacore_binary::JidExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{RevokeType, SendResult};
 
+use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
 use super::errors::{failed, jid, ready};
 use crate::convert::ConvertError;
@@ -21,7 +21,9 @@ use crate::convert::outbound::{
     MediaRequest, PollRequest, Quote, TextRequest, Uploaded,
 };
 use parley_network::inbound::MediaKind;
-use parley_network::{MediaFile, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage};
+use parley_network::{
+    ByteStream, MediaFile, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage,
+};
 
 fn invalid(e: ConvertError) -> NetworkError {
     NetworkError::Rejected(e.to_string())
@@ -377,18 +379,32 @@ impl LiveConnection {
             .map_err(|e| failed(&self.client, "mark unread", e))
     }
 
-    /// Downloads and decrypts a file; `kind` picks the keys it was encrypted with.
+    /// Downloads and decrypts a file into an unnamed temporary file (deleted
+    /// when the stream is dropped), then streams it; `kind` picks the keys it
+    /// was encrypted with. Memory stays small whatever the size: the library
+    /// decrypts into the file as the bytes arrive, and the file refuses to
+    /// grow past `max_bytes`.
     pub async fn download(
         &self,
         kind: MediaKind,
         media: &MediaDownload,
-    ) -> Result<Bytes, NetworkError> {
+        max_bytes: u64,
+    ) -> Result<ByteStream, NetworkError> {
         ready(&self.client)?;
+        if media.file_length > max_bytes {
+            return Err(NetworkError::Rejected(format!(
+                "media download refused: the file is larger than {max_bytes} bytes"
+            )));
+        }
         let params = download_params(media, media_type(kind)).map_err(NetworkError::Rejected)?;
-        self.client
-            .download_from_params(&params)
+        let file = CappedFile::temporary(max_bytes).await.map_err(|e| {
+            NetworkError::Unreachable(format!("no temporary file for a download: {e}"))
+        })?;
+        let file = self
+            .client
+            .download_from_params_to_writer(&params, file)
             .await
-            .map(Bytes::from)
-            .map_err(|e| failed(&self.client, "media download", format!("{e:#}")))
+            .map_err(|e| failed(&self.client, "media download", format!("{e:#}")))?;
+        Ok(file.into_stream())
     }
 }

@@ -4,6 +4,7 @@ pub mod entities;
 pub mod group_subjects;
 pub mod history;
 pub mod sandbox;
+pub mod sandbox_generated;
 pub mod sandbox_groups;
 pub mod sandbox_media;
 pub mod sessions;

@@ -13,6 +13,9 @@ use s3::{Bucket, BucketConfiguration, Region};
 
 use super::{ByteStream, MediaError, MediaStore, StoredObject, safety, valid_key};
 
+/// Multipart parts (8 MiB each) uploaded at once by one streamed write.
+const PARTS_IN_FLIGHT: usize = 2;
+
 /// How long `healthy()` waits for the server.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -161,8 +164,9 @@ impl MediaStore for S3MediaStore {
         })
     }
 
-    /// Objects of 8 MiB and more go up as a multipart upload, a few parts at a
-    /// time; a failed stream aborts the upload.
+    /// Objects of 8 MiB and more go up as a multipart upload, two parts at a
+    /// time (so a transfer holds a few parts of memory, whatever the object's
+    /// size); a failed stream aborts the upload.
     async fn put_stream(
         &self,
         key: &str,
@@ -186,7 +190,8 @@ impl MediaStore for S3MediaStore {
                 http::header::CONTENT_DISPOSITION,
                 safety::disposition(content_type),
             )
-            .map_err(|e| unavailable("put object stream", e))?;
+            .map_err(|e| unavailable("put object stream", e))?
+            .with_max_concurrent_chunks(PARTS_IN_FLIGHT);
         let size = match request.execute_stream(&mut reader).await {
             Ok(sent) => sent.uploaded_bytes() as u64,
             // A completion answered 200 with a body rust-s3 does not recognise

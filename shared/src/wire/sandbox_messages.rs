@@ -16,6 +16,10 @@ pub struct SandboxMessage {
     pub body: Option<String>,
     /// Base64 file bytes (media types).
     pub data: Option<String>,
+    /// Instead of `data` (media types): a file of seeded pseudo-random bytes,
+    /// generated as the gateway downloads it and never stored (load and
+    /// size tests).
+    pub generate: Option<GeneratedFile>,
     pub mime_type: Option<String>,
     pub file_name: Option<String>,
     pub caption: Option<String>,
@@ -41,6 +45,19 @@ pub struct SandboxMessage {
     pub mentions: Option<Vec<String>>,
     pub is_forwarded: Option<bool>,
     pub message_id: Option<String>,
+}
+
+/// A generated file: `size` bytes from `seed` (the same seed gives the same bytes).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GeneratedFile {
+    /// 1 byte to 4 GiB.
+    #[serde(deserialize_with = "crate::wire::integers::optional")]
+    #[schema(minimum = 1, maximum = 4294967296_u64)]
+    pub size: Option<u64>,
+    #[serde(deserialize_with = "crate::wire::integers::optional")]
+    #[schema(minimum = 0)]
+    pub seed: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -31,13 +31,13 @@ pub(crate) async fn org(p: &Parley, id: &str) {
     assert_eq!(status, 200, "{body}");
 }
 
-pub(super) async fn rooms(p: &Parley, id: &str) -> Vec<Value> {
+pub(crate) async fn rooms(p: &Parley, id: &str) -> Vec<Value> {
     let (status, body) = get(p, &format!("/chatrooms?clientId={id}")).await;
     assert_eq!(status, 200, "{body}");
     body["chatRooms"].as_array().expect("chatRooms").clone()
 }
 
-async fn messages(p: &Parley, id: &str, room: &str) -> Vec<Value> {
+pub(crate) async fn messages(p: &Parley, id: &str, room: &str) -> Vec<Value> {
     let (status, body) = get(p, &format!("/chatrooms/{room}/messages?clientId={id}")).await;
     assert_eq!(status, 200, "{body}");
     body["messages"].as_array().expect("messages").clone()

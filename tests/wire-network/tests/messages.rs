@@ -4,6 +4,7 @@
 mod support;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::inbound::{Content, MediaKind};
 use parley_network::outgoing::{MediaFile, Outgoing, OutgoingBody};
@@ -132,9 +133,18 @@ async fn images_go_out_and_come_in_through_the_cdn() {
     };
     assert_eq!(*kind, MediaKind::Image);
     assert_eq!(mime_type, "image/jpeg");
-    let bytes = conn
-        .download_media(*kind, download)
+    let mut stream = conn
+        .download_media(*kind, download, 1 << 20)
         .await
         .expect("the adapter downloads it");
-    assert_eq!(bytes.as_ref(), theirs.as_slice());
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        bytes.extend_from_slice(&chunk.expect("a chunk"));
+    }
+    assert_eq!(bytes, theirs);
+    // Under a cap smaller than the file, nothing is downloaded.
+    let capped = conn
+        .download_media(*kind, download, theirs.len() as u64 - 1)
+        .await;
+    assert!(capped.is_err(), "a file over the cap is refused");
 }

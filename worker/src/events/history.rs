@@ -2,9 +2,14 @@
 //! events are written, the write itself (before the webhook, so the event can
 //! carry the stored file's permanent link), and the lookups that fill events
 //! from history (poll options for votes, quoted previews).
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use bytes::Bytes;
-use parley_shared::event::{Envelope, Quoted};
+use parley_shared::event::{Envelope, MediaDownload, Quoted};
+
+use crate::network::Connection;
+use crate::network::inbound::MediaKind;
 
 /// A file's bytes in hand (downloaded from the network, or the one just sent).
 #[derive(Clone)]
@@ -23,6 +28,63 @@ impl std::fmt::Debug for FileBytes {
     }
 }
 
+/// A message's file as the hosted inbox gets it.
+#[derive(Debug)]
+pub struct MessageFile {
+    pub mime_type: String,
+    pub file_name: String,
+    pub data: FileData,
+}
+
+/// Where a message's bytes are.
+pub enum FileData {
+    /// In hand: a file just sent.
+    InHand(Bytes),
+    /// Still on the network: downloaded only when history has to copy it,
+    /// and then streamed into the media store.
+    Network(NetworkFile),
+}
+
+impl std::fmt::Debug for FileData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileData::InHand(bytes) => write!(f, "InHand({} bytes)", bytes.len()),
+            FileData::Network(n) => write!(f, "Network({:?})", n.download),
+        }
+    }
+}
+
+/// An inbound file on the network, and the connection to fetch it through.
+pub struct NetworkFile {
+    pub connection: Arc<dyn Connection>,
+    pub kind: MediaKind,
+    pub download: MediaDownload,
+}
+
+impl NetworkFile {
+    /// The SHA-256 the message declares for the plain file, in hex.
+    pub fn declared_sha256(&self) -> Option<String> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(self.download.file_sha256.trim())
+            .ok()
+            .filter(|raw| raw.len() == 32)
+            .map(hex::encode)
+    }
+}
+
+impl MessageFile {
+    /// A file of no bytes is not a file.
+    pub fn is_empty(&self) -> bool {
+        match &self.data {
+            FileData::InHand(bytes) => bytes.is_empty(),
+            FileData::Network(n) => {
+                n.download.file_length == 0 && n.download.direct_path.is_empty()
+            }
+        }
+    }
+}
+
 /// What a history write stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Written {
@@ -36,7 +98,7 @@ pub trait HistorySink: Send + Sync + 'static {
     fn enabled_for(&self, org_id: &str, webhook_url: &str) -> bool;
 
     /// Writes one event (a message, or an update of an earlier one).
-    async fn write(&self, event: &Envelope, file: Option<FileBytes>) -> Result<Written, String>;
+    async fn write(&self, event: &Envelope, file: Option<MessageFile>) -> Result<Written, String>;
 
     /// The options of a stored poll.
     async fn poll_options(&self, client_id: &str, poll_message_id: &str) -> Option<Vec<String>>;

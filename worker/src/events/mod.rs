@@ -10,7 +10,7 @@ mod poll;
 
 pub use contacts::ContactBook;
 pub use groups::GroupBook;
-pub use history::{FileBytes, HistorySink, Written};
+pub use history::{FileBytes, FileData, HistorySink, MessageFile, NetworkFile, Written};
 pub use lookup::{LOOKUP_BUDGET, PollLookup};
 pub use normalize::{Extras, SessionFacts, normalize};
 pub use pipeline::{Activity, EventPipeline, Processed, SessionEvents, SessionSettings};

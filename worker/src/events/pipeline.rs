@@ -10,7 +10,7 @@ use parley_shared::event::Envelope;
 
 use super::contacts::ContactBook;
 use super::groups::GroupBook;
-use super::history::{FileBytes, HistorySink};
+use super::history::{FileBytes, FileData, HistorySink, MessageFile, NetworkFile};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
 use crate::history::avatars::{Avatars, RoomRef};
 use crate::network::Connection;
@@ -151,7 +151,7 @@ impl EventPipeline {
         let mut processed = Processed::default();
         if let Some(history) = history {
             fill_quoted(history.as_ref(), &mut envelope).await;
-            let file = file_of(&activity).await;
+            let file = file_of(&activity);
             match history.write(&envelope, file).await {
                 Ok(written) => {
                     if let Some(media) = envelope.media.as_mut() {
@@ -294,9 +294,9 @@ async fn fill_quoted(history: &dyn HistorySink, envelope: &mut Envelope) {
     }
 }
 
-/// The file of a media message: in hand, or downloaded from the network. A
-/// failed download leaves the message stored without its file.
-async fn file_of(activity: &Activity) -> Option<FileBytes> {
+/// The file of a media message: in hand, or on the network (then history
+/// downloads it only if it has to store it).
+fn file_of(activity: &Activity) -> Option<MessageFile> {
     let Content::Media {
         kind,
         mime_type,
@@ -308,20 +308,22 @@ async fn file_of(activity: &Activity) -> Option<FileBytes> {
         return None;
     };
     if let Some(file) = &activity.file {
-        return Some(file.clone());
+        return Some(MessageFile {
+            mime_type: file.mime_type.clone(),
+            file_name: file.file_name.clone(),
+            data: FileData::InHand(file.bytes.clone()),
+        });
     }
     let connection = activity.connection.as_ref()?;
-    match connection.download_media(*kind, download).await {
-        Ok(bytes) => Some(FileBytes {
-            bytes,
-            mime_type: mime_type.clone(),
-            file_name: file_name.clone(),
+    Some(MessageFile {
+        mime_type: mime_type.clone(),
+        file_name: file_name.clone(),
+        data: FileData::Network(NetworkFile {
+            connection: Arc::clone(connection),
+            kind: *kind,
+            download: download.clone(),
         }),
-        Err(e) => {
-            tracing::warn!(message_id = %activity.msg.id, error = %e, "media not downloaded for history");
-            None
-        }
-    }
+    })
 }
 
 fn chat_room_id(facts: &SessionFacts, msg: &InboundMessage) -> String {

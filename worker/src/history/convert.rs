@@ -121,6 +121,20 @@ pub fn extras(e: &Envelope) -> Value {
     Value::Object(x)
 }
 
+/// A message stored without its file says why in `extras.media.notStored`.
+pub fn not_stored(writes: &mut [Write], why: &str) {
+    for write in writes {
+        if let Write::Message(m) = write
+            && let Some(extras) = m.extras.as_object_mut()
+        {
+            let media = extras.entry("media").or_insert_with(|| json!({}));
+            if let Some(media) = media.as_object_mut() {
+                media.insert("notStored".into(), Value::String(why.to_string()));
+            }
+        }
+    }
+}
+
 /// A per-type object as JSON.
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)

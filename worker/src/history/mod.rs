@@ -5,13 +5,13 @@
 //! Writes go through one batching task ([`writer`]); callers await their own outcome.
 pub mod avatars;
 pub mod convert;
+pub mod mirror;
 mod sink;
 pub mod writer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use chrono::Utc;
 use parley_shared::db::history::{NewMediaFile, Write, Written, hosted_inbox_active};
 use parley_shared::db::{Db, DbError};
@@ -21,15 +21,10 @@ use parley_shared::metrics::metrics;
 use sha2::{Digest, Sha256};
 
 use self::convert::Kind;
+use self::mirror::{Mirror, MirrorLimits, Mirrored};
 use self::writer::Writer;
 
-/// The bytes of a message's file, already downloaded and decrypted by the caller.
-#[derive(Debug, Clone)]
-pub struct MediaFile {
-    pub bytes: Bytes,
-    pub mime_type: String,
-    pub file_name: String,
-}
+pub use crate::events::{FileData, MessageFile};
 
 /// What [`History::record`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -67,6 +62,14 @@ pub struct History {
     /// Files being stored, by `(clientId, sha256)`: the same bytes arriving twice
     /// at once wait for the first copy instead of storing a second one.
     storing: StoringLocks,
+    mirror: Mirror,
+}
+
+/// A message's file, stored or not.
+enum FileOutcome {
+    Stored(NewMediaFile),
+    /// Not stored, and why: the message is stored without it.
+    NotStored(String),
 }
 
 impl History {
@@ -76,12 +79,23 @@ impl History {
         media: Arc<dyn MediaStore>,
         hosted_receiver_url: Option<String>,
     ) -> Arc<History> {
+        History::with_limits(db, media, hosted_receiver_url, MirrorLimits::default())
+    }
+
+    /// [`History::new`] with the limits of inbound file copies.
+    pub fn with_limits(
+        db: Db,
+        media: Arc<dyn MediaStore>,
+        hosted_receiver_url: Option<String>,
+        limits: MirrorLimits,
+    ) -> Arc<History> {
         Arc::new(History {
             writer: Writer::spawn(db.clone()),
             db,
             media,
             hosted_receiver_url,
             storing: Mutex::new(HashMap::new()),
+            mirror: Mirror::new(limits),
         })
     }
 
@@ -93,12 +107,13 @@ impl History {
 
     /// Stores one event. Messages become rows (idempotent on
     /// `(clientId, chatRoomId, messageId)`); reactions, edits and revokes change
-    /// their target; `media` is copied once to the media store.
+    /// their target; `media` is copied once to the media store (a file on the
+    /// network streamed there as it downloads).
     #[tracing::instrument(skip_all, fields(client_id = %event.client_id, kind = %event.kind))]
     pub async fn record(
         &self,
         event: &Envelope,
-        media: Option<MediaFile>,
+        media: Option<MessageFile>,
     ) -> Result<Recorded, HistoryError> {
         let result = self.record_inner(event, media).await;
         let outcome = if result.is_ok() { "ok" } else { "failed" };
@@ -112,7 +127,7 @@ impl History {
     async fn record_inner(
         &self,
         e: &Envelope,
-        media: Option<MediaFile>,
+        media: Option<MessageFile>,
     ) -> Result<Recorded, HistoryError> {
         if e.client_id.is_empty() || e.chat_room_id.is_empty() || e.message_id.is_empty() {
             return Err(HistoryError::Invalid(
@@ -136,7 +151,7 @@ impl History {
             }
             Kind::Message(t) => t,
         };
-        let Some(file) = media.filter(|f| !f.bytes.is_empty()) else {
+        let Some(file) = media.filter(|f| !f.is_empty()) else {
             let writes = convert::message_writes(e, message_type, None);
             let url = written_url(&writes);
             let out = self.writer.write(writes).await?;
@@ -154,12 +169,19 @@ impl History {
                 ..Recorded::default()
             });
         }
-        let sha = hex::encode(Sha256::digest(&file.bytes));
-        let lock = self.lock_for(&e.client_id, &sha);
-        let guard = lock.lock().await;
-        let stored = self.store_file(e, &file, &sha).await;
-        let result = match stored {
-            Ok(record) => {
+        let sha = match &file.data {
+            FileData::InHand(bytes) => Some(hex::encode(Sha256::digest(bytes))),
+            FileData::Network(n) => n.declared_sha256(),
+        };
+        let lock = sha
+            .as_ref()
+            .map(|sha| (sha, self.lock_for(&e.client_id, sha)));
+        let guard = match &lock {
+            Some((_, lock)) => Some(lock.lock().await),
+            None => None,
+        };
+        let result = match self.store_file(e, &file, sha.as_deref()).await {
+            Ok(FileOutcome::Stored(record)) => {
                 let id = record.id.to_string();
                 let writes = convert::message_writes(e, message_type, Some(record));
                 let url = written_url(&writes);
@@ -174,10 +196,19 @@ impl History {
                     Err(err) => Err(err.into()),
                 }
             }
+            Ok(FileOutcome::NotStored(why)) => {
+                tracing::warn!(message_id = %e.message_id, reason = %why, "media not stored in history");
+                let mut writes = convert::message_writes(e, message_type, None);
+                convert::not_stored(&mut writes, &why);
+                let out = self.writer.write(writes).await?;
+                self.outcome(e, out.first().copied(), String::new()).await
+            }
             Err(err) => Err(err),
         };
         drop(guard);
-        self.release(&e.client_id, &sha, lock);
+        if let Some((sha, lock)) = lock {
+            self.release(&e.client_id, sha, lock);
+        }
         result
     }
 
@@ -213,14 +244,15 @@ impl History {
         })
     }
 
-    /// Copies the bytes to the media store, unless the session stored the same
-    /// bytes before (then that object is reused), and describes the library record.
+    /// Copies the file to the media store, unless the session stored the same
+    /// bytes before (then that object is reused, and a file on the network is
+    /// not downloaded at all), and describes the library record.
     async fn store_file(
         &self,
         e: &Envelope,
-        file: &MediaFile,
-        sha: &str,
-    ) -> Result<NewMediaFile, HistoryError> {
+        file: &MessageFile,
+        sha: Option<&str>,
+    ) -> Result<FileOutcome, HistoryError> {
         let mime = if file.mime_type.trim().is_empty() {
             e.media
                 .as_ref()
@@ -230,20 +262,43 @@ impl History {
         } else {
             file.mime_type.trim().to_string()
         };
-        let (storage_key, url) = match self.db.media_by_sha256(&e.client_id, sha).await? {
-            Some(found) => found,
-            None => {
+        let found = match sha {
+            Some(sha) => self.db.media_by_sha256(&e.client_id, sha).await?,
+            None => None,
+        };
+        let (storage_key, url, size, sha) = match (found, &file.data) {
+            (Some((key, url)), data) => {
+                let size = match data {
+                    FileData::InHand(bytes) => bytes.len() as u64,
+                    FileData::Network(n) => n.download.file_length,
+                };
+                (key, url, size, sha.unwrap_or_default().to_string())
+            }
+            (None, data) => {
                 let key = new_key(
                     &format!("history/{}", e.client_id),
                     extension(&file.file_name, &mime),
                 );
-                let stored = self.media.put(&key, &mime, file.bytes.clone()).await?;
-                metrics().media_stored_bytes.inc_by(stored.size);
-                (stored.key, stored.url)
+                match data {
+                    FileData::InHand(bytes) => {
+                        let stored = self.media.put(&key, &mime, bytes.clone()).await?;
+                        metrics().media_stored_bytes.inc_by(stored.size);
+                        let sha = sha.unwrap_or_default().to_string();
+                        (stored.key, stored.url, stored.size, sha)
+                    }
+                    FileData::Network(n) => {
+                        match self.mirror.copy(&*self.media, &key, &mime, n, sha).await? {
+                            Mirrored::Stored { object, sha256 } => {
+                                (object.key, object.url, object.size, sha256)
+                            }
+                            Mirrored::NotStored(why) => return Ok(FileOutcome::NotStored(why)),
+                        }
+                    }
+                }
             }
         };
         let m = e.media.as_ref();
-        Ok(NewMediaFile {
+        Ok(FileOutcome::Stored(NewMediaFile {
             id: uuid::Uuid::new_v4(),
             storage_key,
             url,
@@ -257,11 +312,11 @@ impl History {
             } else {
                 file.file_name.clone()
             },
-            file_size: file.bytes.len() as u64,
+            file_size: size,
             caption: m.map(|m| m.caption.clone()).unwrap_or_default(),
-            sha256: sha.to_string(),
+            sha256: sha,
             created_at: Utc::now(),
-        })
+        }))
     }
 
     fn lock_for(&self, client_id: &str, sha: &str) -> Arc<tokio::sync::Mutex<()>> {

@@ -2,8 +2,8 @@
 use async_trait::async_trait;
 use parley_shared::event::{Envelope, Quoted};
 
-use super::{History, MediaFile};
-use crate::events::{FileBytes, HistorySink, Written};
+use super::History;
+use crate::events::{HistorySink, MessageFile, Written};
 
 #[async_trait]
 impl HistorySink for History {
@@ -11,13 +11,8 @@ impl HistorySink for History {
         History::enabled_for(self, org_id, webhook_url)
     }
 
-    async fn write(&self, event: &Envelope, file: Option<FileBytes>) -> Result<Written, String> {
-        let media = file.map(|f| MediaFile {
-            bytes: f.bytes,
-            mime_type: f.mime_type,
-            file_name: f.file_name,
-        });
-        let recorded = self.record(event, media).await.map_err(|e| e.to_string())?;
+    async fn write(&self, event: &Envelope, file: Option<MessageFile>) -> Result<Written, String> {
+        let recorded = self.record(event, file).await.map_err(|e| e.to_string())?;
         Ok(Written {
             download_url: recorded.download_url,
         })

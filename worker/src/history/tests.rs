@@ -11,7 +11,7 @@ use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};
 use parley_tests::services;
 
-use super::{History, MediaFile};
+use super::{FileData, History, MessageFile};
 
 const FS_BASE: &str = "http://gateway.test:8080";
 
@@ -91,9 +91,9 @@ fn image(message_id: &str) -> Envelope {
     e
 }
 
-fn file(bytes: &'static [u8]) -> MediaFile {
-    MediaFile {
-        bytes: Bytes::from_static(bytes),
+fn file(bytes: &'static [u8]) -> MessageFile {
+    MessageFile {
+        data: FileData::InHand(Bytes::from_static(bytes)),
         mime_type: "image/png".into(),
         file_name: "pic.png".into(),
     }

@@ -20,11 +20,10 @@ use tokio::sync::mpsc;
 
 use super::{Supervisor, Wiring};
 use crate::events::EventPipeline;
-use bytes::Bytes;
 use parley_shared::event::MediaDownload;
 
 use crate::network::{
-    Connection, CreatedGroup, GroupMetadata, Identity, MediaKind, MessageRef, Network,
+    ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, MediaKind, MessageRef, Network,
     NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
     Picture, PictureFile, PictureLookup, QueryError, SentMessage, SessionContext, UserInfo,
     unsupported,
@@ -275,7 +274,8 @@ impl Connection for FakeConnection {
         &self,
         _kind: MediaKind,
         _media: &MediaDownload,
-    ) -> Result<Bytes, NetworkError> {
+        _max_bytes: u64,
+    ) -> Result<ByteStream, NetworkError> {
         Err(unsupported("downloading media"))
     }
     async fn user_info(&self, _jid: &str) -> Result<Option<UserInfo>, QueryError> {

@@ -6,12 +6,14 @@
 //! memory per session.
 mod cpu;
 mod events;
+mod mirror;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use parley_tests::receiver::Receiver;
 use parley_tests::services::{ClusterEnv, nats_url};
 use parley_tests::{Parley, process::run_once};
 use serde_json::{Value, json};
@@ -47,6 +49,13 @@ struct Args {
     /// Inbound messages per second through `/sandbox/messages` to webhooks (0: no event phase).
     #[arg(long, default_value_t = 0.0)]
     event_rate: f64,
+    /// Bytes of each generated file mirrored into the hosted inbox (0: no
+    /// mirroring phase); the files go to the sessions in turn, all at once.
+    #[arg(long, default_value_t = 0)]
+    mirror_bytes: u64,
+    /// Files of the mirroring phase.
+    #[arg(long, default_value_t = 1)]
+    mirror_files: usize,
     /// Also measure bare NATS request-reply at the send rate (the baseline).
     #[arg(long)]
     nats_baseline: bool,
@@ -97,7 +106,13 @@ struct Processes {
 async fn main() -> anyhow::Result<()> {
     let mut args = Args::parse();
     args.bin = Some(parley_binary(args.bin.take())?);
-    let mut p = start(&args).await?;
+    // The hosted receiver exists before the processes, which are told its URL.
+    let mut hosted = if args.mirror_bytes > 0 {
+        Some(Receiver::start().await)
+    } else {
+        None
+    };
+    let mut p = start(&args, hosted.as_ref().map(|rx| rx.url.as_str())).await?;
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(512)
         .build()?;
@@ -174,6 +189,11 @@ async fn main() -> anyhow::Result<()> {
         events::run(&http, &bases, &ids, rx, args.event_rate, args.duration).await;
     }
 
+    if let Some(rx) = hosted.as_mut() {
+        mirror::hosted(&http, &p.apis[0].base, &ids, rx).await?;
+        mirror::run(&http, &p, &ids, rx, args.mirror_bytes, args.mirror_files).await?;
+    }
+
     if args.kill_worker && p.workers.len() > 1 {
         let victim = p.workers.remove(0);
         let owned = owned_by(&http, &victim).await?;
@@ -244,7 +264,7 @@ impl Processes {
     }
 }
 
-async fn start(args: &Args) -> anyhow::Result<Processes> {
+async fn start(args: &Args, hosted_receiver: Option<&str>) -> anyhow::Result<Processes> {
     let dir = tempfile::tempdir()?;
     let base = [
         ("PARLEY_ACCOUNT_TOKEN", TOKEN),
@@ -257,6 +277,9 @@ async fn start(args: &Args) -> anyhow::Result<Processes> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     vars.push(("RUST_LOG".into(), args.log.clone()));
+    if let Some(url) = hosted_receiver {
+        vars.push(("PARLEY_HOSTED_RECEIVER_URL".into(), url.to_string()));
+    }
     if args.mode == "serve" {
         let serve = Parley::start(args.bin(), &["serve"], dir.path(), &vars).await;
         let db = format!(
