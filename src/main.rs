@@ -33,6 +33,10 @@ enum Command {
     Worker,
     /// Applies database migrations and exits.
     Migrate,
+    /// Seals every stored secret again under the active store key
+    /// (PARLEY_STORE_KEY_ID), then exits: the step of a key rotation between
+    /// switching the active key and removing the old one.
+    Rekey,
 }
 
 pub fn main() -> std::process::ExitCode {
@@ -70,6 +74,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Api => "parley-api",
         Command::Worker => "parley-worker",
         Command::Migrate => "parley-migrate",
+        Command::Rekey => "parley-rekey",
     };
     let _telemetry = parley_shared::telemetry::init(
         service,
@@ -81,6 +86,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
     }
     match command {
         Command::Migrate => migrate(&config).await,
+        Command::Rekey => rekey(config).await,
         Command::Serve => serve(config).await,
         Command::Api => api(config).await,
         Command::Worker => worker(config).await,
@@ -94,6 +100,30 @@ async fn migrate(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Seals every secret under the active key. The keys are those of the
+/// deployment (`serve`: its key file, unless PARLEY_STORE_KEYS is set).
+async fn rekey(mut config: Config) -> anyhow::Result<()> {
+    if config.store_keys.is_none() && config.database_url.is_none() {
+        config.store_keys = Some(embedded_store_keys(&config.data_dir)?);
+    }
+    let keys = config
+        .store_keys()?
+        .context("PARLEY_STORE_KEYS is not set: there is no key to seal with")?;
+    let active = keys.active().unwrap_or_default().to_string();
+    let db = parley_shared::db::Db::connect(&config.database_url())
+        .await?
+        .with_keys(keys);
+    db.migrate().await?;
+    let sessions = db.rekey_sessions().await?;
+    let devices = parley_network_whatsapp::store::rekey_devices(&db)
+        .await
+        .map_err(|e| anyhow::anyhow!("device keys: {e}"))?;
+    println!(
+        "sealed again under store key {active:?}: {sessions} webhook token(s), {devices} device row(s)"
+    );
+    Ok(())
+}
+
 async fn serve(mut config: Config) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.data_dir).with_context(|| {
         format!(
@@ -103,6 +133,9 @@ async fn serve(mut config: Config) -> anyhow::Result<()> {
     })?;
     if config.account_token.is_none() {
         config.account_token = Some(embedded_token(&config.data_dir)?);
+    }
+    if config.store_keys.is_none() {
+        config.store_keys = Some(embedded_store_keys(&config.data_dir)?);
     }
     let ports = Ports::connect(&config).await?;
     ports.db.migrate().await?;
@@ -244,27 +277,53 @@ async fn shutdown_signal() {
 /// The embedded account token: read from the data dir, or generated, stored
 /// (owner-only) and printed once.
 fn embedded_token(data_dir: &Path) -> anyhow::Result<String> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let path = data_dir.join("account-token");
-    if let Ok(existing) = std::fs::read_to_string(&path) {
-        let token = existing.trim().to_string();
-        if !token.is_empty() {
-            return Ok(token);
-        }
+    if let Some(token) = read_secret_file(&path) {
+        return Ok(token);
     }
     let token = parley_shared::digest::random_token();
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    file.write_all(token.as_bytes())?;
+    write_secret_file(&path, &token)?;
     println!(
         "Generated account token (stored in {}):\n{token}",
         path.display()
     );
     Ok(token)
+}
+
+/// The embedded store keys: read from `<data dir>/store-keys`, or one key
+/// generated into it (owner-only). Never printed.
+fn embedded_store_keys(data_dir: &Path) -> anyhow::Result<String> {
+    let path = data_dir.join("store-keys");
+    if let Some(keys) = read_secret_file(&path) {
+        return Ok(keys);
+    }
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create {}", data_dir.display()))?;
+    let keys = parley_shared::store_keys::StoreKeys::generate_entry("k1");
+    write_secret_file(&path, &keys)?;
+    println!(
+        "Generated the key that seals stored secrets: {} (back it up with the \
+         database; without it the sessions must be paired again)",
+        path.display()
+    );
+    Ok(keys)
+}
+
+fn read_secret_file(path: &Path) -> Option<String> {
+    let existing = std::fs::read_to_string(path).ok()?;
+    Some(existing.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+fn write_secret_file(path: &Path, value: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(value.as_bytes())?;
+    Ok(())
 }

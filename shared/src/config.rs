@@ -6,6 +6,8 @@ use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+use crate::store_keys::StoreKeys;
+
 /// Which network sessions talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -71,11 +73,16 @@ pub struct Config {
     pub media_mirror_max_bytes: u64,
     /// Inbound files copied to the media store at once, per worker.
     pub media_mirror_transfers: u64,
+    /// The keys secrets are sealed with at rest: `id:base64key` entries,
+    /// comma-separated (`serve` generates a key file when unset).
+    pub store_keys: Option<String>,
+    /// The id of the key new writes use (default: the only one).
+    pub store_key_id: Option<String>,
     /// Prefix of NATS subjects and Redis keys, so clusters can share servers.
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
-crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, cluster_name, log_format; account_token, s3_access_key, s3_secret_key });
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
 
 impl Default for Config {
     fn default() -> Self {
@@ -108,6 +115,8 @@ impl Default for Config {
             network_url: None,
             media_mirror_max_bytes: 2 << 30,
             media_mirror_transfers: 4,
+            store_keys: None,
+            store_key_id: None,
             cluster_name: "parley".into(),
             log_format: LogFormat::Auto,
         }
@@ -144,6 +153,8 @@ pub const KNOWN: &[&str] = &[
     "NETWORK_URL",
     "MEDIA_MIRROR_MAX_BYTES",
     "MEDIA_MIRROR_TRANSFERS",
+    "STORE_KEYS",
+    "STORE_KEY_ID",
     "CLUSTER_NAME",
     "LOG_FORMAT",
     "CONFIG",
@@ -237,6 +248,7 @@ impl Config {
                 )
             })?;
         }
+        self.store_keys()?;
         if self.media_mirror_transfers == 0 {
             return Err(invalid("MEDIA_MIRROR_TRANSFERS", "must be at least 1"));
         }
@@ -449,7 +461,26 @@ impl Config {
             }
         }
         self.s3()?;
-        Ok(())
+        match self.store_keys()? {
+            Some(_) => Ok(()),
+            None => Err(ConfigError(
+                "PARLEY_STORE_KEYS is required for the cluster roles (api, worker): secrets \
+                 are sealed with it at rest (see docs/security.md)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The store keys, when set.
+    pub fn store_keys(&self) -> Result<Option<StoreKeys>, ConfigError> {
+        self.store_keys
+            .as_deref()
+            .filter(|k| !k.trim().is_empty())
+            .map(|k| {
+                StoreKeys::parse(k, self.store_key_id.as_deref())
+                    .map_err(|e| ConfigError(e.to_string()))
+            })
+            .transpose()
     }
 
     /// JSON logs for cluster roles unless told otherwise.

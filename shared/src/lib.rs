@@ -19,6 +19,7 @@ pub mod ports;
 pub mod queries;
 pub mod recipients;
 pub mod redact;
+pub mod store_keys;
 pub mod telemetry;
 pub mod urls;
 pub mod wire;

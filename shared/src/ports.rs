@@ -12,6 +12,7 @@ use crate::lease::redis::RedisLeases;
 use crate::media::MediaStore;
 use crate::media::fs::FsMediaStore;
 use crate::media::s3::{S3MediaStore, S3Settings};
+use crate::store_keys::StoreKeys;
 
 /// The connected adapters one process uses. Cheap to clone: `serve` hands the
 /// same in-process bus and leases to its API and its worker.
@@ -27,9 +28,11 @@ impl Ports {
     /// Connects every configured service; unset ones get the embedded adapter.
     /// Does not migrate the database.
     pub async fn connect(config: &Config) -> anyhow::Result<Ports> {
+        let keys = config.store_keys()?.unwrap_or_else(StoreKeys::none);
         let db = Db::connect(&config.database_url())
             .await
-            .map_err(|e| anyhow::anyhow!("PARLEY_DATABASE_URL: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("PARLEY_DATABASE_URL: {e}"))?
+            .with_keys(keys);
         let bus: Arc<dyn Bus> = match &config.nats_url {
             Some(url) => Arc::new(
                 NatsBus::connect(url, &config.cluster_name)

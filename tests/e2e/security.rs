@@ -14,6 +14,7 @@ use crate::events::history::{org, serve_hosted};
 use crate::events::support::*;
 use crate::support::*;
 
+mod at_rest;
 mod mirror;
 
 /// An HTML page with a script, a scriptable SVG and a PNG a contact sends,

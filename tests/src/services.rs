@@ -65,6 +65,8 @@ pub struct ClusterEnv {
     pub database_url: String,
     pub cluster_name: String,
     pub bucket: String,
+    /// `PARLEY_STORE_KEYS` of this cluster: one fresh key.
+    pub store_keys: String,
 }
 
 impl ClusterEnv {
@@ -73,6 +75,7 @@ impl ClusterEnv {
             database_url: fresh_postgres().await,
             cluster_name: unique("t"),
             bucket: unique("parley-e2e-"),
+            store_keys: parley_shared::store_keys::StoreKeys::generate_entry("k1"),
         }
     }
 
@@ -88,6 +91,7 @@ impl ClusterEnv {
             ("PARLEY_S3_ACCESS_KEY", "test".into()),
             ("PARLEY_S3_SECRET_KEY", "test".into()),
             ("PARLEY_CLUSTER_NAME", self.cluster_name.clone()),
+            ("PARLEY_STORE_KEYS", self.store_keys.clone()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

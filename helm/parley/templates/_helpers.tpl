@@ -65,6 +65,14 @@ source is configured.
 {{- end -}}
 {{- end -}}
 
+{{- define "parley.ref.storeKeys" -}}
+{{- if .Values.storeKeys.existingSecret -}}
+{"name": {{ .Values.storeKeys.existingSecret | quote }}, "key": {{ .Values.storeKeys.existingSecretKey | quote }}}
+{{- else -}}
+{"name": {{ include "parley.secretName" . | quote }}, "key": "store-keys"}
+{{- end -}}
+{{- end -}}
+
 {{- define "parley.ref.service" -}}
 {{- $svc := index .root.Values .service -}}
 {{- $sources := 0 -}}
@@ -151,6 +159,11 @@ Call with (dict "root" $ "role" "api"|"worker").
 {{- $s3 := include "parley.ref.s3" $root | fromJson }}
 {{ include "parley.secretEnv" (dict "env" "PARLEY_S3_ACCESS_KEY" "ref" (dict "name" $s3.name "key" $s3.access)) }}
 {{ include "parley.secretEnv" (dict "env" "PARLEY_S3_SECRET_KEY" "ref" (dict "name" $s3.name "key" $s3.secret)) }}
+{{ include "parley.secretEnv" (dict "env" "PARLEY_STORE_KEYS" "ref" (include "parley.ref.storeKeys" $root | fromJson)) }}
+{{- with $root.Values.storeKeys.activeId }}
+- name: PARLEY_STORE_KEY_ID
+  value: {{ . | quote }}
+{{- end }}
 {{- if eq .role "api" }}
 {{ include "parley.secretEnv" (dict "env" "PARLEY_ACCOUNT_TOKEN" "ref" (include "parley.ref.accountToken" $root | fromJson)) }}
 {{- end }}

@@ -1,8 +1,9 @@
 //! `DeviceStore`: the session's own device row (one per clientId, device id 1).
 //! `snapshot_db` keeps the library's no-op default (it serves a debug feature
 //! that copies a local database file; there is none here).
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{EntityTrait, IntoActiveModel, Iterable, PaginatorTrait};
+use parley_shared::db::Db;
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{ColumnTrait, EntityTrait, IntoActiveModel, Iterable, PaginatorTrait, QueryFilter};
 use whatsapp_rust::wacore::stats::StorageResourceReport;
 use whatsapp_rust::wacore::store::Device;
 use whatsapp_rust::wacore::store::error::Result;
@@ -17,10 +18,50 @@ use super::tables::device::{Column, Entity};
 /// The device id `create` reports: a clientId holds exactly one device.
 pub const DEVICE_ID: i32 = 1;
 
+/// Seals every device row's private keys under the active store key
+/// (`parley rekey`); returns how many rows were sealed again. A row written
+/// meanwhile (by its session's owner, which seals under the active key too)
+/// is left as that write made it.
+pub async fn rekey(db: &Db) -> Result<usize> {
+    let rows = Entity::find().all(db.conn()).await.map_err(db_err)?;
+    let mut sealed = 0;
+    for old in rows {
+        let keys = db.keys();
+        let current = [
+            &old.noise_key,
+            &old.identity_key,
+            &old.signed_pre_key,
+            &old.adv_secret_key,
+        ]
+        .iter()
+        .all(|v| keys.is_current(v));
+        if current {
+            continue;
+        }
+        let device = from_row(keys, old.clone())?;
+        let new = to_row(keys, old.client_id.clone(), &device);
+        let res = Entity::update_many()
+            .col_expr(Column::NoiseKey, Expr::value(new.noise_key))
+            .col_expr(Column::IdentityKey, Expr::value(new.identity_key))
+            .col_expr(Column::SignedPreKey, Expr::value(new.signed_pre_key))
+            .col_expr(Column::AdvSecretKey, Expr::value(new.adv_secret_key))
+            .filter(Column::ClientId.eq(old.client_id.as_str()))
+            .filter(Column::NoiseKey.eq(old.noise_key))
+            .filter(Column::IdentityKey.eq(old.identity_key))
+            .filter(Column::SignedPreKey.eq(old.signed_pre_key))
+            .filter(Column::AdvSecretKey.eq(old.adv_secret_key))
+            .exec(db.conn())
+            .await
+            .map_err(db_err)?;
+        sealed += usize::try_from(res.rows_affected).unwrap_or(0);
+    }
+    Ok(sealed)
+}
+
 #[async_trait::async_trait]
 impl DeviceStore for SeaOrmDeviceStore {
     async fn save(&self, device: &Device) -> Result<()> {
-        let row = to_row(self.id(), device).into_active_model();
+        let row = to_row(self.db.keys(), self.id(), device).into_active_model();
         let values = Column::iter().filter(|c| !matches!(c, Column::ClientId));
         let txn = self.write().await?;
         Entity::insert(row)
@@ -40,7 +81,7 @@ impl DeviceStore for SeaOrmDeviceStore {
             .one(self.conn())
             .await
             .map_err(db_err)?
-            .map(from_row)
+            .map(|row| from_row(self.db.keys(), row))
             .transpose()
     }
 
@@ -54,7 +95,7 @@ impl DeviceStore for SeaOrmDeviceStore {
 
     /// Stores a freshly generated device unless one exists (never replaces keys).
     async fn create(&self) -> Result<i32> {
-        let row = to_row(self.id(), &Device::new()).into_active_model();
+        let row = to_row(self.db.keys(), self.id(), &Device::new()).into_active_model();
         let txn = self.write().await?;
         Entity::insert(row)
             .on_conflict_do_nothing()

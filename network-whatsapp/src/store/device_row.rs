@@ -1,9 +1,12 @@
 //! The library's `Device` to and from a `wa_devices` row, field by field (key
 //! pairs as private||public bytes, the account as its protobuf encoding). Every
 //! persisted field of `Device` is listed, so a library upgrade that adds one
-//! fails to compile here instead of silently dropping it.
+//! fails to compile here instead of silently dropping it. The private keys
+//! (noise, identity, signed pre-key, ADV secret) are sealed with the store
+//! keys, each bound to its column and clientId.
 use std::sync::Arc;
 
+use parley_shared::store_keys::StoreKeys;
 use whatsapp_rust::Jid;
 use whatsapp_rust::wacore::client_profile::ClientProfile;
 use whatsapp_rust::wacore::libsignal::protocol::{KeyPair, PrivateKey, PublicKey};
@@ -15,20 +18,30 @@ use super::error::invalid;
 use super::tables::device::Model;
 use super::values::{array, big, i32_of, u32_of};
 
-/// The row of `client_id` holding `d`.
-pub(super) fn to_row(client_id: String, d: &Device) -> Model {
+/// Where a sealed column of `client_id` belongs (the associated data).
+pub(super) fn place(column: &str, client_id: &str) -> String {
+    format!("wa_devices.{column}:{client_id}")
+}
+
+/// The row of `client_id` holding `d`, its private keys sealed.
+pub(super) fn to_row(keys: &StoreKeys, client_id: String, d: &Device) -> Model {
     let cert = d.server_cert_chain.as_ref();
+    let seal = |column: &str, plain: &[u8]| keys.seal(&place(column, &client_id), plain);
+    let noise_key = seal("noise_key", &key_pair_bytes(&d.noise_key));
+    let identity_key = seal("identity_key", &key_pair_bytes(&d.identity_key));
+    let signed_pre_key = seal("signed_pre_key", &key_pair_bytes(&d.signed_pre_key));
+    let adv_secret_key = seal("adv_secret_key", &d.adv_secret_key);
     Model {
         client_id,
         pn: d.pn.as_ref().map(ToString::to_string),
         lid: d.lid.as_ref().map(ToString::to_string),
         registration_id: big(d.registration_id),
-        noise_key: key_pair_bytes(&d.noise_key),
-        identity_key: key_pair_bytes(&d.identity_key),
-        signed_pre_key: key_pair_bytes(&d.signed_pre_key),
+        noise_key,
+        identity_key,
+        signed_pre_key,
         signed_pre_key_id: big(d.signed_pre_key_id),
         signed_pre_key_signature: d.signed_pre_key_signature.to_vec(),
-        adv_secret_key: d.adv_secret_key.to_vec(),
+        adv_secret_key,
         account: d.account.as_deref().map(account_serde::to_bytes),
         push_name: d.push_name.clone(),
         app_version_primary: big(d.app_version_primary),
@@ -56,8 +69,16 @@ pub(super) fn to_row(client_id: String, d: &Device) -> Model {
 
 /// The device a row holds. Runtime-only fields (device props, client profile)
 /// get the library's defaults, as when it deserializes a stored device.
-pub(super) fn from_row(m: Model) -> Result<Device, StoreError> {
+pub(super) fn from_row(keys: &StoreKeys, m: Model) -> Result<Device, StoreError> {
     let server_cert_chain = cert_chain(&m)?;
+    let open = |column: &str, stored: &[u8]| {
+        keys.open(&place(column, &m.client_id), stored)
+            .map_err(|e| invalid(column, e))
+    };
+    let noise_key = open("noise_key", &m.noise_key)?;
+    let identity_key = open("identity_key", &m.identity_key)?;
+    let signed_pre_key = open("signed_pre_key", &m.signed_pre_key)?;
+    let adv_secret_key = open("adv_secret_key", &m.adv_secret_key)?;
     let account = m
         .account
         .as_deref()
@@ -69,12 +90,12 @@ pub(super) fn from_row(m: Model) -> Result<Device, StoreError> {
         pn: m.pn.as_deref().map(jid).transpose()?,
         lid: m.lid.as_deref().map(jid).transpose()?,
         registration_id: u32_of("registration id", m.registration_id)?,
-        noise_key: key_pair("noise key", &m.noise_key)?,
-        identity_key: key_pair("identity key", &m.identity_key)?,
-        signed_pre_key: key_pair("signed pre-key", &m.signed_pre_key)?,
+        noise_key: key_pair("noise key", &noise_key)?,
+        identity_key: key_pair("identity key", &identity_key)?,
+        signed_pre_key: key_pair("signed pre-key", &signed_pre_key)?,
         signed_pre_key_id: u32_of("signed pre-key id", m.signed_pre_key_id)?,
         signed_pre_key_signature: array("signed pre-key signature", &m.signed_pre_key_signature)?,
-        adv_secret_key: array("adv secret key", &m.adv_secret_key)?,
+        adv_secret_key: array("adv secret key", &adv_secret_key)?,
         account,
         push_name: m.push_name,
         app_version_primary: u32_of("app version", m.app_version_primary)?,

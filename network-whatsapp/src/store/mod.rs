@@ -28,6 +28,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
 use whatsapp_rust::wacore::store::error::StoreError;
 
 pub use authors::GroupAuthor;
+pub use device::rekey as rekey_devices;
 pub use error::{FenceRejected, fence_rejection, is_fence_rejected};
 
 /// The device state of one session, in the gateway's database.

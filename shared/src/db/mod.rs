@@ -10,6 +10,8 @@ pub mod sandbox_media;
 pub mod sessions;
 
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend, DbErr};
+
+use crate::store_keys::StoreKeys;
 use std::time::Duration;
 
 pub use sea_orm::ConnectionTrait;
@@ -37,10 +39,12 @@ impl From<DbErr> for DbError {
     }
 }
 
-/// A pooled connection to the gateway's database.
+/// A pooled connection to the gateway's database, and the keys its secrets
+/// are sealed with ([`crate::store_keys`]).
 #[derive(Clone, Debug)]
 pub struct Db {
     conn: DatabaseConnection,
+    keys: StoreKeys,
 }
 
 impl Db {
@@ -64,12 +68,29 @@ impl Db {
         }
         let conn = Database::connect(opts).await?;
         if conn.get_database_backend() == DbBackend::Sqlite {
+            // secure_delete: deleted rows (old sealed keys among them) are
+            // overwritten, not left in free pages.
             conn.execute_unprepared(
-                "PRAGMA journal_mode=WAL; PRAGMA busy_timeout=5000; PRAGMA foreign_keys=ON;",
+                "PRAGMA journal_mode=WAL; PRAGMA busy_timeout=5000; PRAGMA foreign_keys=ON; \
+                 PRAGMA secure_delete=ON;",
             )
             .await?;
         }
-        Ok(Db { conn })
+        Ok(Db {
+            conn,
+            keys: StoreKeys::none(),
+        })
+    }
+
+    /// This database with `keys` sealing its secrets.
+    pub fn with_keys(mut self, keys: StoreKeys) -> Db {
+        self.keys = keys;
+        self
+    }
+
+    /// The keys secrets are sealed with.
+    pub fn keys(&self) -> &StoreKeys {
+        &self.keys
     }
 
     /// Applies every pending migration.
@@ -122,6 +143,7 @@ impl Db {
             .connect_lazy_with(options);
         Db {
             conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(relaxed),
+            keys: self.keys.clone(),
         }
     }
 

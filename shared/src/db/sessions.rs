@@ -121,6 +121,11 @@ impl Db {
     }
 
     /// Deletes the session; `false` when it did not exist.
+    /// Seals every webhook token under the active store key (`parley rekey`).
+    pub async fn rekey_sessions(&self) -> Result<usize, DbError> {
+        super::entities::sessions::rekey(self).await
+    }
+
     pub async fn delete_session(&self, client_id: &str) -> Result<bool, DbError> {
         super::entities::sessions::delete(self, client_id).await
     }

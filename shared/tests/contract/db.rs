@@ -2,6 +2,7 @@
 use chrono::{TimeZone, Utc};
 use parley_shared::db::sandbox::NewOutboxEntry;
 use parley_shared::db::{Db, NewSession, SessionRow, SettingsPatch, StatePatch};
+use parley_shared::store_keys::StoreKeys;
 use sea_orm::ConnectionTrait;
 
 use crate::support;
@@ -94,6 +95,7 @@ db_contract! {
         reconnects_add_accumulates,
         delete,
         webhook_token_round_trips,
+        webhook_tokens_are_sealed_and_rekeyed,
         sandbox_outbox_records_in_order_and_filters,
         relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait,
     ]
@@ -351,6 +353,70 @@ async fn webhook_token_round_trips(db: &Db) {
         get(db, "hooked").await.webhook_token,
         "s3cr3t with spaces & ünïcode"
     );
+}
+
+/// The stored column, as the database holds it.
+async fn stored_token(db: &Db, client_id: &str) -> String {
+    let row = db
+        .conn()
+        .query_one_raw(sea_orm::Statement::from_string(
+            db.conn().get_database_backend(),
+            format!("SELECT webhook_token FROM sessions WHERE client_id = '{client_id}'"),
+        ))
+        .await
+        .expect("query")
+        .expect("row");
+    row.try_get::<String>("", "webhook_token").expect("column")
+}
+
+async fn webhook_tokens_are_sealed_and_rekeyed(db: &Db) {
+    use base64::Engine;
+    let entry = |id: &str, byte: u8| {
+        format!(
+            "{id}:{}",
+            base64::engine::general_purpose::STANDARD.encode([byte; 32])
+        )
+    };
+    let (a, b) = (entry("a", 1), entry("b", 2));
+    // Written before keys existed: plain, and still read.
+    create(db, "legacy").await;
+    let old = db.clone().with_keys(StoreKeys::parse(&a, None).unwrap());
+    create(&old, "sealed").await;
+    assert_eq!(stored_token(db, "legacy").await, "token-legacy");
+    let raw = stored_token(db, "sealed").await;
+    assert!(!raw.contains("token-sealed"), "sealed at rest: {raw}");
+    assert_eq!(get(&old, "sealed").await.webhook_token, "token-sealed");
+    assert_eq!(get(&old, "legacy").await.webhook_token, "token-legacy");
+    // A patch is sealed too.
+    let patch = SettingsPatch {
+        webhook_token: Some("token-patched".into()),
+        ..SettingsPatch::default()
+    };
+    old.update_settings("legacy", patch)
+        .await
+        .expect("patch")
+        .expect("row");
+    assert!(!stored_token(db, "legacy").await.contains("token-patched"));
+
+    // Rotation: both keys, b active; rekey; then b alone reads everything.
+    create(db, "plain").await;
+    let both = db
+        .clone()
+        .with_keys(StoreKeys::parse(&format!("{a},{b}"), Some("b")).unwrap());
+    assert_eq!(both.rekey_sessions().await.expect("rekey"), 3);
+    assert_eq!(
+        both.rekey_sessions().await.expect("rekey again"),
+        0,
+        "nothing left"
+    );
+    let only_b = db.clone().with_keys(StoreKeys::parse(&b, None).unwrap());
+    assert_eq!(get(&only_b, "sealed").await.webhook_token, "token-sealed");
+    assert_eq!(get(&only_b, "legacy").await.webhook_token, "token-patched");
+    assert_eq!(get(&only_b, "plain").await.webhook_token, "token-plain");
+    assert!(!stored_token(db, "plain").await.contains("token-plain"));
+    // Without the key that sealed them, rows are refused, not misread.
+    let only_a = db.clone().with_keys(StoreKeys::parse(&a, None).unwrap());
+    assert!(only_a.session("sealed").await.is_err());
 }
 
 async fn sandbox_outbox_records_in_order_and_filters(db: &Db) {

@@ -13,6 +13,7 @@ use parley_wire_network::{Avatar, TestDevice, WireNetwork};
 mod api;
 
 use api::*;
+use parley_shared::db::ConnectionTrait;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,6 +47,35 @@ async fn serve_pairs_texts_both_ways_and_restarts_without_a_scan() {
         (&json!("text"), &json!("Thanks, when will it arrive?")),
         "{event}"
     );
+
+    // The device's private keys are sealed at rest (with the key file serve
+    // generated beside its data).
+    let url = format!(
+        "sqlite://{}",
+        dir.path().join("parley-data/parley.sqlite").display()
+    );
+    let db = parley_shared::db::Db::connect(&url)
+        .await
+        .expect("open the database");
+    let rows = db
+        .conn()
+        .query_all_raw(sea_orm::Statement::from_string(
+            db.conn().get_database_backend(),
+            "SELECT noise_key, identity_key, signed_pre_key, adv_secret_key FROM wa_devices",
+        ))
+        .await
+        .expect("query");
+    assert_eq!(rows.len(), 1);
+    for column in [
+        "noise_key",
+        "identity_key",
+        "signed_pre_key",
+        "adv_secret_key",
+    ] {
+        let stored: Vec<u8> = rows[0].try_get("", column).expect("column");
+        assert!(stored.starts_with(b"PK1"), "{column} is stored sealed");
+    }
+    drop(db);
 
     // A restart comes back from the stored device keys, without a scan.
     p.terminate().await;

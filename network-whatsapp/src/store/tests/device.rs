@@ -97,3 +97,86 @@ pub(super) async fn create_keeps_an_existing_device(f: &Fixture) {
         .expect("snapshot");
     assert_eq!(store.resource_report().await.memory_bytes, Some(0));
 }
+
+/// The stored private-key columns of `client_id`, as the database holds them.
+async fn stored_keys(f: &Fixture, client_id: &str) -> Vec<Vec<u8>> {
+    use crate::store::tables::device::Entity;
+    use sea_orm::EntityTrait;
+    let row = Entity::find_by_id(client_id)
+        .one(f.db.conn())
+        .await
+        .expect("query")
+        .expect("row");
+    vec![
+        row.noise_key,
+        row.identity_key,
+        row.signed_pre_key,
+        row.adv_secret_key,
+    ]
+}
+
+fn private_keys(d: &Device) -> Vec<Vec<u8>> {
+    vec![
+        d.noise_key.private_key.serialize().to_vec(),
+        d.identity_key.private_key.serialize().to_vec(),
+        d.signed_pre_key.private_key.serialize().to_vec(),
+        d.adv_secret_key.to_vec(),
+    ]
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+pub(super) async fn private_keys_are_sealed_and_rekeyed(f: &Fixture) {
+    use base64::Engine;
+    use parley_shared::store_keys::StoreKeys;
+    let entry = |id: &str, byte: u8| {
+        format!(
+            "{id}:{}",
+            base64::engine::general_purpose::STANDARD.encode([byte; 32])
+        )
+    };
+    let (a, b) = (entry("a", 1), entry("b", 2));
+    f.owner("dev", 1).await;
+    let sealed_a = f.db.clone().with_keys(StoreKeys::parse(&a, None).unwrap());
+    let store = super::store(&sealed_a, "dev", 1);
+    let device = full_device();
+    store.save(&device).await.expect("save");
+    for (stored, private) in stored_keys(f, "dev")
+        .await
+        .iter()
+        .zip(private_keys(&device))
+    {
+        assert!(
+            !contains(stored, &private),
+            "a private key is stored in the clear"
+        );
+    }
+    let loaded = store.load().await.expect("load").expect("device");
+    assert_eq!(persisted(&loaded), persisted(&device));
+
+    // Rotation to b: after rekey, b alone opens the row.
+    let both =
+        f.db.clone()
+            .with_keys(StoreKeys::parse(&format!("{a},{b}"), Some("b")).unwrap());
+    assert_eq!(crate::store::rekey_devices(&both).await.expect("rekey"), 1);
+    assert_eq!(
+        crate::store::rekey_devices(&both)
+            .await
+            .expect("rekey again"),
+        0
+    );
+    let only_b = f.db.clone().with_keys(StoreKeys::parse(&b, None).unwrap());
+    let reloaded = super::store(&only_b, "dev", 1)
+        .load()
+        .await
+        .expect("load")
+        .expect("device");
+    assert_eq!(persisted(&reloaded), persisted(&device));
+    let only_a = f.db.clone().with_keys(StoreKeys::parse(&a, None).unwrap());
+    assert!(
+        super::store(&only_a, "dev", 1).load().await.is_err(),
+        "the old key no longer opens it"
+    );
+}

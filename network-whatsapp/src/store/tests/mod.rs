@@ -138,6 +138,7 @@ contract! {
     cases: [
         device::device_round_trips_every_field,
         device::create_keeps_an_existing_device,
+        device::private_keys_are_sealed_and_rekeyed,
         signal::identities_round_trip,
         signal::sessions_round_trip,
         signal::prekeys_round_trip,

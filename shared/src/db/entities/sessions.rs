@@ -56,6 +56,20 @@ pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
 
+/// Where a session's webhook token is sealed (the associated data).
+fn token_place(client_id: &str) -> String {
+    format!("sessions.webhook_token:{client_id}")
+}
+
+/// A stored row, its webhook token opened.
+fn row(db: &Db, mut m: Model) -> Result<SessionRow, DbError> {
+    m.webhook_token = db
+        .keys()
+        .open_text(&token_place(&m.client_id), &m.webhook_token)
+        .map_err(|e| DbError::Unavailable(format!("session {}: {e}", m.client_id)))?;
+    Ok(SessionRow::from(m))
+}
+
 impl From<Model> for SessionRow {
     fn from(m: Model) -> Self {
         SessionRow {
@@ -104,11 +118,14 @@ fn column(n: u32) -> i32 {
 pub async fn create(db: &Db, new: NewSession) -> Result<(SessionRow, bool), DbError> {
     let now = Utc::now();
     let client_id = new.client_id.clone();
+    let token = db
+        .keys()
+        .seal_text(&token_place(&client_id), &new.webhook_token);
     let row = ActiveModel {
         client_id: Set(new.client_id),
         status: Set(INITIAL_STATUS.to_string()),
         webhook_url: Set(new.webhook_url),
-        webhook_token: Set(new.webhook_token),
+        webhook_token: Set(token),
         poll_lookup_url: Set(new.poll_lookup_url),
         created_at: Set(now),
         updated_at: Set(now),
@@ -131,10 +148,11 @@ pub async fn create(db: &Db, new: NewSession) -> Result<(SessionRow, bool), DbEr
 }
 
 pub async fn find(db: &Db, client_id: &str) -> Result<Option<SessionRow>, DbError> {
-    Ok(Entity::find_by_id(client_id)
+    Entity::find_by_id(client_id)
         .one(db.conn())
         .await?
-        .map(SessionRow::from))
+        .map(|m| row(db, m))
+        .transpose()
 }
 
 pub async fn all(db: &Db) -> Result<Vec<SessionRow>, DbError> {
@@ -142,7 +160,7 @@ pub async fn all(db: &Db) -> Result<Vec<SessionRow>, DbError> {
         .order_by_asc(Column::ClientId)
         .all(db.conn())
         .await?;
-    Ok(rows.into_iter().map(SessionRow::from).collect())
+    rows.into_iter().map(|m| row(db, m)).collect()
 }
 
 pub async fn desired(db: &Db) -> Result<Vec<String>, DbError> {
@@ -161,9 +179,12 @@ pub async fn update_settings(
     client_id: &str,
     patch: SettingsPatch,
 ) -> Result<Option<SessionRow>, DbError> {
+    let token = patch
+        .webhook_token
+        .map(|t| db.keys().seal_text(&token_place(client_id), &t));
     let changes = ActiveModel {
         webhook_url: set_some(patch.webhook_url),
-        webhook_token: set_some(patch.webhook_token),
+        webhook_token: set_some(token),
         poll_lookup_url: set_some(patch.poll_lookup_url),
         org_id: set_some(patch.org_id),
         secret_hash: set_some(patch.secret_hash),
@@ -223,6 +244,40 @@ pub async fn fenced_update(
         );
     }
     Ok(update.exec(db.conn()).await?.rows_affected == 1)
+}
+
+/// Seals every webhook token not sealed under the active key yet; returns
+/// how many were sealed again.
+pub async fn rekey(db: &Db) -> Result<usize, DbError> {
+    let rows = Entity::find()
+        .select_only()
+        .column(Column::ClientId)
+        .column(Column::WebhookToken)
+        .into_tuple::<(String, String)>()
+        .all(db.conn())
+        .await?;
+    let mut sealed = 0;
+    for (client_id, stored) in rows {
+        if db.keys().is_current_text(&stored) {
+            continue;
+        }
+        let place = token_place(&client_id);
+        let plain = db
+            .keys()
+            .open_text(&place, &stored)
+            .map_err(|e| DbError::Unavailable(format!("session {client_id}: {e}")))?;
+        let res = Entity::update_many()
+            .col_expr(
+                Column::WebhookToken,
+                Expr::value(db.keys().seal_text(&place, &plain)),
+            )
+            .filter(Column::ClientId.eq(&client_id))
+            .filter(Column::WebhookToken.eq(stored))
+            .exec(db.conn())
+            .await?;
+        sealed += usize::try_from(res.rows_affected).unwrap_or(0);
+    }
+    Ok(sealed)
 }
 
 pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {

@@ -1,0 +1,116 @@
+//! Secrets at rest: `parley serve` seals webhook tokens with a key it
+//! generates beside its data (owner-only), stores session secrets only as
+//! digests, and keeps working across a restart with that key; the cluster
+//! roles refuse to start without `PARLEY_STORE_KEYS`.
+use std::os::unix::fs::PermissionsExt;
+
+use parley_shared::db::Db;
+use parley_tests::receiver::Receiver;
+use sea_orm::ConnectionTrait;
+use serde_json::json;
+
+use crate::events::support::*;
+use crate::support::*;
+
+const SECRET: &str = "session-secret-0123456789abcdef";
+
+/// Every stored `(webhook_token, secret_hash)` of the serve database in `dir`.
+async fn stored(dir: &std::path::Path) -> Vec<(String, String)> {
+    let url = format!(
+        "sqlite://{}",
+        dir.join("parley-data/parley.sqlite").display()
+    );
+    let db = Db::connect(&url).await.expect("open the database");
+    let rows = db
+        .conn()
+        .query_all_raw(sea_orm::Statement::from_string(
+            db.conn().get_database_backend(),
+            "SELECT webhook_token, COALESCE(secret_hash, '') AS secret_hash FROM sessions",
+        ))
+        .await
+        .expect("query");
+    rows.iter()
+        .map(|r| {
+            (
+                r.try_get::<String>("", "webhook_token").expect("token"),
+                r.try_get::<String>("", "secret_hash").expect("hash"),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rx = Receiver::start().await;
+    let mut p = serve_with(dir.path(), EVENT_VARS).await;
+    hooked(&p, "rest1", &rx.url, json!({})).await;
+    let (status, body) = post(
+        &p,
+        "/set-api-secret",
+        json!({"clientId": "rest1", "secret": SECRET}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    contact(&p).await;
+    let first = text(&p, "rest1", "before the restart").await;
+    let (e, _) = until_message(&mut rx, &first).await;
+    assert_headers(&e, HOOK_TOKEN);
+
+    let keys = dir.path().join("parley-data/store-keys");
+    let mode = std::fs::metadata(&keys)
+        .expect("a key file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "owner-only");
+    let rows = stored(dir.path()).await;
+    assert_eq!(rows.len(), 1);
+    for (token, hash) in &rows {
+        assert!(
+            !token.is_empty() && !token.contains(HOOK_TOKEN),
+            "sealed: {token}"
+        );
+        assert!(!hash.contains(SECRET), "a digest, never the secret");
+    }
+    assert!(
+        !std::fs::read_to_string(&p.log)
+            .unwrap()
+            .contains(&std::fs::read_to_string(&keys).unwrap()),
+        "the key is never logged"
+    );
+
+    // A restart opens the sealed token with the same key file.
+    assert_eq!(p.terminate().await, Some(0), "{}", p.output());
+    let p = serve_with(dir.path(), EVENT_VARS).await;
+    eventually(15, "connected again", || async {
+        let (_, body) = post(&p, "/check-state", json!({"clientId": "rest1"})).await;
+        (body["status"] == true).then_some(())
+    })
+    .await;
+    let second = text(&p, "rest1", "after the restart").await;
+    let (e, _) = until_message(&mut rx, &second).await;
+    assert_headers(&e, HOOK_TOKEN);
+}
+
+#[tokio::test]
+async fn the_cluster_roles_refuse_to_start_without_store_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = services::ClusterEnv::new().await;
+    let mut all: Vec<(String, String)> = env
+        .vars()
+        .into_iter()
+        .filter(|(k, _)| k != "PARLEY_STORE_KEYS")
+        .collect();
+    all.extend(vars(&[
+        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
+        ("PARLEY_NETWORK", "sandbox"),
+    ]));
+    for role in ["api", "worker"] {
+        let (ok, out) = parley_tests::process::run_once(bin(), &[role], dir.path(), &all).await;
+        assert!(!ok, "{role} started without keys: {out}");
+        assert!(
+            out.contains("PARLEY_STORE_KEYS is required"),
+            "{role}: {out}"
+        );
+    }
+}
