@@ -115,11 +115,13 @@ async fn rekey(mut config: Config) -> anyhow::Result<()> {
         .with_keys(keys);
     db.migrate().await?;
     let sessions = db.rekey_sessions().await?;
-    let devices = parley_network_whatsapp::store::rekey_devices(&db)
+    let device = parley_network_whatsapp::store::rekey(&db)
         .await
-        .map_err(|e| anyhow::anyhow!("device keys: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("device state: {e}"))?;
     println!(
-        "sealed again under store key {active:?}: {sessions} webhook token(s), {devices} device row(s)"
+        "sealed again under store key {active:?}: {sessions} webhook token(s), {} device key \
+         row(s), {} Signal and app-state key record(s)",
+        device.devices, device.records
     );
     Ok(())
 }

@@ -13,21 +13,25 @@ use super::SeaOrmDeviceStore;
 use super::error::db_err;
 use super::fence::commit;
 use super::rows::{CHUNK, insert_rows, last_per_key};
+use super::sealed::SYNC_KEYS;
 use super::tables::app_sync::{index_values, mutation_macs, sync_keys, versions};
 use super::values::{array, big_u64, u64_of};
 
 #[async_trait::async_trait]
 impl AppSyncStore for SeaOrmDeviceStore {
     async fn get_sync_key(&self, key_id: &[u8]) -> Result<Option<AppStateSyncKey>> {
-        Ok(sync_keys::Entity::find_by_id((self.id(), key_id.to_vec()))
+        let Some(row) = sync_keys::Entity::find_by_id((self.id(), key_id.to_vec()))
             .one(self.conn())
             .await
             .map_err(db_err)?
-            .map(|row| AppStateSyncKey {
-                key_data: row.key_data,
-                fingerprint: row.fingerprint,
-                timestamp: row.timestamp,
-            }))
+        else {
+            return Ok(None);
+        };
+        Ok(Some(AppStateSyncKey {
+            key_data: self.open(SYNC_KEYS, &hex::encode(key_id), &row.key_data)?,
+            fingerprint: row.fingerprint,
+            timestamp: row.timestamp,
+        }))
     }
 
     /// Upserts the key and makes it the latest (`seq` = highest so far + 1; the
@@ -46,7 +50,7 @@ impl AppSyncStore for SeaOrmDeviceStore {
         let row = sync_keys::ActiveModel {
             client_id: Set(self.id()),
             key_id: Set(key_id.to_vec()),
-            key_data: Set(key.key_data),
+            key_data: Set(self.seal(SYNC_KEYS, &hex::encode(key_id), &key.key_data)),
             fingerprint: Set(key.fingerprint),
             timestamp: Set(key.timestamp),
             seq: Set(last.unwrap_or(0).saturating_add(1)),

@@ -16,6 +16,7 @@ mod fence;
 mod msg_secret;
 mod protocol;
 mod rows;
+mod sealed;
 mod signal;
 mod tables;
 mod values;
@@ -28,8 +29,8 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
 use whatsapp_rust::wacore::store::error::StoreError;
 
 pub use authors::GroupAuthor;
-pub use device::rekey as rekey_devices;
 pub use error::{FenceRejected, fence_rejection, is_fence_rejected};
+pub use sealed::rekey;
 
 /// The device state of one session, in the gateway's database.
 ///
@@ -70,6 +71,21 @@ impl SeaOrmDeviceStore {
 
     fn id(&self) -> String {
         self.client_id.clone()
+    }
+
+    /// A secret value of `table`'s row `key` of this session, sealed.
+    fn seal(&self, table: &str, key: &str, plain: &[u8]) -> Vec<u8> {
+        self.db
+            .keys()
+            .seal(&sealed::place(table, &self.client_id, key), plain)
+    }
+
+    /// A stored value of `table`'s row `key` of this session, opened.
+    fn open(&self, table: &str, key: &str, stored: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.db
+            .keys()
+            .open(&sealed::place(table, &self.client_id, key), stored)
+            .map_err(|e| error::invalid(table, e))
     }
 
     /// Deletes every row of `client_id`'s device state in one transaction (after

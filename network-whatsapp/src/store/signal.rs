@@ -12,6 +12,7 @@ use super::SeaOrmDeviceStore;
 use super::error::db_err;
 use super::fence::commit;
 use super::rows::{CHUNK, insert_rows, last_per_key};
+use super::sealed::{PREKEYS, SENDER_KEYS, SESSIONS, SIGNED_PREKEYS};
 use super::tables::signal::{identities, prekeys, sender_keys, sessions, signed_prekeys};
 use super::values::{array, big, u32_of};
 
@@ -69,7 +70,8 @@ impl SignalStore for SeaOrmDeviceStore {
                 .one(self.conn())
                 .await
                 .map_err(db_err)?
-                .map(|row| Bytes::from(row.record)),
+                .map(|row| self.open(SESSIONS, address, &row.record).map(Bytes::from))
+                .transpose()?,
         )
     }
 
@@ -84,7 +86,7 @@ impl SignalStore for SeaOrmDeviceStore {
             .map(|(address, record)| sessions::ActiveModel {
                 client_id: Set(self.id()),
                 address: Set(address.to_string()),
-                record: Set(record.to_vec()),
+                record: Set(self.seal(SESSIONS, address, record)),
             })
             .collect();
         let txn = self.write().await?;
@@ -158,7 +160,7 @@ impl SignalStore for SeaOrmDeviceStore {
             .map(|(id, record)| prekeys::ActiveModel {
                 client_id: Set(self.id()),
                 id: Set(big(*id)),
-                record: Set(record.to_vec()),
+                record: Set(self.seal(PREKEYS, &id.to_string(), record)),
                 uploaded: Set(uploaded),
             })
             .collect();
@@ -177,11 +179,15 @@ impl SignalStore for SeaOrmDeviceStore {
     }
 
     async fn load_prekey(&self, id: u32) -> Result<Option<Bytes>> {
-        Ok(prekeys::Entity::find_by_id((self.id(), big(id)))
+        prekeys::Entity::find_by_id((self.id(), big(id)))
             .one(self.conn())
             .await
             .map_err(db_err)?
-            .map(|row| Bytes::from(row.record)))
+            .map(|row| {
+                self.open(PREKEYS, &id.to_string(), &row.record)
+                    .map(Bytes::from)
+            })
+            .transpose()
     }
 
     async fn load_prekeys_batch(&self, ids: &[u32]) -> Result<Vec<(u32, Bytes)>> {
@@ -194,7 +200,9 @@ impl SignalStore for SeaOrmDeviceStore {
                 .await
                 .map_err(db_err)?;
             for row in rows {
-                found.push((u32_of("pre-key id", row.id)?, Bytes::from(row.record)));
+                let id = u32_of("pre-key id", row.id)?;
+                let record = self.open(PREKEYS, &id.to_string(), &row.record)?;
+                found.push((id, Bytes::from(record)));
             }
         }
         // In the order asked for, as the default implementation answers.
@@ -247,7 +255,7 @@ impl SignalStore for SeaOrmDeviceStore {
         let row = signed_prekeys::ActiveModel {
             client_id: Set(self.id()),
             id: Set(big(id)),
-            record: Set(record.to_vec()),
+            record: Set(self.seal(SIGNED_PREKEYS, &id.to_string(), record)),
         };
         let txn = self.write().await?;
         signed_prekeys::Entity::insert(row)
@@ -263,11 +271,12 @@ impl SignalStore for SeaOrmDeviceStore {
     }
 
     async fn load_signed_prekey(&self, id: u32) -> Result<Option<Vec<u8>>> {
-        Ok(signed_prekeys::Entity::find_by_id((self.id(), big(id)))
+        signed_prekeys::Entity::find_by_id((self.id(), big(id)))
             .one(self.conn())
             .await
             .map_err(db_err)?
-            .map(|row| row.record))
+            .map(|row| self.open(SIGNED_PREKEYS, &id.to_string(), &row.record))
+            .transpose()
     }
 
     async fn load_all_signed_prekeys(&self) -> Result<Vec<(u32, Vec<u8>)>> {
@@ -278,7 +287,10 @@ impl SignalStore for SeaOrmDeviceStore {
             .await
             .map_err(db_err)?
             .into_iter()
-            .map(|row| Ok((u32_of("signed pre-key id", row.id)?, row.record)))
+            .map(|row| {
+                let id = u32_of("signed pre-key id", row.id)?;
+                Ok((id, self.open(SIGNED_PREKEYS, &id.to_string(), &row.record)?))
+            })
             .collect()
     }
 
@@ -302,7 +314,7 @@ impl SignalStore for SeaOrmDeviceStore {
             .map(|(address, record)| sender_keys::ActiveModel {
                 client_id: Set(self.id()),
                 address: Set(address.to_string()),
-                record: Set(record.to_vec()),
+                record: Set(self.seal(SENDER_KEYS, address, record)),
             })
             .collect();
         let txn = self.write().await?;
@@ -325,7 +337,8 @@ impl SignalStore for SeaOrmDeviceStore {
                 .one(self.conn())
                 .await
                 .map_err(db_err)?
-                .map(|row| row.record),
+                .map(|row| self.open(SENDER_KEYS, address, &row.record))
+                .transpose()?,
         )
     }
 

@@ -160,11 +160,12 @@ pub(super) async fn private_keys_are_sealed_and_rekeyed(f: &Fixture) {
     let both =
         f.db.clone()
             .with_keys(StoreKeys::parse(&format!("{a},{b}"), Some("b")).unwrap());
-    assert_eq!(crate::store::rekey_devices(&both).await.expect("rekey"), 1);
+    assert_eq!(crate::store::rekey(&both).await.expect("rekey").devices, 1);
     assert_eq!(
-        crate::store::rekey_devices(&both)
+        crate::store::rekey(&both)
             .await
-            .expect("rekey again"),
+            .expect("rekey again")
+            .devices,
         0
     );
     let only_b = f.db.clone().with_keys(StoreKeys::parse(&b, None).unwrap());

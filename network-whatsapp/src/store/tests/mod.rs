@@ -16,6 +16,17 @@ use whatsapp_rust::wacore::store::traits::Backend;
 
 use super::SeaOrmDeviceStore;
 
+/// The store key every case writes under: every round trip goes through
+/// sealing and opening.
+pub(super) fn keys() -> parley_shared::store_keys::StoreKeys {
+    use base64::Engine;
+    let entry = format!(
+        "t:{}",
+        base64::engine::general_purpose::STANDARD.encode([9u8; 32])
+    );
+    parley_shared::store_keys::StoreKeys::parse(&entry, None).expect("test key")
+}
+
 /// A migrated database of one adapter, private to one test.
 pub(super) struct Fixture {
     pub db: Db,
@@ -30,7 +41,10 @@ impl Fixture {
     async fn sqlite() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}", dir.path().join("parley.db").display());
-        let db = Db::connect(&url).await.expect("open SQLite");
+        let db = Db::connect(&url)
+            .await
+            .expect("open SQLite")
+            .with_keys(keys());
         db.migrate().await.expect("migrate SQLite");
         Fixture {
             db,
@@ -54,7 +68,10 @@ impl Fixture {
         let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
         url.set_path(&name);
         let url = url.to_string();
-        let db = Db::connect(&url).await.expect("open test database");
+        let db = Db::connect(&url)
+            .await
+            .expect("open test database")
+            .with_keys(keys());
         db.migrate().await.expect("migrate PostgreSQL");
         Fixture {
             db,
@@ -66,7 +83,10 @@ impl Fixture {
 
     /// A new connection pool to the same database: what another worker process has.
     pub async fn other_process(&self) -> Db {
-        Db::connect(&self.url).await.expect("second connection")
+        Db::connect(&self.url)
+            .await
+            .expect("second connection")
+            .with_keys(keys())
     }
 
     /// A session row owned under `fence`, and its device store.
@@ -144,6 +164,7 @@ contract! {
         signal::prekeys_round_trip,
         signal::signed_prekeys_round_trip,
         signal::sender_keys_round_trip,
+        signal::records_are_sealed_and_rekeyed,
         app_sync::sync_keys_round_trip,
         app_sync::versions_round_trip,
         app_sync::mutation_macs_round_trip,

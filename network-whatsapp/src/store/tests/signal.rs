@@ -214,3 +214,140 @@ pub(super) async fn sender_keys_round_trip(f: &Fixture) {
         Some(b"o".to_vec())
     );
 }
+
+/// Every stored value of the sealed Signal and sync-key tables.
+async fn stored_values(f: &Fixture) -> Vec<Vec<u8>> {
+    use crate::store::tables::app_sync::sync_keys;
+    use crate::store::tables::signal::{prekeys, sender_keys, sessions, signed_prekeys};
+    use sea_orm::EntityTrait;
+    let c = f.db.conn();
+    let mut all = Vec::new();
+    all.extend(
+        sessions::Entity::find()
+            .all(c)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record),
+    );
+    all.extend(
+        prekeys::Entity::find()
+            .all(c)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record),
+    );
+    all.extend(
+        signed_prekeys::Entity::find()
+            .all(c)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record),
+    );
+    all.extend(
+        sender_keys::Entity::find()
+            .all(c)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record),
+    );
+    all.extend(
+        sync_keys::Entity::find()
+            .all(c)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.key_data),
+    );
+    all
+}
+
+pub(super) async fn records_are_sealed_and_rekeyed(f: &Fixture) {
+    use base64::Engine;
+    use parley_shared::store_keys::StoreKeys;
+    use whatsapp_rust::wacore::store::traits::AppSyncStore;
+    let secrets: [&[u8]; 5] = [
+        b"SESSION-SECRET",
+        b"PREKEY-SECRET",
+        b"SIGNED-SECRET",
+        b"SENDER-SECRET",
+        b"SYNCKEY-SECRET",
+    ];
+    let store = f.owner("sig", 1).await;
+    store.put_session(ALICE, secrets[0]).await.expect("session");
+    store
+        .store_prekey(7, secrets[1], false)
+        .await
+        .expect("prekey");
+    store
+        .store_signed_prekey(3, secrets[2])
+        .await
+        .expect("signed");
+    store
+        .put_sender_key(BOB, secrets[3])
+        .await
+        .expect("sender key");
+    let sync = whatsapp_rust::wacore::store::traits::AppStateSyncKey {
+        key_data: secrets[4].to_vec(),
+        fingerprint: vec![1],
+        timestamp: 5,
+    };
+    store.set_sync_key(b"kid", sync).await.expect("sync key");
+    let stored = stored_values(f).await;
+    assert_eq!(stored.len(), 5);
+    for value in &stored {
+        for secret in secrets {
+            assert!(
+                !value.windows(secret.len()).any(|w| w == secret),
+                "stored in the clear"
+            );
+        }
+    }
+
+    // Rotation: the test key and a new one, the new one active; rekey; the
+    // new key alone opens every value.
+    let entry = format!(
+        "n:{}",
+        base64::engine::general_purpose::STANDARD.encode([3u8; 32])
+    );
+    let test = format!(
+        "t:{}",
+        base64::engine::general_purpose::STANDARD.encode([9u8; 32])
+    );
+    let both =
+        f.db.clone()
+            .with_keys(StoreKeys::parse(&format!("{test},{entry}"), Some("n")).unwrap());
+    let done = crate::store::rekey(&both).await.expect("rekey");
+    assert_eq!(done.records, 5, "{done:?}");
+    assert_eq!(crate::store::rekey(&both).await.expect("again").records, 0);
+    let only_new =
+        f.db.clone()
+            .with_keys(StoreKeys::parse(&entry, None).unwrap());
+    let store = super::store(&only_new, "sig", 1);
+    assert_eq!(
+        store.get_session(ALICE).await.unwrap().as_deref(),
+        Some(secrets[0])
+    );
+    assert_eq!(
+        store.load_prekey(7).await.unwrap().as_deref(),
+        Some(secrets[1])
+    );
+    assert_eq!(
+        store.load_signed_prekey(3).await.unwrap().as_deref(),
+        Some(secrets[2])
+    );
+    assert_eq!(
+        store.get_sender_key(BOB).await.unwrap().as_deref(),
+        Some(secrets[3])
+    );
+    let key = store.get_sync_key(b"kid").await.unwrap().expect("sync key");
+    assert_eq!(key.key_data, secrets[4]);
+    let old_only = super::store(&f.db, "sig", 1);
+    assert!(
+        old_only.get_session(ALICE).await.is_err(),
+        "the removed key opens nothing"
+    );
+}
