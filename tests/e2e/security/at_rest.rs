@@ -1,6 +1,6 @@
 //! Secrets at rest: `parley serve` seals webhook tokens with a key it
 //! generates beside its data (owner-only), stores session secrets only as
-//! digests, and keeps working across a restart with that key; the cluster
+//! digests, and keeps working across a key rotation with `parley rekey`; the cluster
 //! roles refuse to start without `PARLEY_STORE_KEYS`.
 use std::os::unix::fs::PermissionsExt;
 
@@ -40,7 +40,7 @@ async fn stored(dir: &std::path::Path) -> Vec<(String, String)> {
 }
 
 #[tokio::test]
-async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own() {
+async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys() {
     let dir = tempfile::tempdir().unwrap();
     let mut rx = Receiver::start().await;
     let mut p = serve_with(dir.path(), EVENT_VARS).await;
@@ -79,9 +79,26 @@ async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own() {
         "the key is never logged"
     );
 
-    // A restart opens the sealed token with the same key file.
+    // Rotation: the old key and a new active one, `parley rekey`, then the
+    // new key alone runs the gateway.
     assert_eq!(p.terminate().await, Some(0), "{}", p.output());
-    let p = serve_with(dir.path(), EVENT_VARS).await;
+    let old = std::fs::read_to_string(&keys).unwrap();
+    let new = parley_shared::store_keys::StoreKeys::generate_entry("k2");
+    let both = vars(&[
+        ("PARLEY_STORE_KEYS", &format!("{},{new}", old.trim())),
+        ("PARLEY_STORE_KEY_ID", "k2"),
+    ]);
+    let (ok, out) = parley_tests::process::run_once(bin(), &["rekey"], dir.path(), &both).await;
+    assert!(ok, "rekey: {out}");
+    assert!(out.contains("1 webhook token(s)"), "{out}");
+    let (ok, out) = parley_tests::process::run_once(bin(), &["rekey"], dir.path(), &both).await;
+    assert!(
+        ok && out.contains("0 webhook token(s)"),
+        "nothing left: {out}"
+    );
+    let mut only_new = EVENT_VARS.to_vec();
+    only_new.push(("PARLEY_STORE_KEYS", &new));
+    let p = serve_with(dir.path(), &only_new).await;
     eventually(15, "connected again", || async {
         let (_, body) = post(&p, "/check-state", json!({"clientId": "rest1"})).await;
         (body["status"] == true).then_some(())
