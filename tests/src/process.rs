@@ -97,9 +97,7 @@ impl Parley {
 
     /// Resident memory of the process in KiB (Linux), if it runs.
     pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-        line.split_whitespace().nth(1)?.parse().ok()
+        rss_kib(self.pid()?)
     }
 
     /// Everything the process printed so far.
@@ -166,4 +164,11 @@ pub async fn run_once(
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
+}
+
+/// Resident memory of process `pid` in KiB (Linux), if it runs.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

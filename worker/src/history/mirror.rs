@@ -116,9 +116,7 @@ impl Mirror {
             return Ok(not_stored("too_large", too_large(max)));
         }
         let _turn = self.turns.acquire().await.ok();
-        let active = metrics().media_mirrors_active.clone();
-        active.inc();
-        let _active = scopeguard(move || active.dec());
+        let _running = Running::start();
         let stream = match open().await {
             Ok(stream) => stream,
             Err(e) => return Ok(not_stored("download", format!("the download failed: {e}"))),
@@ -204,17 +202,20 @@ fn watch(stream: ByteStream, max: u64) -> (ByteStream, Arc<Mutex<Seen>>) {
     (watched.boxed(), seen)
 }
 
-/// Runs `f` when dropped.
-fn scopeguard(f: impl FnOnce()) -> impl Drop {
-    struct Guard<F: FnOnce()>(Option<F>);
-    impl<F: FnOnce()> Drop for Guard<F> {
-        fn drop(&mut self) {
-            if let Some(f) = self.0.take() {
-                f();
-            }
-        }
+/// A transfer counted in `parley_media_mirrors_active` while it lives.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        metrics().media_mirrors_active.inc();
+        Running
     }
-    Guard(Some(f))
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        metrics().media_mirrors_active.dec();
+    }
 }
 
 #[cfg(test)]

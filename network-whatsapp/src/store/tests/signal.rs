@@ -222,45 +222,18 @@ async fn stored_values(f: &Fixture) -> Vec<Vec<u8>> {
     use sea_orm::EntityTrait;
     let c = f.db.conn();
     let mut all = Vec::new();
-    all.extend(
-        sessions::Entity::find()
-            .all(c)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.record),
-    );
-    all.extend(
-        prekeys::Entity::find()
-            .all(c)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.record),
-    );
-    all.extend(
-        signed_prekeys::Entity::find()
-            .all(c)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.record),
-    );
-    all.extend(
-        sender_keys::Entity::find()
-            .all(c)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.record),
-    );
-    all.extend(
-        sync_keys::Entity::find()
-            .all(c)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.key_data),
+    macro_rules! values {
+        ($($table:ident . $column:ident),+) => {$(
+            let rows = $table::Entity::find().all(c).await.expect("read rows");
+            all.extend(rows.into_iter().map(|r| r.$column));
+        )+};
+    }
+    values!(
+        sessions.record,
+        prekeys.record,
+        signed_prekeys.record,
+        sender_keys.record,
+        sync_keys.key_data
     );
     all
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use parley_tests::process;
 use parley_tests::receiver::Receiver;
 use serde_json::json;
 
@@ -44,13 +45,7 @@ pub async fn hosted(
 
 /// The summed resident memory of `pids`, in KiB.
 fn rss_kib(pids: &[u32]) -> u64 {
-    pids.iter()
-        .filter_map(|pid| {
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .sum()
+    pids.iter().filter_map(|pid| process::rss_kib(*pid)).sum()
 }
 
 /// Sends `files` generated files of `bytes` each and waits for every event
