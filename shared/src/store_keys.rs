@@ -147,6 +147,8 @@ impl StoreKeys {
                     aad: place.as_bytes(),
                 },
             )
+            // XChaCha20-Poly1305 refuses only messages over 256 GiB; nothing
+            // Parley stores comes near (device records are a few KiB).
             .unwrap_or_default();
         let mut out = Vec::with_capacity(BLOB_MARK.len() + 1 + id.len() + NONCE + sealed.len());
         out.extend_from_slice(BLOB_MARK);
