@@ -30,7 +30,7 @@ pub use state::AppState;
 /// Largest JSON body accepted anywhere.
 pub const JSON_LIMIT: usize = 1024 * 1024;
 /// Largest multipart media upload.
-pub const UPLOAD_LIMIT: usize = 128 * 1024 * 1024;
+pub const UPLOAD_LIMIT: usize = parley_shared::media::UPLOAD_MAX as usize;
 
 /// The OpenAPI document of the routes this build serves (with or without
 /// `/sandbox/*`), as `/openapi.json` serves it.

@@ -2,15 +2,15 @@
 //! JSON payload (text, caption, file name, mime type, byte size and SHA-256 of
 //! media, poll options, buttons, coordinates, vCard, quoted id, mentions).
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use parley_network::{MediaFile, MediaKind, Outgoing, OutgoingBody};
 
-/// The outbox kind and payload of a message.
-pub fn message(msg: &Outgoing) -> (&'static str, Value) {
+/// The outbox kind and payload of a message; a file is read through once,
+/// for its digest, as the network would to upload it.
+pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
     let (kind, mut payload) = match &msg.body {
         OutgoingBody::Text { body } => ("text", json!({ "body": body })),
-        OutgoingBody::Media(file) => (file.kind.as_str(), media(file)),
+        OutgoingBody::Media(file) => (file.kind.as_str(), media(file).await?),
         OutgoingBody::Poll {
             name,
             options,
@@ -53,14 +53,14 @@ pub fn message(msg: &Outgoing) -> (&'static str, Value) {
     {
         map.insert("mentions".into(), json!(msg.mentions));
     }
-    (kind, payload)
+    Ok((kind, payload))
 }
 
-fn media(file: &MediaFile) -> Value {
+async fn media(file: &MediaFile) -> std::io::Result<Value> {
     let mut p = json!({
         "mimeType": file.mime_type,
         "bytes": file.data.len(),
-        "sha256": hex::encode(Sha256::digest(&file.data)),
+        "sha256": hex::encode(file.data.sha256().await?),
     });
     put(&mut p, "fileName", file.file_name.as_deref());
     put(&mut p, "caption", file.caption.as_deref());
@@ -69,7 +69,7 @@ fn media(file: &MediaFile) -> Value {
     {
         map.insert("ptt".into(), Value::Bool(file.voice));
     }
-    p
+    Ok(p)
 }
 
 /// Adds `key` when `value` is present.
@@ -91,7 +91,7 @@ pub fn targeted(target_id: &str, fields: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
+    use parley_shared::media::spool::FileBody;
     use parley_shared::outgoing::Button;
 
     use super::*;
@@ -105,15 +105,15 @@ mod tests {
         }
     }
 
-    #[test]
-    fn text_with_envelope() {
+    #[tokio::test]
+    async fn text_with_envelope() {
         let mut msg = outgoing(OutgoingBody::Text {
             body: "hi @491511".into(),
         });
         msg.quoted_id = Some("3EB0AB".into());
         msg.mentions = vec!["4915112345678".into()];
         assert_eq!(
-            message(&msg),
+            message(&msg).await.unwrap(),
             (
                 "text",
                 json!({"body": "hi @491511", "quotedMessageId": "3EB0AB", "mentions": ["4915112345678"]})
@@ -121,17 +121,17 @@ mod tests {
         );
     }
 
-    #[test]
-    fn media_carries_size_and_digest_never_the_bytes() {
+    #[tokio::test]
+    async fn media_carries_size_and_digest_never_the_bytes() {
         let file = MediaFile {
             kind: MediaKind::Audio,
             voice: true,
-            data: Bytes::from_static(b"abc"),
+            data: FileBody::from_bytes(&b"abc"[..]),
             mime_type: "audio/ogg".into(),
             file_name: Some("v.ogg".into()),
             caption: None,
         };
-        let (kind, payload) = message(&outgoing(OutgoingBody::Media(file)));
+        let (kind, payload) = message(&outgoing(OutgoingBody::Media(file))).await.unwrap();
         assert_eq!(kind, "audio");
         assert_eq!(
             payload,
@@ -145,13 +145,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn polls_buttons_locations_contacts() {
+    #[tokio::test]
+    async fn polls_buttons_locations_contacts() {
         let (kind, p) = message(&outgoing(OutgoingBody::Poll {
             name: "Lunch?".into(),
             options: vec!["Pizza".into(), "Sushi".into()],
             selectable_count: 1,
-        }));
+        }))
+        .await
+        .unwrap();
         assert_eq!(kind, "poll");
         assert_eq!(
             p,
@@ -164,7 +166,9 @@ mod tests {
                 display_text: "Open".into(),
                 url: "https://example.com".into(),
             }],
-        }));
+        }))
+        .await
+        .unwrap();
         assert_eq!(kind, "interactive");
         assert_eq!(
             p["buttons"],
@@ -175,7 +179,9 @@ mod tests {
             longitude: -13.25,
             name: Some("Office".into()),
             address: None,
-        }));
+        }))
+        .await
+        .unwrap();
         assert_eq!(
             (kind, p),
             (
@@ -186,7 +192,9 @@ mod tests {
         let (kind, _) = message(&outgoing(OutgoingBody::Contact {
             display_name: "Ann".into(),
             vcard: "BEGIN:VCARD\nEND:VCARD".into(),
-        }));
+        }))
+        .await
+        .unwrap();
         assert_eq!(kind, "contact");
     }
 

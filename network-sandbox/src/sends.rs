@@ -77,7 +77,9 @@ impl SandboxConnection {
 
     pub(super) async fn send_message(&self, msg: Outgoing) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
-        let (kind, payload) = payload::message(&msg);
+        let (kind, payload) = payload::message(&msg)
+            .await
+            .map_err(|e| NetworkError::Unreachable(format!("reading the file to send: {e}")))?;
         self.record(SEND_FAULT, new_message_id(), &msg.to, kind, payload)
             .await
     }

@@ -3,8 +3,8 @@
 //! (`send_message` with a `wa::Message`, `upload` for media, `send_reaction`,
 //! `edit_message`, `revoke_message`, `mark_as_read`, chat-state and app-state
 //! patches), and what the network answers.
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use parley_shared::media::spool::FileBody;
 use parley_shared::outgoing::Button;
 
 pub use super::inbound::MediaKind;
@@ -55,7 +55,8 @@ pub struct MediaFile {
     pub kind: MediaKind,
     /// Audio as a voice note (push-to-talk).
     pub voice: bool,
-    pub data: Bytes,
+    /// The file's bytes, usually spooled to disk: read them as a stream.
+    pub data: FileBody,
     pub mime_type: String,
     pub file_name: Option<String>,
     /// Never set for audio and stickers.

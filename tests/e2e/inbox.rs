@@ -10,6 +10,7 @@ use chrono::{Duration, TimeZone, Utc};
 use parley_shared::db::Db;
 use parley_shared::event::{Envelope, Media};
 use parley_shared::media::fs::FsMediaStore;
+use parley_shared::media::spool::FileBody;
 use parley_worker::history::{FileData, History, MessageFile};
 use serde_json::{Value, json};
 
@@ -162,7 +163,7 @@ async fn hosted_inbox_routes_read_what_history_stored() {
             name,
         );
         let media = MessageFile {
-            data: FileData::InHand(bytes.clone().into()),
+            data: FileData::InHand(FileBody::from_bytes(bytes.clone())),
             mime_type: "image/png".into(),
             file_name: name.into(),
         };

@@ -2,7 +2,8 @@
 //! contact sends are never active content, on the gateway's origin (`parley
 //! serve` serves `/media/...` itself) nor in the bucket (the cluster); the
 //! egress guard holds for webhooks, poll lookups and media URLs even when
-//! the environment names a proxy.
+//! the environment names a proxy; secrets at rest (`at_rest`), large files
+//! received (`mirror`) and sent (`sends`) streamed, never whole in memory.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,6 +17,7 @@ use crate::support::*;
 
 mod at_rest;
 mod mirror;
+mod sends;
 
 /// An HTML page with a script, a scriptable SVG and a PNG a contact sends,
 /// each with the headers its stored copy is served with.

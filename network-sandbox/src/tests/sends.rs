@@ -1,8 +1,8 @@
 //! Sends on the simulated network: the outbox, faults, the rules the real
 //! network enforces (edit window, revoking others' messages), unpaired sessions.
-use bytes::Bytes;
 use chrono::Utc;
 use parley_shared::db::sandbox::NewOutboxEntry;
+use parley_shared::media::spool::FileBody;
 use serde_json::json;
 
 use super::*;
@@ -48,7 +48,7 @@ async fn sends_land_in_the_outbox_with_network_ids() {
     let file = MediaFile {
         kind: MediaKind::Image,
         voice: false,
-        data: Bytes::from_static(b"png"),
+        data: FileBody::from_bytes(&b"png"[..]),
         mime_type: "image/png".into(),
         file_name: None,
         caption: Some("cap".into()),

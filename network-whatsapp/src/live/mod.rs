@@ -24,6 +24,7 @@ mod port;
 mod proxy;
 mod sends;
 mod transport;
+mod upload;
 
 #[cfg(test)]
 mod tests;

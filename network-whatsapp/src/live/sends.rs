@@ -7,7 +7,6 @@ use chrono::Utc;
 use parley_shared::event::MediaDownload;
 use parley_shared::outgoing::Button as PortButton;
 use whatsapp_rust::download::{DownloadParams, MediaType};
-use whatsapp_rust::upload::UploadOptions;
 use whatsapp_rust::wacore_binary::JidExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{RevokeType, SendResult};
@@ -15,6 +14,7 @@ use whatsapp_rust::{RevokeType, SendResult};
 use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
 use super::errors::{failed, jid, ready};
+use super::upload;
 use crate::convert::ConvertError;
 use crate::convert::outbound::{
     self, Button, ButtonKind, ContactRequest, Context, InteractiveRequest, LocationRequest,
@@ -225,15 +225,7 @@ impl LiveConnection {
 
     /// Uploads the file and builds its message.
     async fn media(&self, file: &MediaFile, context: Context) -> Result<wa::Message, NetworkError> {
-        let up = self
-            .client
-            .upload(
-                file.data.to_vec(),
-                media_type(file.kind),
-                UploadOptions::default(),
-            )
-            .await
-            .map_err(|e| failed(&self.client, "media upload", e))?;
+        let up = upload::upload(&self.client, &file.data, media_type(file.kind)).await?;
         let uploaded = Uploaded {
             url: up.url,
             direct_path: up.direct_path,

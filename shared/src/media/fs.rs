@@ -9,7 +9,9 @@ use futures::StreamExt;
 use rand::RngCore;
 use tokio::io::AsyncWriteExt;
 
-use super::{ByteStream, MediaError, MediaStore, StoredObject, stream_error, valid_key};
+use super::{
+    ByteStream, MediaError, MediaStore, ObjectStream, StoredObject, stream_error, valid_key,
+};
 
 /// Stored when a sidecar is missing (a file placed by hand).
 const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
@@ -105,6 +107,27 @@ impl MediaStore for FsMediaStore {
             .filter(|ct| !ct.is_empty())
             .unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_string());
         Ok(Some((content_type, Bytes::from(data))))
+    }
+
+    async fn get_stream(&self, key: &str) -> Result<Option<ObjectStream>, MediaError> {
+        let (path, sidecar) = self.paths(key)?;
+        let file = match tokio::fs::File::open(&path).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("open", &path, e)),
+        };
+        let content_type = read_if_present(&sidecar)
+            .await?
+            .and_then(|raw| String::from_utf8(raw).ok())
+            .filter(|ct| !ct.is_empty())
+            .unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_string());
+        let size = file.metadata().await.ok().map(|m| m.len());
+        let chunks = tokio_util::io::ReaderStream::with_capacity(file, super::spool::CHUNK);
+        Ok(Some(ObjectStream {
+            content_type,
+            size,
+            chunks: Box::pin(chunks),
+        }))
     }
 
     async fn delete(&self, key: &str) -> Result<(), MediaError> {

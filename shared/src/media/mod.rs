@@ -2,12 +2,16 @@
 pub mod fs;
 pub mod s3;
 pub mod safety;
+pub mod spool;
 
 use std::pin::Pin;
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
+
+/// Largest multipart media upload (the spec's ingress maximum).
+pub const UPLOAD_MAX: u64 = 128 * 1024 * 1024;
 
 /// The chunks of an object being stored, as they arrive.
 pub type ByteStream = Pin<Box<dyn Stream<Item = std::io::Result<Bytes>> + Send>>;
@@ -18,6 +22,14 @@ pub enum MediaError {
     InvalidKey,
     #[error("media store unavailable: {0}")]
     Unavailable(String),
+}
+
+/// An object being read back.
+pub struct ObjectStream {
+    pub content_type: String,
+    /// The object's length, when the store knows it before reading.
+    pub size: Option<u64>,
+    pub chunks: ByteStream,
 }
 
 /// An object in the store.
@@ -58,6 +70,10 @@ pub trait MediaStore: Send + Sync + 'static {
 
     /// Reads an object back: `(content_type, bytes)`, `None` when absent.
     async fn get(&self, key: &str) -> Result<Option<(String, Bytes)>, MediaError>;
+
+    /// Reads an object back as it arrives, `None` when absent; never holds
+    /// the whole object in memory.
+    async fn get_stream(&self, key: &str) -> Result<Option<ObjectStream>, MediaError>;
 
     /// Removes an object; absent objects are not an error.
     async fn delete(&self, key: &str) -> Result<(), MediaError>;

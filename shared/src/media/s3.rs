@@ -11,7 +11,7 @@ use s3::creds::Credentials;
 use s3::error::S3Error;
 use s3::{Bucket, BucketConfiguration, Region};
 
-use super::{ByteStream, MediaError, MediaStore, StoredObject, safety, valid_key};
+use super::{ByteStream, MediaError, MediaStore, ObjectStream, StoredObject, safety, valid_key};
 
 /// Multipart parts (8 MiB each) uploaded at once by one streamed write.
 const PARTS_IN_FLIGHT: usize = 2;
@@ -231,6 +231,34 @@ impl MediaStore for S3MediaStore {
                     .remove("content-type")
                     .unwrap_or_else(|| "application/octet-stream".to_string());
                 Ok(Some((content_type, response.into_bytes())))
+            }
+            Err(S3Error::HttpFailWithBody(404, _)) => Ok(None),
+            Err(e) => Err(unavailable("get object", e)),
+        }
+    }
+
+    async fn get_stream(&self, key: &str) -> Result<Option<ObjectStream>, MediaError> {
+        let key = checked(key)?;
+        let head = match self.bucket.head_object(key).await {
+            Ok((_, 404)) | Err(S3Error::HttpFailWithBody(404, _)) => return Ok(None),
+            Ok((head, _)) => head,
+            Err(e) => return Err(unavailable("head object", e)),
+        };
+        let content_type = head
+            .content_type
+            .unwrap_or_else(|| "application/octet-stream".to_string());
+        let size = head.content_length.and_then(|n| u64::try_from(n).ok());
+        match self.bucket.get_object_stream(key).await {
+            Ok(response) if response.status_code == 404 => Ok(None),
+            Ok(response) => {
+                let chunks = response
+                    .bytes
+                    .map(|chunk| chunk.map_err(std::io::Error::other));
+                Ok(Some(ObjectStream {
+                    content_type,
+                    size,
+                    chunks: Box::pin(chunks),
+                }))
             }
             Err(S3Error::HttpFailWithBody(404, _)) => Ok(None),
             Err(e) => Err(unavailable("get object", e)),

@@ -1,6 +1,6 @@
 //! Contract of the media store: one suite, run on the filesystem and S3 adapters.
 use bytes::Bytes;
-use futures::stream;
+use futures::{StreamExt, stream};
 use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};
 use parley_shared::media::{ByteStream, MediaError, MediaStore, new_key};
@@ -81,6 +81,7 @@ contract! {
         put_stream_round_trip,
         put_stream_of_several_parts,
         failed_stream_stores_nothing,
+        get_stream_reads_back_in_chunks,
     ]
 }
 
@@ -273,4 +274,35 @@ async fn s3_public_url_setting_replaces_the_bucket_url() {
         store.public_url("a/b.jpg"),
         "https://cdn.example/media/a/b.jpg"
     );
+}
+
+/// Reading back as a stream: the content type, the length known up front,
+/// the bytes in more than one chunk; absent and invalid keys as for `get`.
+async fn get_stream_reads_back_in_chunks(store: &dyn MediaStore) {
+    let key = new_key("docs", Some("pdf"));
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 249) as u8).collect();
+    store
+        .put(&key, "application/pdf", Bytes::from(data.clone()))
+        .await
+        .expect("put");
+    let object = store
+        .get_stream(&key)
+        .await
+        .expect("get_stream")
+        .expect("present");
+    assert_eq!(object.content_type, "application/pdf");
+    assert_eq!(object.size, Some(data.len() as u64));
+    let mut back = Vec::new();
+    let mut pieces = 0;
+    let mut chunks = object.chunks;
+    while let Some(chunk) = chunks.next().await {
+        back.extend_from_slice(&chunk.expect("chunk"));
+        pieces += 1;
+    }
+    assert_eq!(back, data);
+    assert!(pieces > 1, "streamed, not read whole ({pieces} chunk)");
+    let missing = store.get_stream(&new_key("nowhere", None)).await;
+    assert!(matches!(missing, Ok(None)), "absent is None");
+    let invalid = store.get_stream("../etc/passwd").await;
+    assert!(matches!(invalid, Err(MediaError::InvalidKey)));
 }

@@ -3,12 +3,12 @@
 //! both ways through the CDN stand-in, encrypted end to end.
 mod support;
 
-use bytes::Bytes;
 use futures::StreamExt;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::inbound::{Content, MediaKind};
 use parley_network::outgoing::{MediaFile, Outgoing, OutgoingBody};
 use parley_network::{Network, NetworkEvent, SessionContext};
+use parley_shared::media::spool::FileBody;
 use support::fixture;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,7 +83,7 @@ async fn images_go_out_and_come_in_through_the_cdn() {
             body: OutgoingBody::Media(MediaFile {
                 kind: MediaKind::Image,
                 voice: false,
-                data: Bytes::from(picture.clone()),
+                data: FileBody::from_bytes(picture.clone()),
                 mime_type: "image/png".into(),
                 file_name: None,
                 caption: Some("look".into()),

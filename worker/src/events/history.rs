@@ -5,16 +5,16 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use parley_shared::event::{Envelope, MediaDownload, Quoted};
+use parley_shared::media::spool::FileBody;
 
 use crate::network::Connection;
 use crate::network::inbound::MediaKind;
 
-/// A file's bytes in hand (downloaded from the network, or the one just sent).
+/// A file's bytes in hand (the one just sent), spooled on disk.
 #[derive(Clone)]
 pub struct FileBytes {
-    pub bytes: Bytes,
+    pub bytes: FileBody,
     pub mime_type: String,
     pub file_name: String,
 }
@@ -39,7 +39,7 @@ pub struct MessageFile {
 /// Where a message's bytes are.
 pub enum FileData {
     /// In hand: a file just sent.
-    InHand(Bytes),
+    InHand(FileBody),
     /// Still on the network: downloaded only when history has to copy it,
     /// and then streamed into the media store.
     Network(NetworkFile),

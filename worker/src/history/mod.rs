@@ -16,9 +16,8 @@ use chrono::Utc;
 use parley_shared::db::history::{NewMediaFile, Write, Written, hosted_inbox_active};
 use parley_shared::db::{Db, DbError};
 use parley_shared::event::{Envelope, Quoted};
-use parley_shared::media::{MediaError, MediaStore, new_key};
+use parley_shared::media::{MediaError, MediaStore, new_key, stream_error};
 use parley_shared::metrics::metrics;
-use sha2::{Digest, Sha256};
 
 use self::convert::Kind;
 use self::mirror::{Mirror, MirrorLimits, Mirrored};
@@ -170,7 +169,10 @@ impl History {
             });
         }
         let sha = match &file.data {
-            FileData::InHand(bytes) => Some(hex::encode(Sha256::digest(bytes))),
+            FileData::InHand(body) => match body.sha256().await {
+                Ok(sha) => Some(hex::encode(sha)),
+                Err(e) => return Err(HistoryError::Media(stream_error(e))),
+            },
             FileData::Network(n) => n.declared_sha256(),
         };
         let lock = sha
@@ -269,7 +271,7 @@ impl History {
         let (storage_key, url, size, sha) = match (found, &file.data) {
             (Some((key, url)), data) => {
                 let size = match data {
-                    FileData::InHand(bytes) => bytes.len() as u64,
+                    FileData::InHand(body) => body.len(),
                     FileData::Network(n) => n.download.file_length,
                 };
                 (key, url, size, sha.unwrap_or_default().to_string())
@@ -280,8 +282,8 @@ impl History {
                     extension(&file.file_name, &mime),
                 );
                 match data {
-                    FileData::InHand(bytes) => {
-                        let stored = self.media.put(&key, &mime, bytes.clone()).await?;
+                    FileData::InHand(body) => {
+                        let stored = self.media.put_stream(&key, &mime, body.stream()).await?;
                         metrics().media_stored_bytes.inc_by(stored.size);
                         let sha = sha.unwrap_or_default().to_string();
                         (stored.key, stored.url, stored.size, sha)

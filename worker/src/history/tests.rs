@@ -9,6 +9,7 @@ use parley_shared::event::{Edit, Envelope, Media, Meta, Poll, Reaction, Revoke};
 use parley_shared::media::MediaStore;
 use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};
+use parley_shared::media::spool::FileBody;
 use parley_tests::services;
 
 use super::{FileData, History, MessageFile};
@@ -93,7 +94,7 @@ fn image(message_id: &str) -> Envelope {
 
 fn file(bytes: &'static [u8]) -> MessageFile {
     MessageFile {
-        data: FileData::InHand(Bytes::from_static(bytes)),
+        data: FileData::InHand(FileBody::from_bytes(bytes)),
         mime_type: "image/png".into(),
         file_name: "pic.png".into(),
     }

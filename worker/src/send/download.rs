@@ -4,9 +4,9 @@
 //! attachment limit counted but not kept (they go out as a link).
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use parley_shared::egress::{Egress, EgressError, refusal};
+use parley_shared::media::spool::{FileBody, Spool};
 
 /// One mebibyte; the spec's "MB".
 pub const MB: u64 = 1024 * 1024;
@@ -36,7 +36,7 @@ impl Limits {
 pub enum Fetched {
     /// The file, with the response's Content-Type.
     File {
-        data: Bytes,
+        data: FileBody,
         content_type: Option<String>,
     },
     /// A file over the attachment limit (not kept).
@@ -119,30 +119,20 @@ impl Fetcher {
         if let Some(size) = declared.filter(|n| *n > limits.attach_max) {
             return Ok(Fetched::TooLargeToAttach { size });
         }
-        let capacity = declared.unwrap_or(0).min(limits.attach_max);
-        let mut kept = BytesMut::with_capacity(usize::try_from(capacity).unwrap_or(0));
-        let mut total: u64 = 0;
+        let mut spool = Spool::new(limits.attach_max).await.map_err(spool_failed)?;
         let mut body = response.bytes_stream();
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| self.failure(&e))?;
-            total += chunk.len() as u64;
-            if total > limits.max_bytes {
+            if spool.seen() + chunk.len() as u64 > limits.max_bytes {
                 return Err(self.too_large());
             }
-            if total <= limits.attach_max {
-                kept.extend_from_slice(&chunk);
-            } else if !kept.is_empty() {
-                // Past the attachment limit: only the count matters now.
-                kept = BytesMut::new();
-            }
+            spool.write(&chunk).await.map_err(spool_failed)?;
         }
-        if total > limits.attach_max {
-            return Ok(Fetched::TooLargeToAttach { size: total });
+        let size = spool.seen();
+        match spool.finish().await.map_err(spool_failed)? {
+            Some(data) => Ok(Fetched::File { data, content_type }),
+            None => Ok(Fetched::TooLargeToAttach { size }),
         }
-        Ok(Fetched::File {
-            data: kept.freeze(),
-            content_type,
-        })
     }
 
     fn too_large(&self) -> FetchError {
@@ -161,6 +151,11 @@ impl Fetcher {
 }
 
 /// An error and its sources, `a: b: c`.
+/// The temporary file a download is written to failed.
+fn spool_failed(e: std::io::Error) -> FetchError {
+    FetchError::Failed(format!("keeping the file on disk: {e}"))
+}
+
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut source = e.source();

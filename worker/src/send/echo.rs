@@ -39,7 +39,7 @@ impl Echo {
                     caption: m.caption.clone().unwrap_or_default(),
                     ptt: m.voice,
                     download: parley_shared::event::MediaDownload {
-                        file_length: m.data.len() as u64,
+                        file_length: m.data.len(),
                         ..Default::default()
                     },
                 }

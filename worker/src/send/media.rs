@@ -3,7 +3,8 @@
 //! the API streamed an upload; typed and named; captions dropped where the
 //! network shows none (audio, stickers).
 use parley_shared::error::ApiError;
-use parley_shared::media::MediaStore;
+use parley_shared::media::spool::{FileBody, Spool};
+use parley_shared::media::{MediaStore, UPLOAD_MAX};
 use parley_shared::outgoing::{MediaRequest, MediaSource};
 
 use super::download::{Fetched, Fetcher};
@@ -37,18 +38,10 @@ pub async fn prepare(
             }
             Err(e) => return Err(ApiError::bad_gateway(e.to_string())),
         },
-        MediaSource::Upload { key } => match store.get(key).await {
-            Ok(Some((content_type, data))) => (data, Some(content_type), None),
-            Ok(None) => {
-                return Err(ApiError::bad_gateway(
-                    "the uploaded file is no longer in the media store; upload it again",
-                ));
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "media store: reading an upload");
-                return Err(ApiError::unavailable("media store unavailable"));
-            }
-        },
+        MediaSource::Upload { key } => {
+            let (content_type, data) = read_upload(store, key).await?;
+            (data, Some(content_type), None)
+        }
     };
     let file_name = request.file_name.clone().or(url_name);
     let mime_type = mime::detect(
@@ -69,6 +62,30 @@ pub async fn prepare(
         file_name,
         caption,
     }))
+}
+
+/// Spools an upload back from the media store, where the API streamed it.
+async fn read_upload(store: &dyn MediaStore, key: &str) -> Result<(String, FileBody), ApiError> {
+    let unavailable = |what: &str, e: &dyn std::fmt::Display| {
+        tracing::error!(error = %e, "media store: {what} an upload");
+        ApiError::unavailable("media store unavailable")
+    };
+    let object = match store.get_stream(key).await {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            return Err(ApiError::bad_gateway(
+                "the uploaded file is no longer in the media store; upload it again",
+            ));
+        }
+        Err(e) => return Err(unavailable("reading", &e)),
+    };
+    match Spool::all(object.chunks, UPLOAD_MAX).await {
+        Ok(Some(data)) => Ok((object.content_type, data)),
+        Ok(None) => Err(ApiError::payload_too_large(
+            "the uploaded file is larger than the upload limit",
+        )),
+        Err(e) => Err(unavailable("spooling", &e)),
+    }
 }
 
 /// The text sent instead of a file too large to attach.
@@ -129,17 +146,24 @@ mod tests {
         let req = request(MediaSource::Url {
             url: format!("{base}/files/Invoice%207.pdf"),
         });
-        let got = prepare(&req, &fetcher(1_000), &store).await.unwrap();
+        let Prepared::Attach(file) = prepare(&req, &fetcher(1_000), &store).await.unwrap() else {
+            panic!("attached");
+        };
+        assert!(file.data.is_spooled(), "a fetched file waits on disk");
+        assert_eq!(file.data.to_bytes().await.unwrap(), &b"%PDF-1.7"[..]);
         assert_eq!(
-            got,
-            Prepared::Attach(MediaFile {
+            MediaFile {
+                data: FileBody::from_bytes(Bytes::new()),
+                ..file
+            },
+            MediaFile {
                 kind: MediaKind::Document,
                 voice: false,
-                data: Bytes::from_static(b"%PDF-1.7"),
+                data: FileBody::from_bytes(Bytes::new()),
                 mime_type: "application/pdf".into(),
                 file_name: Some("Invoice 7.pdf".into()),
                 caption: Some("look".into()),
-            })
+            }
         );
     }
 
@@ -177,6 +201,7 @@ mod tests {
         };
         assert_eq!((file.kind, file.voice), (MediaKind::Audio, true));
         assert_eq!(file.caption, None);
+        assert_eq!(file.data.to_bytes().await.unwrap(), &b"OggS"[..]);
         req.source = MediaSource::Upload {
             key: "tmp/gone".into(),
         };

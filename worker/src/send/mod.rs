@@ -111,7 +111,7 @@ impl Sender {
             Content::Media(request) => {
                 return match media::prepare(&request, &self.fetcher, self.media.as_ref()).await? {
                     Prepared::Attach(file) => {
-                        let (kind, bytes) = (file.kind.as_str(), file.data.len() as u64);
+                        let (kind, bytes) = (file.kind.as_str(), file.data.len());
                         let outgoing = envelope(OutgoingBody::Media(file));
                         let echo = Echo::of(&outgoing);
                         let send = self.connection.send(outgoing);

@@ -100,7 +100,7 @@ fn every_kind_without_a_file_has_its_outbox_name() {
     let file = OutgoingBody::Media(MediaFile {
         kind: MediaKind::Image,
         voice: false,
-        data: bytes::Bytes::from_static(b"x"),
+        data: parley_shared::media::spool::FileBody::from_bytes(&b"x"[..]),
         mime_type: "image/png".into(),
         file_name: None,
         caption: None,

@@ -7,6 +7,7 @@
 mod cpu;
 mod events;
 mod mirror;
+mod sends;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,6 +57,14 @@ struct Args {
     /// Files of the mirroring phase.
     #[arg(long, default_value_t = 1)]
     mirror_files: usize,
+    /// Bytes of each generated file sent by URL (0: no large-send phase;
+    /// at most the spec's 60 MB attachment limit); the files go to the
+    /// sessions in turn, all at once.
+    #[arg(long, default_value_t = 0)]
+    send_bytes: u64,
+    /// Files of the large-send phase.
+    #[arg(long, default_value_t = 1)]
+    send_files: usize,
     /// Also measure bare NATS request-reply at the send rate (the baseline).
     #[arg(long)]
     nats_baseline: bool,
@@ -192,6 +201,10 @@ async fn main() -> anyhow::Result<()> {
     if let Some(rx) = hosted.as_mut() {
         mirror::hosted(&http, &p.apis[0].base, &ids, rx).await?;
         mirror::run(&http, &p, &ids, rx, args.mirror_bytes, args.mirror_files).await?;
+    }
+
+    if args.send_bytes > 0 {
+        sends::run(&http, &p, &ids, args.send_bytes, args.send_files).await?;
     }
 
     if args.kill_worker && p.workers.len() > 1 {

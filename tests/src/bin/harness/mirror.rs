@@ -44,7 +44,7 @@ pub async fn hosted(
 }
 
 /// The summed resident memory of `pids`, in KiB.
-fn rss_kib(pids: &[u32]) -> u64 {
+pub fn rss_kib(pids: &[u32]) -> u64 {
     pids.iter().filter_map(|pid| process::rss_kib(*pid)).sum()
 }
 

@@ -25,11 +25,33 @@ async fn a_file_comes_back_with_its_content_type() {
         .await
         .base;
     let got = fetcher(small()).fetch(&format!("{base}/a.png")).await;
+    let Ok(Fetched::File { data, content_type }) = got else {
+        panic!("a file: {got:?}");
+    };
+    assert_eq!(content_type.as_deref(), Some("image/png"));
+    assert!(data.is_spooled(), "kept on disk, not in memory");
+    assert_eq!(data.to_bytes().await.unwrap(), &b"\x89PNG data"[..]);
+}
+
+#[tokio::test]
+async fn a_file_at_the_attachment_limit_is_kept_whole_and_one_more_byte_is_a_link() {
+    let limits = small();
+    let at = vec![7u8; limits.attach_max as usize];
+    let base = serve(Answer::file("application/pdf", at.clone()))
+        .await
+        .base;
+    let got = fetcher(limits).fetch(&format!("{base}/a.pdf")).await;
+    let Ok(Fetched::File { data, .. }) = got else {
+        panic!("a file: {got:?}");
+    };
+    assert_eq!(data.to_bytes().await.unwrap(), at.as_slice());
+    let over = vec![7u8; limits.attach_max as usize + 1];
+    let base = serve(Answer::file("application/pdf", over)).await.base;
+    let got = fetcher(limits).fetch(&format!("{base}/b.pdf")).await;
     assert_eq!(
         got,
-        Ok(Fetched::File {
-            data: Bytes::from_static(b"\x89PNG data"),
-            content_type: Some("image/png".into()),
+        Ok(Fetched::TooLargeToAttach {
+            size: limits.attach_max + 1
         })
     );
 }
