@@ -125,3 +125,30 @@ async fn unknown_settings_are_warned_about() {
     .await;
     assert!(p.output().contains("PARLEY_WEBHOOK_URLL"), "{}", p.output());
 }
+
+/// The test harness picks ports by binding and releasing them; when another
+/// process takes one first, the start is retried on new ports.
+#[tokio::test]
+async fn a_start_on_a_port_in_use_is_retried_on_new_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_port = taken.local_addr().unwrap().port();
+    let mut first = true;
+    let mut pick = move || {
+        if std::mem::take(&mut first) {
+            taken_port
+        } else {
+            parley_tests::free_port()
+        }
+    };
+    let p = Parley::start_on(bin(), &["serve"], dir.path(), &vars(&[]), &mut pick).await;
+    assert_ne!(p.port, taken_port);
+    let first_log = std::fs::read_to_string(dir.path().join(format!("parley-{taken_port}.log")))
+        .expect("the first attempt's log");
+    assert!(
+        first_log.contains("cannot listen on PARLEY_BIND") && first_log.contains("in use"),
+        "the first attempt met the taken port: {first_log}"
+    );
+    let (status, _) = json(client().get(p.url("/health/live")).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+}

@@ -15,6 +15,14 @@ pub fn free_port() -> u16 {
         .expect("no free port on loopback")
 }
 
+/// Starts tried before a port conflict is reported as a failure.
+const BIND_ATTEMPTS: u32 = 5;
+
+/// Whether a process's output says one of its listeners found its port taken.
+fn bind_conflict(output: &str) -> bool {
+    output.contains("cannot listen on") && output.contains("in use")
+}
+
 pub struct Parley {
     child: Option<Child>,
     pub port: u16,
@@ -26,11 +34,42 @@ pub struct Parley {
 }
 
 impl Parley {
-    /// Starts `bin <args>` in `dir` with exactly `vars` (plus PATH and HOME), on a
-    /// free port, and waits until `/health/live` answers (deadline 60 s).
+    /// Starts `bin <args>` in `dir` with exactly `vars` (plus PATH and HOME), on
+    /// free ports, and waits until `/health/live` answers (deadline 60 s).
+    /// Ports are picked by binding and releasing them, so another process may
+    /// take one before `parley` binds it: a start that fails on a port in use
+    /// is retried on new ports.
     pub async fn start(bin: &Path, args: &[&str], dir: &Path, vars: &[(String, String)]) -> Parley {
-        let port = free_port();
-        let ops_port = free_port();
+        Parley::start_on(bin, args, dir, vars, &mut free_port).await
+    }
+
+    /// [`Parley::start`] with the ports `pick` hands out.
+    pub async fn start_on(
+        bin: &Path,
+        args: &[&str],
+        dir: &Path,
+        vars: &[(String, String)],
+        pick: &mut dyn FnMut() -> u16,
+    ) -> Parley {
+        let mut attempt = 1;
+        loop {
+            let mut p = Parley::spawn(bin, args, dir, vars, pick(), pick());
+            match p.wait_live(Duration::from_secs(60)).await {
+                Ok(()) => return p,
+                Err(output) if attempt < BIND_ATTEMPTS && bind_conflict(&output) => attempt += 1,
+                Err(output) => panic!("parley exited early:\n{output}"),
+            }
+        }
+    }
+
+    fn spawn(
+        bin: &Path,
+        args: &[&str],
+        dir: &Path,
+        vars: &[(String, String)],
+        port: u16,
+        ops_port: u16,
+    ) -> Parley {
         let log = dir.join(format!("parley-{port}.log"));
         let out = std::fs::File::create(&log).expect("create log");
         let err = out.try_clone().expect("clone log");
@@ -49,26 +88,27 @@ impl Parley {
             .stderr(err)
             .kill_on_drop(true);
         let child = cmd.spawn().expect("spawn parley");
-        let mut p = Parley {
+        Parley {
             child: Some(child),
             port,
             ops_port,
             base: format!("http://127.0.0.1:{port}"),
             log,
             dir: dir.to_path_buf(),
-        };
-        p.wait_live(Duration::from_secs(60)).await;
-        p
+        }
     }
 
-    async fn wait_live(&mut self, deadline: Duration) {
+    /// Waits until `/health/live` answers; `Err` with the process's output
+    /// when it exits first.
+    async fn wait_live(&mut self, deadline: Duration) -> Result<(), String> {
         let until = Instant::now() + deadline;
         let client = reqwest::Client::new();
         loop {
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
-                panic!("parley exited early ({status}):\n{}", self.output());
+                self.child = None;
+                return Err(format!("({status})\n{}", self.output()));
             }
             let url = format!("{}/health/live", self.base);
             if let Ok(r) = client
@@ -78,7 +118,7 @@ impl Parley {
                 .await
                 && r.status().is_success()
             {
-                return;
+                return Ok(());
             }
             if Instant::now() > until {
                 panic!(
