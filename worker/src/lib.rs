@@ -22,9 +22,9 @@ use tokio::task::JoinHandle;
 
 use crate::events::{ContactBook, EventPipeline, GroupBook, HistorySink};
 use crate::history::History;
-use crate::history::avatars::Avatars;
 use crate::history::mirror::MirrorLimits;
 use crate::network::Network;
+use crate::query::room_avatars::Avatars;
 use crate::send::download::{Fetcher, Limits};
 use crate::webhook::RetryPolicy;
 

@@ -12,9 +12,9 @@ use super::contacts::ContactBook;
 use super::groups::GroupBook;
 use super::history::{FileBytes, FileData, HistorySink, MessageFile, NetworkFile};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
-use crate::history::avatars::{Avatars, RoomRef};
 use crate::network::Connection;
 use crate::network::inbound::{Content, InboundMessage};
+use crate::query::room_avatars::{Avatars, RoomRef};
 use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
 
 /// Shared by every session of a worker.

@@ -3,7 +3,6 @@
 //! unguessable key, and answers poll options and quoted previews from history.
 //!
 //! Writes go through one batching task ([`writer`]); callers await their own outcome.
-pub mod avatars;
 pub mod convert;
 pub mod mirror;
 mod sink;

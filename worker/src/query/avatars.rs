@@ -8,7 +8,7 @@ use parley_shared::wire::inbox::RefreshedAvatars;
 use tokio::time::MissedTickBehavior;
 
 use super::Querier;
-use crate::history::avatars::{Checked, RoomRef};
+use super::room_avatars::{Checked, RoomRef};
 
 /// Time between two network lookups: about 7 per second.
 pub const PACE: Duration = Duration::from_millis(1000 / 7);

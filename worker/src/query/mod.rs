@@ -7,6 +7,7 @@ mod avatars;
 pub mod book;
 mod groups;
 mod picture;
+pub mod room_avatars;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +21,7 @@ use parley_shared::wire::contacts::{OwnerLid, UserInfo};
 use tokio::time::timeout;
 
 use self::book::Book;
-use crate::history::avatars::Avatars;
+use self::room_avatars::Avatars;
 use crate::network::{Connection, QueryError};
 use crate::network_errors::{Operation, to_api};
 

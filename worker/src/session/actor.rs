@@ -11,10 +11,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use super::held::Held;
+use super::held_queue::Held;
+use super::in_flight::InFlight;
 use super::output::Output;
 use super::pacing::Pacer;
-use super::sends::InFlight;
 use super::{Backoff, SessionDeps, StopReason};
 use crate::network::{Connection, NetworkEvent};
 use crate::send::Me;

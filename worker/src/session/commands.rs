@@ -8,8 +8,8 @@ use tracing::Instrument;
 
 use super::actor::{Actor, CONNECTED, End, Flow, QR};
 use super::idempotency::request_key;
+use super::in_flight::Route;
 use super::respond;
-use super::sends::Route;
 
 impl Actor {
     /// Answers one request (from memory when it is a repeat).

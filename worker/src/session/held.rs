@@ -5,69 +5,14 @@
 //! at once; still offline by then, it is refused as before (502, nothing sent).
 //! When the session ends, the sends still waiting are answered "moved", so
 //! their callers ask the next owner with the same request id.
-use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
 
 use parley_shared::bus::Incoming;
 use tokio::time::Instant;
 
 use super::actor::{Actor, answer_moved};
+use super::held_queue::Waiting;
+use super::in_flight::Job;
 use super::respond;
-use super::sends::Job;
-
-/// Most sends one session holds; past it, commands wait on the bus.
-const MAX_HELD: usize = 1024;
-
-/// One waiting send and everyone asking for it (repeats of its request id).
-struct Waiting {
-    key: Option<String>,
-    callers: Vec<Incoming>,
-    job: Job,
-    until: Instant,
-}
-
-/// The sends of one session waiting for its connection, oldest first. All
-/// wait equally long, so the oldest is the first due.
-/// (A mutex only to make the actor `Sync`: requests are `Send`, not `Sync`;
-/// it is reached through `&mut` alone, so never locked.)
-#[derive(Default)]
-pub(super) struct Held {
-    waiting: Mutex<VecDeque<Waiting>>,
-}
-
-impl Held {
-    fn waiting(&mut self) -> &mut VecDeque<Waiting> {
-        self.waiting
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether another send may wait.
-    pub fn has_room(&mut self) -> bool {
-        self.waiting().len() < MAX_HELD
-    }
-
-    /// When the oldest waiting send is due, if any waits.
-    pub fn next_due(&mut self) -> Option<Instant> {
-        self.waiting().front().map(|w| w.until)
-    }
-
-    /// Adds `incoming` to the callers of the waiting send of `key`, if one
-    /// waits; otherwise hands it back.
-    pub fn join(&mut self, key: &str, incoming: Incoming) -> Result<(), Incoming> {
-        match self
-            .waiting()
-            .iter_mut()
-            .find(|w| w.key.as_deref() == Some(key))
-        {
-            Some(waiting) => {
-                waiting.callers.push(incoming);
-                Ok(())
-            }
-            None => Err(incoming),
-        }
-    }
-}
 
 impl Actor {
     /// Whether a send must wait: the session is paired but not online now.

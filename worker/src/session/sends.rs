@@ -3,106 +3,25 @@
 //! its request id: a repeat that arrives while it runs waits for the same
 //! outcome, a later one is answered from the request cache, so a retried bus
 //! request never sends twice. Finished sends pass through [`Actor::after_send`].
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use parley_shared::bus::Incoming;
-use parley_shared::command::{Command, Outcome, Reply};
+use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
-use parley_shared::outgoing::{ChatAction, OutgoingMessage};
-use parley_shared::queries::Query;
 use serde_json::Value;
-use tokio::task::{Id, JoinError, JoinSet};
+use tokio::task::{Id, JoinError};
 use tokio::time::{Instant, timeout_at};
 use tracing::Instrument;
 
 use super::actor::Actor;
+use super::in_flight::Job;
 use super::respond;
 use crate::network::SentMessage;
 use crate::query::Querier;
 use crate::query::book::Book;
 use crate::send::{Done, Sender};
-
-/// A command carried out by a send task.
-pub(super) enum Job {
-    Send(OutgoingMessage),
-    Chat(ChatAction),
-    Query(Query),
-}
-
-/// Where a command is carried out.
-pub(super) enum Route {
-    /// By a send task.
-    Task(Job),
-    /// By the session's loop.
-    Inline(Command),
-}
-
-impl Route {
-    pub fn of(command: Command) -> Route {
-        match command {
-            Command::Send(message) => Route::Task(Job::Send(message)),
-            Command::Chat(action) => Route::Task(Job::Chat(action)),
-            Command::Query(query) => Route::Task(Job::Query(query)),
-            other => Route::Inline(other),
-        }
-    }
-}
-
-/// Most sends one session runs at once; more commands wait on the bus.
-const MAX_IN_FLIGHT: usize = 128;
-
-/// Whether to remember a send's outcome, and the requests waiting for it.
-type Waiting = (bool, Vec<Incoming>);
-
-/// The sends of one session that have not finished.
-#[derive(Default)]
-pub(super) struct InFlight {
-    tasks: JoinSet<Done>,
-    /// Task -> its request key.
-    keys: HashMap<Id, String>,
-    /// Request key -> whether to remember the outcome, and who waits for it.
-    /// (A mutex only to make the actor `Sync`: replies are `Send`, not `Sync`;
-    /// it is reached through `&mut` alone, so never locked.)
-    callers: Mutex<HashMap<String, Waiting>>,
-    /// Numbers keys of requests without a request id.
-    anonymous: u64,
-}
-
-impl InFlight {
-    /// Adds `incoming` to the callers of the send of `key`, if one runs;
-    /// otherwise hands it back.
-    pub fn join(&mut self, key: &str, incoming: Incoming) -> Result<(), Incoming> {
-        match self.callers().get_mut(key) {
-            Some((_, callers)) => {
-                callers.push(incoming);
-                Ok(())
-            }
-            None => Err(incoming),
-        }
-    }
-
-    fn callers(&mut self) -> &mut HashMap<String, Waiting> {
-        self.callers
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether another send may start.
-    pub fn has_room(&self) -> bool {
-        self.tasks.len() < MAX_IN_FLIGHT
-    }
-
-    /// The next finished send; pending while none runs.
-    pub async fn next(&mut self) -> Result<(Id, Done), JoinError> {
-        match self.tasks.join_next_with_id().await {
-            Some(done) => done,
-            None => std::future::pending().await,
-        }
-    }
-}
 
 impl Actor {
     /// Starts `job` for `incoming` (request key `key`), or holds it while the

@@ -12,9 +12,9 @@ use parley_shared::media::MediaStore;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use super::Querier;
+use super::book::Book;
 use crate::network::Connection;
-use crate::query::Querier;
-use crate::query::book::Book;
 
 /// How long a room's picture is trusted before it is looked up again (the
 /// profile-picture cache's lifetime).
