@@ -3,152 +3,20 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
 
 use super::entities::sandbox::{
     connections, devices, faults, keys, outbox, pair_codes, phones, qr,
 };
 use super::{Db, DbError};
 
-/// A phone registered on the simulated network.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxPhone {
-    pub phone: String,
-    /// LID user-part: 15 digits, stable per phone.
-    pub lid: String,
-    pub name: String,
-    pub username: String,
-    /// `false`: the number is not registered on the network.
-    pub on_network: bool,
-    /// `"none"`, `"hidden"` or a base64 image.
-    pub avatar: String,
-    pub about: String,
-    /// Stable id of the current avatar picture; empty without a visible picture.
-    pub picture_id: String,
-    pub created_at: DateTime<Utc>,
-}
-
-impl SandboxPhone {
-    /// The phone's user JID, `<phone>@s.whatsapp.net`.
-    pub fn jid(&self) -> String {
-        format!("{}@s.whatsapp.net", self.phone)
-    }
-
-    /// The current profile picture with its content type; `None` without a
-    /// visible one.
-    pub fn picture(&self) -> Option<(&'static str, Vec<u8>)> {
-        use base64::Engine;
-        if self.picture_id.is_empty() || matches!(self.avatar.as_str(), "none" | "hidden" | "") {
-            return None;
-        }
-        let data = base64::engine::general_purpose::STANDARD
-            .decode(self.avatar.as_bytes())
-            .ok()?;
-        let content_type = if data.starts_with(b"\x89PNG") {
-            "image/png"
-        } else {
-            "image/jpeg"
-        };
-        Some((content_type, data))
-    }
-}
-
-/// Changes to a phone's profile. `None` leaves a field as it is (or at its default
-/// for a new phone).
-#[derive(Debug, Clone, Default)]
-pub struct PhonePatch {
-    pub name: Option<String>,
-    pub username: Option<String>,
-    pub on_network: Option<bool>,
-    pub avatar: Option<String>,
-    pub about: Option<String>,
-}
-
-/// The network's record of a linked device (what a session reconnects with).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxDevice {
-    pub client_id: String,
-    pub phone: String,
-    /// The device number in the JID, a small positive integer.
-    pub device: i32,
-    /// `<phone>:<device>@s.whatsapp.net`.
-    pub jid: String,
-    pub lid: String,
-    pub push_name: String,
-    /// The fencing token of the connection that wrote the record.
-    pub fence: u64,
-    pub linked_at: DateTime<Utc>,
-}
-
-/// One connection as the network logged it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxConnection {
-    pub id: i64,
-    pub client_id: String,
-    pub pod_name: String,
-    pub fence: u64,
-    pub connected_at: DateTime<Utc>,
-    /// `None` while the connection is open.
-    pub closed_at: Option<DateTime<Utc>>,
-}
-
-/// Something a session put on the network, as the sandbox recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxEntry {
-    pub id: i64,
-    pub client_id: String,
-    /// The network's id; empty for operations without one (typing, receipts).
-    pub message_id: String,
-    /// The chat JID.
-    pub to_jid: String,
-    /// `text`, `image`, ..., `read`, `unread` (the sandbox contract's list).
-    pub kind: String,
-    /// What was sent.
-    pub payload: serde_json::Value,
-    pub at: DateTime<Utc>,
-}
-
-/// An outbox entry to record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewOutboxEntry {
-    pub client_id: String,
-    pub message_id: String,
-    pub to_jid: String,
-    pub kind: String,
-    pub payload: serde_json::Value,
-    pub at: DateTime<Utc>,
-}
+pub use super::entities::sandbox::connections::SandboxConnection;
+pub use super::entities::sandbox::devices::{SandboxDevice, fence_from_db, fence_to_db};
+pub use super::entities::sandbox::outbox::{NewOutboxEntry, OutboxEntry};
+pub use super::entities::sandbox::phones::{PhonePatch, SandboxPhone, derive_lid};
 
 /// Whether `phone` is a simulated phone number: 8 to 15 ASCII digits.
 pub fn is_valid_phone(phone: &str) -> bool {
     (8..=15).contains(&phone.len()) && phone.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// The LID user-part of `phone` at `attempt` (0 first; later attempts resolve the
-/// rare collision): 15 digits from SHA-256, the first one non-zero.
-pub fn derive_lid(phone: &str, attempt: u32) -> String {
-    let seed = if attempt == 0 {
-        phone.to_string()
-    } else {
-        format!("{phone}#{attempt}")
-    };
-    let digest = Sha256::digest(seed.as_bytes());
-    let mut head = [0u8; 8];
-    head.copy_from_slice(&digest[..8]);
-    const LOW: u64 = 100_000_000_000_000;
-    let value = LOW + u64::from_be_bytes(head) % (9 * LOW);
-    value.to_string()
-}
-
-/// `u64` fence as stored (a bigint).
-pub(crate) fn fence_to_db(fence: u64) -> Result<i64, DbError> {
-    i64::try_from(fence)
-        .map_err(|_| DbError::Unavailable(format!("fence {fence} does not fit a bigint")))
-}
-
-/// Stored fence back to `u64` (never negative; a corrupt value reads as 0).
-pub(crate) fn fence_from_db(fence: i64) -> u64 {
-    u64::try_from(fence).unwrap_or(0)
 }
 
 impl Db {

@@ -1,48 +1,12 @@
 //! The sandbox network's groups: subject, invite code, members and their roles.
-use chrono::{DateTime, Utc};
 
 use super::entities::sandbox::{groups, phones};
 use super::sandbox::SandboxPhone;
 use super::{Db, DbError};
 
-/// Roles of a group member, as the network names them.
-pub const MEMBER: &str = "member";
-pub const ADMIN: &str = "admin";
-pub const SUPERADMIN: &str = "superadmin";
-
-/// A group on the simulated network.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxGroup {
-    /// `<id>@g.us`.
-    pub jid: String,
-    pub subject: String,
-    /// The creator's phone; empty when none.
-    pub owner_phone: String,
-    pub invite_code: String,
-    pub created_at: DateTime<Utc>,
-    /// In phone order.
-    pub members: Vec<SandboxMember>,
-}
-
-impl SandboxGroup {
-    /// The member record of `phone`.
-    pub fn member(&self, phone: &str) -> Option<&SandboxMember> {
-        self.members.iter().find(|m| m.phone == phone)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxMember {
-    pub phone: String,
-    /// [`MEMBER`], [`ADMIN`] or [`SUPERADMIN`].
-    pub role: String,
-}
-
-impl SandboxMember {
-    pub fn is_admin(&self) -> bool {
-        self.role == ADMIN || self.role == SUPERADMIN
-    }
-}
+pub use super::entities::sandbox::groups::{
+    ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember,
+};
 
 impl Db {
     /// Stores a new group and its members.

@@ -2,7 +2,6 @@
 //! under its fencing token.
 use chrono::{DateTime, Utc};
 
-use super::{Db, DbError};
 use crate::pacing::Pacing;
 
 /// One session as stored. `secret_hash` is the hex SHA-256 of the session secret;
@@ -77,58 +76,6 @@ pub struct StatePatch {
     pub connected_at: Option<Option<DateTime<Utc>>>,
     pub last_disconnect: Option<String>,
     pub desired: Option<bool>,
-}
-
-impl Db {
-    /// Inserts the session when absent (concurrent callers: exactly one inserts).
-    /// Returns the stored row and whether this call created it.
-    pub async fn create_session(&self, new: NewSession) -> Result<(SessionRow, bool), DbError> {
-        super::entities::sessions::create(self, new).await
-    }
-
-    pub async fn session(&self, client_id: &str) -> Result<Option<SessionRow>, DbError> {
-        super::entities::sessions::find(self, client_id).await
-    }
-
-    /// Every session, ordered by clientId.
-    pub async fn sessions(&self) -> Result<Vec<SessionRow>, DbError> {
-        super::entities::sessions::all(self).await
-    }
-
-    /// ClientIds of the sessions that should be running.
-    pub async fn desired_sessions(&self) -> Result<Vec<String>, DbError> {
-        super::entities::sessions::desired(self).await
-    }
-
-    /// Applies a settings change; `None` when the session does not exist.
-    pub async fn update_settings(
-        &self,
-        client_id: &str,
-        patch: SettingsPatch,
-    ) -> Result<Option<SessionRow>, DbError> {
-        super::entities::sessions::update_settings(self, client_id, patch).await
-    }
-
-    /// Applies a state change when `fence` is not older than the stored one, and
-    /// stores `fence`. `false`: a newer owner exists (or the row is gone); nothing changed.
-    pub async fn fenced_update(
-        &self,
-        client_id: &str,
-        fence: u64,
-        patch: StatePatch,
-    ) -> Result<bool, DbError> {
-        super::entities::sessions::fenced_update(self, client_id, fence, patch).await
-    }
-
-    /// Deletes the session; `false` when it did not exist.
-    /// Seals every webhook token under the active store key (`parley rekey`).
-    pub async fn rekey_sessions(&self) -> Result<usize, DbError> {
-        super::entities::sessions::rekey(self).await
-    }
-
-    pub async fn delete_session(&self, client_id: &str) -> Result<bool, DbError> {
-        super::entities::sessions::delete(self, client_id).await
-    }
 }
 
 /// How health output counts a session.

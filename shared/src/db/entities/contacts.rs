@@ -102,3 +102,49 @@ pub async fn by_phone(db: &Db, client_id: &str, phone: &str) -> Result<Option<Co
         .await?
         .map(Contact::from))
 }
+
+/// The learned contacts' queries, as methods of the database.
+impl Db {
+    /// Records what is known of a contact of `client_id`: its LID user-part,
+    /// its phone digits (empty when not revealed) and name (empty when none).
+    /// Empty values never erase stored ones. A phone belongs to one LID: when
+    /// it moves, the previous LID forgets it.
+    pub async fn learn_contact(
+        &self,
+        client_id: &str,
+        lid: &str,
+        phone: &str,
+        name: &str,
+    ) -> Result<(), DbError> {
+        if lid.is_empty() {
+            return Ok(());
+        }
+        learn(self, client_id, lid, phone, name).await
+    }
+
+    /// The LID user-part `client_id` learned for `phone`.
+    pub async fn lid_for_phone(
+        &self,
+        client_id: &str,
+        phone: &str,
+    ) -> Result<Option<String>, DbError> {
+        Ok(by_phone(self, client_id, phone).await?.map(|c| c.lid))
+    }
+
+    /// The phone digits `client_id` learned for `lid`.
+    pub async fn phone_for_lid(
+        &self,
+        client_id: &str,
+        lid: &str,
+    ) -> Result<Option<String>, DbError> {
+        Ok(by_lid(self, client_id, lid)
+            .await?
+            .map(|c| c.phone)
+            .filter(|p| !p.is_empty()))
+    }
+
+    /// Everything `client_id` learned about `lid`.
+    pub async fn contact(&self, client_id: &str, lid: &str) -> Result<Option<Contact>, DbError> {
+        by_lid(self, client_id, lid).await
+    }
+}

@@ -93,3 +93,25 @@ pub async fn put(db: &Db, client_id: &str, picture: &CachedPicture) -> Result<()
         .await?;
     Ok(())
 }
+
+/// The picture cache's queries, as methods of the database.
+impl Db {
+    /// The cached picture of `jid` of kind `kind` for `client_id`.
+    pub async fn cached_picture(
+        &self,
+        client_id: &str,
+        jid: &str,
+        kind: &str,
+    ) -> Result<Option<CachedPicture>, DbError> {
+        find(self, client_id, jid, kind).await
+    }
+
+    /// Stores (replacing) the cached picture `picture` for `client_id`.
+    pub async fn cache_picture(
+        &self,
+        client_id: &str,
+        picture: &CachedPicture,
+    ) -> Result<(), DbError> {
+        put(self, client_id, picture).await
+    }
+}

@@ -289,3 +289,56 @@ pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {
 fn set_some<T: Into<Value>>(v: Option<T>) -> sea_orm::ActiveValue<T> {
     v.map_or(sea_orm::ActiveValue::NotSet, Set)
 }
+
+/// The sessions table's queries, as methods of the database.
+impl Db {
+    /// Inserts the session when absent (concurrent callers: exactly one inserts).
+    /// Returns the stored row and whether this call created it.
+    pub async fn create_session(&self, new: NewSession) -> Result<(SessionRow, bool), DbError> {
+        create(self, new).await
+    }
+
+    pub async fn session(&self, client_id: &str) -> Result<Option<SessionRow>, DbError> {
+        find(self, client_id).await
+    }
+
+    /// Every session, ordered by clientId.
+    pub async fn sessions(&self) -> Result<Vec<SessionRow>, DbError> {
+        all(self).await
+    }
+
+    /// ClientIds of the sessions that should be running.
+    pub async fn desired_sessions(&self) -> Result<Vec<String>, DbError> {
+        desired(self).await
+    }
+
+    /// Applies a settings change; `None` when the session does not exist.
+    pub async fn update_settings(
+        &self,
+        client_id: &str,
+        patch: SettingsPatch,
+    ) -> Result<Option<SessionRow>, DbError> {
+        update_settings(self, client_id, patch).await
+    }
+
+    /// Applies a state change when `fence` is not older than the stored one, and
+    /// stores `fence`. `false`: a newer owner exists (or the row is gone); nothing changed.
+    pub async fn fenced_update(
+        &self,
+        client_id: &str,
+        fence: u64,
+        patch: StatePatch,
+    ) -> Result<bool, DbError> {
+        fenced_update(self, client_id, fence, patch).await
+    }
+
+    /// Seals every webhook token under the active store key (`parley rekey`).
+    pub async fn rekey_sessions(&self) -> Result<usize, DbError> {
+        rekey(self).await
+    }
+
+    /// Deletes the session; `false` when it did not exist.
+    pub async fn delete_session(&self, client_id: &str) -> Result<bool, DbError> {
+        delete(self, client_id).await
+    }
+}

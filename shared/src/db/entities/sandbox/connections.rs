@@ -1,11 +1,23 @@
 //! The `sandbox_connections` entity: the network's log of every connection,
 //! which shows whether two workers ever drove one session at once.
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
 use sea_orm::{ActiveValue::Set, QueryOrder};
 
-use crate::db::sandbox::{SandboxConnection, fence_from_db, fence_to_db};
+use super::devices::{fence_from_db, fence_to_db};
 use crate::db::{Db, DbError};
+
+/// One connection as the network logged it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConnection {
+    pub id: i64,
+    pub client_id: String,
+    pub pod_name: String,
+    pub fence: u64,
+    pub connected_at: DateTime<Utc>,
+    /// `None` while the connection is open.
+    pub closed_at: Option<DateTime<Utc>>,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "sandbox_connections")]

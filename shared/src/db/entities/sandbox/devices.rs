@@ -4,8 +4,35 @@ use sea_orm::ActiveValue::Set;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::{ExprTrait, OnConflict};
 
-use crate::db::sandbox::{SandboxDevice, fence_from_db, fence_to_db};
 use crate::db::{Db, DbError};
+use chrono::{DateTime, Utc};
+
+/// The network's record of a linked device (what a session reconnects with).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxDevice {
+    pub client_id: String,
+    pub phone: String,
+    /// The device number in the JID, a small positive integer.
+    pub device: i32,
+    /// `<phone>:<device>@s.whatsapp.net`.
+    pub jid: String,
+    pub lid: String,
+    pub push_name: String,
+    /// The fencing token of the connection that wrote the record.
+    pub fence: u64,
+    pub linked_at: DateTime<Utc>,
+}
+
+/// `u64` fence as stored (a bigint).
+pub fn fence_to_db(fence: u64) -> Result<i64, DbError> {
+    i64::try_from(fence)
+        .map_err(|_| DbError::Unavailable(format!("fence {fence} does not fit a bigint")))
+}
+
+/// Stored fence back to `u64` (never negative; a corrupt value reads as 0).
+pub fn fence_from_db(fence: i64) -> u64 {
+    u64::try_from(fence).unwrap_or(0)
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "sandbox_devices")]

@@ -5,8 +5,47 @@ use sea_orm::QueryOrder;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
 
-use crate::db::sandbox_groups::{SandboxGroup, SandboxMember};
 use crate::db::{Db, DbError};
+use chrono::{DateTime, Utc};
+
+/// Roles of a group member, as the network names them.
+pub const MEMBER: &str = "member";
+pub const ADMIN: &str = "admin";
+pub const SUPERADMIN: &str = "superadmin";
+
+/// A group on the simulated network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxGroup {
+    /// `<id>@g.us`.
+    pub jid: String,
+    pub subject: String,
+    /// The creator's phone; empty when none.
+    pub owner_phone: String,
+    pub invite_code: String,
+    pub created_at: DateTime<Utc>,
+    /// In phone order.
+    pub members: Vec<SandboxMember>,
+}
+
+impl SandboxGroup {
+    /// The member record of `phone`.
+    pub fn member(&self, phone: &str) -> Option<&SandboxMember> {
+        self.members.iter().find(|m| m.phone == phone)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxMember {
+    pub phone: String,
+    /// [`MEMBER`], [`ADMIN`] or [`SUPERADMIN`].
+    pub role: String,
+}
+
+impl SandboxMember {
+    pub fn is_admin(&self) -> bool {
+        self.role == ADMIN || self.role == SUPERADMIN
+    }
+}
 
 pub mod group {
     use sea_orm::entity::prelude::*;

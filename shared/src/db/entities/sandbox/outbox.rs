@@ -4,8 +4,34 @@ use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
 use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect};
 
-use crate::db::sandbox::{NewOutboxEntry, OutboxEntry};
 use crate::db::{Db, DbError};
+
+/// Something a session put on the network, as the sandbox recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxEntry {
+    pub id: i64,
+    pub client_id: String,
+    /// The network's id; empty for operations without one (typing, receipts).
+    pub message_id: String,
+    /// The chat JID.
+    pub to_jid: String,
+    /// `text`, `image`, ..., `read`, `unread` (the sandbox contract's list).
+    pub kind: String,
+    /// What was sent.
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+/// An outbox entry to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOutboxEntry {
+    pub client_id: String,
+    pub message_id: String,
+    pub to_jid: String,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "sandbox_outbox")]

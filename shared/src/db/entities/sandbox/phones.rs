@@ -5,8 +5,78 @@ use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::ExprTrait;
 use sha2::{Digest, Sha256};
 
-use crate::db::sandbox::{PhonePatch, SandboxPhone, derive_lid};
 use crate::db::{Db, DbError};
+use chrono::DateTime;
+
+/// A phone registered on the simulated network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPhone {
+    pub phone: String,
+    /// LID user-part: 15 digits, stable per phone.
+    pub lid: String,
+    pub name: String,
+    pub username: String,
+    /// `false`: the number is not registered on the network.
+    pub on_network: bool,
+    /// `"none"`, `"hidden"` or a base64 image.
+    pub avatar: String,
+    pub about: String,
+    /// Stable id of the current avatar picture; empty without a visible picture.
+    pub picture_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl SandboxPhone {
+    /// The phone's user JID, `<phone>@s.whatsapp.net`.
+    pub fn jid(&self) -> String {
+        format!("{}@s.whatsapp.net", self.phone)
+    }
+
+    /// The current profile picture with its content type; `None` without a
+    /// visible one.
+    pub fn picture(&self) -> Option<(&'static str, Vec<u8>)> {
+        use base64::Engine;
+        if self.picture_id.is_empty() || matches!(self.avatar.as_str(), "none" | "hidden" | "") {
+            return None;
+        }
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(self.avatar.as_bytes())
+            .ok()?;
+        let content_type = if data.starts_with(b"\x89PNG") {
+            "image/png"
+        } else {
+            "image/jpeg"
+        };
+        Some((content_type, data))
+    }
+}
+
+/// Changes to a phone's profile. `None` leaves a field as it is (or at its default
+/// for a new phone).
+#[derive(Debug, Clone, Default)]
+pub struct PhonePatch {
+    pub name: Option<String>,
+    pub username: Option<String>,
+    pub on_network: Option<bool>,
+    pub avatar: Option<String>,
+    pub about: Option<String>,
+}
+
+/// The LID user-part of `phone` at `attempt` (0 first; later attempts resolve the
+/// rare collision): 15 digits from SHA-256, the first one non-zero.
+pub fn derive_lid(phone: &str, attempt: u32) -> String {
+    let seed = if attempt == 0 {
+        phone.to_string()
+    } else {
+        format!("{phone}#{attempt}")
+    };
+    let digest = Sha256::digest(seed.as_bytes());
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    const LOW: u64 = 100_000_000_000_000;
+    let value = LOW + u64::from_be_bytes(head) % (9 * LOW);
+    value.to_string()
+}
 
 /// How many LIDs to try for one phone before giving up (collisions are rare).
 const LID_ATTEMPTS: u32 = 16;
