@@ -209,8 +209,10 @@ readinessProbe:
   mountPath: /tmp
 {{- end -}}
 
+{{/* The writable /tmp of a pod whose root file system is read-only; the
+argument is its size limit. */}}
 {{- define "parley.tmpVolume" -}}
 - name: tmp
   emptyDir:
-    sizeLimit: 64Mi
+    sizeLimit: {{ . }}
 {{- end -}}
