@@ -73,6 +73,8 @@ pub struct Config {
     pub media_mirror_max_bytes: u64,
     /// Inbound files copied to the media store at once, per worker.
     pub media_mirror_transfers: u64,
+    /// Media sends fetching, spooling and uploading at once, per worker.
+    pub media_send_transfers: u64,
     /// The keys secrets are sealed with at rest: `id:base64key` entries,
     /// comma-separated (`serve` generates a key file when unset).
     pub store_keys: Option<String>,
@@ -82,7 +84,7 @@ pub struct Config {
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
-crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
 
 impl Default for Config {
     fn default() -> Self {
@@ -115,6 +117,7 @@ impl Default for Config {
             network_url: None,
             media_mirror_max_bytes: 2 << 30,
             media_mirror_transfers: 4,
+            media_send_transfers: 8,
             store_keys: None,
             store_key_id: None,
             cluster_name: "parley".into(),
@@ -153,6 +156,7 @@ pub const KNOWN: &[&str] = &[
     "NETWORK_URL",
     "MEDIA_MIRROR_MAX_BYTES",
     "MEDIA_MIRROR_TRANSFERS",
+    "MEDIA_SEND_TRANSFERS",
     "STORE_KEYS",
     "STORE_KEY_ID",
     "CLUSTER_NAME",
@@ -251,6 +255,9 @@ impl Config {
         self.store_keys()?;
         if self.media_mirror_transfers == 0 {
             return Err(invalid("MEDIA_MIRROR_TRANSFERS", "must be at least 1"));
+        }
+        if self.media_send_transfers == 0 {
+            return Err(invalid("MEDIA_SEND_TRANSFERS", "must be at least 1"));
         }
         for (name, value) in [
             ("PUBLIC_URL", &self.public_url),
@@ -502,6 +509,7 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "sandbox_picture_link_secs",
         "media_mirror_max_bytes",
         "media_mirror_transfers",
+        "media_send_transfers",
     ];
     if bools.contains(&field) {
         match raw.trim().to_ascii_lowercase().as_str() {

@@ -29,6 +29,7 @@ pub struct Metrics {
     pub media_stored_bytes: IntCounter,
     pub media_mirrors_active: IntGauge,
     pub media_not_stored: IntCounterVec,
+    pub media_sends_refused: IntCounter,
 }
 
 fn gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
@@ -153,6 +154,11 @@ impl Metrics {
                 "media_not_stored_total",
                 "Inbound files history stored without their file, by reason",
                 &["reason"],
+            ),
+            media_sends_refused: counter(
+                &r,
+                "media_sends_refused_total",
+                "Media sends refused (503) because the worker's send slots stayed full",
             ),
             registry: r,
         }

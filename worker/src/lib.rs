@@ -85,7 +85,8 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         pod_name: pod_name.clone(),
         timing: Timing::default(),
         media: Arc::clone(&ports.media),
-        fetcher: Fetcher::new(egress, Limits::SPEC)?,
+        fetcher: Fetcher::new(egress, Limits::SPEC)?
+            .with_transfers(usize::try_from(config.media_send_transfers).unwrap_or(usize::MAX)),
         events,
     });
     let (stop, stopped) = watch::channel(false);

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use parley_shared::egress::{Egress, EgressError, refusal};
+use parley_shared::error::ApiError;
 use parley_shared::media::spool::{FileBody, Spool};
+
+use super::transfers::Transfers;
 
 /// One mebibyte; the spec's "MB".
 pub const MB: u64 = 1024 * 1024;
@@ -58,13 +61,18 @@ pub enum FetchError {
     Failed(String),
 }
 
-/// Downloads files for sends. Cheap to clone (one connection pool).
+/// Downloads files for sends, and holds the worker's media-send slots.
+/// Cheap to clone (one connection pool, one set of slots).
 #[derive(Debug, Clone)]
 pub struct Fetcher {
     client: reqwest::Client,
     egress: Egress,
     limits: Limits,
+    transfers: Transfers,
 }
+
+/// Media sends at once per worker unless configured.
+pub const DEFAULT_TRANSFERS: usize = 8;
 
 /// Redirects followed (each one checked by the egress guard).
 const REDIRECTS: usize = 5;
@@ -75,7 +83,19 @@ impl Fetcher {
             client: egress.client(limits.timeout, REDIRECTS)?,
             egress,
             limits,
+            transfers: Transfers::new(DEFAULT_TRANSFERS),
         })
+    }
+
+    /// The same, with `slots` media sends at once (`PARLEY_MEDIA_SEND_TRANSFERS`).
+    pub fn with_transfers(mut self, slots: usize) -> Fetcher {
+        self.transfers = Transfers::new(slots);
+        self
+    }
+
+    /// A media-send slot of this worker (see [`Transfers`]).
+    pub async fn slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.transfers.slot().await
     }
 
     pub fn limits(&self) -> Limits {

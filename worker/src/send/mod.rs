@@ -6,6 +6,7 @@ pub mod download;
 mod echo;
 mod media;
 pub mod mime;
+mod transfers;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,6 +110,8 @@ impl Sender {
             |sent: SentMessage, echo| (SendResult::message(sent.message_id.clone()), sent, echo);
         let body = match message.content {
             Content::Media(request) => {
+                // Held until the network took the file (and its copies on disk).
+                let _slot = self.fetcher.slot().await?;
                 return match media::prepare(&request, &self.fetcher, self.media.as_ref()).await? {
                     Prepared::Attach(file) => {
                         let (kind, bytes) = (file.kind.as_str(), file.data.len());
