@@ -54,7 +54,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SHELL_LANGS = {"sh", "bash", "shell", "console", "zsh"}
 NO_RUN = {"kubernetes", "docker", "phone"}
 TAGS = {"", "serve", "cluster", "bench", "self"} | {f"no-run={k}" for k in NO_RUN}
-BLOCK_TIMEOUT = 900
+# A block may start with a cold release build (the wire bench's binaries take
+# about 20 minutes on two cores); the limit catches hangs, not slow builds.
+BLOCK_TIMEOUT = 2400
 READY_TIMEOUT = 900
 
 

@@ -1,7 +1,8 @@
 //! Fetching a customer's `downloadUrl` through the egress guard: one deadline
 //! for the whole download, a size cap enforced on the running byte count (and
-//! on a declared Content-Length before any byte is read), and files above the
-//! attachment limit counted but not kept (they go out as a link).
+//! on a declared Content-Length before any byte is read), files within the
+//! attachment limit written to an unnamed temporary file as they arrive, and
+//! files above it counted but not kept (they go out as a link).
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -170,12 +171,12 @@ impl Fetcher {
     }
 }
 
-/// An error and its sources, `a: b: c`.
 /// The temporary file a download is written to failed.
 fn spool_failed(e: std::io::Error) -> FetchError {
     FetchError::Failed(format!("keeping the file on disk: {e}"))
 }
 
+/// An error and its sources, `a: b: c`.
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut source = e.source();
