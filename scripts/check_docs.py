@@ -54,10 +54,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SHELL_LANGS = {"sh", "bash", "shell", "console", "zsh"}
 NO_RUN = {"kubernetes", "docker", "phone"}
 TAGS = {"", "serve", "cluster", "bench", "self"} | {f"no-run={k}" for k in NO_RUN}
-# A block may start with a cold release build (the wire bench's binaries take
-# about 20 minutes on two cores); the limit catches hangs, not slow builds.
+# A block may start with a cold release build (on a fresh two-core machine
+# `cargo run --release` and the wire bench's binaries each took over 15
+# minutes); the limits catch hangs, not slow builds.
 BLOCK_TIMEOUT = 2400
-READY_TIMEOUT = 900
+READY_TIMEOUT = 2400
 
 
 @dataclass
