@@ -6,6 +6,7 @@
 //! memory per session.
 mod cpu;
 mod events;
+mod memory;
 mod mirror;
 mod sends;
 

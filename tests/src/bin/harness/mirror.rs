@@ -4,14 +4,12 @@
 //! resident memory of the processes that mirror them (the workers, or `serve`)
 //! over their level before, sampled every 20 ms, and how long the files took.
 use std::collections::HashSet;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use parley_tests::process;
 use parley_tests::receiver::Receiver;
 use serde_json::json;
 
+use super::memory::PeakRss;
 use super::{Processes, TOKEN};
 
 const SENDER: &str = "4917699990001";
@@ -43,11 +41,6 @@ pub async fn hosted(
     Ok(())
 }
 
-/// The summed resident memory of `pids`, in KiB.
-pub fn rss_kib(pids: &[u32]) -> u64 {
-    pids.iter().filter_map(|pid| process::rss_kib(*pid)).sum()
-}
-
 /// Sends `files` generated files of `bytes` each and waits for every event
 /// to arrive with its permanent link.
 pub async fn run(
@@ -59,23 +52,7 @@ pub async fn run(
     files: usize,
 ) -> anyhow::Result<()> {
     let base = p.apis[0].base.clone();
-    let mirroring: Vec<u32> = if p.workers.is_empty() {
-        p.apis.iter().filter_map(|a| a.pid()).collect()
-    } else {
-        p.workers.iter().filter_map(|w| w.pid()).collect()
-    };
-    let before = rss_kib(&mirroring);
-    let peak = Arc::new(AtomicU64::new(before));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = tokio::spawn({
-        let (peak, done, pids) = (Arc::clone(&peak), Arc::clone(&done), mirroring.clone());
-        async move {
-            while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_kib(&pids), Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    });
+    let memory = PeakRss::start(p);
     let t0 = Instant::now();
     let mut waiting = HashSet::new();
     for n in 0..files {
@@ -107,19 +84,5 @@ pub async fn run(
             anyhow::ensure!(!link.is_empty(), "{id} was not mirrored: {event}");
         }
     }
-    let took = t0.elapsed();
-    done.store(true, Ordering::Relaxed);
-    sampler.await?;
-    let peak = peak.load(Ordering::Relaxed);
-    let total = bytes as f64 * files as f64;
-    println!(
-        "mirrored {files} file(s) of {:.0} MiB in {:.1}s ({:.0} MiB/s); resident memory of the mirroring processes: {} KiB before, {} KiB at peak: +{:.1} MiB",
-        bytes as f64 / 1048576.0,
-        took.as_secs_f64(),
-        total / 1048576.0 / took.as_secs_f64(),
-        before,
-        peak,
-        peak.saturating_sub(before) as f64 / 1024.0
-    );
-    Ok(())
+    memory.report("mirrored", files, bytes, t0.elapsed()).await
 }
