@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use parley_api::{Application, Surface};
+use parley_api::{Application, RouteSet, Surface};
 use parley_network_sandbox::SandboxNetwork;
 use parley_network_whatsapp::live::WhatsappNetwork;
 use parley_shared::config::{self, Config};
@@ -144,7 +144,12 @@ async fn serve(mut config: Config) -> anyhow::Result<()> {
     let worker =
         parley_worker::start(config.clone(), ports.clone(), adapter(&config, &ports)?).await?;
     let ops = Application::build_ops(&config.ops_bind(false), config.clone(), ports.clone())?;
-    let app = Application::build(config.clone(), ports, Surface::Gateway)?;
+    let app = Application::build(
+        config.clone(),
+        ports,
+        Surface::Gateway,
+        adapter_routes(&config),
+    )?;
     tracing::info!(port = app.port(), ops_port = ops.port(), network = ?config.network, "parley serve is listening");
     run_until_signal(app, ops, Some(worker)).await
 }
@@ -155,7 +160,8 @@ async fn api(config: Config) -> anyhow::Result<()> {
     }
     let ports = Ports::connect(&config).await?;
     let ops = Application::build_ops(&config.ops_bind(true), config.clone(), ports.clone())?;
-    let app = Application::build(config, ports, Surface::Gateway)?;
+    let routes = adapter_routes(&config);
+    let app = Application::build(config, ports, Surface::Gateway, routes)?;
     tracing::info!(
         port = app.port(),
         ops_port = ops.port(),
@@ -169,13 +175,22 @@ async fn worker(config: Config) -> anyhow::Result<()> {
     let worker =
         parley_worker::start(config.clone(), ports.clone(), adapter(&config, &ports)?).await?;
     let ops = Application::build_ops(&config.ops_bind(true), config.clone(), ports.clone())?;
-    let app = Application::build(config, ports, Surface::ProbesOnly)?;
+    let routes = adapter_routes(&config);
+    let app = Application::build(config, ports, Surface::ProbesOnly, routes)?;
     tracing::info!(
         port = app.port(),
         ops_port = ops.port(),
         "parley worker is running (probes on this port)"
     );
     run_until_signal(app, ops, Some(worker)).await
+}
+
+/// The adapter's own HTTP routes: the sandbox's `/sandbox/*` in test mode.
+fn adapter_routes(config: &Config) -> &'static RouteSet {
+    match config.network {
+        config::Network::Sandbox => &parley_network_sandbox::routes::ROUTES,
+        config::Network::Whatsapp => &RouteSet::NONE,
+    }
 }
 
 /// The network adapter `PARLEY_NETWORK` names.

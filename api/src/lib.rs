@@ -3,6 +3,7 @@
 mod auth;
 mod compose;
 mod errors;
+pub mod extension;
 mod inventory;
 mod lookup;
 mod metrics;
@@ -24,6 +25,7 @@ use parley_shared::ports::Ports;
 use utoipa_actix_web::AppExt;
 
 pub use errors::HttpError;
+pub use extension::RouteSet;
 pub use inventory::Inventory;
 pub use state::AppState;
 
@@ -32,14 +34,14 @@ pub const JSON_LIMIT: usize = 1024 * 1024;
 /// Largest multipart media upload.
 pub const UPLOAD_LIMIT: usize = parley_shared::media::UPLOAD_MAX as usize;
 
-/// The OpenAPI document of the routes this build serves (with or without
-/// `/sandbox/*`), as `/openapi.json` serves it.
-pub fn openapi(sandbox: bool) -> serde_json::Value {
-    let mut doc = routes::register(App::new().into_utoipa_app(), Surface::Gateway, sandbox)
+/// The OpenAPI document of the gateway's routes with `extra`'s, as
+/// `/openapi.json` serves it.
+pub fn openapi(extra: &RouteSet) -> serde_json::Value {
+    let mut doc = routes::register(App::new().into_utoipa_app(), Surface::Gateway, extra)
         .split_for_parts()
         .1;
-    openapi_doc::complete(&mut doc, auth::is_public);
-    openapi_doc::published(&doc)
+    openapi_doc::complete(&mut doc, auth::is_public, extra);
+    openapi_doc::published(&doc, extra)
 }
 
 /// The document `/openapi.json` serves.
@@ -62,27 +64,29 @@ pub struct Application {
 
 impl Application {
     /// Binds `config.bind` (port 0 picks a free port) and prepares the server.
-    pub fn build(config: Config, ports: Ports, surface: Surface) -> anyhow::Result<Application> {
+    /// With `extra`, an adapter's own routes (`RouteSet::NONE` for none).
+    pub fn build(
+        config: Config,
+        ports: Ports,
+        surface: Surface,
+        extra: &'static RouteSet,
+    ) -> anyhow::Result<Application> {
         let bind = config.bind.clone();
-        Self::build_on(&bind, "PARLEY_BIND", config, ports, surface)
+        let state = AppState::new(config, ports, surface).with_routes(extra);
+        Self::build_on(&bind, "PARLEY_BIND", state)
     }
 
     /// The operations listener on `bind` (`PARLEY_OPS_BIND`, or its default).
     pub fn build_ops(bind: &str, config: Config, ports: Ports) -> anyhow::Result<Application> {
-        Self::build_on(bind, "PARLEY_OPS_BIND", config, ports, Surface::Operations)
+        let state = AppState::new(config, ports, Surface::Operations);
+        Self::build_on(bind, "PARLEY_OPS_BIND", state)
     }
 
-    fn build_on(
-        bind: &str,
-        setting: &str,
-        config: Config,
-        ports: Ports,
-        surface: Surface,
-    ) -> anyhow::Result<Application> {
+    fn build_on(bind: &str, setting: &str, state: AppState) -> anyhow::Result<Application> {
         let listener = TcpListener::bind(bind)
             .map_err(|e| anyhow::anyhow!("cannot listen on {setting}={bind}: {e}"))?;
         let port = listener.local_addr()?.port();
-        let state = web::Data::new(AppState::new(config, ports, surface));
+        let state = web::Data::new(state);
         let server = HttpServer::new(move || app(state.clone()))
             .listen(listener)?
             .disable_signals()
@@ -116,14 +120,16 @@ fn app(
         InitError = (),
     >,
 > {
-    let sandbox = state.sandbox_routes();
+    let extra = state.extra;
     let (app, mut doc) =
-        routes::register(App::new().into_utoipa_app(), state.surface, sandbox).split_for_parts();
-    openapi_doc::complete(&mut doc, auth::is_public);
+        routes::register(App::new().into_utoipa_app(), state.surface, extra).split_for_parts();
+    openapi_doc::complete(&mut doc, auth::is_public, extra);
     let inventory = web::Data::new(Inventory::from_openapi(&doc));
     app.app_data(state)
         .app_data(inventory)
-        .app_data(web::Data::new(Published(openapi_doc::published(&doc))))
+        .app_data(web::Data::new(Published(openapi_doc::published(
+            &doc, extra,
+        ))))
         .app_data(errors::json_config())
         .app_data(errors::query_config())
         .app_data(errors::path_config())

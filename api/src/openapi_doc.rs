@@ -12,6 +12,8 @@ use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Response, ResponseBuilder};
 
+use crate::RouteSet;
+
 /// The component every error body refers to.
 const ERROR_SCHEMA: &str = "Error";
 
@@ -21,8 +23,6 @@ fn local_only(path: &str) -> bool {
     path.starts_with("/health")
         || path.starts_with("/media")
         || path.starts_with("/chatrooms")
-        || path.starts_with("/sandbox/cdn/")
-        || path == "/sandbox/outbox"
         || matches!(path, "/config" | "/openapi.json" | "/metrics" | "/clients")
 }
 
@@ -43,12 +43,13 @@ const PACED: &[&str] = &[
 const CLIENT_ID_PATTERN: &str = "^[A-Za-z0-9]{1,64}$";
 
 /// Operations that take `clientId` without requiring it: `/check-state`
-/// answers any value with 200, `/sandbox/link` takes `clientId` or `qr`.
-const LENIENT: &[&str] = &["/check-state", "/sandbox/link"];
+/// answers any value with 200.
+const LENIENT: &[&str] = &["/check-state"];
 
 /// Completes `doc`; `public` tells the paths that need no token.
-pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool) {
-    require_client_ids(doc);
+/// `extra`: an adapter's routes in the document.
+pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool, extra: &RouteSet) {
+    require_client_ids(doc, extra);
     let error = ObjectBuilder::new()
         .schema_type(Type::Object)
         .property(
@@ -75,7 +76,11 @@ pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool) {
             &mut item.trace,
         ];
         for op in operations.into_iter().flatten() {
-            complete_operation(op, public(path), local_only(path));
+            complete_operation(
+                op,
+                public(path),
+                local_only(path) || (extra.local_only)(path),
+            );
             if PACED.contains(&path.as_str()) {
                 paced(op);
             }
@@ -85,7 +90,7 @@ pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool) {
 
 /// Marks `clientId` required with its pattern in the request bodies and
 /// query strings of the routes whose handlers require it.
-fn require_client_ids(doc: &mut OpenApi) {
+fn require_client_ids(doc: &mut OpenApi, extra: &RouteSet) {
     let originals = doc
         .components
         .as_ref()
@@ -93,7 +98,7 @@ fn require_client_ids(doc: &mut OpenApi) {
         .unwrap_or_default();
     let mut strict = BTreeSet::new();
     for (path, item) in doc.paths.paths.iter_mut() {
-        let lenient = LENIENT.contains(&path.as_str());
+        let lenient = LENIENT.contains(&path.as_str()) || extra.lenient.contains(&path.as_str());
         for op in [&mut item.get, &mut item.post].into_iter().flatten() {
             for param in op.parameters.iter_mut().flatten() {
                 let named = param.name == "clientId" && param.parameter_in == ParameterIn::Query;
@@ -151,11 +156,13 @@ fn require_client_ids(doc: &mut OpenApi) {
 }
 
 /// The document as served: [`complete`]d, with the handlers' field rules
-/// written in (see `openapi_rules`).
-pub fn published(doc: &OpenApi) -> serde_json::Value {
+/// written in (see `openapi_rules`), the API's and `extra`'s.
+pub fn published(doc: &OpenApi, extra: &RouteSet) -> serde_json::Value {
     let mut json = serde_json::to_value(doc).unwrap_or_default();
-    // Rules of routes this server does not serve (the sandbox's) find nothing.
+    // The operations surface and probe-only servers serve few routes: their
+    // rules find nothing.
     let _ = crate::openapi_rules::apply(&mut json);
+    let _ = (extra.rules)(&mut json);
     json
 }
 
@@ -248,7 +255,7 @@ mod tests {
 
     #[test]
     fn every_route_declares_its_shared_statuses_with_error_bodies() {
-        let json = crate::openapi(true);
+        let json = crate::openapi(&crate::RouteSet::NONE);
         let send = &json["paths"]["/send-message"]["post"]["responses"];
         for status in [
             "200", "400", "401", "404", "413", "415", "502", "503", "504",
@@ -270,7 +277,7 @@ mod tests {
 
     #[test]
     fn client_ids_are_required_where_the_handlers_require_them() {
-        let json = crate::openapi(true);
+        let json = crate::openapi(&crate::RouteSet::NONE);
         let schemas = &json["components"]["schemas"];
         let only = &schemas["ClientOnly"];
         assert_eq!(only["required"], serde_json::json!(["clientId"]));
@@ -299,13 +306,13 @@ mod rules_tests {
 
     #[test]
     fn every_rule_finds_its_field_when_every_route_is_served() {
-        let mut doc = crate::openapi(true);
+        let mut doc = crate::openapi(&crate::RouteSet::NONE);
         assert_eq!(crate::openapi_rules::apply(&mut doc), Vec::<String>::new());
     }
 
     #[test]
     fn the_handlers_rules_are_in_the_document() {
-        let json = crate::openapi(true);
+        let json = crate::openapi(&crate::RouteSet::NONE);
         let schemas = &json["components"]["schemas"];
         let text = &schemas["SendText"];
         let to = text["allOf"]

@@ -20,22 +20,25 @@ pub const CALLBACK_URL: &str = r"^(https://[a-z][a-z0-9-]{0,62}(\.[a-z][a-z0-9-]
 /// Text with something in it besides spaces.
 const NOT_BLANK: &str = r"\S";
 
-fn text(max: usize) -> Value {
+pub fn text(max: usize) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": NOT_BLANK})
 }
 
-fn pattern(p: &str) -> Value {
+pub fn pattern(p: &str) -> Value {
     json!({"type": "string", "pattern": p})
 }
 
-/// `(schema, field, rule, required)`.
-fn rules() -> Vec<(&'static str, &'static str, Value, bool)> {
+/// A rule of a body's field: `(schema, field, rule, required)`.
+pub type FieldRule = (&'static str, &'static str, Value, bool);
+/// A rule of a query or path parameter: `(path, method, parameter, rule, required)`.
+pub type ParameterRule = (&'static str, &'static str, &'static str, Value, bool);
+
+fn rules() -> Vec<FieldRule> {
     let to = || pattern(RECIPIENT);
     let message_id = || pattern(MESSAGE_ID);
     let group = || pattern(GROUP_JID);
     let subject = || text(100);
     let users = |max: usize| json!({"type": "array", "minItems": 1, "maxItems": max, "items": pattern(USER)});
-    let phones = |min: usize| json!({"type": "array", "minItems": min, "maxItems": 1024, "items": pattern(PHONE)});
     let mut all = vec![
         // The sends' common envelope.
         (
@@ -234,34 +237,6 @@ fn rules() -> Vec<(&'static str, &'static str, Value, bool)> {
             json!({"type": ["string", "null"], "pattern": CALLBACK_URL}),
             false,
         ),
-        // The sandbox's routes.
-        ("SandboxContact", "phone", pattern(PHONE), true),
-        (
-            "SandboxContact",
-            "avatar",
-            json!({"type": ["string", "null"], "enum": ["none", "hidden", null],
-            "description": "`none`, `hidden`, or a PNG or JPEG in base64 (not described by the pattern)"}),
-            false,
-        ),
-        ("SandboxEnterCode", "code", text(64), true),
-        (
-            "SandboxFault",
-            "op",
-            json!({"type": "string",
-            "enum": ["send", "pair-code", "logout", "lookup", "receipt", "drop"]}),
-            true,
-        ),
-        (
-            "SandboxFault",
-            "count",
-            json!({"type": ["integer", "null"], "minimum": 1, "maximum": 10_000}),
-            false,
-        ),
-        ("SandboxGroupRequest", "subject", subject(), true),
-        ("SandboxGroupRequest", "participants", phones(0), true),
-        ("SandboxGroupRequest", "admins", phones(0), false),
-        ("SandboxGroupSubject", "jid", group(), true),
-        ("SandboxGroupSubject", "subject", subject(), true),
     ];
     for schema in [
         "SendText",
@@ -282,8 +257,7 @@ fn rules() -> Vec<(&'static str, &'static str, Value, bool)> {
     all
 }
 
-/// `(path, method, parameter, rule, required)` of query and path parameters.
-fn parameter_rules() -> Vec<(&'static str, &'static str, &'static str, Value, bool)> {
+fn parameter_rules() -> Vec<ParameterRule> {
     let client_id = || pattern("^[A-Za-z0-9]{1,64}$");
     vec![
         ("/clients", "get", "clientId", client_id(), false),
@@ -318,29 +292,23 @@ fn parameter_rules() -> Vec<(&'static str, &'static str, &'static str, Value, bo
             false,
         ),
         ("/profile-picture", "get", "jid", pattern(RECIPIENT), true),
-        (
-            "/sandbox/outbox",
-            "get",
-            "to",
-            json!({"type": "string", "anyOf": [{"pattern": RECIPIENT}, {"pattern": r"^\s*$"}]}),
-            false,
-        ),
-        (
-            "/sandbox/outbox",
-            "get",
-            "since",
-            json!({"type": "string", "anyOf": [{"format": "date-time"}, {"pattern": r"^\s*$"}]}),
-            false,
-        ),
     ]
 }
 
 /// Writes the rules into `doc` (the document as JSON); returns the rules
-/// whose field or parameter the document lacks (the sandbox's, when the
-/// sandbox's routes are not served).
+/// whose field or parameter the document lacks (most of them, on a server
+/// that serves only the probes).
 pub fn apply(doc: &mut Value) -> Vec<String> {
+    let mut missing = apply_parameters(doc, parameter_rules());
+    special_cases(doc);
+    missing.extend(apply_fields(doc, rules()));
+    missing
+}
+
+/// Writes parameter rules into `doc`; returns those whose operation it lacks.
+pub fn apply_parameters(doc: &mut Value, rules: Vec<ParameterRule>) -> Vec<String> {
     let mut missing = Vec::new();
-    for (path, method, name, rule, required) in parameter_rules() {
+    for (path, method, name, rule, required) in rules {
         let Some(params) = doc
             .pointer_mut(&format!(
                 "/paths/{}/{method}/parameters",
@@ -363,6 +331,12 @@ pub fn apply(doc: &mut Value) -> Vec<String> {
             param["required"] = json!(true);
         }
     }
+    missing
+}
+
+/// What JSON Schema cannot say by field: `/start`'s optional body, the
+/// contact card's two shapes, the upload's closed form.
+fn special_cases(doc: &mut Value) {
     // `/start` takes no body or an object, never `null`; `/check-state`
     // answers whatever it is sent.
     if let Some(body) =
@@ -375,14 +349,6 @@ pub fn apply(doc: &mut Value) -> Vec<String> {
     {
         *body = json!({"type": "object", "properties": {"clientId": {
             "description": "Any value: an unknown or invalid clientId answers `status: false`"}}});
-    }
-    if let Some(link) =
-        doc.pointer_mut("/paths/~1sandbox~1link/post/requestBody/content/application~1json/schema")
-    {
-        link["properties"]["clientId"] =
-            json!({"type": ["string", "null"], "pattern": "^[A-Za-z0-9]{1,64}$"});
-        link["properties"]["phone"] = pattern(PHONE);
-        link["required"] = json!(["phone"]);
     }
     // A contact card is a vCard, or built from a phone number.
     if let Some(card) = doc
@@ -404,6 +370,12 @@ pub fn apply(doc: &mut Value) -> Vec<String> {
     if let Some(form) = doc.pointer_mut("/components/schemas/SendMediaForm") {
         form["additionalProperties"] = json!(false);
     }
+}
+
+/// Writes field rules into the schemas of `doc`; returns those whose schema
+/// or field it lacks.
+pub fn apply_fields(doc: &mut Value, rules: Vec<FieldRule>) -> Vec<String> {
+    let mut missing = Vec::new();
     let Some(schemas) = doc
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
@@ -411,7 +383,7 @@ pub fn apply(doc: &mut Value) -> Vec<String> {
         missing.push("components".into());
         return missing;
     };
-    for (schema, field, rule, required) in rules() {
+    for (schema, field, rule, required) in rules {
         let Some(target) = schemas.get_mut(schema).and_then(|s| holder(s, field)) else {
             missing.push(format!("{schema}.{field}"));
             continue;

@@ -1,10 +1,10 @@
 //! What every handler can reach: configuration, ports, and facts about this node.
 use std::time::Instant;
 
-use parley_shared::config::{Config, Network};
+use parley_shared::config::Config;
 use parley_shared::ports::Ports;
 
-use crate::Surface;
+use crate::{RouteSet, Surface};
 
 pub struct AppState {
     pub config: Config,
@@ -14,6 +14,8 @@ pub struct AppState {
     pub surface: Surface,
     /// SHA-256 of the account token; `None` on probe-only servers (no gateway routes).
     pub account_digest: Option<[u8; 32]>,
+    /// An adapter's own routes, served beside the API's.
+    pub extra: &'static RouteSet,
 }
 
 impl AppState {
@@ -29,13 +31,13 @@ impl AppState {
             surface,
             config,
             ports,
+            extra: &RouteSet::NONE,
         }
     }
 
-    /// `/sandbox/*` routes exist only with the sandbox network, on gateway servers.
-    /// Whether the sandbox's routes are served (probe-only servers serve only
-    /// its picture links).
-    pub fn sandbox_routes(&self) -> bool {
-        self.config.network == Network::Sandbox
+    /// Serves `extra` beside the API's routes.
+    pub fn with_routes(mut self, extra: &'static RouteSet) -> AppState {
+        self.extra = extra;
+        self
     }
 }

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::store::is_valid_phone;
+use crate::store::media::CdnError;
 use async_trait::async_trait;
-use parley_shared::db::sandbox::is_valid_phone;
-use parley_shared::db::sandbox_media::CdnError;
 use parley_shared::event::MediaDownload;
 
 use super::live::{Live, Phase};
@@ -52,7 +52,7 @@ impl SandboxConnection {
         }
         let armed = self
             .network
-            .db()
+            .store()
             .consume_fault(&self.live.client_id, op)
             .await
             .map_err(unreachable)?;
@@ -73,7 +73,7 @@ impl Connection for SandboxConnection {
     ) -> Result<ByteStream, NetworkError> {
         match self
             .network
-            .db()
+            .store()
             .sandbox_media_stream(media, max_bytes)
             .await
         {
@@ -98,7 +98,7 @@ impl Connection for SandboxConnection {
         }
         let code = codes::pair_code();
         self.network
-            .db()
+            .store()
             .set_pair_code(&self.live.client_id, phone, &code)
             .await
             .map_err(unreachable)?;
@@ -109,7 +109,7 @@ impl Connection for SandboxConnection {
         self.check_fault("logout", "logout not confirmed by the network")
             .await?;
         self.network
-            .db()
+            .store()
             .delete_sandbox_device(&self.live.client_id)
             .await
             .map_err(unreachable)?;

@@ -1,8 +1,8 @@
 //! Contact lookups on the simulated network: user info, number checks and
 //! profile pictures from the phone registry. Each lookup needs a linked
 //! connection and uses up an armed `lookup` fault by failing.
+use crate::store::SandboxPhone;
 use bytes::Bytes;
-use parley_shared::db::sandbox::SandboxPhone;
 use parley_shared::picture_links::{PictureLinks, PictureRef};
 use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER};
 
@@ -35,7 +35,7 @@ impl SandboxConnection {
     /// The registered phone a user JID (`<lid>@lid` or `<phone>@s.whatsapp.net`)
     /// stands for.
     pub(super) async fn phone_of(&self, jid: &str) -> Result<Option<SandboxPhone>, NetworkError> {
-        let db = self.network().db();
+        let db = self.network().store();
         let found = match jid.split_once('@') {
             Some((user, LID_SERVER)) => db.phone_by_lid(user).await,
             Some((user, PHONE_SERVER)) => db.phone(user).await,
@@ -70,7 +70,7 @@ impl SandboxConnection {
         self.admit_lookup().await?;
         let known = self
             .network()
-            .db()
+            .store()
             .phone(phone)
             .await
             .map_err(unreachable)?
@@ -123,7 +123,7 @@ impl SandboxConnection {
         let named = PictureLinks::parse(&picture.url).ok_or_else(gone)?;
         let (content_type, data) = self
             .network()
-            .db()
+            .store()
             .phone_by_lid(&named.lid)
             .await
             .map_err(unreachable)?
@@ -145,7 +145,7 @@ impl SandboxNetwork {
         let key = self
             .inner
             .links_key
-            .get_or_try_init(|| self.db().picture_link_key())
+            .get_or_try_init(|| self.store().picture_link_key())
             .await
             .map_err(unreachable)?;
         let ttl = i64::try_from(self.inner.links_ttl.as_secs()).unwrap_or(i64::MAX / 2);

@@ -2,10 +2,10 @@
 //! test harness do to a session (link, enter a code, unlink, faults).
 use std::sync::Arc;
 
+use crate::store::groups::{ADMIN, MEMBER, SandboxGroup, SandboxMember};
+use crate::store::{PhonePatch, SandboxDevice, is_valid_phone};
 use chrono::Utc;
 use parley_shared::command::{Outcome, Reply, SandboxOp};
-use parley_shared::db::sandbox::{PhonePatch, SandboxDevice, is_valid_phone};
-use parley_shared::db::sandbox_groups::{ADMIN, MEMBER, SandboxGroup, SandboxMember};
 use parley_shared::error::ApiError;
 
 use super::live::{Live, Phase, State};
@@ -80,7 +80,7 @@ impl SandboxNetwork {
         }
         let code = codes::normalize_pair_code(code);
         let phone = self
-            .db()
+            .store()
             .take_pair_code(client_id, &code, PAIR_CODE_TTL)
             .await?
             .ok_or_else(|| ApiError::bad_request("wrong or expired code"))?;
@@ -96,7 +96,7 @@ impl SandboxNetwork {
         phone: &str,
         name: &str,
     ) -> Outcome {
-        let db = self.db();
+        let db = self.store();
         let registered = db.upsert_phone(phone, PhonePatch::default()).await?;
         let device = db.next_device_number(phone).await?;
         let push_name = if name.is_empty() {
@@ -132,7 +132,7 @@ impl SandboxNetwork {
 
     /// The phone removes the linked device: the session gets "logged out".
     async fn unlink(&self, client_id: &str) -> Outcome {
-        let removed = self.db().delete_sandbox_device(client_id).await?;
+        let removed = self.store().delete_sandbox_device(client_id).await?;
         let live = self.live(client_id);
         let linked = match &live {
             Some(live) => matches!(live.state().await.phase, Phase::Linked),
@@ -163,7 +163,7 @@ impl SandboxNetwork {
             )));
         }
         self.suspects().suspect(client_id);
-        self.db().arm_fault(client_id, op, count).await?;
+        self.store().arm_fault(client_id, op, count).await?;
         Ok(Reply::Done)
     }
 
@@ -177,7 +177,7 @@ impl SandboxNetwork {
         participants: &[String],
         admins: &[String],
     ) -> Outcome {
-        let db = self.db();
+        let db = self.store();
         let me = self.linked_phone(client_id).await?;
         let mut phones = vec![me.clone()];
         for p in participants {
@@ -221,7 +221,7 @@ impl SandboxNetwork {
     /// The phone the session is linked as (409 while it is not linked).
     async fn linked_phone(&self, client_id: &str) -> Result<String, ApiError> {
         Ok(self
-            .db()
+            .store()
             .sandbox_device(client_id)
             .await?
             .ok_or_else(|| ApiError::conflict("session is not linked"))?
@@ -231,7 +231,7 @@ impl SandboxNetwork {
     /// The session's phone changes the subject of `jid`, a group it is in; the
     /// session is told, as the network tells a member's devices.
     async fn change_subject(&self, client_id: &str, jid: &str, subject: &str) -> Outcome {
-        let db = self.db();
+        let db = self.store();
         let me = self.linked_phone(client_id).await?;
         db.sandbox_group(jid)
             .await?

@@ -1,8 +1,8 @@
 //! Groups on the simulated network: listing, metadata, creation, member
 //! changes answered per participant (as the real network does), invite links
 //! and leaving. The session acts as its linked phone; changes need an admin.
+use crate::store::groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
 use chrono::Utc;
-use parley_shared::db::sandbox_groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
 use parley_shared::recipients::{lid_jid, phone_jid};
 
 use super::connection::SandboxConnection;
@@ -25,7 +25,7 @@ impl SandboxConnection {
         self.ensure_linked().await?;
         let device = self
             .network()
-            .db()
+            .store()
             .sandbox_device(&self.live().client_id)
             .await
             .map_err(unreachable)?
@@ -38,7 +38,7 @@ impl SandboxConnection {
         let me = self.own_phone().await?;
         let group = self
             .network()
-            .db()
+            .store()
             .sandbox_group(jid)
             .await
             .map_err(unreachable)?
@@ -62,7 +62,7 @@ impl SandboxConnection {
 
     /// The group as the network describes it (participants by LID).
     async fn metadata(&self, group: &SandboxGroup) -> Result<GroupMetadata, NetworkError> {
-        let db = self.network().db();
+        let db = self.network().store();
         let mut participants = Vec::with_capacity(group.members.len());
         for m in &group.members {
             let lid = db
@@ -92,7 +92,7 @@ impl SandboxConnection {
         let me = self.own_phone().await?;
         let groups = self
             .network()
-            .db()
+            .store()
             .sandbox_groups_of(&me)
             .await
             .map_err(unreachable)?;
@@ -145,7 +145,7 @@ impl SandboxConnection {
             members,
         };
         self.network()
-            .db()
+            .store()
             .create_sandbox_group(&group)
             .await
             .map_err(unreachable)?;
@@ -162,7 +162,7 @@ impl SandboxConnection {
         participants: &[String],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
         let (mut group, _) = self.admin_group(jid).await?;
-        let db = self.network().db();
+        let db = self.network().store();
         let mut changes = Vec::with_capacity(participants.len());
         for who in participants {
             let phone = self.registered(who).await?.map(|p| p.phone);
@@ -217,7 +217,7 @@ impl SandboxConnection {
         let code = if reset || group.invite_code.is_empty() {
             let code = codes::invite_code();
             self.network()
-                .db()
+                .store()
                 .set_sandbox_invite_code(jid, &code)
                 .await
                 .map_err(unreachable)?;
@@ -231,7 +231,7 @@ impl SandboxConnection {
     pub(super) async fn leave(&self, jid: &str) -> Result<(), QueryError> {
         let (_, me) = self.my_group(jid).await?;
         self.network()
-            .db()
+            .store()
             .remove_sandbox_member(jid, &me)
             .await
             .map_err(unreachable)?;

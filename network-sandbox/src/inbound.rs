@@ -1,9 +1,9 @@
 //! `POST /sandbox/messages` on the network side: someone (a contact, or the
 //! linked phone itself) sends the session a message, delivered as the real
 //! network delivers one (votes as option hashes, files as CDN pointers).
+use crate::store::{PhonePatch, is_valid_phone};
 use chrono::Utc;
 use parley_shared::command::{Outcome, Reply};
-use parley_shared::db::sandbox::{PhonePatch, is_valid_phone};
 use parley_shared::error::ApiError;
 use parley_shared::injected::{FROM_ME, InjectedContent, InjectedMessage};
 
@@ -29,7 +29,7 @@ impl SandboxNetwork {
             .live(client_id)
             .ok_or_else(|| ApiError::conflict("session is not connected"))?;
         let device = self
-            .db()
+            .store()
             .sandbox_device(client_id)
             .await?
             .ok_or_else(|| ApiError::conflict("session is not connected"))?;
@@ -112,17 +112,17 @@ impl SandboxNetwork {
         })
     }
 
-    async fn contact(
-        &self,
-        phone: &str,
-    ) -> Result<parley_shared::db::sandbox::SandboxPhone, ApiError> {
+    async fn contact(&self, phone: &str) -> Result<crate::store::SandboxPhone, ApiError> {
         let phone = phone.trim_start_matches('+');
         if !is_valid_phone(phone) {
             return Err(ApiError::bad_request(
                 "phone must be 8 to 15 digits with country code",
             ));
         }
-        Ok(self.db().upsert_phone(phone, PhonePatch::default()).await?)
+        Ok(self
+            .store()
+            .upsert_phone(phone, PhonePatch::default())
+            .await?)
     }
 }
 

@@ -9,7 +9,10 @@ mod inbound;
 mod live;
 mod outbox;
 mod payload;
+#[cfg(feature = "routes")]
+pub mod routes;
 mod sends;
+pub mod store;
 mod suspects;
 #[cfg(test)]
 mod tests;
@@ -20,7 +23,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parley_shared::db::Db;
-use parley_shared::db::sandbox::SandboxDevice;
+
+use crate::store::{SandboxDevice, Store};
 use parley_shared::picture_links;
 use tokio::sync::mpsc;
 
@@ -47,7 +51,7 @@ pub struct SandboxNetwork {
 }
 
 struct Inner {
-    db: Db,
+    store: Store,
     qr_first: Duration,
     qr_next: Duration,
     /// Where the signed picture links point (this deployment's public URL).
@@ -70,7 +74,7 @@ impl SandboxNetwork {
         let suspects = Arc::new(Suspects::default());
         SandboxNetwork {
             inner: Arc::new(Inner {
-                db: db.clone(),
+                store: Store::new(db.clone()),
                 qr_first,
                 qr_next,
                 links_base: "http://127.0.0.1:8080".into(),
@@ -79,7 +83,7 @@ impl SandboxNetwork {
                 live: Mutex::new(HashMap::new()),
                 // The simulated network's own record: one writer, commits not
                 // waiting for the disk flush (see `Db::relaxed`).
-                outbox: OutboxWriter::new(db.relaxed(2), Arc::clone(&suspects)),
+                outbox: OutboxWriter::new(Store::new(db.relaxed(2)), Arc::clone(&suspects)),
                 suspects,
             }),
         }
@@ -94,8 +98,8 @@ impl SandboxNetwork {
         self
     }
 
-    fn db(&self) -> &Db {
-        &self.inner.db
+    fn store(&self) -> &Store {
+        &self.inner.store
     }
 
     fn outbox(&self) -> &OutboxWriter {
@@ -148,14 +152,14 @@ impl SandboxNetwork {
         if let Some(qr) = qr {
             self.clear_qr(&live.client_id, &qr).await;
         }
-        if let Err(e) = self.db().close_sandbox_connection(live.log_id).await {
+        if let Err(e) = self.store().close_sandbox_connection(live.log_id).await {
             tracing::warn!(client_id = %live.client_id, error = %e, "sandbox: connection log not closed");
         }
     }
 
     /// Withdraws a QR code; a failure only leaves a stale code that no longer links.
     async fn clear_qr(&self, client_id: &str, qr: &str) {
-        if let Err(e) = self.db().clear_qr(client_id, qr).await {
+        if let Err(e) = self.store().clear_qr(client_id, qr).await {
             tracing::warn!(client_id, error = %e, "sandbox: QR code not withdrawn");
         }
     }
@@ -173,7 +177,7 @@ impl SandboxNetwork {
             return Ok((Phase::Linked, event));
         }
         let qr = codes::qr_code(client_id);
-        self.db()
+        self.store()
             .set_qr(client_id, &qr)
             .await
             .map_err(unreachable)?;
@@ -188,7 +192,7 @@ impl Network for SandboxNetwork {
         &self,
         ctx: SessionContext,
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
-        let db = self.db();
+        let db = self.store();
         // A fault armed under an earlier owner is found by the first operation.
         self.suspects().suspect(&ctx.client_id);
         let log_id = db
@@ -225,7 +229,7 @@ impl Network for SandboxNetwork {
     }
 
     async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
-        self.db()
+        self.store()
             .forget_sandbox_session(client_id)
             .await
             .map_err(unreachable)

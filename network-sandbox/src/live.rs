@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use parley_shared::db::Db;
+use crate::store::Store;
 use tokio::sync::{Mutex, MutexGuard, mpsc};
 use tokio::task::JoinHandle;
 
@@ -98,7 +98,7 @@ impl Live {
     }
 
     /// Starts replacing the QR code after `first`, then every `next`, while pairing.
-    pub async fn start_rotation(self: &Arc<Self>, db: Db, first: Duration, next: Duration) {
+    pub async fn start_rotation(self: &Arc<Self>, db: Store, first: Duration, next: Duration) {
         let live = Arc::clone(self);
         let task = tokio::spawn(async move {
             let mut wait = first;
@@ -118,7 +118,7 @@ impl Live {
     }
 
     /// Shows a new QR code; `false` when pairing is over or nobody listens.
-    async fn rotate(&self, db: &Db) -> bool {
+    async fn rotate(&self, db: &Store) -> bool {
         let mut state = self.state.lock().await;
         let Phase::Pairing { qr, .. } = &mut state.phase else {
             return false;

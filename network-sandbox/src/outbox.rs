@@ -11,8 +11,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use parley_shared::db::Db;
-use parley_shared::db::sandbox::NewOutboxEntry;
+use crate::store::NewOutboxEntry;
+use crate::store::Store;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
 use super::suspects::Suspects;
@@ -41,13 +41,13 @@ struct Job {
 /// (inside the runtime) and ends when the network is dropped.
 #[derive(Clone)]
 pub(super) struct OutboxWriter {
-    db: Db,
+    db: Store,
     suspects: Arc<Suspects>,
     queue: Arc<OnceCell<mpsc::Sender<Job>>>,
 }
 
 impl OutboxWriter {
-    pub fn new(db: Db, suspects: Arc<Suspects>) -> OutboxWriter {
+    pub fn new(db: Store, suspects: Arc<Suspects>) -> OutboxWriter {
         OutboxWriter {
             db,
             suspects,
@@ -80,7 +80,7 @@ impl OutboxWriter {
     }
 }
 
-async fn run(db: Db, suspects: Arc<Suspects>, mut queue: mpsc::Receiver<Job>) {
+async fn run(db: Store, suspects: Arc<Suspects>, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         write(&db, &suspects, std::mem::take(&mut batch)).await;
@@ -88,7 +88,7 @@ async fn run(db: Db, suspects: Arc<Suspects>, mut queue: mpsc::Receiver<Job>) {
 }
 
 /// Answers every job of `jobs`.
-async fn write(db: &Db, suspects: &Suspects, jobs: Vec<Job>) {
+async fn write(db: &Store, suspects: &Suspects, jobs: Vec<Job>) {
     let asked: HashMap<&str, u64> = jobs
         .iter()
         .filter_map(|j| {
@@ -133,7 +133,7 @@ async fn write(db: &Db, suspects: &Suspects, jobs: Vec<Job>) {
 
 /// The `(clientId, op)` pairs armed among the sessions `asked` about.
 async fn armed_among(
-    db: &Db,
+    db: &Store,
     asked: &HashMap<&str, u64>,
 ) -> Result<HashSet<(String, String)>, String> {
     if asked.is_empty() {
@@ -148,7 +148,7 @@ async fn armed_among(
 
 /// One statement for all; when it fails, one each, so one bad record does not
 /// fail the others.
-async fn insert(db: &Db, jobs: Vec<Job>) {
+async fn insert(db: &Store, jobs: Vec<Job>) {
     if jobs.is_empty() {
         return;
     }

@@ -2,8 +2,8 @@
 //! uses up an armed `send` fault (receipts: `receipt`) by failing, applies the
 //! rules the real network enforces (edit window, revoking others' messages),
 //! then lands in the outbox with a network-assigned id.
+use crate::store::NewOutboxEntry;
 use chrono::{Duration, Utc};
-use parley_shared::db::sandbox::NewOutboxEntry;
 use parley_shared::recipients::GROUP_SERVER;
 use serde_json::{Value, json};
 
@@ -68,7 +68,7 @@ impl SandboxConnection {
     pub(super) async fn resolve_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
         let known = self
             .network()
-            .db()
+            .store()
             .phone(phone)
             .await
             .map_err(unreachable)?;
@@ -107,7 +107,7 @@ impl SandboxConnection {
         self.admit().await?;
         let original = self
             .network()
-            .db()
+            .store()
             .outbox_message(&self.live().client_id, target_id)
             .await
             .map_err(unreachable)?

@@ -1,10 +1,10 @@
 //! Unit tests of the sandbox network over a real, migrated SQLite database.
 use std::time::Duration;
 
+use crate::store::{PhonePatch, SandboxDevice, Store};
 use chrono::Utc;
 use parley_shared::command::{Reply, SandboxOp};
 use parley_shared::db::Db;
-use parley_shared::db::sandbox::{PhonePatch, SandboxDevice};
 use tokio::sync::mpsc;
 
 use super::SandboxNetwork;
@@ -22,7 +22,7 @@ const PHONE: &str = "4915112345678";
 
 struct Fixture {
     network: SandboxNetwork,
-    db: Db,
+    db: Store,
     _dir: tempfile::TempDir,
 }
 
@@ -33,7 +33,7 @@ async fn fixture(qr_first: Duration, qr_next: Duration) -> Fixture {
     db.migrate().await.expect("migrate");
     Fixture {
         network: SandboxNetwork::new(db.clone(), qr_first, qr_next),
-        db,
+        db: Store::new(db),
         _dir: dir,
     }
 }
@@ -494,12 +494,16 @@ async fn lids_are_fifteen_digits_stable_and_distinct_per_phone() {
 
 #[tokio::test]
 async fn lid_collision_derives_the_next_lid() {
+    use crate::store::derive_lid;
     use parley_shared::db::ConnectionTrait;
-    use parley_shared::db::sandbox::derive_lid;
     let f = steady().await;
     let taken = derive_lid(PHONE, 0);
     let sql = format!("INSERT INTO sandbox_phones (phone, lid) VALUES ('111111111', '{taken}')");
-    f.db.conn().execute_unprepared(&sql).await.expect("insert");
+    f.db.db()
+        .conn()
+        .execute_unprepared(&sql)
+        .await
+        .expect("insert");
     let phone =
         f.db.upsert_phone(PHONE, PhonePatch::default())
             .await

@@ -113,9 +113,11 @@ async fn assert_single_driver(
     ids: &[String],
     killed: &[(String, Instant, chrono::DateTime<chrono::Utc>)],
 ) {
-    let db = parley_shared::db::Db::connect(&c.database_url)
-        .await
-        .unwrap();
+    let db = parley_network_sandbox::store::Store::new(
+        parley_shared::db::Db::connect(&c.database_url)
+            .await
+            .unwrap(),
+    );
     for client in ids {
         let mut rows = db.sandbox_connections(client).await.unwrap();
         rows.sort_by_key(|r| r.connected_at);

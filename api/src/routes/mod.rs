@@ -5,7 +5,7 @@ mod contacts;
 mod groups;
 mod health;
 mod inbox;
-mod lifecycle;
+pub(crate) mod lifecycle;
 mod media;
 mod media_files;
 mod media_send;
@@ -13,10 +13,7 @@ mod messages;
 mod meta;
 mod prometheus;
 mod receipts;
-mod sandbox;
-mod sandbox_cdn;
-mod sandbox_messages;
-mod sessions;
+pub(crate) mod sessions;
 mod settings;
 mod updates;
 
@@ -24,8 +21,10 @@ use actix_web::dev::{ServiceFactory, ServiceRequest};
 use utoipa_actix_web::UtoipaApp;
 
 use crate::Surface;
+use crate::extension::RouteSet;
 
-pub fn register<T>(app: UtoipaApp<T>, surface: Surface, sandbox: bool) -> UtoipaApp<T>
+/// The API's routes for `surface`, with `extra`'s (an adapter's own).
+pub fn register<T>(app: UtoipaApp<T>, surface: Surface, extra: &RouteSet) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
@@ -37,29 +36,13 @@ where
         .service(health::live)
         .service(health::ready)
         .service(health::clients);
-    // The sandbox's picture links work on every server of a deployment,
-    // whichever public URL made them.
-    let app = if sandbox {
-        app.service(sandbox_cdn::picture)
-    } else {
-        app
-    };
+    // An adapter's routes served everywhere (the sandbox's picture links,
+    // whichever server of the deployment made them).
+    let app = app.configure(extra.everywhere);
     if surface == Surface::ProbesOnly {
         return app;
     }
-    let app = if sandbox {
-        app.service(sandbox::link)
-            .service(sandbox::enter_code)
-            .service(sandbox::unlink)
-            .service(sandbox::faults)
-            .service(sandbox::contacts)
-            .service(sandbox::outbox)
-            .service(sandbox_messages::messages)
-            .service(sandbox::groups)
-            .service(sandbox::group_subject)
-    } else {
-        app
-    };
+    let app = app.configure(extra.gateway);
     app.service(meta::config)
         .service(sessions::clients)
         .service(sessions::check_state)

@@ -1,7 +1,7 @@
 //! Sends on the simulated network: the outbox, faults, the rules the real
 //! network enforces (edit window, revoking others' messages), unpaired sessions.
+use crate::store::NewOutboxEntry;
 use chrono::Utc;
-use parley_shared::db::sandbox::NewOutboxEntry;
 use parley_shared::media::spool::FileBody;
 use serde_json::json;
 
@@ -27,7 +27,7 @@ async fn linked_connection(f: &Fixture) -> Box<dyn Connection> {
     conn
 }
 
-async fn outbox(f: &Fixture) -> Vec<parley_shared::db::sandbox::OutboxEntry> {
+async fn outbox(f: &Fixture) -> Vec<crate::store::OutboxEntry> {
     f.db.outbox("c1", None, None, 1000).await.expect("outbox")
 }
 

@@ -3,11 +3,9 @@ pub mod contacts;
 pub mod entities;
 pub mod group_subjects;
 pub mod history;
-pub mod sandbox;
-pub mod sandbox_generated;
-pub mod sandbox_groups;
-pub mod sandbox_media;
 pub mod sessions;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend, DbErr};
 

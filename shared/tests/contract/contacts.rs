@@ -1,9 +1,8 @@
 //! Contract of the contact queries (learned LID <-> phone mapping, picture
-//! cache) and the sandbox groups, run on SQLite and PostgreSQL.
+//! cache), run on SQLite and PostgreSQL.
 use chrono::{Duration, TimeZone, Utc};
 use parley_shared::db::Db;
 use parley_shared::db::contacts::CachedPicture;
-use parley_shared::db::sandbox_groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
 
 use crate::db::db_contract;
 
@@ -13,7 +12,6 @@ db_contract! {
         learned_contacts_map_both_ways_per_session,
         learning_never_erases_and_a_phone_moves,
         pictures_are_cached_per_session_jid_and_kind,
-        sandbox_groups_keep_members_and_roles,
     ]
 }
 
@@ -97,59 +95,4 @@ async fn pictures_are_cached_per_session_jid_and_kind(db: &Db) {
         db.cached_picture("a", &jid, "preview").await.unwrap(),
         Some(hidden)
     );
-}
-
-async fn sandbox_groups_keep_members_and_roles(db: &Db) {
-    let member = |phone: &str, role: &str| SandboxMember {
-        phone: phone.into(),
-        role: role.into(),
-    };
-    let group = SandboxGroup {
-        jid: "120363000000000001@g.us".into(),
-        subject: "Team".into(),
-        owner_phone: PHONE.into(),
-        invite_code: "code1".into(),
-        created_at: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
-        members: vec![member(PHONE, SUPERADMIN), member("4915100000002", MEMBER)],
-    };
-    db.create_sandbox_group(&group).await.unwrap();
-    assert_eq!(
-        db.sandbox_group(&group.jid).await.unwrap(),
-        Some(group.clone())
-    );
-    assert_eq!(db.sandbox_group("1@g.us").await.unwrap(), None);
-    assert_eq!(
-        db.sandbox_groups_of("4915100000002").await.unwrap(),
-        vec![group.clone()]
-    );
-    assert!(
-        db.sandbox_groups_of("4915100000003")
-            .await
-            .unwrap()
-            .is_empty()
-    );
-
-    db.put_sandbox_member(&group.jid, &member("4915100000002", ADMIN))
-        .await
-        .unwrap();
-    db.put_sandbox_member(&group.jid, &member("4915100000003", MEMBER))
-        .await
-        .unwrap();
-    assert!(db.remove_sandbox_member(&group.jid, PHONE).await.unwrap());
-    assert!(!db.remove_sandbox_member(&group.jid, PHONE).await.unwrap());
-    db.set_sandbox_invite_code(&group.jid, "code2")
-        .await
-        .unwrap();
-    let now = db.sandbox_group(&group.jid).await.unwrap().unwrap();
-    assert_eq!(now.invite_code, "code2");
-    assert_eq!(
-        now.members,
-        vec![
-            member("4915100000002", ADMIN),
-            member("4915100000003", MEMBER)
-        ]
-    );
-    assert!(now.member("4915100000002").unwrap().is_admin());
-    assert!(!now.member("4915100000003").unwrap().is_admin());
-    assert!(db.sandbox_groups_of(PHONE).await.unwrap().is_empty());
 }

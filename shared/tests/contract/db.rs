@@ -1,88 +1,10 @@
 //! Contract of the database (`Db` session queries): one suite, run on SQLite and PostgreSQL.
 use chrono::{TimeZone, Utc};
-use parley_shared::db::sandbox::NewOutboxEntry;
 use parley_shared::db::{Db, NewSession, SessionRow, SettingsPatch, StatePatch};
 use parley_shared::store_keys::StoreKeys;
 use sea_orm::ConnectionTrait;
 
-use crate::support;
-
-/// A migrated database of one adapter, private to one test.
-pub(crate) struct Fixture {
-    pub(crate) db: Db,
-    /// SQLite: the directory of the file, removed on drop.
-    _dir: Option<tempfile::TempDir>,
-    /// PostgreSQL: the admin connection and the database to drop.
-    pg_admin: Option<(Db, String)>,
-}
-
-impl Fixture {
-    pub(crate) async fn sqlite() -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("parley.db").display());
-        let db = Db::connect(&url).await.expect("open SQLite");
-        db.migrate().await.expect("migrate SQLite");
-        Fixture {
-            db,
-            _dir: Some(dir),
-            pg_admin: None,
-        }
-    }
-
-    pub(crate) async fn postgres() -> Fixture {
-        let admin_url = support::postgres_admin_url();
-        let admin = Db::connect(&admin_url)
-            .await
-            .unwrap_or_else(|e| panic!("PostgreSQL is required at {admin_url}: {e}"));
-        let name = support::unique("parley_test_");
-        admin
-            .conn()
-            .execute_unprepared(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create test database");
-        let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
-        url.set_path(&name);
-        let db = Db::connect(url.as_str()).await.expect("open test database");
-        db.migrate().await.expect("migrate PostgreSQL");
-        Fixture {
-            db,
-            _dir: None,
-            pg_admin: Some((admin, name)),
-        }
-    }
-
-    pub(crate) async fn finish(self) {
-        drop(self.db);
-        if let Some((admin, name)) = self.pg_admin {
-            admin
-                .conn()
-                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                .await
-                .expect("drop test database");
-        }
-    }
-}
-
-/// Expands every case into one `#[tokio::test]` per adapter, on a fresh
-/// database: `<suite>::<adapter>::<case>`. Used by every database suite.
-macro_rules! db_contract {
-    (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
-        $( db_contract!(@adapter $adapter $cases); )+
-    };
-    (@adapter $adapter:ident [$($case:ident),+ $(,)?]) => {
-        mod $adapter {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let fixture = crate::db::Fixture::$adapter().await;
-                    super::$case(&fixture.db).await;
-                    fixture.finish().await;
-                }
-            )+
-        }
-    };
-}
-pub(crate) use db_contract;
+pub(crate) use parley_shared::db_contract;
 
 db_contract! {
     adapters: [sqlite, postgres],
@@ -96,7 +18,6 @@ db_contract! {
         delete,
         webhook_token_round_trips,
         webhook_tokens_are_sealed_and_rekeyed,
-        sandbox_outbox_records_in_order_and_filters,
         relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait,
     ]
 }
@@ -419,90 +340,22 @@ async fn webhook_tokens_are_sealed_and_rekeyed(db: &Db) {
     assert!(only_a.session("sealed").await.is_err());
 }
 
-async fn sandbox_outbox_records_in_order_and_filters(db: &Db) {
-    let base = Utc.timestamp_opt(1_700_000_000, 0).single().expect("time");
-    let entry = |client: &str, id: &str, to: &str, kind: &str, millis: i64| NewOutboxEntry {
-        client_id: client.into(),
-        message_id: id.into(),
-        to_jid: to.into(),
-        kind: kind.into(),
-        payload: serde_json::json!({"body": format!("{kind} {id}"), "n": millis}),
-        at: base + chrono::Duration::milliseconds(millis),
-    };
-    let lid = "123456789012345@lid";
-    let group = "120363025246125486@g.us";
-    db.record_outbox(entry("c1", "3EB0A", lid, "text", 0))
-        .await
-        .expect("record");
-    for e in [
-        entry("c1", "3EB0B", group, "poll", 500),
-        entry("c2", "3EB0C", lid, "text", 600),
-        entry("c1", "", lid, "typing", 1_250),
-        entry("c1", "3EB0D", lid, "edit", 2_000),
-    ] {
-        db.record_outbox(e).await.expect("record");
-    }
-    let ids = |rows: Vec<parley_shared::db::sandbox::OutboxEntry>| {
-        rows.into_iter()
-            .map(|r| format!("{}:{}", r.kind, r.message_id))
-            .collect::<Vec<_>>()
-    };
-    let all = db.outbox("c1", None, None, 100).await.expect("list");
-    let first = &all[0];
-    assert_eq!(first.payload["body"], "text 3EB0A");
-    assert_eq!(first.payload["n"], 0);
-    assert_eq!(first.at, base);
-    assert_eq!(
-        (first.client_id.as_str(), first.to_jid.as_str()),
-        ("c1", lid)
-    );
-    assert_eq!(
-        ids(all),
-        ["text:3EB0A", "poll:3EB0B", "typing:", "edit:3EB0D"]
-    );
-    let to_lid = db
-        .outbox("c1", Some(&[lid.to_string()]), None, 100)
-        .await
-        .expect("list");
-    assert_eq!(ids(to_lid), ["text:3EB0A", "typing:", "edit:3EB0D"]);
-    let since = base + chrono::Duration::milliseconds(1_250);
-    let recent = db.outbox("c1", None, Some(since), 100).await.expect("list");
-    assert_eq!(ids(recent), ["typing:", "edit:3EB0D"]);
-    let limited = db.outbox("c1", None, None, 2).await.expect("list");
-    assert_eq!(ids(limited), ["text:3EB0A", "poll:3EB0B"]);
-
-    let found = db.outbox_message("c1", "3EB0D").await.expect("find");
-    assert_eq!(found.map(|e| e.kind), Some("edit".to_string()));
-    assert_eq!(db.outbox_message("c2", "3EB0D").await.expect("find"), None);
-    db.forget_sandbox_session("c1").await.expect("forget");
-    assert_eq!(
-        db.outbox("c1", None, None, 100).await.expect("list").len(),
-        4,
-        "the outbox outlives the session's network state"
-    );
-}
-
 async fn relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait(db: &Db) {
     let relaxed = db.relaxed(2);
     match db.backend() {
         "postgres" => assert_eq!(synchronous_commit(&relaxed).await, "off"),
         backend => assert_eq!(backend, "sqlite"),
     }
-    let at = Utc.timestamp_opt(1_700_000_000, 0).single().expect("time");
     relaxed
-        .record_outbox_many(vec![NewOutboxEntry {
-            client_id: "r1".into(),
-            message_id: "3EB0R".into(),
-            to_jid: "123456789012345@lid".into(),
-            kind: "text".into(),
-            payload: serde_json::json!({"body": "relaxed"}),
-            at,
-        }])
+        .create_session(new_session("r1"))
         .await
         .expect("write through the relaxed pool");
-    let seen = db.outbox("r1", None, None, 10).await.expect("list");
-    assert_eq!(seen.len(), 1, "the main pool sees the write at once");
-    assert_eq!(seen[0].payload["body"], "relaxed");
+    let seen = db.session("r1").await.expect("read");
+    assert_eq!(
+        seen.map(|s| s.webhook_url),
+        Some("https://hooks.example/r1".to_string()),
+        "the main pool sees the write at once"
+    );
 }
 
 /// PostgreSQL's `synchronous_commit` on a connection of `db`'s pool.

@@ -12,12 +12,6 @@ pub fn redis_url() -> String {
     std::env::var("PARLEY_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 
-/// A PostgreSQL URL of a server where the test may create databases.
-pub fn postgres_admin_url() -> String {
-    std::env::var("PARLEY_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
-}
-
 /// The S3-compatible endpoint (path style) and its credentials.
 pub fn s3_endpoint() -> String {
     std::env::var("PARLEY_TEST_S3_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:9000".into())

@@ -2,7 +2,7 @@
 //! cap lands whole behind its permanent link (on S3 as a multipart upload), a
 //! file over it is not downloaded, and both events are delivered with their
 //! media metadata; history keeps the second without a link and says why.
-use parley_shared::db::sandbox_generated::Generated;
+use parley_network_sandbox::store::generated::Generated;
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 

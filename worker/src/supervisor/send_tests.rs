@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use parley_network_sandbox::store::{OutboxEntry, Store};
 use parley_shared::command::{Command, Reply, SandboxOp};
-use parley_shared::db::sandbox::OutboxEntry;
 use parley_shared::egress::Egress;
 use parley_shared::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage, SendResult};
 use parley_shared::recipients::Recipient;
@@ -96,7 +96,10 @@ fn media(source: MediaSource) -> Command {
 }
 
 pub(super) async fn outbox(world: &World, id: &str) -> Vec<OutboxEntry> {
-    world.db.outbox(id, None, None, 1000).await.unwrap()
+    Store::new(world.db.clone())
+        .outbox(id, None, None, 1000)
+        .await
+        .unwrap()
 }
 
 pub(super) fn sent(reply: Reply) -> SendResult {

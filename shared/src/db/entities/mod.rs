@@ -3,5 +3,4 @@ pub mod contacts;
 pub mod group_subjects;
 pub mod history;
 pub mod profile_pictures;
-pub mod sandbox;
 pub mod sessions;

@@ -441,7 +441,9 @@ async fn owned_by(http: &reqwest::Client, worker: &Parley) -> anyhow::Result<Vec
 }
 
 async fn double_owners(database_url: &str, ids: &[String]) -> anyhow::Result<usize> {
-    let db = parley_shared::db::Db::connect(database_url).await?;
+    let db = parley_network_sandbox::store::Store::new(
+        parley_shared::db::Db::connect(database_url).await?,
+    );
     let mut overlaps = 0;
     for id in ids {
         let mut rows = db.sandbox_connections(id).await?;

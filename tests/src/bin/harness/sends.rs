@@ -5,7 +5,7 @@
 //! level before, sampled every 20 ms, and how long the sends took.
 use std::time::{Duration, Instant};
 
-use parley_shared::db::sandbox_generated::Generated;
+use parley_network_sandbox::store::generated::Generated;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

@@ -1,4 +1,5 @@
-//! The sandbox network's entities, one module per table, with their queries.
+//! The sandbox network's entities, one module per table, with their queries
+//! (functions over the gateway's [`Db`](parley_shared::db::Db)).
 pub mod connections;
 pub mod devices;
 pub mod faults;

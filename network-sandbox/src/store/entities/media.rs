@@ -4,7 +4,7 @@ use chrono::Utc;
 use sea_orm::ActiveValue::Set;
 use sea_orm::entity::prelude::*;
 
-use crate::db::{Db, DbError};
+use parley_shared::db::{Db, DbError};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "sandbox_media")]

@@ -2,7 +2,7 @@
 //! media key and direct path, and the message carries only those and the
 //! hashes, as the real network's messages do. Downloading checks the encrypted
 //! hash, decrypts with the key and checks the plain hash. Generated files
-//! ([`super::sandbox_generated`]) are made again on each download instead,
+//! ([`super::generated`]) are made again on each download instead,
 //! and carry no hashes.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -11,11 +11,13 @@ use futures::StreamExt;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use super::entities::sandbox::media;
-use super::sandbox_generated::{self as generated, Generated};
-use super::{Db, DbError};
-use crate::event::MediaDownload;
-use crate::media::ByteStream;
+use super::entities::media;
+use super::generated::{self as generated, Generated};
+use parley_shared::db::DbError;
+
+use super::Store;
+use parley_shared::event::MediaDownload;
+use parley_shared::media::ByteStream;
 
 /// Bytes per chunk of a stored file's download.
 const STORED_CHUNK: usize = 64 * 1024;
@@ -33,7 +35,7 @@ pub enum CdnError {
     Db(#[from] DbError),
 }
 
-impl Db {
+impl Store {
     /// Uploads `plain` for `client_id`; returns what a message carries to fetch it.
     pub async fn put_sandbox_media(
         &self,
@@ -52,13 +54,13 @@ impl Db {
             file_enc_sha256: STANDARD.encode(Sha256::digest(&encrypted)),
             file_length: plain.len() as u64,
         };
-        media::put(self, client_id, &download.direct_path, encrypted).await?;
+        media::put(&self.db, client_id, &download.direct_path, encrypted).await?;
         Ok(download)
     }
 
     /// Fetches and decrypts the file `download` points at.
     pub async fn sandbox_media(&self, download: &MediaDownload) -> Result<Vec<u8>, CdnError> {
-        let encrypted = media::get(self, &download.direct_path)
+        let encrypted = media::get(&self.db, &download.direct_path)
             .await?
             .ok_or(CdnError::NotFound)?;
         let key = STANDARD
@@ -103,7 +105,7 @@ impl Db {
 
     /// Deletes a session's sandbox files.
     pub async fn forget_sandbox_media(&self, client_id: &str) -> Result<(), DbError> {
-        media::forget(self, client_id).await
+        media::forget(&self.db, client_id).await
     }
 }
 

@@ -5,8 +5,8 @@ use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::ExprTrait;
 use sha2::{Digest, Sha256};
 
-use crate::db::{Db, DbError};
 use chrono::DateTime;
+use parley_shared::db::{Db, DbError};
 
 /// A phone registered on the simulated network.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,27 +4,27 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::entities::sandbox::{
-    connections, devices, faults, keys, outbox, pair_codes, phones, qr,
-};
-use super::{Db, DbError};
+use super::entities::{connections, devices, faults, keys, outbox, pair_codes, phones, qr};
+use parley_shared::db::DbError;
 
-pub use super::entities::sandbox::connections::SandboxConnection;
-pub use super::entities::sandbox::devices::{SandboxDevice, fence_from_db, fence_to_db};
-pub use super::entities::sandbox::outbox::{NewOutboxEntry, OutboxEntry};
-pub use super::entities::sandbox::phones::{PhonePatch, SandboxPhone, derive_lid};
+use super::Store;
+
+pub use super::entities::connections::SandboxConnection;
+pub use super::entities::devices::{SandboxDevice, fence_from_db, fence_to_db};
+pub use super::entities::outbox::{NewOutboxEntry, OutboxEntry};
+pub use super::entities::phones::{PhonePatch, SandboxPhone, derive_lid};
 
 /// Whether `phone` is a simulated phone number: 8 to 15 ASCII digits.
 pub fn is_valid_phone(phone: &str) -> bool {
     (8..=15).contains(&phone.len()) && phone.bytes().all(|b| b.is_ascii_digit())
 }
 
-impl Db {
+impl Store {
     /// The key that signs the sandbox's picture links: made by the first
     /// process that asks, shared by all through the database.
     pub async fn picture_link_key(&self) -> Result<Vec<u8>, DbError> {
         let fresh: [u8; 32] = rand::random();
-        let stored = keys::get_or_create(self, "picture-links", &hex::encode(fresh)).await?;
+        let stored = keys::get_or_create(&self.db, "picture-links", &hex::encode(fresh)).await?;
         hex::decode(stored)
             .map_err(|e| DbError::Unavailable(format!("sandbox key picture-links: {e}")))
     }
@@ -36,53 +36,53 @@ impl Db {
         phone: &str,
         patch: PhonePatch,
     ) -> Result<SandboxPhone, DbError> {
-        phones::upsert(self, phone, patch).await
+        phones::upsert(&self.db, phone, patch).await
     }
 
     pub async fn phone(&self, phone: &str) -> Result<Option<SandboxPhone>, DbError> {
-        phones::find(self, phone).await
+        phones::find(&self.db, phone).await
     }
 
     /// Counts one more device linked by `phone` (registered) and returns its
     /// device number: 1 + the number of earlier links.
     pub async fn next_device_number(&self, phone: &str) -> Result<i32, DbError> {
-        phones::next_device_number(self, phone).await
+        phones::next_device_number(&self.db, phone).await
     }
 
     /// Which session shows QR `code` now.
     pub async fn qr_owner(&self, code: &str) -> Result<Option<String>, DbError> {
-        qr::owner(self, code).await
+        qr::owner(&self.db, code).await
     }
 
     /// The QR code `client_id` shows now.
     pub async fn current_qr(&self, client_id: &str) -> Result<Option<String>, DbError> {
-        qr::current(self, client_id).await
+        qr::current(&self.db, client_id).await
     }
 
     /// Makes `code` the session's current QR code (the previous one is invalid).
     pub async fn set_qr(&self, client_id: &str, code: &str) -> Result<(), DbError> {
-        qr::set(self, client_id, code).await
+        qr::set(&self.db, client_id, code).await
     }
 
     /// Withdraws `code` as the session's QR; a newer code set by another
     /// connection stays.
     pub async fn clear_qr(&self, client_id: &str, code: &str) -> Result<(), DbError> {
-        qr::clear(self, client_id, code).await
+        qr::clear(&self.db, client_id, code).await
     }
 
     pub async fn sandbox_device(&self, client_id: &str) -> Result<Option<SandboxDevice>, DbError> {
-        devices::find(self, client_id).await
+        devices::find(&self.db, client_id).await
     }
 
     /// Stores the device record when `device.fence` is not older than the stored
     /// one. `false`: a newer connection wrote it; nothing changed.
     pub async fn put_sandbox_device(&self, device: &SandboxDevice) -> Result<bool, DbError> {
-        devices::put(self, device).await
+        devices::put(&self.db, device).await
     }
 
     /// Deletes the device record (logout); `false` when there was none.
     pub async fn delete_sandbox_device(&self, client_id: &str) -> Result<bool, DbError> {
-        devices::delete(self, client_id).await
+        devices::delete(&self.db, client_id).await
     }
 
     /// Stores the pending pairing code of a session (replacing an older one).
@@ -92,7 +92,7 @@ impl Db {
         phone: &str,
         code: &str,
     ) -> Result<(), DbError> {
-        pair_codes::set(self, client_id, phone, code).await
+        pair_codes::set(&self.db, client_id, phone, code).await
     }
 
     /// Consumes the session's pending code when it is `code` and younger than
@@ -103,18 +103,18 @@ impl Db {
         code: &str,
         max_age: Duration,
     ) -> Result<Option<String>, DbError> {
-        pair_codes::take(self, client_id, code, max_age).await
+        pair_codes::take(&self.db, client_id, code, max_age).await
     }
 
     /// Makes the next `count` operations `op` of the session fail (0 disarms).
     pub async fn arm_fault(&self, client_id: &str, op: &str, count: u32) -> Result<(), DbError> {
-        faults::arm(self, client_id, op, count).await
+        faults::arm(&self.db, client_id, op, count).await
     }
 
     /// Uses up one armed failure of `op`, atomically: `true` when the operation
     /// must fail.
     pub async fn consume_fault(&self, client_id: &str, op: &str) -> Result<bool, DbError> {
-        faults::consume(self, client_id, op).await
+        faults::consume(&self.db, client_id, op).await
     }
 
     /// Logs a new open connection; returns its id.
@@ -124,12 +124,12 @@ impl Db {
         pod_name: &str,
         fence: u64,
     ) -> Result<i64, DbError> {
-        connections::open(self, client_id, pod_name, fence).await
+        connections::open(&self.db, client_id, pod_name, fence).await
     }
 
     /// Marks a logged connection closed (once; later calls change nothing).
     pub async fn close_sandbox_connection(&self, id: i64) -> Result<(), DbError> {
-        connections::close(self, id).await
+        connections::close(&self.db, id).await
     }
 
     /// The session's logged connections, oldest first.
@@ -137,17 +137,17 @@ impl Db {
         &self,
         client_id: &str,
     ) -> Result<Vec<SandboxConnection>, DbError> {
-        connections::list(self, client_id).await
+        connections::list(&self.db, client_id).await
     }
 
     /// Records something the session put on the network.
     pub async fn record_outbox(&self, entry: NewOutboxEntry) -> Result<(), DbError> {
-        outbox::insert(self, entry).await
+        outbox::insert(&self.db, entry).await
     }
 
     /// Records several entries with one statement, in their order.
     pub async fn record_outbox_many(&self, entries: Vec<NewOutboxEntry>) -> Result<(), DbError> {
-        outbox::insert_many(self, entries).await
+        outbox::insert_many(&self.db, entries).await
     }
 
     /// Which operations have failures armed, as `(client_id, op)`, for `client_ids`.
@@ -155,7 +155,7 @@ impl Db {
         &self,
         client_ids: &[&str],
     ) -> Result<Vec<(String, String)>, DbError> {
-        faults::armed_among(self, client_ids).await
+        faults::armed_among(&self.db, client_ids).await
     }
 
     /// The session's outbox, oldest first, at most `limit` entries: only the
@@ -167,7 +167,7 @@ impl Db {
         since: Option<DateTime<Utc>>,
         limit: u64,
     ) -> Result<Vec<OutboxEntry>, DbError> {
-        outbox::list(self, client_id, to_jids, since, limit).await
+        outbox::list(&self.db, client_id, to_jids, since, limit).await
     }
 
     /// The outbox entry of the session's message `message_id`, if it sent one.
@@ -176,16 +176,16 @@ impl Db {
         client_id: &str,
         message_id: &str,
     ) -> Result<Option<OutboxEntry>, DbError> {
-        outbox::find(self, client_id, message_id).await
+        outbox::find(&self.db, client_id, message_id).await
     }
 
     /// Forgets the session's network state: device, QR, pairing code, faults.
     /// The connection log and the outbox stay.
     pub async fn forget_sandbox_session(&self, client_id: &str) -> Result<(), DbError> {
-        devices::delete(self, client_id).await?;
-        qr::clear_all(self, client_id).await?;
-        pair_codes::clear(self, client_id).await?;
-        faults::clear(self, client_id).await
+        devices::delete(&self.db, client_id).await?;
+        qr::clear_all(&self.db, client_id).await?;
+        pair_codes::clear(&self.db, client_id).await?;
+        faults::clear(&self.db, client_id).await
     }
 }
 

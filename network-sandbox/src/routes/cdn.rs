@@ -9,7 +9,7 @@ use parley_shared::picture_links::{PictureLinks, Refused};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::{AppState, HttpError};
+use parley_api::{AppState, HttpError};
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LinkQuery {
@@ -39,7 +39,7 @@ pub async fn picture(
 ) -> Result<HttpResponse, HttpError> {
     let (lid, file) = path.into_inner();
     let q = query.into_inner();
-    let db = &state.ports.db;
+    let db = super::store(&state);
     let links = PictureLinks::new(&db.picture_link_key().await?);
     let now = chrono::Utc::now().timestamp();
     let picture = links

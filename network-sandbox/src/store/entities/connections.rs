@@ -5,7 +5,7 @@ use sea_orm::entity::prelude::*;
 use sea_orm::{ActiveValue::Set, QueryOrder};
 
 use super::devices::{fence_from_db, fence_to_db};
-use crate::db::{Db, DbError};
+use parley_shared::db::{Db, DbError};
 
 /// One connection as the network logged it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@ use sea_orm::ActiveValue::Set;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
 
-use crate::db::{Db, DbError};
+use parley_shared::db::{Db, DbError};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "sandbox_keys")]

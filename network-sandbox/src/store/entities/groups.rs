@@ -5,8 +5,8 @@ use sea_orm::QueryOrder;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
 
-use crate::db::{Db, DbError};
 use chrono::{DateTime, Utc};
+use parley_shared::db::{Db, DbError};
 
 /// Roles of a group member, as the network names them.
 pub const MEMBER: &str = "member";

@@ -4,8 +4,8 @@ use sea_orm::ActiveValue::Set;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::{ExprTrait, OnConflict};
 
-use crate::db::{Db, DbError};
 use chrono::{DateTime, Utc};
+use parley_shared::db::{Db, DbError};
 
 /// The network's record of a linked device (what a session reconnects with).
 #[derive(Debug, Clone, PartialEq, Eq)]

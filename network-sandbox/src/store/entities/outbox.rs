@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
 use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect};
 
-use crate::db::{Db, DbError};
+use parley_shared::db::{Db, DbError};
 
 /// Something a session put on the network, as the sandbox recorded it.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,9 +1,9 @@
 //! The simulated network's controls (`/sandbox/*`, sandbox mode only): they act
 //! through the worker that owns the session, exactly where the network would.
+use crate::store::PhonePatch;
 use actix_web::{HttpRequest, get, post, web};
 use chrono::{DateTime, Utc};
 use parley_shared::command::{Command, Reply, SandboxOp};
-use parley_shared::db::sandbox::PhonePatch;
 use parley_shared::error::ApiError;
 use parley_shared::recipients::{GROUP_SERVER, Recipient, lid_jid, phone_jid};
 use parley_shared::urls;
@@ -14,12 +14,12 @@ use parley_shared::wire::sessions::{
     SandboxLinked, SandboxPhoneInfo,
 };
 
-use super::lifecycle::{known, unexpected};
-use super::sessions::authorized_client;
-use crate::{AppState, HttpError, owner};
+use parley_api::extension::authorized_client;
+use parley_api::extension::{ask_owner, known, unexpected};
+use parley_api::{AppState, HttpError};
 
 /// Fault kinds the simulated network understands.
-const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
+pub(super) const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxLink, responses((status = 200, body = SandboxLinked),
     (status = 400, description = "Invalid phone, or a QR that is not current"),
@@ -34,9 +34,7 @@ pub async fn link(
     let phone = urls::phone("phone", &body.phone)?;
     let raw_id = match (&body.client_id, &body.qr) {
         (Some(id), _) => id.clone(),
-        (None, Some(code)) => state
-            .ports
-            .db
+        (None, Some(code)) => super::store(&state)
             .qr_owner(code)
             .await?
             .ok_or_else(|| ApiError::bad_request("qr is not a current QR code"))?,
@@ -81,7 +79,7 @@ async fn linked(
     id: &parley_shared::ids::ClientId,
     op: SandboxOp,
 ) -> Result<web::Json<SandboxLinked>, HttpError> {
-    match owner::send(state, id, Command::Sandbox(op)).await? {
+    match ask_owner(state, id, Command::Sandbox(op)).await? {
         Reply::Linked { jid, lid } => Ok(web::Json(SandboxLinked {
             client_id: id.to_string(),
             jid,
@@ -101,7 +99,7 @@ pub async fn unlink(
 ) -> Result<web::Json<OkBody>, HttpError> {
     let id = authorized_client(&req, &body.client_id)?;
     known(&state, id.as_str()).await?;
-    owner::send(&state, &id, Command::Sandbox(SandboxOp::Unlink)).await?;
+    ask_owner(&state, &id, Command::Sandbox(SandboxOp::Unlink)).await?;
     Ok(web::Json(OkBody { ok: true }))
 }
 
@@ -126,7 +124,7 @@ pub async fn faults(
         return Err(ApiError::bad_request("count must be 1 to 10000").into());
     }
     known(&state, id.as_str()).await?;
-    owner::send(
+    ask_owner(
         &state,
         &id,
         Command::Sandbox(SandboxOp::Fault { op: body.op, count }),
@@ -165,7 +163,7 @@ pub async fn contacts(
         avatar: body.avatar,
         about: body.about,
     };
-    let stored = state.ports.db.upsert_phone(&phone, patch).await?;
+    let stored = super::store(&state).upsert_phone(&phone, patch).await?;
     Ok(web::Json(SandboxPhoneInfo {
         jid: stored.jid(),
         phone: stored.phone,
@@ -202,9 +200,7 @@ pub async fn outbox(
         Some(to) => Some(chat_jids(&state, to).await?),
         None => None,
     };
-    let rows = state
-        .ports
-        .db
+    let rows = super::store(&state)
         .outbox(id.as_str(), chats.as_deref(), since, OUTBOX_LIMIT)
         .await?;
     let messages = rows
@@ -233,7 +229,7 @@ async fn chat_jids(state: &AppState, to: &str) -> Result<Vec<String>, ApiError> 
         ],
         Recipient::Phone(phone) => {
             let mut jids = vec![phone_jid(&phone)];
-            if let Some(known) = state.ports.db.phone(&phone).await? {
+            if let Some(known) = super::store(state).phone(&phone).await? {
                 jids.push(lid_jid(&known.lid));
             }
             jids
@@ -256,7 +252,7 @@ pub async fn groups(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let subject = crate::lookup::subject(Some(body.subject))?;
+    let subject = parley_api::extension::subject(Some(body.subject))?;
     if body.participants.len() > GROUP_PARTICIPANTS_MAX {
         return Err(ApiError::bad_request(format!(
             "participants has more than {GROUP_PARTICIPANTS_MAX} items"
@@ -274,7 +270,7 @@ pub async fn groups(
         participants,
         admins,
     };
-    match owner::send(&state, &id, Command::Sandbox(op)).await? {
+    match ask_owner(&state, &id, Command::Sandbox(op)).await? {
         Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
         other => Err(unexpected(other).into()),
     }
@@ -301,10 +297,10 @@ pub async fn group_subject(
             .into());
         }
     };
-    let subject = crate::lookup::subject(Some(body.subject))?;
+    let subject = parley_api::extension::subject(Some(body.subject))?;
     known(&state, id.as_str()).await?;
     let op = SandboxOp::GroupSubject { jid, subject };
-    match owner::send(&state, &id, Command::Sandbox(op)).await? {
+    match ask_owner(&state, &id, Command::Sandbox(op)).await? {
         Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
         other => Err(unexpected(other).into()),
     }

@@ -1,19 +1,19 @@
 //! `POST /sandbox/messages` (sandbox mode only): someone on the simulated network
 //! sends the session a message. Files go to the sandbox CDN here; the message,
 //! carrying only where to fetch them, goes to the session's owner.
+use crate::store::generated::MAX_LEN;
+use crate::store::media::generated_media;
 use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use parley_shared::command::{Command, Reply, SandboxOp};
-use parley_shared::db::sandbox_generated::MAX_LEN;
-use parley_shared::db::sandbox_media::generated_media;
 use parley_shared::error::ApiError;
 use parley_shared::injected::{InjectedContent, InjectedMessage};
 use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage, SandboxMessageSent};
 
-use super::lifecycle::{known, unexpected};
-use super::sessions::authorized_client;
-use crate::{AppState, HttpError, owner};
+use parley_api::extension::authorized_client;
+use parley_api::extension::{ask_owner, known, unexpected};
+use parley_api::{AppState, HttpError};
 
 const MEDIA_TYPES: &[&str] = &["image", "video", "audio", "document", "sticker"];
 
@@ -45,7 +45,7 @@ pub async fn messages(
         is_forwarded: body.is_forwarded.unwrap_or(false),
         content,
     };
-    match owner::send(
+    match ask_owner(
         &state,
         &id,
         Command::Sandbox(SandboxOp::Message(Box::new(message))),
@@ -104,7 +104,11 @@ async fn content(
         };
         let mime_type = required(&b.mime_type, "mimeType")?;
         let download = match file {
-            File::Bytes(bytes) => state.ports.db.put_sandbox_media(client_id, &bytes).await?,
+            File::Bytes(bytes) => {
+                super::store(state)
+                    .put_sandbox_media(client_id, &bytes)
+                    .await?
+            }
             File::Generated { seed, size } => generated_media(seed, size),
         };
         return Ok(InjectedContent::Media {

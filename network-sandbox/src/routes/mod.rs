@@ -1,0 +1,158 @@
+//! The sandbox's own HTTP routes (`/sandbox/*`), mounted into the API by the
+//! binary when `PARLEY_NETWORK=sandbox` (feature `routes`): the simulated
+//! phone's controls, inbound messages, the outbox, and the picture CDN.
+mod cdn;
+mod controls;
+mod messages;
+
+use parley_api::AppState;
+use parley_api::RouteSet;
+use parley_api::extension::rules::{
+    FieldRule, GROUP_JID, PHONE, ParameterRule, RECIPIENT, apply_fields, apply_parameters, pattern,
+    text,
+};
+use serde_json::{Value, json};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::store::Store;
+
+/// The sandbox's routes, for [`parley_api::Application::build`].
+pub const ROUTES: RouteSet = RouteSet {
+    everywhere,
+    gateway,
+    rules,
+    local_only,
+    lenient: &["/sandbox/link"],
+};
+
+/// The picture links work on every server of a deployment, whichever public
+/// URL made them.
+fn everywhere(cfg: &mut ServiceConfig) {
+    cfg.service(cdn::picture);
+}
+
+fn gateway(cfg: &mut ServiceConfig) {
+    cfg.service(controls::link)
+        .service(controls::enter_code)
+        .service(controls::unlink)
+        .service(controls::faults)
+        .service(controls::contacts)
+        .service(controls::outbox)
+        .service(messages::messages)
+        .service(controls::groups)
+        .service(controls::group_subject);
+}
+
+/// The CDN and the outbox answer from the database, never asking a worker.
+fn local_only(path: &str) -> bool {
+    path.starts_with("/sandbox/cdn/") || path == "/sandbox/outbox"
+}
+
+fn store(state: &AppState) -> Store {
+    Store::new(state.ports.db.clone())
+}
+
+/// The handlers' field rules, written into the OpenAPI document.
+fn rules(doc: &mut Value) -> Vec<String> {
+    let mut missing = apply_parameters(doc, parameter_rules());
+    // `/sandbox/link` takes `clientId` or `qr`, and always a phone.
+    if let Some(link) =
+        doc.pointer_mut("/paths/~1sandbox~1link/post/requestBody/content/application~1json/schema")
+    {
+        link["properties"]["clientId"] =
+            json!({"type": ["string", "null"], "pattern": "^[A-Za-z0-9]{1,64}$"});
+        link["properties"]["phone"] = pattern(PHONE);
+        link["required"] = json!(["phone"]);
+    }
+    missing.extend(apply_fields(doc, field_rules()));
+    missing
+}
+
+fn field_rules() -> Vec<FieldRule> {
+    let subject = || text(100);
+    let phones = json!({"type": "array", "minItems": 0, "maxItems": 1024, "items": pattern(PHONE)});
+    vec![
+        ("SandboxContact", "phone", pattern(PHONE), true),
+        (
+            "SandboxContact",
+            "avatar",
+            json!({"type": ["string", "null"], "enum": ["none", "hidden", null],
+            "description": "`none`, `hidden`, or a PNG or JPEG in base64 (not described by the pattern)"}),
+            false,
+        ),
+        ("SandboxEnterCode", "code", text(64), true),
+        (
+            "SandboxFault",
+            "op",
+            json!({"type": "string", "enum": controls::FAULT_OPS}),
+            true,
+        ),
+        (
+            "SandboxFault",
+            "count",
+            json!({"type": ["integer", "null"], "minimum": 1, "maximum": 10_000}),
+            false,
+        ),
+        ("SandboxGroupRequest", "subject", subject(), true),
+        ("SandboxGroupRequest", "participants", phones.clone(), true),
+        ("SandboxGroupRequest", "admins", phones, false),
+        ("SandboxGroupSubject", "jid", pattern(GROUP_JID), true),
+        ("SandboxGroupSubject", "subject", subject(), true),
+    ]
+}
+
+fn parameter_rules() -> Vec<ParameterRule> {
+    vec![
+        (
+            "/sandbox/outbox",
+            "get",
+            "to",
+            json!({"type": "string", "anyOf": [{"pattern": RECIPIENT}, {"pattern": r"^\s*$"}]}),
+            false,
+        ),
+        (
+            "/sandbox/outbox",
+            "get",
+            "since",
+            json!({"type": "string", "anyOf": [{"format": "date-time"}, {"pattern": r"^\s*$"}]}),
+            false,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ROUTES;
+
+    #[test]
+    fn every_rule_finds_its_field_in_the_document() {
+        let mut doc = parley_api::openapi(&ROUTES);
+        assert_eq!((ROUTES.rules)(&mut doc), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_documents_rules_are_the_handlers() {
+        let doc = parley_api::openapi(&ROUTES);
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["SandboxGroupSubject"]["properties"]["jid"]["pattern"],
+            parley_api::extension::rules::GROUP_JID
+        );
+        assert_eq!(
+            schemas["SandboxFault"]["properties"]["op"]["enum"],
+            serde_json::json!(["send", "pair-code", "logout", "lookup", "receipt", "drop"])
+        );
+        let link = &doc["paths"]["/sandbox/link"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert_eq!(link["required"], serde_json::json!(["phone"]));
+        // The link takes `clientId` or `qr`: not required, unlike elsewhere.
+        assert!(link.get("$ref").is_none(), "{link}");
+        // The outbox and the CDN never ask a worker: no 503.
+        let outbox = &doc["paths"]["/sandbox/outbox"]["get"]["responses"];
+        assert!(outbox.get("503").is_none(), "{outbox}");
+        let faults = &doc["paths"]["/sandbox/faults"]["post"]["responses"];
+        assert!(faults.get("503").is_some(), "{faults}");
+        // And the API's own routes are all there beside them.
+        assert!(doc["paths"]["/send-message"]["post"].is_object());
+    }
+}

@@ -1,0 +1,93 @@
+//! Fresh, migrated databases for tests of any crate (feature `testing`): a
+//! SQLite file in a temporary directory, or a PostgreSQL database of its own
+//! on the server the test script started, dropped again by [`TestDb::finish`].
+//! A missing PostgreSQL fails the test: it never passes silently.
+use sea_orm::ConnectionTrait;
+
+use super::Db;
+
+/// A migrated database private to one test.
+pub struct TestDb {
+    pub db: Db,
+    /// SQLite: the directory of the file, removed on drop.
+    _dir: Option<tempfile::TempDir>,
+    /// PostgreSQL: the admin connection and the database to drop.
+    pg_admin: Option<(Db, String)>,
+}
+
+/// A PostgreSQL URL of a server where the test may create databases
+/// (`PARLEY_TEST_POSTGRES_URL`, exported by the test script).
+pub fn postgres_admin_url() -> String {
+    std::env::var("PARLEY_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+impl TestDb {
+    pub async fn sqlite() -> TestDb {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("parley.db").display());
+        let db = Db::connect(&url).await.expect("open SQLite");
+        db.migrate().await.expect("migrate SQLite");
+        TestDb {
+            db,
+            _dir: Some(dir),
+            pg_admin: None,
+        }
+    }
+
+    pub async fn postgres() -> TestDb {
+        let admin_url = postgres_admin_url();
+        let admin = Db::connect(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL is required at {admin_url}: {e}"));
+        let name = format!("parley_test_{}", uuid::Uuid::new_v4().simple());
+        admin
+            .conn()
+            .execute_unprepared(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create test database");
+        let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
+        url.set_path(&name);
+        let db = Db::connect(url.as_str()).await.expect("open test database");
+        db.migrate().await.expect("migrate PostgreSQL");
+        TestDb {
+            db,
+            _dir: None,
+            pg_admin: Some((admin, name)),
+        }
+    }
+
+    /// Closes the database and drops a PostgreSQL one.
+    pub async fn finish(self) {
+        drop(self.db);
+        if let Some((admin, name)) = self.pg_admin {
+            admin
+                .conn()
+                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .await
+                .expect("drop test database");
+        }
+    }
+}
+
+/// Expands every case (an `async fn(&Db)` in scope) into one
+/// `#[tokio::test]` per adapter, on a fresh database:
+/// `<module>::<adapter>::<case>`.
+#[macro_export]
+macro_rules! db_contract {
+    (adapters: [$($adapter:ident),+], cases: $cases:tt) => {
+        $( $crate::db_contract!(@adapter $adapter $cases); )+
+    };
+    (@adapter $adapter:ident [$($case:ident),+ $(,)?]) => {
+        mod $adapter {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let fixture = $crate::db::testing::TestDb::$adapter().await;
+                    super::$case(&fixture.db).await;
+                    fixture.finish().await;
+                }
+            )+
+        }
+    };
+}
