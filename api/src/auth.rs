@@ -10,7 +10,7 @@ use bytes::BytesMut;
 use futures::StreamExt;
 use parley_shared::digest;
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
+use parley_shared::ids::{ChatRoomId, ClientId};
 use parley_shared::picture_links;
 
 use crate::errors::HttpError;
@@ -168,7 +168,7 @@ struct ClientIdOnly {
 fn chat_room_client(path: &str) -> Option<String> {
     let rest = path.strip_prefix("/chatrooms/")?;
     let room = rest.split('/').next()?;
-    room.split_once('-').map(|(client, _)| client.to_string())
+    ChatRoomId::named_client(room).map(str::to_string)
 }
 
 /// A JSON body, at most [`JSON_LIMIT`] bytes (413 past it).

@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, get, post, web};
 use parley_shared::db::SessionRow;
 use parley_shared::db::history::{ChatRoomRow, HISTORY_LIMIT, MessageRow, hosted_inbox_active};
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
+use parley_shared::ids::{ChatRoomId, ClientId};
 use parley_shared::recipients::Recipient;
 use parley_shared::wire::inbox::{
     ChatRoom, ChatRoomList, HistoryMessage, InboxQuery, MediaUrl, MessageList, MessageMediaInfo,
@@ -59,10 +59,9 @@ async fn room_for(
     if chat_room_id.len() > ID_MAX {
         return Err(not_found());
     }
-    let client = chat_room_id
-        .split_once('-')
-        .and_then(|(client, _)| ClientId::parse(client).ok())
-        .ok_or_else(not_found)?;
+    let client = ChatRoomId::parse(chat_room_id)
+        .ok_or_else(not_found)?
+        .client_id();
     let session = session_for(req, state, &client, org_id).await?;
     let room = state
         .ports

@@ -132,9 +132,9 @@ impl EventPipeline {
         }
         // The room's avatar as known now; a lookup, when due, runs after the write.
         let avatars = self.avatars.as_ref().filter(|_| history.is_some());
-        let room = chat_room_id(facts, msg);
+        let room = super::normalize::chat_room(facts, msg);
         if let Some(avatars) = avatars {
-            extras.avatar_url = avatars.url(&facts.client_id, &room);
+            extras.avatar_url = avatars.url(&facts.client_id, room.as_str());
         }
         if let Content::Vote {
             poll_message_id, ..
@@ -257,13 +257,13 @@ impl EventPipeline {
             return Some(options);
         }
         let token = session.target.borrow().token.clone();
-        let room = chat_room_id(facts, msg);
+        let room = super::normalize::chat_room(facts, msg);
         self.lookup
             .options(
                 &settings.poll_lookup_url,
                 &token,
                 &facts.client_id,
-                &room,
+                room.as_str(),
                 poll_message_id,
             )
             .await
@@ -324,13 +324,4 @@ fn file_of(activity: &Activity) -> Option<MessageFile> {
             download: download.clone(),
         }),
     })
-}
-
-fn chat_room_id(facts: &SessionFacts, msg: &InboundMessage) -> String {
-    let other = if msg.is_group() {
-        crate::network::inbound::user_part(&msg.chat).to_string()
-    } else {
-        msg.chat_lid.clone()
-    };
-    format!("{}-{}-{}", facts.client_id, facts.my_lid, other)
 }

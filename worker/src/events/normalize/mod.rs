@@ -3,6 +3,7 @@ use parley_shared::event::{
     Contact, Edit, Envelope, Group, InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta,
     Poll, PollVote, Quoted, Reaction, Revoke,
 };
+use parley_shared::ids::ChatRoomId;
 
 use super::poll::resolve_vote;
 use crate::network::inbound::{Content, InboundMessage, user_part};
@@ -34,16 +35,27 @@ pub struct Extras {
 
 /// The event for `msg`, or `None` when it is never delivered (status updates,
 /// broadcast lists, channels; groups unless `enableGroupAi`).
+/// The other party of the message's chat: the contact's LID user-part, or
+/// the group's id.
+fn other_party(msg: &InboundMessage) -> &str {
+    if msg.is_group() {
+        user_part(&msg.chat)
+    } else {
+        &msg.chat_lid
+    }
+}
+
+/// The hosted inbox's room of the message's chat.
+pub fn chat_room(facts: &SessionFacts, msg: &InboundMessage) -> ChatRoomId {
+    ChatRoomId::new(&facts.client_id, &facts.my_lid, other_party(msg))
+}
+
 pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) -> Option<Envelope> {
     if msg.is_broadcast_or_channel() || (msg.is_group() && !facts.enable_group_ai) {
         return None;
     }
     let is_group = msg.is_group();
-    let other = if is_group {
-        user_part(&msg.chat).to_string()
-    } else {
-        msg.chat_lid.clone()
-    };
+    let other = other_party(msg).to_string();
     let remote_jid = if is_group {
         msg.chat.clone()
     } else {
@@ -56,7 +68,7 @@ pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) ->
         timestamp: msg
             .timestamp
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        chat_room_id: format!("{}-{}-{}", facts.client_id, facts.my_lid, other),
+        chat_room_id: ChatRoomId::new(&facts.client_id, &facts.my_lid, &other).into_string(),
         my_lid: facts.my_lid.clone(),
         client_lid: other,
         remote_jid,
