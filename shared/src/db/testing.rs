@@ -9,6 +9,8 @@ use super::Db;
 /// A migrated database private to one test.
 pub struct TestDb {
     pub db: Db,
+    /// Where it is: another pool to it is another process's view.
+    pub url: String,
     /// SQLite: the directory of the file, removed on drop.
     _dir: Option<tempfile::TempDir>,
     /// PostgreSQL: the admin connection and the database to drop.
@@ -30,6 +32,7 @@ impl TestDb {
         db.migrate().await.expect("migrate SQLite");
         TestDb {
             db,
+            url,
             _dir: Some(dir),
             pg_admin: None,
         }
@@ -48,13 +51,21 @@ impl TestDb {
             .expect("create test database");
         let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
         url.set_path(&name);
-        let db = Db::connect(url.as_str()).await.expect("open test database");
+        let url = url.to_string();
+        let db = Db::connect(&url).await.expect("open test database");
         db.migrate().await.expect("migrate PostgreSQL");
         TestDb {
             db,
+            url,
             _dir: None,
             pg_admin: Some((admin, name)),
         }
+    }
+
+    /// Seals secrets with `keys` from now on.
+    pub fn with_keys(mut self, keys: crate::store_keys::StoreKeys) -> TestDb {
+        self.db = self.db.with_keys(keys);
+        self
     }
 
     /// Closes the database and drops a PostgreSQL one.

@@ -8,9 +8,8 @@ mod messages;
 mod protocol;
 mod signal;
 
+use parley_shared::db::testing::TestDb;
 use parley_shared::db::{Db, NewSession, StatePatch};
-use parley_tests::services::{postgres_admin_url, unique};
-use sea_orm::ConnectionTrait;
 
 use whatsapp_rust::wacore::store::traits::Backend;
 
@@ -27,63 +26,32 @@ pub(super) fn keys() -> parley_shared::store_keys::StoreKeys {
     parley_shared::store_keys::StoreKeys::parse(&entry, None).expect("test key")
 }
 
-/// A migrated database of one adapter, private to one test.
+/// A migrated database of one adapter, private to one test, sealing with [`keys`].
 pub(super) struct Fixture {
     pub db: Db,
-    url: String,
-    /// SQLite: the directory of the file, removed on drop.
-    _dir: Option<tempfile::TempDir>,
-    /// PostgreSQL: the admin connection and the database to drop.
-    pg_admin: Option<(Db, String)>,
+    test: TestDb,
 }
 
 impl Fixture {
     async fn sqlite() -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("parley.db").display());
-        let db = Db::connect(&url)
-            .await
-            .expect("open SQLite")
-            .with_keys(keys());
-        db.migrate().await.expect("migrate SQLite");
-        Fixture {
-            db,
-            url,
-            _dir: Some(dir),
-            pg_admin: None,
-        }
+        Fixture::over(TestDb::sqlite().await)
     }
 
     async fn postgres() -> Fixture {
-        let admin_url = postgres_admin_url();
-        let admin = Db::connect(&admin_url)
-            .await
-            .unwrap_or_else(|e| panic!("PostgreSQL is required at {admin_url}: {e}"));
-        let name = unique("parley_wa_store_");
-        admin
-            .conn()
-            .execute_unprepared(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create test database");
-        let mut url = url::Url::parse(&admin_url).expect("PostgreSQL URL");
-        url.set_path(&name);
-        let url = url.to_string();
-        let db = Db::connect(&url)
-            .await
-            .expect("open test database")
-            .with_keys(keys());
-        db.migrate().await.expect("migrate PostgreSQL");
+        Fixture::over(TestDb::postgres().await)
+    }
+
+    fn over(test: TestDb) -> Fixture {
+        let test = test.with_keys(keys());
         Fixture {
-            db,
-            url,
-            _dir: None,
-            pg_admin: Some((admin, name)),
+            db: test.db.clone(),
+            test,
         }
     }
 
     /// A new connection pool to the same database: what another worker process has.
     pub async fn other_process(&self) -> Db {
-        Db::connect(&self.url)
+        Db::connect(&self.test.url)
             .await
             .expect("second connection")
             .with_keys(keys())
@@ -102,13 +70,7 @@ impl Fixture {
 
     async fn finish(self) {
         drop(self.db);
-        if let Some((admin, name)) = self.pg_admin {
-            admin
-                .conn()
-                .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                .await
-                .expect("drop test database");
-        }
+        self.test.finish().await;
     }
 }
 
