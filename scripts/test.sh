@@ -23,6 +23,7 @@ if [ "${1:-}" = --prepare ]; then
   # shellcheck disable=SC2046
   apt_install $(PARLEY_PRIVATE_SERVICES=1 needed_packages)
   venv_up
+  node_packages
   log "fetching crates"
   cargo fetch --locked
   log "prepared"

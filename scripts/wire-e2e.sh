@@ -23,15 +23,9 @@ if [ -z "${PARLEY_TEST_POSTGRES_URL:-}" ]; then
   exec scripts/with-services.sh "$0" "$@"
 fi
 
-# The independent client (Baileys, on Node.js) for the cross-check: its
-# packages as the lock file pins them, installed again only when it changes.
-baileys=tests/wire-network/baileys
-command -v npm >/dev/null || { echo "wire-e2e: npm not found (Node.js is needed for the Baileys tests; see README.md, Prerequisites)" >&2; exit 1; }
-stamp=$(sha256sum "$baileys/package-lock.json" | cut -d' ' -f1)
-if [ "$(cat "$baileys/node_modules/.parley-lock" 2>/dev/null)" != "$stamp" ]; then
-  (cd "$baileys" && npm ci --no-audit --no-fund --loglevel=error) || exit
-  echo "$stamp" > "$baileys/node_modules/.parley-lock"
-fi
+# The independent client (Baileys, on Node.js) for the cross-check.
+# shellcheck source=lib/services.sh
+(source scripts/lib/services.sh && node_packages) || exit
 
 # `parley serve` with the real adapter runs this binary: the program built
 # with the feature under its own name (the default `parley` stays without it).

@@ -165,6 +165,26 @@ venv_up() {
   echo "$want" >"$stamp"
 }
 
+# The independent client of the wire-level tests (Baileys, on Node.js): its
+# packages as tests/wire-network/baileys/package-lock.json pins them,
+# installed again only when the lock file changes. The lock file's overrides
+# (registry versions in place of git dependencies) need npm 10 or later;
+# where the machine's npm is older (Debian 12 ships 9.2), a pinned npm from
+# the registry installs them.
+NPM_PINNED=10.9.2
+node_packages() {
+  local dir=$services_root/tests/wire-network/baileys want npm_major
+  command -v npm >/dev/null || die "npm not found (Node.js runs the wire-level tests' Baileys client; see README.md, Prerequisites)"
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  [ "$(cat "$dir/node_modules/.parley-lock" 2>/dev/null)" = "$want" ] && return
+  log "Node.js packages of the wire-level tests (tests/wire-network/baileys)"
+  npm_major=$(npm --version | cut -d. -f1)
+  local npm=(npm)
+  [ "$npm_major" -ge 10 ] 2>/dev/null || npm=(npx --yes "npm@$NPM_PINNED")
+  (cd "$dir" && "${npm[@]}" ci --no-audit --no-fund --loglevel=error) || die "installing the wire-level tests' Node.js packages failed"
+  echo "$want" >"$dir/node_modules/.parley-lock"
+}
+
 # --- starting private instances -------------------------------------------------
 
 # try_ports <label> <start-function>: calls <start-function> PORT with fresh
