@@ -1,6 +1,7 @@
 //! Contact and group request fields validated before the network is asked (a
 //! broken one is a 400 naming the field): users, numbers, group JIDs,
 //! subjects, participant lists, member actions, query-string booleans.
+use parley_shared::address::{Jid, PhoneNumber};
 use parley_shared::error::ApiError;
 use parley_shared::queries::MemberAction;
 use parley_shared::recipients::{GROUP_SERVER, Recipient};
@@ -23,7 +24,7 @@ pub fn who(field: &str, value: Option<&str>, groups: bool) -> Result<Recipient, 
 
 /// A phone number with country code: digits, with `+`, spaces, dashes, dots
 /// and parentheses allowed around them.
-pub fn number(field: &str, value: Option<&str>) -> Result<Option<String>, ApiError> {
+pub fn number(field: &str, value: Option<&str>) -> Result<Option<PhoneNumber>, ApiError> {
     let Some(raw) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
@@ -33,17 +34,16 @@ pub fn number(field: &str, value: Option<&str>) -> Result<Option<String>, ApiErr
         .chars()
         .filter(|c| !matches!(c, ' ' | '-' | '.' | '(' | ')'))
         .collect();
-    if (8..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
-        Ok(Some(digits))
-    } else {
-        Err(ApiError::bad_request(format!(
+    match PhoneNumber::from_digits(&digits) {
+        Some(number) => Ok(Some(number)),
+        None => Err(ApiError::bad_request(format!(
             "{field} must be a phone number with country code: 8 to 15 digits"
-        )))
+        ))),
     }
 }
 
 /// A group JID, `<id>@g.us`.
-pub fn group_jid(value: Option<&str>) -> Result<String, ApiError> {
+pub fn group_jid(value: Option<&str>) -> Result<Jid, ApiError> {
     let raw = value.map(str::trim).unwrap_or_default();
     if raw.is_empty() {
         return Err(ApiError::bad_request("groupJid is required"));
@@ -126,7 +126,7 @@ mod tests {
     fn users_and_groups() {
         assert_eq!(
             who("jid", Some("+4915100000001"), false).unwrap(),
-            Recipient::Phone("4915100000001".into())
+            Recipient::Phone(PhoneNumber::from_digits("4915100000001").unwrap())
         );
         assert_eq!(
             who("jid", Some("123456789012345@lid"), false).unwrap(),
@@ -146,7 +146,8 @@ mod tests {
         assert_eq!(
             number("number", Some("+49 151-0000 (0001)"))
                 .unwrap()
-                .as_deref(),
+                .as_ref()
+                .map(PhoneNumber::as_str),
             Some("4915100000001")
         );
         assert_eq!(number("number", None).unwrap(), None);
@@ -164,7 +165,9 @@ mod tests {
     #[test]
     fn group_jids_need_the_group_server() {
         assert_eq!(
-            group_jid(Some(" 120363000000000001@g.us ")).unwrap(),
+            group_jid(Some(" 120363000000000001@g.us "))
+                .unwrap()
+                .as_str(),
             "120363000000000001@g.us"
         );
         for bad in [

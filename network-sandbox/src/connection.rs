@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::store::is_valid_phone;
 use crate::store::media::CdnError;
 use async_trait::async_trait;
 use parley_shared::event::MediaDownload;
@@ -11,9 +10,9 @@ use parley_shared::event::MediaDownload;
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
 use parley_network::{
-    ByteStream, Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError,
-    NumberCheck, Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile,
-    PictureLookup, QueryError, SentMessage, UserInfo,
+    ByteStream, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId, MessageRef,
+    NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange, PhoneNumber,
+    Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
 };
 
 pub(super) struct SandboxConnection {
@@ -85,10 +84,7 @@ impl Connection for SandboxConnection {
         }
     }
 
-    async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError> {
-        if !is_valid_phone(phone) {
-            return Err(NetworkError::Rejected("invalid phone number".into()));
-        }
+    async fn pair_phone(&self, phone: &PhoneNumber) -> Result<String, NetworkError> {
         self.check_fault("pair-code", "no code issued").await?;
         let state = self.live.state().await;
         match state.phase {
@@ -99,7 +95,7 @@ impl Connection for SandboxConnection {
         let code = codes::pair_code();
         self.network
             .store()
-            .set_pair_code(&self.live.client_id, phone, &code)
+            .set_pair_code(&self.live.client_id, phone.as_str(), &code)
             .await
             .map_err(unreachable)?;
         Ok(code)
@@ -124,7 +120,7 @@ impl Connection for SandboxConnection {
         }
     }
 
-    async fn lid_for_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
+    async fn lid_for_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
         self.resolve_phone(phone).await
     }
 
@@ -134,7 +130,7 @@ impl Connection for SandboxConnection {
 
     async fn react(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
@@ -143,42 +139,42 @@ impl Connection for SandboxConnection {
 
     async fn edit(
         &self,
-        chat: &str,
-        target_id: &str,
+        chat: &Jid,
+        target_id: &MessageId,
         body: &str,
     ) -> Result<SentMessage, NetworkError> {
         self.send_edit(chat, target_id, body).await
     }
 
-    async fn revoke(&self, chat: &str, target: &MessageRef) -> Result<SentMessage, NetworkError> {
+    async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError> {
         self.send_revoke(chat, target).await
     }
 
-    async fn delete_for_me(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError> {
+    async fn delete_for_me(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError> {
         self.send_delete_for_me(chat, target).await
     }
 
-    async fn typing(&self, chat: &str, composing: bool) -> Result<(), NetworkError> {
+    async fn typing(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError> {
         self.send_typing(chat, composing).await
     }
 
-    async fn mark_read(&self, chat: &str, message_ids: &[String]) -> Result<(), NetworkError> {
+    async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {
         self.send_read(chat, message_ids).await
     }
 
-    async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError> {
+    async fn mark_unread(&self, chat: &Jid) -> Result<(), NetworkError> {
         self.send_unread(chat).await
     }
 
-    async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {
+    async fn user_info(&self, jid: &Jid) -> Result<Option<UserInfo>, QueryError> {
         self.lookup_user(jid).await
     }
 
-    async fn check_number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+    async fn check_number(&self, phone: &PhoneNumber) -> Result<NumberCheck, QueryError> {
         self.lookup_number(phone).await
     }
 
-    async fn profile_picture(&self, jid: &str, preview: bool) -> Result<PictureLookup, QueryError> {
+    async fn profile_picture(&self, jid: &Jid, preview: bool) -> Result<PictureLookup, QueryError> {
         self.lookup_picture(jid, preview).await
     }
 
@@ -190,32 +186,32 @@ impl Connection for SandboxConnection {
         self.list_groups().await
     }
 
-    async fn group_metadata(&self, group: &str) -> Result<GroupMetadata, QueryError> {
+    async fn group_metadata(&self, group: &Jid) -> Result<GroupMetadata, QueryError> {
         self.group_info(group).await
     }
 
     async fn create_group(
         &self,
         subject: &str,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<CreatedGroup, QueryError> {
         self.new_group(subject, participants).await
     }
 
     async fn update_participants(
         &self,
-        group: &str,
+        group: &Jid,
         action: ParticipantAction,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
         self.change_participants(group, action, participants).await
     }
 
-    async fn invite_link(&self, group: &str, reset: bool) -> Result<String, QueryError> {
+    async fn invite_link(&self, group: &Jid, reset: bool) -> Result<String, QueryError> {
         self.group_invite(group, reset).await
     }
 
-    async fn leave_group(&self, group: &str) -> Result<(), QueryError> {
+    async fn leave_group(&self, group: &Jid) -> Result<(), QueryError> {
         self.leave(group).await
     }
 }

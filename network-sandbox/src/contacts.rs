@@ -4,13 +4,14 @@
 use crate::store::SandboxPhone;
 use bytes::Bytes;
 use parley_shared::picture_links::{PictureLinks, PictureRef};
-use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER};
+use parley_shared::recipients::{LID_SERVER, PHONE_SERVER};
 
 use super::connection::SandboxConnection;
 use super::live::Phase;
 use super::{SandboxNetwork, unreachable};
 use parley_network::{
-    NetworkError, NumberCheck, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
+    Jid, NetworkError, NumberCheck, PhoneNumber, Picture, PictureFile, PictureLookup, QueryError,
+    UserInfo,
 };
 
 /// The fault that fails user info, number checks and profile pictures.
@@ -34,22 +35,22 @@ impl SandboxConnection {
 
     /// The registered phone a user JID (`<lid>@lid` or `<phone>@s.whatsapp.net`)
     /// stands for.
-    pub(super) async fn phone_of(&self, jid: &str) -> Result<Option<SandboxPhone>, NetworkError> {
+    pub(super) async fn phone_of(&self, jid: &Jid) -> Result<Option<SandboxPhone>, NetworkError> {
         let db = self.network().store();
-        let found = match jid.split_once('@') {
-            Some((user, LID_SERVER)) => db.phone_by_lid(user).await,
-            Some((user, PHONE_SERVER)) => db.phone(user).await,
+        let found = match jid.server() {
+            LID_SERVER => db.phone_by_lid(jid.user()).await,
+            PHONE_SERVER => db.phone(jid.user()).await,
             _ => return Ok(None),
         };
         found.map_err(unreachable)
     }
 
     /// Like [`Self::phone_of`], only phones registered on the network.
-    pub(super) async fn registered(&self, jid: &str) -> Result<Option<SandboxPhone>, NetworkError> {
+    pub(super) async fn registered(&self, jid: &Jid) -> Result<Option<SandboxPhone>, NetworkError> {
         Ok(self.phone_of(jid).await?.filter(|p| p.on_network))
     }
 
-    pub(super) async fn lookup_user(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {
+    pub(super) async fn lookup_user(&self, jid: &Jid) -> Result<Option<UserInfo>, QueryError> {
         self.admit_lookup().await?;
         let Some(phone) = self.registered(jid).await? else {
             return Ok(None);
@@ -66,12 +67,15 @@ impl SandboxConnection {
         }))
     }
 
-    pub(super) async fn lookup_number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+    pub(super) async fn lookup_number(
+        &self,
+        phone: &PhoneNumber,
+    ) -> Result<NumberCheck, QueryError> {
         self.admit_lookup().await?;
         let known = self
             .network()
             .store()
-            .phone(phone)
+            .phone(phone.as_str())
             .await
             .map_err(unreachable)?
             .filter(|p| p.on_network);
@@ -87,11 +91,11 @@ impl SandboxConnection {
 
     pub(super) async fn lookup_picture(
         &self,
-        jid: &str,
+        jid: &Jid,
         preview: bool,
     ) -> Result<PictureLookup, QueryError> {
         self.admit_lookup().await?;
-        if jid.ends_with(&format!("@{GROUP_SERVER}")) {
+        if jid.is_group() {
             // Groups on the simulated network have no pictures.
             return Ok(PictureLookup::NoPicture);
         }

@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 use crate::store::groups::{ADMIN, MEMBER, SandboxGroup, SandboxMember};
-use crate::store::{PhonePatch, SandboxDevice, is_valid_phone};
+use crate::store::{PhonePatch, SandboxDevice};
 use chrono::Utc;
 use parley_shared::command::{Outcome, Reply, SandboxOp};
 use parley_shared::error::ApiError;
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
-use parley_network::{DisconnectReason, NetworkEvent, SandboxControl};
+use parley_network::{DisconnectReason, Jid, NetworkEvent, PhoneNumber, SandboxControl};
 
 /// Faults armed in the database and used up by later operations.
 const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "receipt"];
@@ -31,7 +31,8 @@ impl SandboxNetwork {
     pub async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
         match op {
             SandboxOp::Link { phone, name, qr } => {
-                self.link(client_id, &phone, &name, qr.as_deref()).await
+                self.link(client_id, phone.as_str(), &name, qr.as_deref())
+                    .await
             }
             SandboxOp::EnterCode { code } => self.enter_code(client_id, &code).await,
             SandboxOp::Unlink => self.unlink(client_id).await,
@@ -42,6 +43,10 @@ impl SandboxNetwork {
                 participants,
                 admins,
             } => {
+                let digits = |all: Vec<PhoneNumber>| -> Vec<String> {
+                    all.into_iter().map(PhoneNumber::into_string).collect()
+                };
+                let (participants, admins) = (digits(participants), digits(admins));
                 self.create_group(client_id, &subject, &participants, &admins)
                     .await
             }
@@ -53,9 +58,6 @@ impl SandboxNetwork {
 
     /// The phone scans the session's current QR code (`qr`, when given, must be it).
     async fn link(&self, client_id: &str, phone: &str, name: &str, qr: Option<&str>) -> Outcome {
-        if !is_valid_phone(phone) {
-            return Err(ApiError::bad_request("phone must be 8 to 15 digits"));
-        }
         let live = self.pairing(client_id)?;
         let mut state = live.state().await;
         let Phase::Pairing { qr: current, .. } = &state.phase else {
@@ -230,9 +232,10 @@ impl SandboxNetwork {
 
     /// The session's phone changes the subject of `jid`, a group it is in; the
     /// session is told, as the network tells a member's devices.
-    async fn change_subject(&self, client_id: &str, jid: &str, subject: &str) -> Outcome {
+    async fn change_subject(&self, client_id: &str, group: &Jid, subject: &str) -> Outcome {
         let db = self.store();
         let me = self.linked_phone(client_id).await?;
+        let jid = group.as_str();
         db.sandbox_group(jid)
             .await?
             .filter(|g| g.member(&me).is_some())
@@ -242,7 +245,7 @@ impl SandboxNetwork {
             let state = live.state().await;
             if matches!(state.phase, Phase::Linked) {
                 let change = NetworkEvent::GroupSubject {
-                    group: jid.to_string(),
+                    group: group.clone(),
                     subject: subject.to_string(),
                 };
                 state.emit(change).await;

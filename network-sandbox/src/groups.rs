@@ -3,14 +3,24 @@
 //! and leaving. The session acts as its linked phone; changes need an admin.
 use crate::store::groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
 use chrono::Utc;
-use parley_shared::recipients::{lid_jid, phone_jid};
+use parley_shared::recipients::{GROUP_SERVER, PHONE_SERVER, lid_jid};
 
 use super::connection::SandboxConnection;
 use super::{codes, unreachable};
 use parley_network::{
-    CreatedGroup, GroupMetadata, GroupParticipant, NetworkError, ParticipantAction,
+    CreatedGroup, GroupMetadata, GroupParticipant, Jid, NetworkError, ParticipantAction,
     ParticipantChange, QueryError,
 };
+
+/// A JID the simulated network stored (it stores only well-formed ones).
+fn stored(raw: &str, server: &str) -> Result<Jid, NetworkError> {
+    let jid = if raw.contains('@') {
+        Jid::parse(raw)
+    } else {
+        Jid::new(raw, server)
+    };
+    jid.ok_or_else(|| NetworkError::Unreachable(format!("a malformed stored JID: {raw:?}")))
+}
 
 /// The network's per-participant codes.
 const NOT_FOUND: u16 = 404;
@@ -34,12 +44,12 @@ impl SandboxConnection {
     }
 
     /// The group `jid` with the session's phone in it, and that phone.
-    async fn my_group(&self, jid: &str) -> Result<(SandboxGroup, String), QueryError> {
+    async fn my_group(&self, jid: &Jid) -> Result<(SandboxGroup, String), QueryError> {
         let me = self.own_phone().await?;
         let group = self
             .network()
             .store()
-            .sandbox_group(jid)
+            .sandbox_group(jid.as_str())
             .await
             .map_err(unreachable)?
             .filter(|g| g.member(&me).is_some())
@@ -50,7 +60,7 @@ impl SandboxConnection {
     }
 
     /// [`Self::my_group`] where the session's phone is an admin.
-    async fn admin_group(&self, jid: &str) -> Result<(SandboxGroup, String), QueryError> {
+    async fn admin_group(&self, jid: &Jid) -> Result<(SandboxGroup, String), QueryError> {
         let (group, me) = self.my_group(jid).await?;
         if !group.member(&me).is_some_and(SandboxMember::is_admin) {
             return Err(QueryError::NotAllowed(
@@ -70,19 +80,24 @@ impl SandboxConnection {
                 .await
                 .map_err(unreachable)?
                 .map(|p| p.lid);
+            let jid = match lid.as_deref().and_then(lid_jid) {
+                Some(jid) => jid,
+                None => stored(&m.phone, PHONE_SERVER)?,
+            };
             participants.push(GroupParticipant {
-                jid: lid.as_deref().map_or_else(|| phone_jid(&m.phone), lid_jid),
+                jid,
                 lid,
                 phone: Some(m.phone.clone()),
                 role: m.role.clone(),
             });
         }
         Ok(GroupMetadata {
-            jid: group.jid.clone(),
+            jid: stored(&group.jid, GROUP_SERVER)?,
             subject: group.subject.clone(),
-            owner: Some(group.owner_phone.clone())
+            owner: Some(group.owner_phone.as_str())
                 .filter(|p| !p.is_empty())
-                .map(|p| phone_jid(&p)),
+                .map(|p| stored(p, PHONE_SERVER))
+                .transpose()?,
             created_at: Some(group.created_at.timestamp()),
             participants,
         })
@@ -103,7 +118,7 @@ impl SandboxConnection {
         Ok(all)
     }
 
-    pub(super) async fn group_info(&self, jid: &str) -> Result<GroupMetadata, QueryError> {
+    pub(super) async fn group_info(&self, jid: &Jid) -> Result<GroupMetadata, QueryError> {
         let (group, _) = self.my_group(jid).await?;
         Ok(self.metadata(&group).await?)
     }
@@ -111,7 +126,7 @@ impl SandboxConnection {
     pub(super) async fn new_group(
         &self,
         subject: &str,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<CreatedGroup, QueryError> {
         let me = self.own_phone().await?;
         let mut members = vec![SandboxMember {
@@ -157,11 +172,12 @@ impl SandboxConnection {
 
     pub(super) async fn change_participants(
         &self,
-        jid: &str,
+        group_jid: &Jid,
         action: ParticipantAction,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
-        let (mut group, _) = self.admin_group(jid).await?;
+        let (mut group, _) = self.admin_group(group_jid).await?;
+        let jid = group_jid.as_str();
         let db = self.network().store();
         let mut changes = Vec::with_capacity(participants.len());
         for who in participants {
@@ -212,13 +228,13 @@ impl SandboxConnection {
         Ok(changes)
     }
 
-    pub(super) async fn group_invite(&self, jid: &str, reset: bool) -> Result<String, QueryError> {
+    pub(super) async fn group_invite(&self, jid: &Jid, reset: bool) -> Result<String, QueryError> {
         let (group, _) = self.admin_group(jid).await?;
         let code = if reset || group.invite_code.is_empty() {
             let code = codes::invite_code();
             self.network()
                 .store()
-                .set_sandbox_invite_code(jid, &code)
+                .set_sandbox_invite_code(jid.as_str(), &code)
                 .await
                 .map_err(unreachable)?;
             code
@@ -228,11 +244,11 @@ impl SandboxConnection {
         Ok(format!("{INVITE_PREFIX}{code}"))
     }
 
-    pub(super) async fn leave(&self, jid: &str) -> Result<(), QueryError> {
+    pub(super) async fn leave(&self, jid: &Jid) -> Result<(), QueryError> {
         let (_, me) = self.my_group(jid).await?;
         self.network()
             .store()
-            .remove_sandbox_member(jid, &me)
+            .remove_sandbox_member(jid.as_str(), &me)
             .await
             .map_err(unreachable)?;
         Ok(())

@@ -35,7 +35,9 @@ impl SandboxNetwork {
             .ok_or_else(|| ApiError::conflict("session is not connected"))?;
         let route = self.route(&m, &device.jid, &device.push_name).await?;
         let content = content_of(m.content)?;
-        let id = m.message_id.unwrap_or_else(new_message_id);
+        let id = m
+            .message_id
+            .unwrap_or_else(|| new_message_id().into_string());
         let msg = InboundMessage {
             id: id.clone(),
             chat: route.chat,

@@ -3,7 +3,7 @@
 //! media, poll options, buttons, coordinates, vCard, quoted id, mentions).
 use serde_json::{Map, Value, json};
 
-use parley_network::{MediaFile, MediaKind, Outgoing, OutgoingBody};
+use parley_network::{MediaFile, MediaKind, MessageId, Outgoing, OutgoingBody};
 
 /// The outbox kind and payload of a message; a file is read through once,
 /// for its digest, as the network would to upload it.
@@ -47,7 +47,11 @@ pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
             json!({ "displayName": display_name, "vcard": vcard }),
         ),
     };
-    put(&mut payload, "quotedMessageId", msg.quoted_id.as_deref());
+    put(
+        &mut payload,
+        "quotedMessageId",
+        msg.quoted_id.as_ref().map(MessageId::as_str),
+    );
     if !msg.mentions.is_empty()
         && let Some(map) = payload.as_object_mut()
     {
@@ -98,7 +102,7 @@ mod tests {
 
     fn outgoing(body: OutgoingBody) -> Outgoing {
         Outgoing {
-            to: "123456789012345@lid".into(),
+            to: parley_network::Jid::parse("123456789012345@lid").unwrap(),
             body,
             quoted_id: None,
             mentions: vec![],
@@ -110,7 +114,7 @@ mod tests {
         let mut msg = outgoing(OutgoingBody::Text {
             body: "hi @491511".into(),
         });
-        msg.quoted_id = Some("3EB0AB".into());
+        msg.quoted_id = MessageId::new("3EB0AB");
         msg.mentions = vec!["4915112345678".into()];
         assert_eq!(
             message(&msg).await.unwrap(),

@@ -4,7 +4,6 @@
 //! then lands in the outbox with a network-assigned id.
 use crate::store::NewOutboxEntry;
 use chrono::{Duration, Utc};
-use parley_shared::recipients::GROUP_SERVER;
 use serde_json::{Value, json};
 
 use super::connection::SandboxConnection;
@@ -12,7 +11,9 @@ use super::live::Phase;
 use super::outbox::Recorded;
 use super::{payload, unreachable};
 use parley_network::outgoing::new_message_id;
-use parley_network::{MessageRef, NetworkError, Outgoing, SentMessage};
+use parley_network::{
+    Jid, MessageId, MessageRef, NetworkError, Outgoing, PhoneNumber, SentMessage,
+};
 
 /// How long after sending a message can be edited.
 pub const EDIT_WINDOW: Duration = Duration::minutes(15);
@@ -34,42 +35,62 @@ impl SandboxConnection {
         }
     }
 
-    /// Writes an outbox entry, unless an armed fault of `fault` is left: then
-    /// uses it up and fails, writing nothing.
-    async fn record(
+    /// A message the network carries under a fresh id: written to the outbox
+    /// as [`Self::record`] does.
+    async fn record_sent(
         &self,
-        fault: &'static str,
-        message_id: String,
-        to: &str,
+        to: &Jid,
         kind: &'static str,
         payload: Value,
     ) -> Result<SentMessage, NetworkError> {
+        let message_id = new_message_id();
+        let at = self
+            .record(SEND_FAULT, Some(&message_id), to, kind, payload)
+            .await?;
+        Ok(SentMessage {
+            message_id,
+            to: to.clone(),
+            kind,
+            at,
+        })
+    }
+
+    /// Writes an outbox entry (`message_id` is `None` for operations that are
+    /// not messages: receipts, typing, deletes for this account), unless an
+    /// armed fault of `fault` is left: then uses it up and fails, writing
+    /// nothing. Answers when it was written.
+    async fn record(
+        &self,
+        fault: &'static str,
+        message_id: Option<&MessageId>,
+        to: &Jid,
+        kind: &'static str,
+        payload: Value,
+    ) -> Result<chrono::DateTime<Utc>, NetworkError> {
         let at = Utc::now();
         let entry = NewOutboxEntry {
             client_id: self.live().client_id.clone(),
-            message_id: message_id.clone(),
+            message_id: message_id.map(MessageId::to_string).unwrap_or_default(),
             to_jid: to.to_string(),
             kind: kind.to_string(),
             payload,
             at,
         };
         match self.network().outbox().record(entry, fault).await {
-            Ok(Recorded::Written) => Ok(SentMessage {
-                message_id,
-                to: to.to_string(),
-                kind,
-                at,
-            }),
+            Ok(Recorded::Written) => Ok(at),
             Ok(Recorded::Faulted) => Err(NetworkError::Rejected("sandbox fault".into())),
             Err(e) => Err(unreachable(e)),
         }
     }
 
-    pub(super) async fn resolve_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
+    pub(super) async fn resolve_phone(
+        &self,
+        phone: &PhoneNumber,
+    ) -> Result<Option<String>, NetworkError> {
         let known = self
             .network()
             .store()
-            .phone(phone)
+            .phone(phone.as_str())
             .await
             .map_err(unreachable)?;
         Ok(known.filter(|p| p.on_network).map(|p| p.lid))
@@ -80,38 +101,36 @@ impl SandboxConnection {
         let (kind, payload) = payload::message(&msg)
             .await
             .map_err(|e| NetworkError::Unreachable(format!("reading the file to send: {e}")))?;
-        self.record(SEND_FAULT, new_message_id(), &msg.to, kind, payload)
-            .await
+        self.record_sent(&msg.to, kind, payload).await
     }
 
     pub(super) async fn send_reaction(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
         let fields = json!({ "emoji": emoji, "targetFromMe": target.from_me });
-        let payload = payload::targeted(&target.id, fields);
-        self.record(SEND_FAULT, new_message_id(), chat, "reaction", payload)
-            .await
+        let payload = payload::targeted(target.id.as_str(), fields);
+        self.record_sent(chat, "reaction", payload).await
     }
 
     /// Edits only this session's own messages, of a kind with text, within the window.
     pub(super) async fn send_edit(
         &self,
-        chat: &str,
-        target_id: &str,
+        chat: &Jid,
+        target_id: &MessageId,
         body: &str,
     ) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
         let original = self
             .network()
             .store()
-            .outbox_message(&self.live().client_id, target_id)
+            .outbox_message(&self.live().client_id, target_id.as_str())
             .await
             .map_err(unreachable)?
-            .filter(|m| m.to_jid == chat)
+            .filter(|m| m.to_jid == chat.as_str())
             .ok_or_else(|| {
                 NetworkError::Rejected(format!(
                     "message {target_id} was not sent by this session in this chat"
@@ -128,64 +147,65 @@ impl SandboxConnection {
                 "the edit window (15 minutes) has passed".into(),
             ));
         }
-        let payload = payload::targeted(target_id, json!({ "body": body }));
-        self.record(SEND_FAULT, new_message_id(), chat, "edit", payload)
-            .await
+        let payload = payload::targeted(target_id.as_str(), json!({ "body": body }));
+        self.record_sent(chat, "edit", payload).await
     }
 
     /// Everyone may revoke their own messages; others' only in groups (as admin).
     pub(super) async fn send_revoke(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
     ) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
-        let group = chat.ends_with(&format!("@{GROUP_SERVER}"));
-        if !target.from_me && !group {
+        if !target.from_me && !chat.is_group() {
             return Err(NetworkError::Rejected(
                 "only your own messages can be deleted for everyone".into(),
             ));
         }
-        let payload = payload::targeted(&target.id, json!({ "fromMe": target.from_me }));
-        self.record(SEND_FAULT, new_message_id(), chat, "revoke", payload)
-            .await
+        let payload = payload::targeted(target.id.as_str(), json!({ "fromMe": target.from_me }));
+        self.record_sent(chat, "revoke", payload).await
     }
 
     pub(super) async fn send_delete_for_me(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
     ) -> Result<(), NetworkError> {
         self.admit().await?;
-        let payload = payload::targeted(&target.id, json!({ "fromMe": target.from_me }));
-        self.record(SEND_FAULT, String::new(), chat, "delete_for_me", payload)
+        let payload = payload::targeted(target.id.as_str(), json!({ "fromMe": target.from_me }));
+        self.record(SEND_FAULT, None, chat, "delete_for_me", payload)
             .await
             .map(drop)
     }
 
     pub(super) async fn send_typing(
         &self,
-        chat: &str,
+        chat: &Jid,
         composing: bool,
     ) -> Result<(), NetworkError> {
         self.admit().await?;
         let payload = json!({ "composing": composing });
-        self.record(SEND_FAULT, String::new(), chat, "typing", payload)
+        self.record(SEND_FAULT, None, chat, "typing", payload)
             .await
             .map(drop)
     }
 
-    pub(super) async fn send_read(&self, chat: &str, ids: &[String]) -> Result<(), NetworkError> {
+    pub(super) async fn send_read(
+        &self,
+        chat: &Jid,
+        ids: &[MessageId],
+    ) -> Result<(), NetworkError> {
         self.admit().await?;
         let payload = json!({ "messageIds": ids });
-        self.record(RECEIPT_FAULT, String::new(), chat, "read", payload)
+        self.record(RECEIPT_FAULT, None, chat, "read", payload)
             .await
             .map(drop)
     }
 
-    pub(super) async fn send_unread(&self, chat: &str) -> Result<(), NetworkError> {
+    pub(super) async fn send_unread(&self, chat: &Jid) -> Result<(), NetworkError> {
         self.admit().await?;
-        self.record(RECEIPT_FAULT, String::new(), chat, "unread", json!({}))
+        self.record(RECEIPT_FAULT, None, chat, "unread", json!({}))
             .await
             .map(drop)
     }

@@ -2,6 +2,7 @@
 //! lookups whatsapp-rust offers (usync user info, is-on-whatsapp, profile
 //! pictures, group metadata, participant updates with per-participant codes).
 use bytes::Bytes;
+use parley_shared::address::Jid;
 use parley_shared::queries::MemberAction;
 
 use super::NetworkError;
@@ -74,7 +75,7 @@ pub struct PictureFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupParticipant {
     /// As the group lists it (a LID or phone JID).
-    pub jid: String,
+    pub jid: Jid,
     pub lid: Option<String>,
     pub phone: Option<String>,
     /// `member`, `admin` or `superadmin`.
@@ -84,10 +85,10 @@ pub struct GroupParticipant {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupMetadata {
     /// `<id>@g.us`.
-    pub jid: String,
+    pub jid: Jid,
     pub subject: String,
     /// The creator's JID.
-    pub owner: Option<String>,
+    pub owner: Option<Jid>,
     /// Unix seconds.
     pub created_at: Option<i64>,
     pub participants: Vec<GroupParticipant>,
@@ -97,7 +98,7 @@ pub struct GroupMetadata {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParticipantChange {
     /// The JID the change was asked for.
-    pub jid: String,
+    pub jid: Jid,
     /// `None` when done; else the network's code (403, 404, 409...).
     pub error: Option<u16>,
 }

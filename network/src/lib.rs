@@ -11,6 +11,7 @@ pub mod poll;
 pub mod unavailable;
 
 use async_trait::async_trait;
+pub use parley_shared::address::{Jid, MessageId, PhoneNumber};
 use parley_shared::event::MediaDownload;
 pub use parley_shared::media::ByteStream;
 use tokio::sync::mpsc;
@@ -96,7 +97,7 @@ pub enum NetworkEvent {
     /// A message activity: received, or sent from the linked phone itself.
     Message(Box<inbound::InboundMessage>),
     /// A group's subject changed (`group` is `<id>@g.us`).
-    GroupSubject { group: String, subject: String },
+    GroupSubject { group: Jid, subject: String },
 }
 
 /// What one session knows when it connects.
@@ -113,8 +114,8 @@ pub struct SessionContext {
 /// [`Network::connect`]; it closes when the connection is gone.
 #[async_trait]
 pub trait Connection: Send + Sync {
-    /// Asks for a pairing code for `phone` (digits with country code).
-    async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError>;
+    /// Asks for a pairing code for `phone`.
+    async fn pair_phone(&self, phone: &PhoneNumber) -> Result<String, NetworkError>;
 
     /// Logs the device out on the network side (the session is then unpaired).
     async fn logout(&self) -> Result<(), NetworkError>;
@@ -125,9 +126,9 @@ pub trait Connection: Send + Sync {
     // Sends. Every adapter implements every method; an operation a network
     // cannot do is refused by its own adapter, with [`unsupported`].
 
-    /// The LID user-part the network knows for `phone` (digits), `None` when it
-    /// knows none (then messages go to the phone JID).
-    async fn lid_for_phone(&self, phone: &str) -> Result<Option<String>, NetworkError>;
+    /// The LID user-part the network knows for `phone`, `None` when it knows
+    /// none (then messages go to the phone JID).
+    async fn lid_for_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError>;
 
     /// Sends a message (media are uploaded first).
     async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError>;
@@ -135,7 +136,7 @@ pub trait Connection: Send + Sync {
     /// Reacts to `target` in `chat`; an empty `emoji` removes the reaction.
     async fn react(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError>;
@@ -143,25 +144,25 @@ pub trait Connection: Send + Sync {
     /// Replaces the text of this session's message `target_id` in `chat`.
     async fn edit(
         &self,
-        chat: &str,
-        target_id: &str,
+        chat: &Jid,
+        target_id: &MessageId,
         body: &str,
     ) -> Result<SentMessage, NetworkError>;
 
     /// Deletes `target` for everyone in `chat`.
-    async fn revoke(&self, chat: &str, target: &MessageRef) -> Result<SentMessage, NetworkError>;
+    async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError>;
 
     /// Deletes `target` on this account's devices only (an app-state patch).
-    async fn delete_for_me(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError>;
+    async fn delete_for_me(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError>;
 
     /// Shows (`true`) or clears the typing indicator in `chat`.
-    async fn typing(&self, chat: &str, composing: bool) -> Result<(), NetworkError>;
+    async fn typing(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError>;
 
     /// Sends read receipts for `message_ids` in `chat`.
-    async fn mark_read(&self, chat: &str, message_ids: &[String]) -> Result<(), NetworkError>;
+    async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError>;
 
     /// Flags `chat` as unread on the linked phone (an app-state patch).
-    async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError>;
+    async fn mark_unread(&self, chat: &Jid) -> Result<(), NetworkError>;
 
     /// Downloads and decrypts the file an inbound media message points at, as
     /// a stream of chunks (never the whole file in memory); `kind` decides the
@@ -180,14 +181,14 @@ pub trait Connection: Send + Sync {
 
     /// What the network tells about the user `jid` (a LID or phone JID);
     /// `None` when it knows no such user.
-    async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError>;
+    async fn user_info(&self, jid: &Jid) -> Result<Option<UserInfo>, QueryError>;
 
-    /// Whether `phone` (digits) is registered, and its LID.
-    async fn check_number(&self, phone: &str) -> Result<NumberCheck, QueryError>;
+    /// Whether `phone` is registered, and its LID.
+    async fn check_number(&self, phone: &PhoneNumber) -> Result<NumberCheck, QueryError>;
 
     /// The profile picture of `jid` (user or group): the 96 px preview or the
     /// full picture.
-    async fn profile_picture(&self, jid: &str, preview: bool) -> Result<PictureLookup, QueryError>;
+    async fn profile_picture(&self, jid: &Jid, preview: bool) -> Result<PictureLookup, QueryError>;
 
     /// The bytes behind a picture's link.
     async fn download_picture(&self, picture: &Picture) -> Result<PictureFile, QueryError>;
@@ -196,30 +197,30 @@ pub trait Connection: Send + Sync {
     async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError>;
 
     /// One group's metadata with its participants.
-    async fn group_metadata(&self, group: &str) -> Result<GroupMetadata, QueryError>;
+    async fn group_metadata(&self, group: &Jid) -> Result<GroupMetadata, QueryError>;
 
     /// Creates a group with `participants` (user JIDs).
     async fn create_group(
         &self,
         subject: &str,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<CreatedGroup, QueryError>;
 
     /// Adds, removes, promotes or demotes `participants` (user JIDs); the
     /// network answers per participant.
     async fn update_participants(
         &self,
-        group: &str,
+        group: &Jid,
         action: ParticipantAction,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<Vec<ParticipantChange>, QueryError>;
 
     /// The group's invite link (`https://chat.whatsapp.com/<code>`); `reset`
     /// revokes the current one first.
-    async fn invite_link(&self, group: &str, reset: bool) -> Result<String, QueryError>;
+    async fn invite_link(&self, group: &Jid, reset: bool) -> Result<String, QueryError>;
 
     /// Leaves the group.
-    async fn leave_group(&self, group: &str) -> Result<(), QueryError>;
+    async fn leave_group(&self, group: &Jid) -> Result<(), QueryError>;
 }
 
 /// The refusal of an operation an adapter does not implement.

@@ -4,6 +4,7 @@
 //! `edit_message`, `revoke_message`, `mark_as_read`, chat-state and app-state
 //! patches), and what the network answers.
 use chrono::{DateTime, Utc};
+use parley_shared::address::{Jid, MessageId};
 use parley_shared::media::spool::FileBody;
 use parley_shared::outgoing::Button;
 
@@ -13,10 +14,10 @@ pub use super::inbound::MediaKind;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outgoing {
     /// The chat JID (`…@lid`, `…@s.whatsapp.net` or `…@g.us`).
-    pub to: String,
+    pub to: Jid,
     pub body: OutgoingBody,
     /// Reply target (`ContextInfo.stanza_id`).
-    pub quoted_id: Option<String>,
+    pub quoted_id: Option<MessageId>,
     /// Mentioned user-parts (`ContextInfo.mentioned_jid`).
     pub mentions: Vec<String>,
 }
@@ -66,7 +67,7 @@ pub struct MediaFile {
 /// An earlier message an update refers to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageRef {
-    pub id: String,
+    pub id: MessageId,
     /// Whether this session sent it.
     pub from_me: bool,
 }
@@ -75,21 +76,21 @@ pub struct MessageRef {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentMessage {
     /// The network's id of the message (or of the reaction, edit or revoke).
-    pub message_id: String,
+    pub message_id: MessageId,
     /// The chat JID.
-    pub to: String,
+    pub to: Jid,
     /// `text`, `image`, …, `reaction`, `edit`, `revoke` (the outbox kinds).
     pub kind: &'static str,
     pub at: DateTime<Utc>,
 }
 
 /// A fresh message id as the network assigns them: `3EB0` and 16 uppercase hex digits.
-pub fn new_message_id() -> String {
+pub fn new_message_id() -> MessageId {
     use rand::RngCore;
     let mut raw = [0u8; 8];
     rand::thread_rng().fill_bytes(&mut raw);
     let hex: String = raw.iter().map(|b| format!("{b:02X}")).collect();
-    format!("3EB0{hex}")
+    MessageId::new(format!("3EB0{hex}")).expect("not empty")
 }
 
 #[cfg(test)]
@@ -98,7 +99,7 @@ mod tests {
 
     #[test]
     fn message_ids_look_like_the_networks() {
-        let a = new_message_id();
+        let a = new_message_id().into_string();
         assert_eq!(a.len(), 20);
         assert!(a.starts_with("3EB0"));
         assert!(
@@ -106,6 +107,6 @@ mod tests {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
         );
-        assert_ne!(a, new_message_id());
+        assert_ne!(a, new_message_id().into_string());
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::address::{Jid, PhoneNumber};
 use crate::bus::{Bus, BusError, Headers, Message};
 use crate::error::ApiError;
 use crate::outgoing::{ChatAction, OutgoingMessage, SendResult};
@@ -21,7 +22,7 @@ pub const MOVED: &str = "parley-moved";
 pub enum SandboxOp {
     /// The simulated phone scans the current QR (`qr` given: it must be current).
     Link {
-        phone: String,
+        phone: PhoneNumber,
         name: String,
         qr: Option<String>,
     },
@@ -37,11 +38,11 @@ pub enum SandboxOp {
     /// `admins` (phones among them, or the session's own).
     CreateGroup {
         subject: String,
-        participants: Vec<String>,
-        admins: Vec<String>,
+        participants: Vec<PhoneNumber>,
+        admins: Vec<PhoneNumber>,
     },
     /// The session's phone changes the subject of `jid`, a group it is in.
-    GroupSubject { jid: String, subject: String },
+    GroupSubject { jid: Jid, subject: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,7 +64,7 @@ pub enum Command {
     State,
     /// Pair by phone code instead of QR.
     PairPhone {
-        phone: String,
+        phone: PhoneNumber,
     },
     /// Settings changed in the database: apply them now.
     Reload,
@@ -226,6 +227,7 @@ pub fn decode(payload: &[u8]) -> Result<Command, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::MessageId;
     use crate::outgoing::{Content, DeleteMode, MediaRequest, MediaSource};
     use crate::recipients::Recipient;
 
@@ -239,7 +241,7 @@ mod tests {
                 client_id: "a1".into(),
             },
             Command::Sandbox(SandboxOp::Link {
-                phone: "4915".into(),
+                phone: PhoneNumber::from_digits("4915112345678").unwrap(),
                 name: "x".into(),
                 qr: None,
             }),
@@ -248,14 +250,14 @@ mod tests {
                 count: 1,
             }),
             Command::Send(OutgoingMessage {
-                to: Recipient::Phone("4915112345678".into()),
+                to: Recipient::Phone(PhoneNumber::from_digits("4915112345678").unwrap()),
                 content: Content::Location {
                     latitude: 52.5,
                     longitude: 13.4,
                     name: None,
                     address: Some("Berlin".into()),
                 },
-                quoted_message_id: Some("3EB0AA".into()),
+                quoted_message_id: MessageId::new("3EB0AA"),
                 mentions: vec!["123456789012345".into()],
                 meta: Some(serde_json::json!({"fromAI": true})),
             }),
@@ -277,7 +279,7 @@ mod tests {
             }),
             Command::Chat(ChatAction::Delete {
                 to: Recipient::Lid("123456789012345".into()),
-                message_id: "3EB0AA".into(),
+                message_id: MessageId::new("3EB0AA").unwrap(),
                 from_me: true,
                 mode: DeleteMode::Everyone,
             }),

@@ -1,4 +1,5 @@
 //! The contract between the API and the workers, and the ports with their adapters.
+pub mod address;
 pub mod bus;
 pub mod command;
 pub mod config;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::address::MessageId;
 use crate::recipients::Recipient;
 
 /// A message to send, with the common envelope.
@@ -14,7 +15,7 @@ pub struct OutgoingMessage {
     pub content: Content,
     /// Reply target (unknown ids still send).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quoted_message_id: Option<String>,
+    pub quoted_message_id: Option<MessageId>,
     /// Mentioned user-parts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mentions: Vec<String>,
@@ -43,12 +44,12 @@ pub enum Content {
     },
     /// Empty `emoji` removes the reaction.
     Reaction {
-        target_id: String,
+        target_id: MessageId,
         emoji: String,
         target_from_me: bool,
     },
     Edit {
-        target_id: String,
+        target_id: MessageId,
         body: String,
     },
     Location {
@@ -153,13 +154,13 @@ pub enum ChatAction {
     },
     Delete {
         to: Recipient,
-        message_id: String,
+        message_id: MessageId,
         from_me: bool,
         mode: DeleteMode,
     },
     MarkRead {
         to: Recipient,
-        message_ids: Vec<String>,
+        message_ids: Vec<MessageId>,
     },
     MarkUnread {
         to: Recipient,

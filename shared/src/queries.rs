@@ -3,6 +3,7 @@
 //! answers are the HTTP bodies themselves.
 use serde::{Deserialize, Serialize};
 
+use crate::address::{Jid, PhoneNumber};
 use crate::recipients::Recipient;
 use crate::wire::contacts::{OwnerLid, ProfilePicture, UserInfo};
 use crate::wire::groups::{Group, GroupCreated, GroupInviteLink, GroupMembersUpdated};
@@ -52,7 +53,7 @@ pub enum Query {
     },
     /// `/check-owner-lid`: the session's identity, and `number` (digits) checked.
     CheckNumber {
-        number: Option<String>,
+        number: Option<PhoneNumber>,
     },
     /// `/profile-picture` of a user or group.
     ProfilePicture {
@@ -64,23 +65,23 @@ pub enum Query {
     Groups,
     /// One group (`<id>@g.us`) with its participants.
     Group {
-        group: String,
+        group: Jid,
     },
     CreateGroup {
         subject: String,
         participants: Vec<Recipient>,
     },
     UpdateMembers {
-        group: String,
+        group: Jid,
         action: MemberAction,
         participants: Vec<Recipient>,
     },
     InviteLink {
-        group: String,
+        group: Jid,
         reset: bool,
     },
     LeaveGroup {
-        group: String,
+        group: Jid,
     },
     /// `/refresh-avatars`: look the hosted-inbox rooms' pictures up again.
     RefreshAvatars {
@@ -143,9 +144,11 @@ mod tests {
     #[test]
     fn queries_and_answers_round_trip_as_json() {
         let q = Query::UpdateMembers {
-            group: "120363000000000001@g.us".into(),
+            group: Jid::parse("120363000000000001@g.us").unwrap(),
             action: MemberAction::Promote,
-            participants: vec![Recipient::Phone("4915100000001".into())],
+            participants: vec![Recipient::Phone(
+                PhoneNumber::from_digits("4915100000001").unwrap(),
+            )],
         };
         let json = serde_json::to_string(&q).unwrap();
         assert_eq!(serde_json::from_str::<Query>(&json).unwrap(), q);

@@ -5,21 +5,15 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::address::{GROUP_SERVER, LID_SERVER, PHONE_SERVER};
+use crate::address::{Jid, PhoneNumber};
 use crate::error::ApiError;
 
-/// Server part of LID JIDs.
-pub const LID_SERVER: &str = "lid";
-/// Server part of phone JIDs.
-pub const PHONE_SERVER: &str = "s.whatsapp.net";
 /// The legacy spelling of the phone server, accepted and rewritten.
 const LEGACY_PHONE_SERVER: &str = "c.us";
-/// Server part of group JIDs.
-pub const GROUP_SERVER: &str = "g.us";
 
 /// Lengths of a LID user-part.
 const LID_DIGITS: std::ops::RangeInclusive<usize> = 8..=20;
-/// Lengths of a phone number with country code (E.164).
-const PHONE_DIGITS: std::ops::RangeInclusive<usize> = 8..=15;
 
 /// A parsed `to`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -27,11 +21,11 @@ const PHONE_DIGITS: std::ops::RangeInclusive<usize> = 8..=15;
 pub enum Recipient {
     /// A user by LID user-part: `<digits>@lid`.
     Lid(String),
-    /// A phone number (digits) given as `+<digits>`: the owner resolves it to the
+    /// A phone number given as `+<digits>`: the owner resolves it to the
     /// contact's LID when the network knows one, else it is the phone JID.
-    Phone(String),
+    Phone(PhoneNumber),
     /// A phone JID given in full (`<digits>@s.whatsapp.net`): used as is.
-    PhoneJid(String),
+    PhoneJid(PhoneNumber),
     /// A group: `<id>@g.us`.
     Group(String),
 }
@@ -54,19 +48,25 @@ impl Recipient {
     /// The user part (digits; for groups the group id).
     pub fn user(&self) -> &str {
         match self {
-            Recipient::Lid(u)
-            | Recipient::Phone(u)
-            | Recipient::PhoneJid(u)
-            | Recipient::Group(u) => u,
+            Recipient::Lid(u) | Recipient::Group(u) => u,
+            Recipient::Phone(p) | Recipient::PhoneJid(p) => p.as_str(),
         }
     }
 
     /// The chat JID, without resolving a `+phone` (that is its phone JID).
-    pub fn jid(&self) -> String {
+    pub fn jid(&self) -> Jid {
         match self {
-            Recipient::Lid(u) => lid_jid(u),
-            Recipient::Phone(u) | Recipient::PhoneJid(u) => phone_jid(u),
-            Recipient::Group(g) => format!("{g}@{GROUP_SERVER}"),
+            Recipient::Lid(u) => Jid::from_valid_parts(u, LID_SERVER),
+            Recipient::Phone(p) | Recipient::PhoneJid(p) => Jid::phone(p),
+            Recipient::Group(g) => Jid::from_valid_parts(g, GROUP_SERVER),
+        }
+    }
+
+    /// The phone number, for a recipient given by one.
+    pub fn phone(&self) -> Option<&PhoneNumber> {
+        match self {
+            Recipient::Phone(p) | Recipient::PhoneJid(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -79,19 +79,15 @@ impl fmt::Display for Recipient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Recipient::Phone(u) => write!(f, "+{u}"),
-            other => f.write_str(&other.jid()),
+            other => f.write_str(other.jid().as_str()),
         }
     }
 }
 
-/// `<user>@lid`.
-pub fn lid_jid(user: &str) -> String {
-    format!("{user}@{LID_SERVER}")
-}
-
-/// `<digits>@s.whatsapp.net`.
-pub fn phone_jid(digits: &str) -> String {
-    format!("{digits}@{PHONE_SERVER}")
+/// `<user>@lid`, for a LID user-part the caller knows to be well-formed (a
+/// contact book's or the network's); `None` otherwise.
+pub fn lid_jid(user: &str) -> Option<Jid> {
+    Jid::new(user, LID_SERVER)
 }
 
 /// A user-part as given in `mentions`: digits (a leading `+` is dropped).
@@ -122,7 +118,7 @@ fn group_id(s: &str) -> bool {
 
 fn parse(raw: &str) -> Option<Recipient> {
     if let Some(phone) = raw.strip_prefix('+') {
-        return digits(phone, &PHONE_DIGITS).then(|| Recipient::Phone(phone.to_string()));
+        return PhoneNumber::from_digits(phone).map(Recipient::Phone);
     }
     let Some((user, server)) = raw.split_once('@') else {
         return digits(raw, &LID_DIGITS).then(|| Recipient::Lid(raw.to_string()));
@@ -130,7 +126,7 @@ fn parse(raw: &str) -> Option<Recipient> {
     match server.to_ascii_lowercase().as_str() {
         LID_SERVER => digits(user, &LID_DIGITS).then(|| Recipient::Lid(user.to_string())),
         PHONE_SERVER | LEGACY_PHONE_SERVER => {
-            digits(user, &PHONE_DIGITS).then(|| Recipient::PhoneJid(user.to_string()))
+            PhoneNumber::from_digits(user).map(Recipient::PhoneJid)
         }
         GROUP_SERVER => group_id(user).then(|| Recipient::Group(user.to_string())),
         _ => None,
@@ -155,14 +151,17 @@ mod tests {
             ok(" 123456789012345@lid "),
             Recipient::Lid("123456789012345".into())
         );
-        assert_eq!(ok("123456789012345").jid(), "123456789012345@lid");
+        assert_eq!(ok("123456789012345").jid().as_str(), "123456789012345@lid");
     }
 
     #[test]
     fn phones_are_kept_for_resolution() {
         let r = ok("+4915112345678");
-        assert_eq!(r, Recipient::Phone("4915112345678".into()));
-        assert_eq!(r.jid(), "4915112345678@s.whatsapp.net");
+        assert_eq!(
+            r,
+            Recipient::Phone(PhoneNumber::from_digits("4915112345678").unwrap())
+        );
+        assert_eq!(r.jid().as_str(), "4915112345678@s.whatsapp.net");
         assert_eq!(r.to_string(), "+4915112345678");
         assert_eq!(r.user(), "4915112345678");
     }
@@ -171,15 +170,15 @@ mod tests {
     fn phone_and_group_jids() {
         assert_eq!(
             ok("4915112345678@s.whatsapp.net"),
-            Recipient::PhoneJid("4915112345678".into())
+            Recipient::PhoneJid(PhoneNumber::from_digits("4915112345678").unwrap())
         );
         assert_eq!(
-            ok("4915112345678@c.us").jid(),
+            ok("4915112345678@c.us").jid().as_str(),
             "4915112345678@s.whatsapp.net"
         );
         let g = ok("120363025246125486@g.us");
         assert!(g.is_group());
-        assert_eq!(g.jid(), "120363025246125486@g.us");
+        assert_eq!(g.jid().as_str(), "120363025246125486@g.us");
         assert_eq!(
             ok("4915112345678-1612345678@g.us").user(),
             "4915112345678-1612345678"

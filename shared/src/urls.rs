@@ -23,18 +23,6 @@ pub fn callback_url(field: &str, raw: &str, allow_http: bool) -> Result<String, 
     Ok(raw.to_string())
 }
 
-/// A phone number: 8 to 15 digits with country code (a leading `+` is accepted).
-pub fn phone(field: &str, raw: &str) -> Result<String, ApiError> {
-    let digits = raw.trim().trim_start_matches('+');
-    if (8..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) {
-        Ok(digits.to_string())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "{field} must be 8 to 15 digits with country code"
-        )))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,13 +45,5 @@ mod tests {
             );
         }
         assert!(callback_url("webhookUrl", "http://example.com", true).is_ok());
-    }
-
-    #[test]
-    fn phones() {
-        assert_eq!(phone("phone", "+4915112345678").unwrap(), "4915112345678");
-        for bad in ["123", "49151abc45678", "1234567890123456"] {
-            assert!(phone("phone", bad).is_err(), "{bad}");
-        }
     }
 }

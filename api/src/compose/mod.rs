@@ -5,6 +5,7 @@
 mod buttons;
 mod vcard;
 
+use parley_shared::address::MessageId;
 use parley_shared::error::ApiError;
 use parley_shared::outgoing::{Content, OutgoingMessage};
 use parley_shared::recipients::{self, Recipient};
@@ -30,8 +31,6 @@ pub const PLACE_MAX: usize = 1024;
 pub const EMOJI_MAX: usize = 32;
 /// Most message ids in one `/mark-read`.
 pub const MARK_READ_MAX: usize = 1000;
-/// Longest message id.
-const MESSAGE_ID_MAX: usize = 128;
 
 /// A required string: present, not blank, at most `max` characters.
 pub fn text(field: &str, value: Option<String>, max: usize) -> Result<String, ApiError> {
@@ -67,24 +66,6 @@ pub fn recipient(value: Option<&str>) -> Result<Recipient, ApiError> {
     Recipient::parse("to", value.unwrap_or_default())
 }
 
-/// A network message id: 1 to 128 letters, digits, `-`, `_`, `.` or `:`.
-pub fn message_id(field: &str, value: Option<&str>) -> Result<String, ApiError> {
-    let id = value.map(str::trim).unwrap_or_default();
-    if id.is_empty() {
-        return Err(ApiError::bad_request(format!("{field} is required")));
-    }
-    let ok = id.len() <= MESSAGE_ID_MAX
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'));
-    if !ok {
-        return Err(ApiError::bad_request(format!(
-            "{field} must be a message id: up to {MESSAGE_ID_MAX} letters, digits, '-', '_', '.' or ':'"
-        )));
-    }
-    Ok(id.to_string())
-}
-
 /// A required boolean.
 pub fn flag(field: &str, value: Option<bool>) -> Result<bool, ApiError> {
     value.ok_or_else(|| ApiError::bad_request(format!("{field} is required")))
@@ -99,7 +80,7 @@ pub fn message(
     let quoted_message_id = envelope
         .quoted_message_id
         .filter(|q| !q.trim().is_empty())
-        .map(|q| message_id("quotedMessageId", Some(&q)))
+        .map(|q| MessageId::parse("quotedMessageId", Some(&q)))
         .transpose()?;
     let mentions = mentions(
         envelope

@@ -1,8 +1,8 @@
 //! Contact cards: a given vCard 3.0 is checked for its frame; otherwise one is
 //! built from `displayName` and `phone` (FN and TEL;type=CELL;waid=…).
+use parley_shared::address::PhoneNumber;
 use parley_shared::error::ApiError;
 use parley_shared::outgoing::Content;
-use parley_shared::urls;
 
 use super::{SHORT_MAX, text};
 
@@ -19,7 +19,7 @@ pub fn contact_card(
     let vcard = match (vcard.filter(|v| !v.trim().is_empty()), phone) {
         (Some(card), _) => checked(card)?,
         (None, Some(phone)) if !phone.trim().is_empty() => {
-            build(&display_name, &urls::phone("phone", &phone)?)
+            build(&display_name, PhoneNumber::parse("phone", &phone)?.as_str())
         }
         _ => return Err(ApiError::bad_request("phone or vcard is required")),
     };

@@ -159,7 +159,7 @@ pub async fn leave_group(
     {
         Answer::Left => Ok(web::Json(GroupLeft {
             ok: true,
-            group_jid: group,
+            group_jid: group.into_string(),
         })),
         other => Err(mismatch(other)),
     }

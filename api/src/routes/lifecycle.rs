@@ -1,5 +1,6 @@
 //! Session lifecycle: start, QR, phone-code pairing, disconnect.
 use actix_web::{HttpRequest, get, post, web};
+use parley_shared::address::PhoneNumber;
 use parley_shared::command::{Command, Reply};
 use parley_shared::db::{NewSession, SettingsPatch};
 use parley_shared::error::ApiError;
@@ -137,7 +138,7 @@ pub async fn pair_phone(
     body: web::Json<PairPhone>,
 ) -> Result<web::Json<PairCode>, HttpError> {
     let id = authorized_client(&req, &body.client_id)?;
-    let phone = urls::phone("phone", &body.phone)?;
+    let phone = PhoneNumber::parse("phone", &body.phone)?;
     known(&state, id.as_str()).await?;
     match owner::send(
         &state,
@@ -150,7 +151,7 @@ pub async fn pair_phone(
     {
         Reply::PairCode { code } => Ok(web::Json(PairCode {
             client_id: id.to_string(),
-            phone,
+            phone: phone.into_string(),
             code,
         })),
         other => Err(unexpected(other).into()),

@@ -1,6 +1,7 @@
 //! Read state of chats: read receipts (`/mark-read`) and the unread flag on the
 //! linked phone (`/mark-unread`).
 use actix_web::{HttpRequest, post, web};
+use parley_shared::address::MessageId;
 use parley_shared::error::ApiError;
 use parley_shared::outgoing::ChatAction;
 use parley_shared::wire::messages::{MarkRead, MarkUnread, MarkedRead};
@@ -35,9 +36,9 @@ pub async fn mark_read(
         ))
         .into());
     }
-    let mut message_ids: Vec<String> = Vec::with_capacity(raw.len());
+    let mut message_ids: Vec<MessageId> = Vec::with_capacity(raw.len());
     for one in &raw {
-        let one = compose::message_id("messageIds", Some(one))?;
+        let one = MessageId::parse("messageIds", Some(one))?;
         if !message_ids.contains(&one) {
             message_ids.push(one);
         }

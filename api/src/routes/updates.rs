@@ -1,6 +1,7 @@
 //! Updates of earlier messages and of the chat: reactions, edits, deletes and
 //! the typing indicator.
 use actix_web::{HttpRequest, post, web};
+use parley_shared::address::MessageId;
 use parley_shared::error::ApiError;
 use parley_shared::outgoing::{ChatAction, Content, DeleteMode, OutgoingMessage};
 use parley_shared::wire::messages::{
@@ -27,7 +28,7 @@ pub async fn send_reaction(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let to = compose::recipient(body.to.as_deref())?;
-    let target_id = compose::message_id("messageId", body.message_id.as_deref())?;
+    let target_id = MessageId::parse("messageId", body.message_id.as_deref())?;
     let content = Content::Reaction {
         target_id: target_id.clone(),
         emoji: compose::emoji(body.emoji)?,
@@ -37,7 +38,7 @@ pub async fn send_reaction(
     Ok(web::Json(Targeted {
         status: "sent".into(),
         message_id: result.message_id,
-        target_id,
+        target_id: target_id.into_string(),
     }))
 }
 
@@ -54,7 +55,7 @@ pub async fn edit_message(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let to = compose::recipient(body.to.as_deref())?;
-    let target_id = compose::message_id("messageId", body.message_id.as_deref())?;
+    let target_id = MessageId::parse("messageId", body.message_id.as_deref())?;
     let content = Content::Edit {
         target_id: target_id.clone(),
         body: compose::text("body", body.body, TEXT_MAX)?,
@@ -63,7 +64,7 @@ pub async fn edit_message(
     Ok(web::Json(Targeted {
         status: "sent".into(),
         message_id: result.message_id,
-        target_id,
+        target_id: target_id.into_string(),
     }))
 }
 
@@ -114,7 +115,7 @@ pub async fn delete_message(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let to = compose::recipient(body.to.as_deref())?;
-    let message_id = compose::message_id("messageId", body.message_id.as_deref())?;
+    let message_id = MessageId::parse("messageId", body.message_id.as_deref())?;
     let from_me = compose::flag("fromMe", body.from_me)?;
     let mode = match body.mode.as_deref().map(str::trim) {
         Some("everyone") => DeleteMode::Everyone,
@@ -134,7 +135,7 @@ pub async fn delete_message(
             Some(room) => state
                 .ports
                 .db
-                .history_message(id.as_str(), room, &message_id)
+                .history_message(id.as_str(), room, message_id.as_str())
                 .await?
                 .map(|_| room.clone()),
             None => None,
@@ -157,7 +158,7 @@ pub async fn delete_message(
         && let Err(e) = state
             .ports
             .db
-            .delete_for_me(id.as_str(), &room, &message_id)
+            .delete_for_me(id.as_str(), &room, message_id.as_str())
             .await
     {
         tracing::warn!(error = %e, client_id = %id, "cannot mark the stored message deleted");

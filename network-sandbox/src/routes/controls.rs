@@ -3,10 +3,10 @@
 use crate::store::PhonePatch;
 use actix_web::{HttpRequest, get, post, web};
 use chrono::{DateTime, Utc};
+use parley_shared::address::{Jid, PhoneNumber};
 use parley_shared::command::{Command, Reply, SandboxOp};
 use parley_shared::error::ApiError;
-use parley_shared::recipients::{GROUP_SERVER, Recipient, lid_jid, phone_jid};
-use parley_shared::urls;
+use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
 use parley_shared::wire::outbox::{Outbox, OutboxEntry, OutboxQuery};
 use parley_shared::wire::sessions::{
@@ -31,7 +31,7 @@ pub async fn link(
     body: web::Json<SandboxLink>,
 ) -> Result<web::Json<SandboxLinked>, HttpError> {
     let body = body.into_inner();
-    let phone = urls::phone("phone", &body.phone)?;
+    let phone = PhoneNumber::parse("phone", &body.phone)?;
     let raw_id = match (&body.client_id, &body.qr) {
         (Some(id), _) => id.clone(),
         (None, Some(code)) => super::store(&state)
@@ -141,7 +141,7 @@ pub async fn contacts(
     body: web::Json<SandboxContact>,
 ) -> Result<web::Json<SandboxPhoneInfo>, HttpError> {
     let body = body.into_inner();
-    let phone = urls::phone("phone", &body.phone)?;
+    let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
     if let Some(avatar) = body.avatar.as_deref()
         && !matches!(avatar, "none" | "hidden")
     {
@@ -222,19 +222,21 @@ async fn chat_jids(state: &AppState, to: &str) -> Result<Vec<String>, ApiError> 
     let to = to.trim();
     let parsed = Recipient::parse("to", to)?;
     Ok(match parsed {
-        Recipient::Lid(user) if !to.contains('@') => vec![
-            lid_jid(&user),
-            phone_jid(&user),
-            format!("{user}@{GROUP_SERVER}"),
-        ],
+        Recipient::Lid(user) if !to.contains('@') => [LID_SERVER, PHONE_SERVER, GROUP_SERVER]
+            .into_iter()
+            .filter_map(|server| Jid::new(&user, server))
+            .map(Jid::into_string)
+            .collect(),
         Recipient::Phone(phone) => {
-            let mut jids = vec![phone_jid(&phone)];
-            if let Some(known) = super::store(state).phone(&phone).await? {
-                jids.push(lid_jid(&known.lid));
+            let mut jids = vec![Jid::phone(&phone).into_string()];
+            if let Some(known) = super::store(state).phone(phone.as_str()).await?
+                && let Some(lid) = lid_jid(&known.lid)
+            {
+                jids.push(lid.into_string());
             }
             jids
         }
-        other => vec![other.jid()],
+        other => vec![other.jid().into_string()],
     })
 }
 
@@ -259,8 +261,8 @@ pub async fn groups(
         ))
         .into());
     }
-    let phones = |field: &str, raw: &[String]| -> Result<Vec<String>, ApiError> {
-        raw.iter().map(|p| urls::phone(field, p)).collect()
+    let phones = |field: &str, raw: &[String]| -> Result<Vec<PhoneNumber>, ApiError> {
+        raw.iter().map(|p| PhoneNumber::parse(field, p)).collect()
     };
     let participants = phones("participants", &body.participants)?;
     let admins = phones("admins", &body.admins)?;

@@ -17,8 +17,9 @@ fn refused(outcome: parley_shared::command::Outcome) -> Result<(), String> {
 #[async_trait]
 impl Counterpart for SandboxSide<'_> {
     async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+        let phone = PhoneNumber::from_digits(phone).ok_or("not a phone number")?;
         let op = SandboxOp::Link {
-            phone: phone.into(),
+            phone,
             name: "Contract".into(),
             qr: Some(code.into()),
         };

@@ -6,13 +6,27 @@ use parley_shared::media::spool::FileBody;
 use serde_json::json;
 
 use super::*;
-use parley_network::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody};
+use parley_network::{
+    Jid, MediaFile, MediaKind, MessageId, MessageRef, Outgoing, OutgoingBody, PhoneNumber,
+};
 
-const CHAT: &str = "123456789012345@lid";
+const CHAT_JID: &str = "123456789012345@lid";
+
+fn jid(raw: &str) -> Jid {
+    Jid::parse(raw).expect("a JID")
+}
+
+fn id(raw: &str) -> MessageId {
+    MessageId::new(raw).expect("a message id")
+}
+
+fn phone(digits: &str) -> PhoneNumber {
+    PhoneNumber::from_digits(digits).expect("a phone number")
+}
 
 fn text(body: &str) -> Outgoing {
     Outgoing {
-        to: CHAT.into(),
+        to: jid(CHAT_JID),
         body: OutgoingBody::Text { body: body.into() },
         quoted_id: None,
         mentions: vec![],
@@ -43,8 +57,9 @@ async fn sends_land_in_the_outbox_with_network_ids() {
     let f = steady().await;
     let conn = linked_connection(&f).await;
     let sent = conn.send(text("hello")).await.expect("send");
-    assert!(sent.message_id.starts_with("3EB0") && sent.message_id.len() == 20);
-    assert_eq!((sent.to.as_str(), sent.kind), (CHAT, "text"));
+    let sent_id = sent.message_id.as_str();
+    assert!(sent_id.starts_with("3EB0") && sent_id.len() == 20);
+    assert_eq!((sent.to.as_str(), sent.kind), (CHAT_JID, "text"));
     let file = MediaFile {
         kind: MediaKind::Image,
         voice: false,
@@ -58,13 +73,14 @@ async fn sends_land_in_the_outbox_with_network_ids() {
         ..text("")
     };
     assert_eq!(conn.send(media).await.expect("media").kind, "image");
-    conn.typing(CHAT, true).await.expect("typing");
-    conn.mark_read(CHAT, &["3EB0X".into()]).await.expect("read");
-    conn.mark_unread(CHAT).await.expect("unread");
+    let chat = jid(CHAT_JID);
+    conn.typing(&chat, true).await.expect("typing");
+    conn.mark_read(&chat, &[id("3EB0X")]).await.expect("read");
+    conn.mark_unread(&chat).await.expect("unread");
     let rows = outbox(&f).await;
     let kinds: Vec<_> = rows.iter().map(|r| r.kind.as_str()).collect();
     assert_eq!(kinds, ["text", "image", "typing", "read", "unread"]);
-    assert_eq!(rows[0].message_id, sent.message_id);
+    assert_eq!(rows[0].message_id, sent.message_id.as_str());
     assert_eq!(rows[0].payload, json!({"body": "hello"}));
     assert_eq!(rows[1].payload["caption"], "cap");
     assert_eq!(rows[1].payload["bytes"], 3);
@@ -89,11 +105,11 @@ async fn faults_reject_sends_and_receipts_separately() {
     assert_eq!(rejected(conn.send(text("x")).await), "sandbox fault");
     conn.send(text("y")).await.expect("only one send failed");
     arm(&f, "receipt", 2).await;
-    rejected(conn.mark_read(CHAT, &["a".into()]).await);
-    conn.typing(CHAT, true)
+    rejected(conn.mark_read(&jid(CHAT_JID), &[id("a")]).await);
+    conn.typing(&jid(CHAT_JID), true)
         .await
         .expect("typing is not a receipt");
-    rejected(conn.mark_unread(CHAT).await);
+    rejected(conn.mark_unread(&jid(CHAT_JID)).await);
     let kinds: Vec<_> = outbox(&f).await.into_iter().map(|r| r.kind).collect();
     assert_eq!(kinds, ["text", "typing"], "nothing rejected was recorded");
 }
@@ -104,7 +120,7 @@ async fn edits_need_an_own_recent_message_with_text() {
     let conn = linked_connection(&f).await;
     let original = conn.send(text("first")).await.expect("send");
     let edit = conn
-        .edit(CHAT, &original.message_id, "second")
+        .edit(&jid(CHAT_JID), &original.message_id, "second")
         .await
         .expect("edit");
     assert_eq!(edit.kind, "edit");
@@ -112,15 +128,16 @@ async fn edits_need_an_own_recent_message_with_text() {
     let last = outbox(&f).await.pop().expect("edit recorded");
     assert_eq!(
         last.payload,
-        json!({"body": "second", "targetId": original.message_id})
+        json!({"body": "second", "targetId": original.message_id.as_str()})
     );
 
     assert!(
-        rejected(conn.edit(CHAT, "3EB0UNKNOWN", "x").await).contains("not sent by this session")
+        rejected(conn.edit(&jid(CHAT_JID), &id("3EB0UNKNOWN"), "x").await)
+            .contains("not sent by this session")
     );
     assert!(
         rejected(
-            conn.edit("999999999999999@lid", &original.message_id, "x")
+            conn.edit(&jid("999999999999999@lid"), &original.message_id, "x")
                 .await
         )
         .contains("not sent by this session")
@@ -128,14 +145,16 @@ async fn edits_need_an_own_recent_message_with_text() {
     f.db.record_outbox(NewOutboxEntry {
         client_id: "c1".into(),
         message_id: "3EB0OLD".into(),
-        to_jid: CHAT.into(),
+        to_jid: CHAT_JID.into(),
         kind: "text".into(),
         payload: json!({"body": "old"}),
         at: Utc::now() - chrono::Duration::minutes(16),
     })
     .await
     .expect("seed");
-    assert!(rejected(conn.edit(CHAT, "3EB0OLD", "late").await).contains("15 minutes"));
+    assert!(
+        rejected(conn.edit(&jid(CHAT_JID), &id("3EB0OLD"), "late").await).contains("15 minutes")
+    );
     let poll = Outgoing {
         body: OutgoingBody::Poll {
             name: "q".into(),
@@ -145,7 +164,10 @@ async fn edits_need_an_own_recent_message_with_text() {
         ..text("")
     };
     let poll = conn.send(poll).await.expect("poll");
-    assert!(rejected(conn.edit(CHAT, &poll.message_id, "x").await).contains("cannot be edited"));
+    assert!(
+        rejected(conn.edit(&jid(CHAT_JID), &poll.message_id, "x").await)
+            .contains("cannot be edited")
+    );
 }
 
 #[tokio::test]
@@ -153,24 +175,25 @@ async fn revoking_others_messages_works_in_groups_only() {
     let f = steady().await;
     let conn = linked_connection(&f).await;
     let theirs = MessageRef {
-        id: "3EB0THEIRS".into(),
+        id: id("3EB0THEIRS"),
         from_me: false,
     };
-    assert!(rejected(conn.revoke(CHAT, &theirs).await).contains("own messages"));
-    let group = "120363025246125486@g.us";
+    let chat = jid(CHAT_JID);
+    assert!(rejected(conn.revoke(&chat, &theirs).await).contains("own messages"));
+    let group = jid("120363025246125486@g.us");
     assert_eq!(
-        conn.revoke(group, &theirs)
+        conn.revoke(&group, &theirs)
             .await
             .expect("admin revoke")
             .kind,
         "revoke"
     );
     let mine = MessageRef {
-        id: "3EB0MINE".into(),
+        id: id("3EB0MINE"),
         from_me: true,
     };
-    conn.revoke(CHAT, &mine).await.expect("own revoke");
-    conn.delete_for_me(CHAT, &theirs)
+    conn.revoke(&chat, &mine).await.expect("own revoke");
+    conn.delete_for_me(&chat, &theirs)
         .await
         .expect("delete for me");
     let rows = outbox(&f).await;
@@ -180,7 +203,7 @@ async fn revoking_others_messages_works_in_groups_only() {
         last.payload,
         json!({"fromMe": false, "targetId": "3EB0THEIRS"})
     );
-    let reaction = conn.react(CHAT, &theirs, "👍").await.expect("react");
+    let reaction = conn.react(&chat, &theirs, "👍").await.expect("react");
     assert_eq!(reaction.kind, "reaction");
 }
 
@@ -208,10 +231,10 @@ async fn phones_resolve_to_their_lid_when_on_the_network() {
             .await
             .expect("phone");
     assert_eq!(
-        conn.lid_for_phone("4917600000009").await,
+        conn.lid_for_phone(&phone("4917600000009")).await,
         Ok(Some(known.lid))
     );
-    assert_eq!(conn.lid_for_phone("4917600000008").await, Ok(None));
+    assert_eq!(conn.lid_for_phone(&phone("4917600000008")).await, Ok(None));
     let away = PhonePatch {
         on_network: Some(false),
         ..PhonePatch::default()
@@ -219,7 +242,7 @@ async fn phones_resolve_to_their_lid_when_on_the_network() {
     f.db.upsert_phone("4917600000009", away)
         .await
         .expect("phone");
-    assert_eq!(conn.lid_for_phone("4917600000009").await, Ok(None));
+    assert_eq!(conn.lid_for_phone(&phone("4917600000009")).await, Ok(None));
 }
 
 #[tokio::test]
@@ -239,7 +262,7 @@ async fn concurrent_sends_use_each_armed_fault_once_and_write_the_rest() {
     let mut ids = std::collections::HashSet::new();
     for send in futures::future::join_all(sends).await {
         match send.expect("send task") {
-            Ok(sent) => assert!(ids.insert(sent.message_id)),
+            Ok(sent) => assert!(ids.insert(sent.message_id.into_string())),
             Err(NetworkError::Rejected(why)) => {
                 assert_eq!(why, "sandbox fault");
                 faulted += 1;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use parley_network::MessageId;
 use tokio::sync::mpsc;
 
 use crate::store::{GroupAuthor, SeaOrmDeviceStore, is_fence_rejected};
@@ -108,16 +109,16 @@ impl Authors {
     pub async fn group_by_author<'a>(
         &self,
         chat: &str,
-        message_ids: &'a [String],
+        message_ids: &'a [MessageId],
     ) -> Vec<(Option<String>, Vec<&'a str>)> {
-        let ids: Vec<&str> = message_ids.iter().map(String::as_str).collect();
+        let ids: Vec<&str> = message_ids.iter().map(MessageId::as_str).collect();
         let authors = self.of_each(chat, &ids).await;
         let mut groups: Vec<(Option<String>, Vec<&'a str>)> = Vec::new();
         for id in message_ids {
             let author = authors.get(id.as_str()).cloned();
             match groups.iter_mut().find(|(a, _)| *a == author) {
-                Some((_, ids)) => ids.push(id),
-                None => groups.push((author, vec![id])),
+                Some((_, ids)) => ids.push(id.as_str()),
+                None => groups.push((author, vec![id.as_str()])),
             }
         }
         groups
@@ -159,7 +160,10 @@ mod tests {
         authors.note(group, "A3", "111@lid");
         assert_eq!(authors.of(group, "A1").await.as_deref(), Some("111@lid"));
         assert_eq!(authors.of("other@g.us", "A1").await, None);
-        let ids: Vec<String> = ["A1", "A2", "X", "A3"].map(String::from).to_vec();
+        let ids: Vec<MessageId> = ["A1", "A2", "X", "A3"]
+            .into_iter()
+            .filter_map(MessageId::new)
+            .collect();
         assert_eq!(
             authors.group_by_author(group, &ids).await,
             vec![

@@ -9,7 +9,7 @@ use whatsapp_rust::pair_code::PairCodeOptions;
 
 use super::authors::Authors;
 use super::errors::{failed, jid};
-use parley_network::NetworkError;
+use parley_network::{NetworkError, PhoneNumber};
 
 pub(super) struct LiveConnection {
     pub(super) client: Arc<Client>,
@@ -36,12 +36,7 @@ impl LiveConnection {
         }
     }
 
-    pub async fn pair_code(&self, phone: &str) -> Result<String, NetworkError> {
-        if !phone.bytes().all(|b| b.is_ascii_digit()) || !(7..=15).contains(&phone.len()) {
-            return Err(NetworkError::Rejected(format!(
-                "{phone:?} is no phone number (digits with country code)"
-            )));
-        }
+    pub async fn pair_code(&self, phone: &PhoneNumber) -> Result<String, NetworkError> {
         if self.client.is_logged_in() {
             return Err(NetworkError::Rejected("already paired".into()));
         }
@@ -65,8 +60,8 @@ impl LiveConnection {
         Ok(())
     }
 
-    pub async fn lid_of_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
-        let pn = jid(&format!("{phone}@s.whatsapp.net"))?;
+    pub async fn lid_of_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
+        let pn = jid(parley_network::Jid::phone(phone).as_str())?;
         let entry = self
             .client
             .get_lid_pn_entry(&pn)

@@ -17,6 +17,12 @@ pub fn jid(raw: &str) -> Result<Jid, NetworkError> {
         .ok_or_else(|| NetworkError::Rejected(format!("invalid JID {raw:?}")))
 }
 
+/// The port's JID of one the library names.
+pub fn port_jid(j: &Jid) -> Result<parley_network::Jid, NetworkError> {
+    parley_network::Jid::parse(&j.to_string())
+        .ok_or_else(|| NetworkError::Rejected(format!("the network named an invalid JID {j}")))
+}
+
 /// Refuses an operation while the session is not online and linked.
 pub fn ready(client: &Client) -> Result<(), NetworkError> {
     if !client.is_connected() {

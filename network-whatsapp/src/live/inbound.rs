@@ -18,6 +18,7 @@ use whatsapp_rust::types::events::{
 use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
 
 use super::authors::Authors;
+use super::errors::port_jid;
 use super::lifecycle::{identity_of, lifecycle};
 use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
 use crate::store::SeaOrmDeviceStore;
@@ -256,7 +257,7 @@ pub(crate) fn vote_addressing(
 fn subject_change(update: &GroupUpdate) -> Option<NetworkEvent> {
     match &update.action {
         GroupNotificationAction::Subject { subject, .. } => Some(NetworkEvent::GroupSubject {
-            group: update.group_jid.to_non_ad().to_string(),
+            group: port_jid(&update.group_jid.to_non_ad()).ok()?,
             subject: subject.clone(),
         }),
         _ => None,

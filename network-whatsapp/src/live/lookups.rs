@@ -5,32 +5,45 @@ use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOpti
 use whatsapp_rust::{Jid, ParticipantChangeResponse};
 
 use super::connection::LiveConnection;
-use super::errors::{IqCause, IqMeaning, failed, jid, meaning, query_failed, ready};
+use super::errors::{IqCause, IqMeaning, failed, jid, meaning, port_jid, query_failed, ready};
 use parley_network::{
-    CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
-    ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
+    CreatedGroup, GroupMetadata, GroupParticipant, Jid as PortJid, NetworkError, NumberCheck,
+    ParticipantAction, ParticipantChange, PhoneNumber, Picture, PictureFile, PictureLookup,
+    QueryError, UserInfo,
 };
 
 fn user(j: &Jid) -> String {
     j.user.to_string()
 }
 
-/// The port's group of the library's.
-pub fn group(meta: &LibGroup) -> GroupMetadata {
-    GroupMetadata {
-        jid: meta.id.to_string(),
+/// The port's group of the library's (a member whose JID is not well-formed
+/// is left out, and said so in the log).
+pub fn group(meta: &LibGroup) -> Result<GroupMetadata, NetworkError> {
+    let participants = meta
+        .participants
+        .iter()
+        .filter_map(|p| match participant(p) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                tracing::warn!(group = %meta.id, error = %e, "group member left out");
+                None
+            }
+        })
+        .collect();
+    Ok(GroupMetadata {
+        jid: port_jid(&meta.id)?,
         subject: meta.subject.clone(),
         owner: meta
             .creator_pn
             .as_ref()
             .or(meta.creator.as_ref())
-            .map(|j| j.to_string()),
+            .and_then(|j| port_jid(j).ok()),
         created_at: meta.creation_time.and_then(|t| i64::try_from(t).ok()),
-        participants: meta.participants.iter().map(participant).collect(),
-    }
+        participants,
+    })
 }
 
-fn participant(p: &LibParticipant) -> GroupParticipant {
+fn participant(p: &LibParticipant) -> Result<GroupParticipant, NetworkError> {
     let lid = p.lid.as_ref().or(p.jid.is_lid().then_some(&p.jid));
     let phone = p.phone_number.as_ref().or(p.jid.is_pn().then_some(&p.jid));
     let role = if p.is_super_admin() {
@@ -40,20 +53,20 @@ fn participant(p: &LibParticipant) -> GroupParticipant {
     } else {
         "member"
     };
-    GroupParticipant {
-        jid: p.jid.to_string(),
+    Ok(GroupParticipant {
+        jid: port_jid(&p.jid)?,
         lid: lid.map(user),
         phone: phone.map(user),
         role: role.into(),
-    }
+    })
 }
 
 /// The port's answer for one participant of a change (the network's code, if any).
-pub fn change(r: &ParticipantChangeResponse) -> ParticipantChange {
-    ParticipantChange {
-        jid: r.jid.to_string(),
+pub fn change(r: &ParticipantChangeResponse) -> Result<ParticipantChange, NetworkError> {
+    Ok(ParticipantChange {
+        jid: port_jid(&r.jid)?,
         error: r.error.as_deref().map(|code| code.parse().unwrap_or(500)),
-    }
+    })
 }
 
 impl LiveConnection {
@@ -61,9 +74,9 @@ impl LiveConnection {
         ready(&self.client).map_err(QueryError::from)
     }
 
-    pub async fn user(&self, raw: &str) -> Result<Option<UserInfo>, QueryError> {
+    pub async fn user(&self, who: &PortJid) -> Result<Option<UserInfo>, QueryError> {
         self.admit()?;
-        let who = jid(raw)?;
+        let who = jid(who.as_str())?;
         let mut found = self
             .client
             .contacts()
@@ -85,9 +98,9 @@ impl LiveConnection {
         }))
     }
 
-    pub async fn number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+    pub async fn number(&self, phone: &PhoneNumber) -> Result<NumberCheck, QueryError> {
         self.admit()?;
-        let pn = jid(&format!("{phone}@s.whatsapp.net"))?;
+        let pn = jid(PortJid::phone(phone).as_str())?;
         let answers = self
             .client
             .contacts()
@@ -104,9 +117,9 @@ impl LiveConnection {
             .unwrap_or_default())
     }
 
-    pub async fn picture(&self, raw: &str, preview: bool) -> Result<PictureLookup, QueryError> {
+    pub async fn picture(&self, who: &PortJid, preview: bool) -> Result<PictureLookup, QueryError> {
         self.admit()?;
-        let who = jid(raw)?;
+        let who = jid(who.as_str())?;
         match self
             .client
             .contacts()
@@ -164,31 +177,34 @@ impl LiveConnection {
             .get_participating()
             .await
             .map_err(|e| query_failed(&self.client, "groups", e))?;
-        let mut out: Vec<GroupMetadata> = groups.values().map(group).collect();
+        let mut out = groups
+            .values()
+            .map(group)
+            .collect::<Result<Vec<GroupMetadata>, _>>()?;
         out.sort_by(|a, b| a.jid.cmp(&b.jid));
         Ok(out)
     }
 
-    pub async fn one_group(&self, raw: &str) -> Result<GroupMetadata, QueryError> {
+    pub async fn one_group(&self, raw: &PortJid) -> Result<GroupMetadata, QueryError> {
         self.admit()?;
         let meta = self
             .client
             .groups()
-            .get_metadata(&jid(raw)?)
+            .get_metadata(&jid(raw.as_str())?)
             .await
             .map_err(|e| query_failed(&self.client, "group", e))?;
-        Ok(group(&meta))
+        Ok(group(&meta)?)
     }
 
     pub async fn new_group(
         &self,
         subject: &str,
-        participants: &[String],
+        participants: &[PortJid],
     ) -> Result<CreatedGroup, QueryError> {
         self.admit()?;
         let members = participants
             .iter()
-            .map(|p| jid(p).map(GroupParticipantOptions::new))
+            .map(|p| jid(p.as_str()).map(GroupParticipantOptions::new))
             .collect::<Result<Vec<_>, _>>()?;
         let created = self
             .client
@@ -196,7 +212,7 @@ impl LiveConnection {
             .create_group(GroupCreateOptions::new(subject).with_participants(members))
             .await
             .map_err(|e| query_failed(&self.client, "create group", e))?;
-        let group = group(&created.metadata);
+        let group = group(&created.metadata)?;
         // Whoever the created group lists was added; the others were not.
         let listed: Vec<&str> = group
             .participants
@@ -207,8 +223,7 @@ impl LiveConnection {
         let changes = participants
             .iter()
             .map(|p| {
-                let user_part = p.split('@').next().unwrap_or(p);
-                let added = listed.iter().any(|l| *l == p || *l == user_part);
+                let added = listed.iter().any(|l| *l == p.as_str() || *l == p.user());
                 ParticipantChange {
                     jid: p.clone(),
                     error: (!added).then_some(409),
@@ -223,15 +238,15 @@ impl LiveConnection {
 
     pub async fn members(
         &self,
-        raw: &str,
+        raw: &PortJid,
         action: ParticipantAction,
-        participants: &[String],
+        participants: &[PortJid],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
         self.admit()?;
-        let group_jid = jid(raw)?;
+        let group_jid = jid(raw.as_str())?;
         let jids = participants
             .iter()
-            .map(|p| jid(p))
+            .map(|p| jid(p.as_str()))
             .collect::<Result<Vec<_>, _>>()?;
         let groups = self.client.groups();
         let answers = match action {
@@ -241,15 +256,15 @@ impl LiveConnection {
             ParticipantAction::Demote => groups.demote_participants(group_jid, &jids).await,
         }
         .map_err(|e| query_failed(&self.client, "group members", e))?;
-        Ok(answers.iter().map(change).collect())
+        Ok(answers.iter().map(change).collect::<Result<_, _>>()?)
     }
 
-    pub async fn invite(&self, raw: &str, reset: bool) -> Result<String, QueryError> {
+    pub async fn invite(&self, raw: &PortJid, reset: bool) -> Result<String, QueryError> {
         self.admit()?;
         let code = self
             .client
             .groups()
-            .get_invite_link(jid(raw)?, reset)
+            .get_invite_link(jid(raw.as_str())?, reset)
             .await
             .map_err(|e| query_failed(&self.client, "invite link", e))?;
         Ok(if code.starts_with("https://") {
@@ -259,11 +274,11 @@ impl LiveConnection {
         })
     }
 
-    pub async fn leave(&self, raw: &str) -> Result<(), QueryError> {
+    pub async fn leave(&self, raw: &PortJid) -> Result<(), QueryError> {
         self.admit()?;
         self.client
             .groups()
-            .leave(jid(raw)?)
+            .leave(jid(raw.as_str())?)
             .await
             .map_err(|e| query_failed(&self.client, "leave group", e))
     }

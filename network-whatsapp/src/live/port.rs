@@ -6,14 +6,14 @@ use parley_shared::event::MediaDownload;
 
 use super::connection::LiveConnection;
 use parley_network::{
-    ByteStream, Connection, CreatedGroup, GroupMetadata, MediaKind, MessageRef, NetworkError,
-    NumberCheck, Outgoing, ParticipantAction, ParticipantChange, Picture, PictureFile,
-    PictureLookup, QueryError, SentMessage, UserInfo,
+    ByteStream, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId, MessageRef,
+    NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange, PhoneNumber,
+    Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
 };
 
 #[async_trait]
 impl Connection for LiveConnection {
-    async fn pair_phone(&self, phone: &str) -> Result<String, NetworkError> {
+    async fn pair_phone(&self, phone: &PhoneNumber) -> Result<String, NetworkError> {
         self.pair_code(phone).await
     }
 
@@ -25,7 +25,7 @@ impl Connection for LiveConnection {
         self.shut().await;
     }
 
-    async fn lid_for_phone(&self, phone: &str) -> Result<Option<String>, NetworkError> {
+    async fn lid_for_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
         self.lid_of_phone(phone).await
     }
 
@@ -35,7 +35,7 @@ impl Connection for LiveConnection {
 
     async fn react(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
@@ -44,30 +44,30 @@ impl Connection for LiveConnection {
 
     async fn edit(
         &self,
-        chat: &str,
-        target_id: &str,
+        chat: &Jid,
+        target_id: &MessageId,
         body: &str,
     ) -> Result<SentMessage, NetworkError> {
         self.edit_text(chat, target_id, body).await
     }
 
-    async fn revoke(&self, chat: &str, target: &MessageRef) -> Result<SentMessage, NetworkError> {
+    async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError> {
         self.revoke_for_everyone(chat, target).await
     }
 
-    async fn delete_for_me(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError> {
+    async fn delete_for_me(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError> {
         self.delete_mine(chat, target).await
     }
 
-    async fn typing(&self, chat: &str, composing: bool) -> Result<(), NetworkError> {
+    async fn typing(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError> {
         self.chat_state(chat, composing).await
     }
 
-    async fn mark_read(&self, chat: &str, message_ids: &[String]) -> Result<(), NetworkError> {
+    async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {
         self.read(chat, message_ids).await
     }
 
-    async fn mark_unread(&self, chat: &str) -> Result<(), NetworkError> {
+    async fn mark_unread(&self, chat: &Jid) -> Result<(), NetworkError> {
         self.unread(chat).await
     }
 
@@ -80,15 +80,15 @@ impl Connection for LiveConnection {
         self.download(kind, media, max_bytes).await
     }
 
-    async fn user_info(&self, jid: &str) -> Result<Option<UserInfo>, QueryError> {
+    async fn user_info(&self, jid: &Jid) -> Result<Option<UserInfo>, QueryError> {
         self.user(jid).await
     }
 
-    async fn check_number(&self, phone: &str) -> Result<NumberCheck, QueryError> {
+    async fn check_number(&self, phone: &PhoneNumber) -> Result<NumberCheck, QueryError> {
         self.number(phone).await
     }
 
-    async fn profile_picture(&self, jid: &str, preview: bool) -> Result<PictureLookup, QueryError> {
+    async fn profile_picture(&self, jid: &Jid, preview: bool) -> Result<PictureLookup, QueryError> {
         self.picture(jid, preview).await
     }
 
@@ -100,32 +100,32 @@ impl Connection for LiveConnection {
         self.all_groups().await
     }
 
-    async fn group_metadata(&self, group: &str) -> Result<GroupMetadata, QueryError> {
+    async fn group_metadata(&self, group: &Jid) -> Result<GroupMetadata, QueryError> {
         self.one_group(group).await
     }
 
     async fn create_group(
         &self,
         subject: &str,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<CreatedGroup, QueryError> {
         self.new_group(subject, participants).await
     }
 
     async fn update_participants(
         &self,
-        group: &str,
+        group: &Jid,
         action: ParticipantAction,
-        participants: &[String],
+        participants: &[Jid],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
         self.members(group, action, participants).await
     }
 
-    async fn invite_link(&self, group: &str, reset: bool) -> Result<String, QueryError> {
+    async fn invite_link(&self, group: &Jid, reset: bool) -> Result<String, QueryError> {
         self.invite(group, reset).await
     }
 
-    async fn leave_group(&self, group: &str) -> Result<(), QueryError> {
+    async fn leave_group(&self, group: &Jid) -> Result<(), QueryError> {
         self.leave(group).await
     }
 }

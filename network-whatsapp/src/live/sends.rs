@@ -22,11 +22,18 @@ use crate::convert::outbound::{
 };
 use parley_network::inbound::MediaKind;
 use parley_network::{
-    ByteStream, MediaFile, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage,
+    ByteStream, Jid, MediaFile, MessageId, MessageRef, NetworkError, Outgoing, OutgoingBody,
+    SentMessage,
 };
 
 fn invalid(e: ConvertError) -> NetworkError {
     NetworkError::Rejected(e.to_string())
+}
+
+/// The id the library says the network gave a message.
+fn network_id(raw: String) -> Result<MessageId, NetworkError> {
+    MessageId::new(raw)
+        .ok_or_else(|| NetworkError::Rejected("the network gave no message id".into()))
 }
 
 /// The library's media type of a port media kind.
@@ -84,7 +91,7 @@ pub fn button(b: &PortButton) -> Button {
 pub fn context(message: &Outgoing, quoted_author: Option<String>) -> Context {
     Context {
         quoted: message.quoted_id.as_ref().map(|id| Quote {
-            message_id: id.clone(),
+            message_id: id.to_string(),
             participant: quoted_author,
             body: None,
         }),
@@ -189,23 +196,28 @@ pub fn download_params(media: &MediaDownload, kind: MediaType) -> Result<Downloa
 }
 
 impl LiveConnection {
-    fn sent(&self, result: SendResult, to: &str, kind: &'static str) -> SentMessage {
-        SentMessage {
-            message_id: result.message_id,
-            to: to.to_string(),
+    fn sent(
+        &self,
+        result: SendResult,
+        to: &Jid,
+        kind: &'static str,
+    ) -> Result<SentMessage, NetworkError> {
+        Ok(SentMessage {
+            message_id: network_id(result.message_id)?,
+            to: to.clone(),
             kind,
             at: Utc::now(),
-        }
+        })
     }
 
     pub async fn send_out(&self, mut message: Outgoing) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
-        let to = jid(&message.to)?;
+        let to = jid(message.to.as_str())?;
         if !message.mentions.is_empty() {
             message.mentions = self.mention_jids(&message.mentions).await;
         }
         let quoted_author = match &message.quoted_id {
-            Some(id) if to.is_group() => self.authors.of(&message.to, id).await,
+            Some(id) if to.is_group() => self.authors.of(message.to.as_str(), id.as_str()).await,
             _ => None,
         };
         let (msg, kind) = match &message.body {
@@ -220,7 +232,7 @@ impl LiveConnection {
             .send_message(to, msg)
             .await
             .map_err(|e| failed(&self.client, "send", e))?;
-        Ok(self.sent(result, &message.to, kind))
+        self.sent(result, &message.to, kind)
     }
 
     /// Uploads the file and builds its message.
@@ -249,21 +261,23 @@ impl LiveConnection {
 
     pub async fn react_to(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
-        let chat_jid = jid(chat)?;
+        let chat_jid = jid(chat.as_str())?;
         // In a group, another member's message is named with its author.
         let participant = match target.from_me {
-            false if chat_jid.is_group() => self.authors.of(chat, &target.id).await,
+            false if chat_jid.is_group() => {
+                self.authors.of(chat.as_str(), target.id.as_str()).await
+            }
             _ => None,
         };
         let key = wa::MessageKey {
             remote_jid: Some(chat_jid.to_string()),
             from_me: Some(target.from_me),
-            id: Some(target.id.clone()),
+            id: Some(target.id.to_string()),
             participant,
         };
         let result = self
@@ -271,25 +285,25 @@ impl LiveConnection {
             .send_reaction(chat_jid, key, emoji)
             .await
             .map_err(|e| failed(&self.client, "reaction", e))?;
-        Ok(self.sent(result, chat, "reaction"))
+        self.sent(result, chat, "reaction")
     }
 
     pub async fn edit_text(
         &self,
-        chat: &str,
-        target_id: &str,
+        chat: &Jid,
+        target_id: &MessageId,
         body: &str,
     ) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
         let content = outbound::edit_content(body).map_err(invalid)?;
         let id = self
             .client
-            .edit_message(jid(chat)?, target_id, content)
+            .edit_message(jid(chat.as_str())?, target_id.as_str(), content)
             .await
             .map_err(|e| failed(&self.client, "edit", e))?;
         Ok(SentMessage {
-            message_id: id,
-            to: chat.to_string(),
+            message_id: network_id(id)?,
+            to: chat.clone(),
             kind: "edit",
             at: Utc::now(),
         })
@@ -297,7 +311,7 @@ impl LiveConnection {
 
     pub async fn revoke_for_everyone(
         &self,
-        chat: &str,
+        chat: &Jid,
         target: &MessageRef,
     ) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
@@ -308,29 +322,34 @@ impl LiveConnection {
             ));
         }
         self.client
-            .revoke_message(jid(chat)?, target.id.clone(), RevokeType::Sender)
+            .revoke_message(
+                jid(chat.as_str())?,
+                target.id.to_string(),
+                RevokeType::Sender,
+            )
             .await
             .map_err(|e| failed(&self.client, "revoke", e))?;
         Ok(SentMessage {
             message_id: target.id.clone(),
-            to: chat.to_string(),
+            to: chat.clone(),
             kind: "revoke",
             at: Utc::now(),
         })
     }
 
-    pub async fn delete_mine(&self, chat: &str, target: &MessageRef) -> Result<(), NetworkError> {
+    pub async fn delete_mine(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError> {
         ready(&self.client)?;
+        let chat = jid(chat.as_str())?;
         self.client
             .chat_actions()
-            .delete_message_for_me(&jid(chat)?, None, &target.id, target.from_me, true, None)
+            .delete_message_for_me(&chat, None, target.id.as_str(), target.from_me, true, None)
             .await
             .map_err(|e| failed(&self.client, "delete for me", e))
     }
 
-    pub async fn chat_state(&self, chat: &str, composing: bool) -> Result<(), NetworkError> {
+    pub async fn chat_state(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError> {
         ready(&self.client)?;
-        let to = jid(chat)?;
+        let to = jid(chat.as_str())?;
         let states = self.client.chatstate();
         let sent = if composing {
             states.send_composing(&to).await
@@ -340,11 +359,11 @@ impl LiveConnection {
         sent.map_err(|e| failed(&self.client, "typing indicator", e))
     }
 
-    pub async fn read(&self, chat: &str, ids: &[String]) -> Result<(), NetworkError> {
+    pub async fn read(&self, chat: &Jid, ids: &[MessageId]) -> Result<(), NetworkError> {
         ready(&self.client)?;
-        let chat_jid = jid(chat)?;
+        let chat_jid = jid(chat.as_str())?;
         if !chat_jid.is_group() {
-            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let ids: Vec<&str> = ids.iter().map(MessageId::as_str).collect();
             return self
                 .client
                 .mark_as_read(&chat_jid, None, &ids)
@@ -352,7 +371,7 @@ impl LiveConnection {
                 .map_err(|e| failed(&self.client, "read receipts", e));
         }
         // In a group, one receipt per author of the messages read.
-        for (author, ids) in self.authors.group_by_author(chat, ids).await {
+        for (author, ids) in self.authors.group_by_author(chat.as_str(), ids).await {
             let sender = author.as_deref().map(jid).transpose()?;
             self.client
                 .mark_as_read(&chat_jid, sender.as_ref(), &ids)
@@ -362,11 +381,12 @@ impl LiveConnection {
         Ok(())
     }
 
-    pub async fn unread(&self, chat: &str) -> Result<(), NetworkError> {
+    pub async fn unread(&self, chat: &Jid) -> Result<(), NetworkError> {
         ready(&self.client)?;
+        let chat = jid(chat.as_str())?;
         self.client
             .chat_actions()
-            .mark_chat_as_read(&jid(chat)?, false, None)
+            .mark_chat_as_read(&chat, false, None)
             .await
             .map_err(|e| failed(&self.client, "mark unread", e))
     }

@@ -79,7 +79,7 @@ async fn images_go_out_and_come_in_through_the_cdn() {
     let picture = b"\x89PNG\r\n\x1a\n an image from the gateway".repeat(50);
     let sent = conn
         .send(Outgoing {
-            to: contact.clone(),
+            to: parley_network::Jid::parse(&contact).expect("a JID"),
             body: OutgoingBody::Media(MediaFile {
                 kind: MediaKind::Image,
                 voice: false,
@@ -96,7 +96,7 @@ async fn images_go_out_and_come_in_through_the_cdn() {
     let got = f
         .wire
         .contact
-        .wait_for(DEADLINE, |r| r.id == sent.message_id)
+        .wait_for(DEADLINE, |r| r.id == sent.message_id.as_str())
         .await
         .expect("the contact receives the image");
     assert!(

@@ -4,6 +4,7 @@
 //! the network says the subject changed.
 use std::sync::Arc;
 
+use parley_shared::address::Jid;
 use parley_shared::db::Db;
 
 use crate::network::Connection;
@@ -34,10 +35,10 @@ impl GroupBook {
                 return String::new();
             }
         }
-        let Some(connection) = connection else {
+        let (Some(connection), Some(jid)) = (connection, Jid::parse(group)) else {
             return String::new();
         };
-        match connection.group_metadata(group).await {
+        match connection.group_metadata(&jid).await {
             Ok(meta) => {
                 self.learn(client_id, group, &meta.subject).await;
                 meta.subject

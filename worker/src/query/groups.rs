@@ -2,9 +2,10 @@
 //! participant), invite link. Every member list teaches the session's
 //! LID <-> phone mapping.
 use chrono::DateTime;
+use parley_shared::address::Jid;
 use parley_shared::error::ApiError;
 use parley_shared::queries::MemberAction;
-use parley_shared::recipients::{Recipient, lid_jid, phone_jid};
+use parley_shared::recipients::{Recipient, lid_jid};
 use parley_shared::wire::groups::{
     Group, GroupCreated, GroupInviteLink, GroupMember, GroupMembersUpdated, ParticipantResult,
 };
@@ -22,7 +23,7 @@ impl Querier {
         Ok(groups)
     }
 
-    pub(super) async fn group(&self, jid: &str) -> Result<Group, ApiError> {
+    pub(super) async fn group(&self, jid: &Jid) -> Result<Group, ApiError> {
         let g = self
             .network("group lookup", self.connection.group_metadata(jid))
             .await?;
@@ -56,7 +57,7 @@ impl Querier {
 
     pub(super) async fn update_members(
         &self,
-        group: &str,
+        group: &Jid,
         action: MemberAction,
         participants: &[Recipient],
     ) -> Result<GroupMembersUpdated, ApiError> {
@@ -76,7 +77,7 @@ impl Querier {
 
     pub(super) async fn invite_link(
         &self,
-        group: &str,
+        group: &Jid,
         reset: bool,
     ) -> Result<GroupInviteLink, ApiError> {
         let link = self
@@ -91,14 +92,22 @@ impl Querier {
 
     /// The JIDs to hand the network: a `+phone` as its learned LID, else its
     /// phone JID (the network answers for it per participant).
-    async fn participant_jids(&self, participants: &[Recipient]) -> Vec<String> {
+    async fn participant_jids(&self, participants: &[Recipient]) -> Vec<Jid> {
         let mut jids = Vec::with_capacity(participants.len());
         for p in participants {
             jids.push(match p {
-                Recipient::Phone(phone) => match self.book.lid_for(phone).await {
-                    Some(lid) => lid_jid(&lid),
-                    None => phone_jid(phone),
-                },
+                Recipient::Phone(phone) => {
+                    match self
+                        .book
+                        .lid_for(phone.as_str())
+                        .await
+                        .as_deref()
+                        .and_then(lid_jid)
+                    {
+                        Some(lid) => lid,
+                        None => Jid::phone(phone),
+                    }
+                }
                 other => other.jid(),
             });
         }
@@ -113,16 +122,16 @@ impl Querier {
             let phone = p.phone.unwrap_or_default();
             self.book.learn(&lid, &phone).await;
             participants.push(GroupMember {
-                jid: p.jid,
+                jid: p.jid.into_string(),
                 lid,
                 phone,
                 role: p.role,
             });
         }
         Group {
-            group_jid: g.jid,
+            group_jid: g.jid.into_string(),
             subject: g.subject,
-            owner: g.owner.unwrap_or_default(),
+            owner: g.owner.map(Jid::into_string).unwrap_or_default(),
             created_at: g
                 .created_at
                 .and_then(|t| DateTime::from_timestamp(t, 0))
@@ -137,7 +146,7 @@ impl Querier {
 /// for its JID (a participant the network did not mention counts as refused).
 fn results(
     asked: &[Recipient],
-    jids: &[String],
+    jids: &[Jid],
     changes: &[ParticipantChange],
     action: MemberAction,
 ) -> Vec<ParticipantResult> {
@@ -151,7 +160,7 @@ fn results(
             };
             ParticipantResult {
                 participant: who.to_string(),
-                jid: jid.clone(),
+                jid: jid.to_string(),
                 ok: error.is_none(),
                 status: error.unwrap_or(200),
                 error: error.map(|code| explain(code, action)).unwrap_or_default(),
@@ -180,20 +189,25 @@ pub fn invite_code(link: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use parley_shared::address::PhoneNumber;
+
     use super::*;
 
     #[test]
     fn results_follow_the_request_order() {
         let asked = vec![
-            Recipient::Phone("4915100000001".into()),
+            Recipient::Phone(PhoneNumber::from_digits("4915100000001").unwrap()),
             Recipient::Lid("123456789012345".into()),
             Recipient::Lid("123456789012346".into()),
         ];
-        let jids: Vec<String> = vec![
-            "4915100000001@s.whatsapp.net".into(),
-            "123456789012345@lid".into(),
-            "123456789012346@lid".into(),
-        ];
+        let jids: Vec<Jid> = [
+            "4915100000001@s.whatsapp.net",
+            "123456789012345@lid",
+            "123456789012346@lid",
+        ]
+        .into_iter()
+        .map(|j| Jid::parse(j).unwrap())
+        .collect();
         let changes = vec![
             ParticipantChange {
                 jid: jids[1].clone(),

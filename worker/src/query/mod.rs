@@ -12,11 +12,12 @@ pub mod room_avatars;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_shared::address::{Jid, PhoneNumber};
 use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::media::MediaStore;
 use parley_shared::queries::{Answer, Query};
-use parley_shared::recipients::{Recipient, lid_jid, phone_jid};
+use parley_shared::recipients::{Recipient, lid_jid};
 use parley_shared::wire::contacts::{OwnerLid, UserInfo};
 use tokio::time::timeout;
 
@@ -77,11 +78,17 @@ impl Querier {
     /// The JID to ask the network about for a user: a LID or phone JID as
     /// given; a `+phone` as its learned LID, else as the network resolves it
     /// (`None`: not on the network).
-    async fn user_jid(&self, who: &Recipient) -> Result<Option<String>, ApiError> {
+    async fn user_jid(&self, who: &Recipient) -> Result<Option<Jid>, ApiError> {
         match who {
             Recipient::Phone(phone) => {
-                if let Some(lid) = self.book.lid_for(phone).await {
-                    return Ok(Some(lid_jid(&lid)));
+                if let Some(lid) = self
+                    .book
+                    .lid_for(phone.as_str())
+                    .await
+                    .as_deref()
+                    .and_then(lid_jid)
+                {
+                    return Ok(Some(lid));
                 }
                 let check = self
                     .network("number check", self.connection.check_number(phone))
@@ -89,12 +96,12 @@ impl Querier {
                 if !check.registered {
                     return Ok(None);
                 }
-                Ok(Some(match check.lid {
-                    Some(lid) => {
-                        self.book.learn(&lid, phone).await;
-                        lid_jid(&lid)
+                Ok(Some(match check.lid.as_deref().and_then(lid_jid) {
+                    Some(jid) => {
+                        self.book.learn(jid.user(), phone.as_str()).await;
+                        jid
                     }
-                    None => phone_jid(phone),
+                    None => Jid::phone(phone),
                 }))
             }
             other => Ok(Some(other.jid())),
@@ -108,15 +115,20 @@ impl Querier {
             .network("user info lookup", self.connection.user_info(&jid))
             .await?
             .ok_or_else(no_info)?;
-        let phone = info.phone.clone().or_else(|| match user {
-            Recipient::Phone(p) | Recipient::PhoneJid(p) => Some(p.clone()),
-            _ => None,
-        });
+        let phone = info
+            .phone
+            .clone()
+            .or_else(|| user.phone().map(|p| p.to_string()));
         if let Some(lid) = &info.lid {
             self.book.learn(lid, phone.as_deref().unwrap_or("")).await;
         }
         Ok(UserInfo {
-            jid: info.lid.as_deref().map_or(jid, lid_jid),
+            jid: info
+                .lid
+                .as_deref()
+                .and_then(lid_jid)
+                .unwrap_or(jid)
+                .into_string(),
             username: info.username.unwrap_or_default(),
             status: info.status.unwrap_or_default(),
             picture_id: info.picture_id.unwrap_or_default(),
@@ -125,7 +137,7 @@ impl Querier {
         })
     }
 
-    async fn check_number(&self, number: Option<String>) -> Result<OwnerLid, ApiError> {
+    async fn check_number(&self, number: Option<PhoneNumber>) -> Result<OwnerLid, ApiError> {
         let mut answer = OwnerLid {
             my_lid: self.my_lid.clone(),
             my_jid: self.my_jid.clone(),
@@ -142,15 +154,15 @@ impl Querier {
             .network("number check", self.connection.check_number(&number))
             .await?;
         if let Some(lid) = &check.lid {
-            self.book.learn(lid, &number).await;
+            self.book.learn(lid, number.as_str()).await;
         }
         answer.is_on_whatsapp = check.registered;
         if check.registered {
-            answer.number_jid = phone_jid(&number);
+            answer.number_jid = Jid::phone(&number).into_string();
         }
         answer.number_lid = check.lid.unwrap_or_default();
         answer.username = check.username.unwrap_or_default();
-        answer.number = number;
+        answer.number = number.into_string();
         Ok(answer)
     }
 

@@ -60,7 +60,7 @@ impl Querier {
         let Some(jid) = self.user_jid(who).await? else {
             // A number that is not on the network has no picture.
             return Ok(ProfilePicture {
-                jid: who.jid(),
+                jid: who.jid().into_string(),
                 id: String::new(),
                 kind: kind.into(),
                 url: String::new(),
@@ -69,7 +69,7 @@ impl Querier {
                 reason: Some(NO_PICTURE.into()),
             });
         };
-        let cached = self.cached(&jid, kind).await;
+        let cached = self.cached(jid.as_str(), kind).await;
         let now = Utc::now();
         if !refresh
             && let Some(row) = &cached
@@ -93,7 +93,7 @@ impl Querier {
             .map(|c| (c.stored_picture_id, c.stored_url))
             .unwrap_or_default();
         let mut row = CachedPicture {
-            jid,
+            jid: jid.into_string(),
             kind: kind.into(),
             picture_id: String::new(),
             url: String::new(),

@@ -4,13 +4,13 @@ use serde_json::Value;
 
 use crate::events::{Activity, FileBytes};
 use crate::network::inbound::{Content, InboundMessage, QuotedRef, user_part};
-use crate::network::{Outgoing, OutgoingBody, SentMessage};
+use crate::network::{MessageId, Outgoing, OutgoingBody, SentMessage};
 
 /// A sent message's content, kept until the network confirmed it.
 #[derive(Debug, Clone)]
 pub struct Echo {
     pub content: Content,
-    pub quoted_id: Option<String>,
+    pub quoted_id: Option<MessageId>,
     pub mentions: Vec<String>,
     /// A sent file's bytes (the hosted inbox stores them).
     pub file: Option<FileBytes>,
@@ -101,14 +101,13 @@ impl Echo {
 
     /// The activity the network confirmed as `sent`, by the session `me`.
     pub fn into_activity(self, sent: &SentMessage, me: &Me, meta: Option<Value>) -> Activity {
-        let is_group = sent.to.ends_with("@g.us");
         let msg = InboundMessage {
-            id: sent.message_id.clone(),
-            chat: sent.to.clone(),
-            chat_lid: if is_group {
+            id: sent.message_id.to_string(),
+            chat: sent.to.to_string(),
+            chat_lid: if sent.to.is_group() {
                 String::new()
             } else {
-                user_part(&sent.to).to_string()
+                user_part(sent.to.as_str()).to_string()
             },
             sender: me.jid.clone(),
             sender_phone: None,
@@ -118,7 +117,7 @@ impl Echo {
             timestamp: sent.at,
             content: self.content,
             quoted: self.quoted_id.map(|message_id| QuotedRef {
-                message_id,
+                message_id: message_id.into_string(),
                 participant: None,
                 body: String::new(),
                 kind: String::new(),

@@ -11,6 +11,7 @@ mod transfers;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_shared::address::Jid;
 use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::media::MediaStore;
@@ -106,8 +107,9 @@ impl Sender {
             quoted_id: message.quoted_message_id.clone(),
             mentions: message.mentions.clone(),
         };
-        let plain =
-            |sent: SentMessage, echo| (SendResult::message(sent.message_id.clone()), sent, echo);
+        let plain = |sent: SentMessage, echo| {
+            (SendResult::message(sent.message_id.to_string()), sent, echo)
+        };
         let body = match message.content {
             Content::Media(request) => {
                 // Held until the network took the file (and its copies on disk).
@@ -124,7 +126,7 @@ impl Sender {
                         let result = SendResult {
                             media_type: Some(kind.to_string()),
                             bytes: Some(bytes),
-                            ..SendResult::message(sent.message_id.clone())
+                            ..SendResult::message(sent.message_id.to_string())
                         };
                         Ok((result, sent, echo))
                     }
@@ -134,7 +136,7 @@ impl Sender {
                         let sent = self.network("send", self.connection.send(outgoing)).await?;
                         let result = SendResult {
                             fallback: Some("text".into()),
-                            ..SendResult::message(sent.message_id.clone())
+                            ..SendResult::message(sent.message_id.to_string())
                         };
                         Ok((result, sent, echo))
                     }
@@ -152,7 +154,7 @@ impl Sender {
                 let react = self.connection.react(&chat, &target, &emoji);
                 let sent = self.network("reaction", react).await?;
                 let echo = Echo::update(inbound::Content::Reaction {
-                    target_id: target.id,
+                    target_id: target.id.into_string(),
                     emoji,
                 });
                 return Ok(plain(sent, echo));
@@ -160,7 +162,10 @@ impl Sender {
             Content::Edit { target_id, body } => {
                 let edit = self.connection.edit(&chat, &target_id, &body);
                 let sent = self.network("edit", edit).await?;
-                let echo = Echo::update(inbound::Content::Edit { target_id, body });
+                let echo = Echo::update(inbound::Content::Edit {
+                    target_id: target_id.into_string(),
+                    body,
+                });
                 return Ok(plain(sent, echo));
             }
             Content::Text { body } => OutgoingBody::Text { body },
@@ -248,7 +253,7 @@ impl Sender {
                         let revoke = self.connection.revoke(&chat, &target);
                         let sent = self.network("revoke", revoke).await?;
                         let echo = Echo::update(inbound::Content::Revoke {
-                            target_id: target.id,
+                            target_id: target.id.into_string(),
                         });
                         Ok(Some((sent, echo)))
                     }
@@ -277,19 +282,22 @@ impl Sender {
     /// The chat JID of `to`: a `+phone` becomes the contact's LID JID when the
     /// session learned it or the network knows one (then it is learned), else
     /// the phone JID.
-    async fn chat(&self, to: &Recipient) -> Result<String, ApiError> {
+    async fn chat(&self, to: &Recipient) -> Result<Jid, ApiError> {
         match to {
             Recipient::Phone(phone) => {
-                if let Some(lid) = self.book.lid_for(phone).await {
-                    return Ok(lid_jid(&lid));
+                let learned = self.book.lid_for(phone.as_str()).await;
+                if let Some(jid) = learned.as_deref().and_then(lid_jid) {
+                    return Ok(jid);
                 }
                 let lid = self
                     .network("number lookup", self.connection.lid_for_phone(phone))
-                    .await?;
-                if let Some(lid) = &lid {
-                    self.book.learn(lid, phone).await;
+                    .await?
+                    .as_deref()
+                    .and_then(lid_jid);
+                if let Some(jid) = &lid {
+                    self.book.learn(jid.user(), phone.as_str()).await;
                 }
-                Ok(lid.map_or_else(|| to.jid(), |lid| lid_jid(&lid)))
+                Ok(lid.unwrap_or_else(|| to.jid()))
             }
             other => Ok(other.jid()),
         }

@@ -1,5 +1,6 @@
 //! Commands from the bus to the session that owns them: idempotency by request
 //! id, a span joined to the caller's trace, and one handler per command.
+use parley_shared::address::PhoneNumber;
 use parley_shared::bus::Incoming;
 use parley_shared::command::{self, Command, Outcome, Reply, SandboxOp};
 use parley_shared::error::ApiError;
@@ -103,7 +104,7 @@ impl Actor {
     }
 
     #[tracing::instrument(skip_all, fields(client_id = %self.id))]
-    async fn pair_phone(&mut self, phone: &str) -> (Outcome, Flow) {
+    async fn pair_phone(&mut self, phone: &PhoneNumber) -> (Outcome, Flow) {
         if self.paired || self.current_status() == CONNECTED {
             return (Err(ApiError::conflict("already paired")), Ok(()));
         }
@@ -119,7 +120,7 @@ impl Actor {
         (self.request_pair_code(phone).await, Ok(()))
     }
 
-    async fn request_pair_code(&self, phone: &str) -> Outcome {
+    async fn request_pair_code(&self, phone: &PhoneNumber) -> Outcome {
         let Some(link) = self.link.as_ref() else {
             return Err(ApiError::bad_gateway(
                 "the session is not connected to the network yet; retry",

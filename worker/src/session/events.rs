@@ -83,7 +83,9 @@ impl Actor {
                 Ok(())
             }
             Some(NetworkEvent::GroupSubject { group, subject }) => {
-                self.output.subject_changed(group, subject).await;
+                self.output
+                    .subject_changed(group.into_string(), subject)
+                    .await;
                 Ok(())
             }
             None => self.on_disconnected(DisconnectReason::ConnectionLost).await,

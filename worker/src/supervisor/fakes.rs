@@ -23,10 +23,10 @@ use crate::events::EventPipeline;
 use parley_shared::event::MediaDownload;
 
 use crate::network::{
-    ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, MediaKind, MessageRef, Network,
-    NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
-    Picture, PictureFile, PictureLookup, QueryError, SentMessage, SessionContext, UserInfo,
-    unsupported,
+    ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind, MessageId,
+    MessageRef, Network, NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction,
+    ParticipantChange, PhoneNumber, Picture, PictureFile, PictureLookup, QueryError, SentMessage,
+    SessionContext, UserInfo, unsupported,
 };
 use crate::send::download::{Fetcher, Limits};
 use crate::session::{SandboxControl, Timing};
@@ -216,7 +216,7 @@ struct FakeConnection {
 
 #[async_trait]
 impl Connection for FakeConnection {
-    async fn pair_phone(&self, _phone: &str) -> Result<String, NetworkError> {
+    async fn pair_phone(&self, _phone: &PhoneNumber) -> Result<String, NetworkError> {
         self.network.state().pair_calls += 1;
         Ok("ABCD1234".into())
     }
@@ -238,7 +238,7 @@ impl Connection for FakeConnection {
 
     // The supervisor's tests need the lifecycle only: the rest is refused.
 
-    async fn lid_for_phone(&self, _phone: &str) -> Result<Option<String>, NetworkError> {
+    async fn lid_for_phone(&self, _phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
         Ok(None)
     }
     async fn send(&self, _message: Outgoing) -> Result<SentMessage, NetworkError> {
@@ -246,28 +246,33 @@ impl Connection for FakeConnection {
     }
     async fn react(
         &self,
-        _chat: &str,
+        _chat: &Jid,
         _target: &MessageRef,
         _emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
         Err(unsupported("reactions"))
     }
-    async fn edit(&self, _chat: &str, _id: &str, _body: &str) -> Result<SentMessage, NetworkError> {
+    async fn edit(
+        &self,
+        _chat: &Jid,
+        _id: &MessageId,
+        _body: &str,
+    ) -> Result<SentMessage, NetworkError> {
         Err(unsupported("edits"))
     }
-    async fn revoke(&self, _chat: &str, _target: &MessageRef) -> Result<SentMessage, NetworkError> {
+    async fn revoke(&self, _chat: &Jid, _target: &MessageRef) -> Result<SentMessage, NetworkError> {
         Err(unsupported("deleting for everyone"))
     }
-    async fn delete_for_me(&self, _chat: &str, _target: &MessageRef) -> Result<(), NetworkError> {
+    async fn delete_for_me(&self, _chat: &Jid, _target: &MessageRef) -> Result<(), NetworkError> {
         Err(unsupported("deleting for me"))
     }
-    async fn typing(&self, _chat: &str, _composing: bool) -> Result<(), NetworkError> {
+    async fn typing(&self, _chat: &Jid, _composing: bool) -> Result<(), NetworkError> {
         Err(unsupported("typing indicators"))
     }
-    async fn mark_read(&self, _chat: &str, _ids: &[String]) -> Result<(), NetworkError> {
+    async fn mark_read(&self, _chat: &Jid, _ids: &[MessageId]) -> Result<(), NetworkError> {
         Err(unsupported("read receipts"))
     }
-    async fn mark_unread(&self, _chat: &str) -> Result<(), NetworkError> {
+    async fn mark_unread(&self, _chat: &Jid) -> Result<(), NetworkError> {
         Err(unsupported("marking chats unread"))
     }
     async fn download_media(
@@ -278,15 +283,15 @@ impl Connection for FakeConnection {
     ) -> Result<ByteStream, NetworkError> {
         Err(unsupported("downloading media"))
     }
-    async fn user_info(&self, _jid: &str) -> Result<Option<UserInfo>, QueryError> {
+    async fn user_info(&self, _jid: &Jid) -> Result<Option<UserInfo>, QueryError> {
         Err(unsupported("user info").into())
     }
-    async fn check_number(&self, _phone: &str) -> Result<NumberCheck, QueryError> {
+    async fn check_number(&self, _phone: &PhoneNumber) -> Result<NumberCheck, QueryError> {
         Err(unsupported("number checks").into())
     }
     async fn profile_picture(
         &self,
-        _jid: &str,
+        _jid: &Jid,
         _preview: bool,
     ) -> Result<PictureLookup, QueryError> {
         Err(unsupported("profile pictures").into())
@@ -297,28 +302,28 @@ impl Connection for FakeConnection {
     async fn groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
         Err(unsupported("groups").into())
     }
-    async fn group_metadata(&self, _group: &str) -> Result<GroupMetadata, QueryError> {
+    async fn group_metadata(&self, _group: &Jid) -> Result<GroupMetadata, QueryError> {
         Err(unsupported("groups").into())
     }
     async fn create_group(
         &self,
         _subject: &str,
-        _participants: &[String],
+        _participants: &[Jid],
     ) -> Result<CreatedGroup, QueryError> {
         Err(unsupported("creating groups").into())
     }
     async fn update_participants(
         &self,
-        _group: &str,
+        _group: &Jid,
         _action: ParticipantAction,
-        _participants: &[String],
+        _participants: &[Jid],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
         Err(unsupported("group member updates").into())
     }
-    async fn invite_link(&self, _group: &str, _reset: bool) -> Result<String, QueryError> {
+    async fn invite_link(&self, _group: &Jid, _reset: bool) -> Result<String, QueryError> {
         Err(unsupported("group invite links").into())
     }
-    async fn leave_group(&self, _group: &str) -> Result<(), QueryError> {
+    async fn leave_group(&self, _group: &Jid) -> Result<(), QueryError> {
         Err(unsupported("leaving groups").into())
     }
 }
@@ -331,10 +336,10 @@ impl SandboxControl for FakeSandbox {
     async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
         match op {
             SandboxOp::Link { phone, .. } => {
-                self.0.link(client_id, &phone).await;
+                self.0.link(client_id, phone.as_str()).await;
                 Ok(Reply::Linked {
-                    jid: identity(&phone).jid,
-                    lid: identity(&phone).lid,
+                    jid: identity(phone.as_str()).jid,
+                    lid: identity(phone.as_str()).lid,
                 })
             }
             _ => Ok(Reply::Done),

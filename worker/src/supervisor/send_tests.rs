@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parley_network_sandbox::store::{OutboxEntry, Store};
+use parley_shared::address::PhoneNumber;
 use parley_shared::command::{Command, Reply, SandboxOp};
 use parley_shared::egress::Egress;
 use parley_shared::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage, SendResult};
@@ -62,7 +63,7 @@ pub(super) async fn linked(world: &World, supervisor: &Supervisor, id: &str) {
     })
     .await;
     let link = SandboxOp::Link {
-        phone: "4915112345678".into(),
+        phone: PhoneNumber::from_digits("4915112345678").unwrap(),
         name: String::new(),
         qr: None,
     };

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_shared::address::PhoneNumber;
 use parley_shared::command::{CallError, Command, Reply, SandboxOp};
 use parley_shared::db::StatePatch;
 use parley_shared::error::ApiError;
@@ -92,7 +93,7 @@ async fn commands_reach_the_owner_and_other_workers_name_it() {
 
     // Pairing by phone code acts once per request id.
     let pair = Command::PairPhone {
-        phone: "4915112345678".into(),
+        phone: PhoneNumber::from_digits("4915112345678").unwrap(),
     };
     let first = world.send_as("s1", pair.clone(), "req-1").await.unwrap();
     let repeat = world.send_as("s1", pair.clone(), "req-1").await.unwrap();
@@ -140,7 +141,7 @@ async fn sandbox_operations_apply_their_events_before_the_answer() {
     a.claim("s1", Origin::Start).await.unwrap();
     eventually("the session shows a QR", || status_is(&world, "s1", "qr")).await;
     let link = SandboxOp::Link {
-        phone: "4915112345678".into(),
+        phone: PhoneNumber::from_digits("4915112345678").unwrap(),
         name: "x".into(),
         qr: None,
     };
@@ -526,7 +527,7 @@ async fn the_sandbox_network_pairs_drops_and_unlinks_through_the_session() {
         panic!("expected a QR reply");
     };
     let link = SandboxOp::Link {
-        phone: "4915112345678".into(),
+        phone: PhoneNumber::from_digits("4915112345678").unwrap(),
         name: "Tester".into(),
         qr: Some(qr),
     };
@@ -599,7 +600,7 @@ async fn a_pair_code_asked_for_before_the_first_connect_is_issued() {
     world.create("s1").await;
     a.claim("s1", Origin::Start).await.unwrap();
     let pair = Command::PairPhone {
-        phone: "4915112345678".into(),
+        phone: PhoneNumber::from_digits("4915112345678").unwrap(),
     };
     let reply = world.send("s1", pair).await.unwrap();
     assert_eq!(

@@ -241,7 +241,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
     assert_eq!(
         events.recv().await,
         Some(NetworkEvent::GroupSubject {
-            group: GROUP.into(),
+            group: parley_network::Jid::parse(GROUP).unwrap(),
             subject: "Team, renamed".into()
         })
     );

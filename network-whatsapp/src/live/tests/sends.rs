@@ -9,13 +9,13 @@ use whatsapp_rust::download::MediaType;
 use crate::convert::outbound::ButtonKind;
 use crate::live::sends::{build, button, download_params, media_type};
 use parley_network::inbound::MediaKind;
-use parley_network::{MediaFile, Outgoing, OutgoingBody};
+use parley_network::{Jid, MediaFile, MessageId, Outgoing, OutgoingBody};
 
 fn outgoing(body: OutgoingBody) -> Outgoing {
     Outgoing {
-        to: "4915100000002@s.whatsapp.net".into(),
+        to: Jid::parse("4915100000002@s.whatsapp.net").unwrap(),
         body,
-        quoted_id: Some("3EB0Q".into()),
+        quoted_id: MessageId::new("3EB0Q"),
         mentions: vec!["4915100000003".into()],
     }
 }
