@@ -19,6 +19,12 @@
 // for an initial app-state sync the test network does not serve.
 'use strict';
 
+// Node.js 18 (Debian 12's) has Web Crypto only as `crypto.webcrypto`; Baileys
+// expects the global that Node.js 19 and later define.
+if (!globalThis.crypto) {
+  globalThis.crypto = require('crypto').webcrypto;
+}
+
 const readline = require('readline');
 const axios = require('axios');
 const pino = require('pino');
