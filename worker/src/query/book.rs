@@ -1,7 +1,9 @@
 //! A session's address book: the LID <-> phone mapping learned from lookups,
 //! consulted before the network is asked. A database failure only costs a
 //! network lookup (reads) or one learned pair (writes): it is logged, not fatal.
+use parley_shared::address::{Jid, PhoneNumber};
 use parley_shared::db::Db;
+use parley_shared::recipients::lid_jid;
 
 #[derive(Clone)]
 pub struct Book {
@@ -26,6 +28,14 @@ impl Book {
                 None
             }
         }
+    }
+
+    /// The LID JID learned for `phone`.
+    pub async fn lid_jid_for(&self, phone: &PhoneNumber) -> Option<Jid> {
+        self.lid_for(phone.as_str())
+            .await
+            .as_deref()
+            .and_then(lid_jid)
     }
 
     /// Records that `lid` is `phone` (either may be empty: nothing is learned

@@ -5,7 +5,7 @@ use chrono::DateTime;
 use parley_shared::address::Jid;
 use parley_shared::error::ApiError;
 use parley_shared::queries::MemberAction;
-use parley_shared::recipients::{Recipient, lid_jid};
+use parley_shared::recipients::Recipient;
 use parley_shared::wire::groups::{
     Group, GroupCreated, GroupInviteLink, GroupMember, GroupMembersUpdated, ParticipantResult,
 };
@@ -96,18 +96,10 @@ impl Querier {
         let mut jids = Vec::with_capacity(participants.len());
         for p in participants {
             jids.push(match p {
-                Recipient::Phone(phone) => {
-                    match self
-                        .book
-                        .lid_for(phone.as_str())
-                        .await
-                        .as_deref()
-                        .and_then(lid_jid)
-                    {
-                        Some(lid) => lid,
-                        None => Jid::phone(phone),
-                    }
-                }
+                Recipient::Phone(phone) => match self.book.lid_jid_for(phone).await {
+                    Some(lid) => lid,
+                    None => Jid::phone(phone),
+                },
                 other => other.jid(),
             });
         }

@@ -81,13 +81,7 @@ impl Querier {
     async fn user_jid(&self, who: &Recipient) -> Result<Option<Jid>, ApiError> {
         match who {
             Recipient::Phone(phone) => {
-                if let Some(lid) = self
-                    .book
-                    .lid_for(phone.as_str())
-                    .await
-                    .as_deref()
-                    .and_then(lid_jid)
-                {
+                if let Some(lid) = self.book.lid_jid_for(phone).await {
                     return Ok(Some(lid));
                 }
                 let check = self

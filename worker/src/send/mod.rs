@@ -285,8 +285,7 @@ impl Sender {
     async fn chat(&self, to: &Recipient) -> Result<Jid, ApiError> {
         match to {
             Recipient::Phone(phone) => {
-                let learned = self.book.lid_for(phone.as_str()).await;
-                if let Some(jid) = learned.as_deref().and_then(lid_jid) {
+                if let Some(jid) = self.book.lid_jid_for(phone).await {
                     return Ok(jid);
                 }
                 let lid = self
