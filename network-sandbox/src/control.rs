@@ -116,10 +116,11 @@ impl SandboxNetwork {
             fence: live.fence,
             linked_at: Utc::now(),
         };
+        let identity = identity_of(&record)
+            .ok_or_else(|| ApiError::internal("sandbox link", "a malformed device JID"))?;
         if !db.put_sandbox_device(&record).await? {
             return Err(ApiError::conflict("a newer connection owns this session"));
         }
-        let identity = identity_of(&record);
         if let Some(qr) = state.link() {
             self.clear_qr(&live.client_id, &qr).await;
         }

@@ -9,16 +9,17 @@ use parley_shared::injected::{FROM_ME, InjectedContent, InjectedMessage};
 
 use super::SandboxNetwork;
 use super::live::Phase;
-use parley_network::NetworkEvent;
-use parley_network::inbound::{Content, InboundMessage, MediaKind, QuotedRef, user_part};
+use parley_network::inbound::{Content, InboundMessage, MediaKind, QuotedRef};
 use parley_network::option_hash;
 use parley_network::outgoing::new_message_id;
+use parley_network::{Jid, NetworkEvent};
+use parley_shared::address::LID_SERVER;
 
 /// Where a message was written and by whom.
 struct Route {
-    chat: String,
+    chat: Jid,
     chat_lid: String,
-    sender: String,
+    sender: Jid,
     sender_phone: Option<String>,
     push_name: String,
 }
@@ -35,9 +36,7 @@ impl SandboxNetwork {
             .ok_or_else(|| ApiError::conflict("session is not connected"))?;
         let route = self.route(&m, &device.jid, &device.push_name).await?;
         let content = content_of(m.content)?;
-        let id = m
-            .message_id
-            .unwrap_or_else(|| new_message_id().into_string());
+        let id = m.message_id.unwrap_or_else(new_message_id);
         let msg = InboundMessage {
             id: id.clone(),
             chat: route.chat,
@@ -65,7 +64,9 @@ impl SandboxNetwork {
         if !state.emit(NetworkEvent::Message(Box::new(msg))).await {
             return Err(ApiError::conflict("session is not connected"));
         }
-        Ok(Reply::MessageId { message_id: id })
+        Ok(Reply::MessageId {
+            message_id: id.into_string(),
+        })
     }
 
     /// The chat and sender of `m`; a contact that writes is registered when new.
@@ -81,24 +82,26 @@ impl SandboxNetwork {
                 .as_deref()
                 .ok_or_else(|| ApiError::bad_request("chat is required when from is \"me\""))?;
             let (chat, chat_lid) = if chat.contains('@') {
-                (chat.to_string(), String::new())
+                (chat_jid(chat)?, String::new())
             } else {
                 let contact = self.contact(chat).await?;
-                (format!("{}@lid", contact.lid), contact.lid)
+                (lid_jid(&contact.lid)?, contact.lid)
             };
+            let me = Jid::parse(my_jid)
+                .ok_or_else(|| ApiError::internal("sandbox device", "a malformed JID"))?;
             return Ok(Route {
                 chat,
                 chat_lid,
-                sender: my_jid.to_string(),
-                sender_phone: Some(user_part(my_jid).to_string()),
+                sender_phone: Some(me.bare_user().to_string()),
+                sender: me,
                 push_name: my_name.to_string(),
             });
         }
         let contact = self.contact(&m.from).await?;
-        let sender = format!("{}@lid", contact.lid);
+        let sender = lid_jid(&contact.lid)?;
         let (chat, chat_lid) = match m.chat.as_deref() {
             None => (sender.clone(), contact.lid.clone()),
-            Some(chat) if chat.contains('@') => (chat.to_string(), String::new()),
+            Some(chat) if chat.contains('@') => (chat_jid(chat)?, String::new()),
             Some(_) => {
                 return Err(ApiError::bad_request(
                     "chat must be a group, broadcast or channel JID for a contact's message",
@@ -126,6 +129,16 @@ impl SandboxNetwork {
             .upsert_phone(phone, PhonePatch::default())
             .await?)
     }
+}
+
+/// A chat the body names by JID.
+fn chat_jid(raw: &str) -> Result<Jid, ApiError> {
+    Jid::parse(raw).ok_or_else(|| ApiError::bad_request(format!("chat is not a JID: {raw:?}")))
+}
+
+/// The LID JID of a sandbox phone (its LID is digits the sandbox drew).
+fn lid_jid(lid: &str) -> Result<Jid, ApiError> {
+    Jid::new(lid, LID_SERVER).ok_or_else(|| ApiError::internal("sandbox phone", "a malformed LID"))
 }
 
 fn content_of(content: InjectedContent) -> Result<Content, ApiError> {
@@ -187,7 +200,7 @@ fn content_of(content: InjectedContent) -> Result<Content, ApiError> {
             button_id,
             display_text,
         } => Content::InteractiveReply {
-            target_id,
+            target_id: Some(target_id),
             button_id,
             display_text,
         },

@@ -33,7 +33,8 @@ use self::live::{Live, Phase};
 use self::outbox::OutboxWriter;
 use self::suspects::Suspects;
 use parley_network::{
-    Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, SessionContext,
+    Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
+    SessionContext,
 };
 
 /// How many events a session may leave unread before the network waits.
@@ -172,7 +173,12 @@ impl SandboxNetwork {
         device: Option<SandboxDevice>,
     ) -> Result<(Phase, NetworkEvent), NetworkError> {
         if let Some(device) = device {
-            let identity = identity_of(&device);
+            let identity = identity_of(&device).ok_or_else(|| {
+                unreachable(format!(
+                    "the stored device JID {:?} is malformed",
+                    device.jid
+                ))
+            })?;
             let event = NetworkEvent::Connected(identity);
             return Ok((Phase::Linked, event));
         }
@@ -236,13 +242,14 @@ impl Network for SandboxNetwork {
     }
 }
 
-/// The session identity a device record stands for.
-fn identity_of(device: &SandboxDevice) -> Identity {
-    Identity {
-        jid: device.jid.clone(),
+/// The session identity a device record stands for (`None` when its stored
+/// JID is malformed).
+fn identity_of(device: &SandboxDevice) -> Option<Identity> {
+    Some(Identity {
+        jid: Jid::parse(&device.jid)?,
         lid: device.lid.clone(),
         push_name: device.push_name.clone(),
-    }
+    })
 }
 
 /// The network's state could not be read or written: to the session, the

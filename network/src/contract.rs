@@ -140,7 +140,7 @@ async fn linked(events: &mut Events) -> Identity {
         other => panic!("expected Paired, got {other:?}"),
     };
     assert!(
-        identity.jid.starts_with(PHONE) && identity.jid.ends_with("@s.whatsapp.net"),
+        identity.jid.bare_user() == PHONE && identity.jid.is_phone(),
         "{identity:?}"
     );
     assert!(!identity.lid.is_empty(), "{identity:?}");
@@ -231,14 +231,10 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
             body: "hello from a contact".into()
         }
     );
-    assert!(!message.id.is_empty());
     // A direct chat: the contact is the chat and the sender, known by a LID.
     assert!(!message.chat_lid.is_empty(), "{message:?}");
-    assert_eq!(
-        message.chat,
-        format!("{}@lid", message.chat_lid),
-        "{message:?}"
-    );
+    assert!(message.chat.is_lid(), "{message:?}");
+    assert_eq!(message.chat.user(), message.chat_lid, "{message:?}");
     assert_eq!(message.sender, message.chat, "{message:?}");
     conn.close().await;
 }

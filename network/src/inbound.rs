@@ -2,21 +2,22 @@
 //! phone itself), as the adapters hand them over: whatsapp-rust's message plus its
 //! info, or the sandbox's simulated traffic.
 use chrono::{DateTime, Utc};
+use parley_shared::address::{Jid, MessageId};
 use parley_shared::event::MediaDownload;
 
 /// One message activity on the network.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InboundMessage {
     /// Network message id (for reactions, edits and revokes: the update's own id).
-    pub id: String,
+    pub id: MessageId,
     /// The chat: a contact's JID (`…@lid` or `…@s.whatsapp.net`), a group
     /// (`…@g.us`), or a broadcast / status / newsletter JID.
-    pub chat: String,
+    pub chat: Jid,
     /// The other party's LID user-part in a direct chat (the contact, also when
     /// the phone itself sent the message); empty for groups.
     pub chat_lid: String,
     /// Who wrote it (in groups the participant; `from_me`: this session).
-    pub sender: String,
+    pub sender: Jid,
     /// The sender's phone digits when the network revealed them.
     pub sender_phone: Option<String>,
     pub from_me: bool,
@@ -34,8 +35,8 @@ pub struct InboundMessage {
 /// The message a reply quotes, as carried by the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuotedRef {
-    pub message_id: String,
-    pub participant: Option<String>,
+    pub message_id: MessageId,
+    pub participant: Option<Jid>,
     /// The quoted text when the network carries it (else filled from history).
     pub body: String,
     pub kind: String,
@@ -103,24 +104,25 @@ pub enum Content {
     },
     /// A vote, decrypted by the adapter to the SHA-256 of each chosen option.
     Vote {
-        poll_message_id: String,
+        poll_message_id: MessageId,
         selected_hashes: Vec<[u8; 32]>,
     },
     InteractiveReply {
-        target_id: String,
+        /// The message whose button was pressed, when the reply names it.
+        target_id: Option<MessageId>,
         button_id: String,
         display_text: String,
     },
     Reaction {
-        target_id: String,
+        target_id: MessageId,
         emoji: String,
     },
     Edit {
-        target_id: String,
+        target_id: MessageId,
         body: String,
     },
     Revoke {
-        target_id: String,
+        target_id: MessageId,
     },
 }
 
@@ -133,17 +135,11 @@ impl Content {
 
 impl InboundMessage {
     pub fn is_group(&self) -> bool {
-        self.chat.ends_with("@g.us")
+        self.chat.is_group()
     }
 
     /// Status updates, broadcast lists and channels: never delivered.
     pub fn is_broadcast_or_channel(&self) -> bool {
-        self.chat.ends_with("@broadcast") || self.chat.ends_with("@newsletter")
+        matches!(self.chat.server(), "broadcast" | "newsletter")
     }
-}
-
-/// The user part of a JID: `123@lid` -> `123`, `49151:3@s.whatsapp.net` -> `49151`.
-pub fn user_part(jid: &str) -> &str {
-    let user = jid.split('@').next().unwrap_or(jid);
-    user.split(':').next().unwrap_or(user)
 }

@@ -77,7 +77,7 @@ impl DisconnectReason {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Identity {
     /// `<phone>:<device>@s.whatsapp.net`.
-    pub jid: String,
+    pub jid: Jid,
     /// LID user-part.
     pub lid: String,
     pub push_name: String,

@@ -211,5 +211,27 @@ impl<'de> Deserialize<'de> for MessageId {
     }
 }
 
+/// Compared with plain text the way the text would be written on the wire.
+macro_rules! eq_text {
+    ($($t:ty),+) => {$(
+        impl PartialEq<str> for $t {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+        impl PartialEq<&str> for $t {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+        impl PartialEq<String> for $t {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+    )+};
+}
+eq_text!(Jid, PhoneNumber, MessageId);
+
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 //! already on the sandbox CDN: only where to fetch them travels.
 use serde::{Deserialize, Serialize};
 
+use crate::address::MessageId;
 use crate::event::MediaDownload;
 
 /// Who sends it: a contact's phone, or the linked phone itself.
@@ -16,8 +17,8 @@ pub struct InjectedMessage {
     /// A phone (digits) or a JID (`…@g.us`, `…@broadcast`, `…@newsletter`);
     /// `None`: the direct chat with `from`.
     pub chat: Option<String>,
-    pub message_id: Option<String>,
-    pub quoted_message_id: Option<String>,
+    pub message_id: Option<MessageId>,
+    pub quoted_message_id: Option<MessageId>,
     #[serde(default)]
     pub mentions: Vec<String>,
     #[serde(default)]
@@ -58,23 +59,23 @@ pub enum InjectedContent {
     },
     /// Option texts: the network turns them into hashes.
     VoteUpdate {
-        poll_message_id: String,
+        poll_message_id: MessageId,
         selected_options: Vec<String>,
     },
     InteractiveReply {
-        target_id: String,
+        target_id: MessageId,
         button_id: String,
         display_text: String,
     },
     Reaction {
-        target_id: String,
+        target_id: MessageId,
         emoji: String,
     },
     Edit {
-        target_id: String,
+        target_id: MessageId,
         body: String,
     },
     Revoke {
-        target_id: String,
+        target_id: MessageId,
     },
 }

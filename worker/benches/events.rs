@@ -20,6 +20,7 @@ use parley_worker::events::{
     Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings,
 };
 use parley_worker::network::inbound::{Content, InboundMessage};
+use parley_worker::network::{Jid, MessageId};
 use parley_worker::webhook::{RetryPolicy, Target};
 use tokio::time::MissedTickBehavior;
 
@@ -67,10 +68,10 @@ fn args() -> Args {
 
 fn message(n: u64) -> InboundMessage {
     InboundMessage {
-        id: format!("3EB0{n:016X}"),
-        chat: "222222222222222@lid".into(),
+        id: MessageId::new(format!("3EB0{n:016X}")).expect("an id"),
+        chat: Jid::parse("222222222222222@lid").expect("a JID"),
         chat_lid: "222222222222222".into(),
-        sender: "222222222222222@lid".into(),
+        sender: Jid::parse("222222222222222@lid").expect("a JID"),
         sender_phone: Some("4915100000001".into()),
         from_me: false,
         push_name: "Ana".into(),

@@ -6,6 +6,7 @@ use crate::store::media::generated_media;
 use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use parley_shared::address::MessageId;
 use parley_shared::command::{Command, Reply, SandboxOp};
 use parley_shared::error::ApiError;
 use parley_shared::injected::{InjectedContent, InjectedMessage};
@@ -39,8 +40,8 @@ pub async fn messages(
             .chat
             .map(|c| c.trim().trim_start_matches('+').to_string())
             .filter(|c| !c.is_empty()),
-        message_id: body.message_id.filter(|m| !m.is_empty()),
-        quoted_message_id: body.quoted_message_id.filter(|m| !m.is_empty()),
+        message_id: body.message_id.and_then(MessageId::new),
+        quoted_message_id: body.quoted_message_id.and_then(MessageId::new),
         mentions: body.mentions.unwrap_or_default(),
         is_forwarded: body.is_forwarded.unwrap_or(false),
         content,
@@ -159,28 +160,28 @@ async fn content(
         "vote_update" => {
             let selected_options = b.selected_options.clone().unwrap_or_default();
             InjectedContent::VoteUpdate {
-                poll_message_id: required(&b.poll_message_id, "pollMessageId")?,
+                poll_message_id: required_id(&b.poll_message_id, "pollMessageId")?,
                 selected_options,
             }
         }
         "interactive_reply" => InjectedContent::InteractiveReply {
-            target_id: required(&b.target_id, "targetId")?,
+            target_id: required_id(&b.target_id, "targetId")?,
             button_id: required(&b.button_id, "buttonId")?,
             display_text: b.display_text.clone().unwrap_or_default(),
         },
         "reaction" => InjectedContent::Reaction {
-            target_id: required(&b.target_id, "targetId")?,
+            target_id: required_id(&b.target_id, "targetId")?,
             emoji: b
                 .emoji
                 .clone()
                 .ok_or_else(|| ApiError::bad_request("emoji is required (empty removes it)"))?,
         },
         "edit" => InjectedContent::Edit {
-            target_id: required(&b.target_id, "targetId")?,
+            target_id: required_id(&b.target_id, "targetId")?,
             body: required(&b.body, "body")?,
         },
         "revoke" => InjectedContent::Revoke {
-            target_id: required(&b.target_id, "targetId")?,
+            target_id: required_id(&b.target_id, "targetId")?,
         },
         "" => return Err(ApiError::bad_request("type is required")),
         other => {
@@ -197,4 +198,12 @@ fn required(value: &Option<String>, field: &str) -> Result<String, ApiError> {
         Some(v) if !v.is_empty() => Ok(v.to_string()),
         _ => Err(ApiError::bad_request(format!("{field} is required"))),
     }
+}
+
+/// A message id the body names in `field` (any non-empty string: the sandbox
+/// plays the network, whose ids are opaque).
+fn required_id(value: &Option<String>, field: &str) -> Result<MessageId, ApiError> {
+    required(value, field).and_then(|v| {
+        MessageId::new(v).ok_or_else(|| ApiError::bad_request(format!("{field} is required")))
+    })
 }

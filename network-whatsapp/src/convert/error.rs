@@ -5,6 +5,9 @@ pub enum ConvertError {
     /// A request field the network would refuse.
     #[error("invalid {field}: {reason}")]
     Invalid { field: &'static str, reason: String },
+    /// A received message names an empty id or a malformed address.
+    #[error("received {field} is malformed: {value:?}")]
+    Malformed { field: &'static str, value: String },
     /// A poll vote arrived but the poll's message secret was not handed in.
     #[error("vote on poll {poll_id} needs the poll's message secret")]
     MissingVoteSecret { poll_id: String },
@@ -18,6 +21,13 @@ impl ConvertError {
         ConvertError::Invalid {
             field,
             reason: reason.into(),
+        }
+    }
+
+    pub(super) fn malformed(field: &'static str, value: &str) -> Self {
+        ConvertError::Malformed {
+            field,
+            value: value.into(),
         }
     }
 }

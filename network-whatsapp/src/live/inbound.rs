@@ -118,7 +118,13 @@ impl Pump {
             self.authors
                 .note(&info.source.chat.to_string(), &info.id, &author);
         }
-        let envelope = Envelope::from_info(info, None);
+        let envelope = match Envelope::from_info(info, None) {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                tracing::warn!(client_id = self.store.client_id(), error = %e, "a received message is not readable");
+                return None;
+            }
+        };
         let voter = info.source.sender.to_non_ad().to_string();
         let vote = match vote_target(&msg.message, &voter) {
             Some(target) => {

@@ -3,13 +3,13 @@
 use whatsapp_rust::types::events::Event;
 use whatsapp_rust::wacore::store::Device;
 
-use parley_network::{DisconnectReason, Identity, NetworkEvent};
+use parley_network::{DisconnectReason, Identity, Jid, NetworkEvent};
 
 /// The identity a linked device has (`None` before pairing).
 pub fn identity_of(device: &Device) -> Option<Identity> {
     let pn = device.pn.as_ref()?;
     Some(Identity {
-        jid: pn.to_string(),
+        jid: own_jid(pn.to_string())?,
         lid: device
             .lid
             .as_ref()
@@ -17,6 +17,16 @@ pub fn identity_of(device: &Device) -> Option<Identity> {
             .unwrap_or_default(),
         push_name: device.push_name.clone(),
     })
+}
+
+/// The session's own phone JID as the network named it; a malformed one
+/// (never seen: the server writes `<phone>:<device>@s.whatsapp.net`) is logged.
+fn own_jid(raw: String) -> Option<Jid> {
+    let jid = Jid::parse(&raw);
+    if jid.is_none() {
+        tracing::error!(jid = %raw, "the network named this session by a malformed JID");
+    }
+    jid
 }
 
 /// The port event for a connection event of the library; `None` for events
@@ -31,7 +41,7 @@ pub fn lifecycle(event: &Event, me: impl FnOnce() -> Option<Identity>) -> Option
         Event::PairSuccess(paired) => {
             let push_name = me().map(|i| i.push_name).unwrap_or_default();
             Some(NetworkEvent::Paired(Identity {
-                jid: paired.id.to_string(),
+                jid: own_jid(paired.id.to_string())?,
                 lid: paired.lid.user.to_string(),
                 push_name,
             }))

@@ -56,7 +56,7 @@ async fn what_the_phone_sends_arrives_as_from_me() {
         }
     );
     assert!(
-        echo.chat == contact || echo.chat.ends_with("@lid"),
+        echo.chat == contact || echo.chat.is_lid(),
         "the chat is the contact: {echo:?}"
     );
     // The contact got it too.

@@ -141,7 +141,7 @@ impl EventPipeline {
         } = &msg.content
         {
             extras.poll_options = self
-                .poll_options(session, &settings, history, msg, poll_message_id)
+                .poll_options(session, &settings, history, msg, poll_message_id.as_str())
                 .await;
         }
         let Some(mut envelope) = normalize(facts, msg, &extras) else {
@@ -200,10 +200,18 @@ impl EventPipeline {
         };
         let msg = &mut activity.msg;
         match msg.group_subject.as_deref().filter(|s| !s.is_empty()) {
-            Some(subject) => groups.learn(&facts.client_id, &msg.chat, subject).await,
+            Some(subject) => {
+                groups
+                    .learn(&facts.client_id, msg.chat.as_str(), subject)
+                    .await
+            }
             None => {
                 let subject = groups
-                    .subject(&facts.client_id, &msg.chat, activity.connection.as_ref())
+                    .subject(
+                        &facts.client_id,
+                        msg.chat.as_str(),
+                        activity.connection.as_ref(),
+                    )
                     .await;
                 msg.group_subject = Some(subject).filter(|s| !s.is_empty());
             }

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use crate::events::{Activity, FileBytes};
-use crate::network::inbound::{Content, InboundMessage, QuotedRef, user_part};
-use crate::network::{MessageId, Outgoing, OutgoingBody, SentMessage};
+use crate::network::inbound::{Content, InboundMessage, QuotedRef};
+use crate::network::{Jid, MessageId, Outgoing, OutgoingBody, SentMessage};
 
 /// A sent message's content, kept until the network confirmed it.
 #[derive(Debug, Clone)]
@@ -102,12 +102,12 @@ impl Echo {
     /// The activity the network confirmed as `sent`, by the session `me`.
     pub fn into_activity(self, sent: &SentMessage, me: &Me, meta: Option<Value>) -> Activity {
         let msg = InboundMessage {
-            id: sent.message_id.to_string(),
-            chat: sent.to.to_string(),
+            id: sent.message_id.clone(),
+            chat: sent.to.clone(),
             chat_lid: if sent.to.is_group() {
                 String::new()
             } else {
-                user_part(sent.to.as_str()).to_string()
+                sent.to.bare_user().to_string()
             },
             sender: me.jid.clone(),
             sender_phone: None,
@@ -117,7 +117,7 @@ impl Echo {
             timestamp: sent.at,
             content: self.content,
             quoted: self.quoted_id.map(|message_id| QuotedRef {
-                message_id: message_id.into_string(),
+                message_id,
                 participant: None,
                 body: String::new(),
                 kind: String::new(),
@@ -136,8 +136,8 @@ impl Echo {
 }
 
 /// Who the session is, for its own messages.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Me {
-    pub jid: String,
+    pub jid: Jid,
     pub push_name: String,
 }

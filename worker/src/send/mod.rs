@@ -154,7 +154,7 @@ impl Sender {
                 let react = self.connection.react(&chat, &target, &emoji);
                 let sent = self.network("reaction", react).await?;
                 let echo = Echo::update(inbound::Content::Reaction {
-                    target_id: target.id.into_string(),
+                    target_id: target.id,
                     emoji,
                 });
                 return Ok(plain(sent, echo));
@@ -162,10 +162,7 @@ impl Sender {
             Content::Edit { target_id, body } => {
                 let edit = self.connection.edit(&chat, &target_id, &body);
                 let sent = self.network("edit", edit).await?;
-                let echo = Echo::update(inbound::Content::Edit {
-                    target_id: target_id.into_string(),
-                    body,
-                });
+                let echo = Echo::update(inbound::Content::Edit { target_id, body });
                 return Ok(plain(sent, echo));
             }
             Content::Text { body } => OutgoingBody::Text { body },
@@ -253,7 +250,7 @@ impl Sender {
                         let revoke = self.connection.revoke(&chat, &target);
                         let sent = self.network("revoke", revoke).await?;
                         let echo = Echo::update(inbound::Content::Revoke {
-                            target_id: target.id.into_string(),
+                            target_id: target.id,
                         });
                         Ok(Some((sent, echo)))
                     }

@@ -16,7 +16,7 @@ use super::in_flight::InFlight;
 use super::output::Output;
 use super::pacing::Pacer;
 use super::{Backoff, SessionDeps, StopReason};
-use crate::network::{Connection, NetworkEvent};
+use crate::network::{Connection, Jid, NetworkEvent};
 use crate::send::Me;
 
 /// Longest wait for the bus to hand back the commands on their way when a
@@ -105,7 +105,8 @@ pub(super) struct Actor {
     /// Webhook events (and hosted history) of this session.
     pub output: Output,
     /// Who the session is on the network, for its own messages.
-    pub me: Me,
+    /// Who the session is: known once it was online (or restored linked).
+    pub me: Option<Me>,
     /// Keeps its sends within the session's pacing limit.
     pub pacer: Pacer,
 }
@@ -119,10 +120,10 @@ impl Actor {
     ) -> Self {
         let backoff = Backoff::new(deps.timing.backoff_min, deps.timing.backoff_max);
         let output = Output::open(Arc::clone(&deps.events), &row);
-        let me = Me {
-            jid: row.jid.clone(),
+        let me = Jid::parse(&row.jid).map(|jid| Me {
+            jid,
             push_name: String::new(),
-        };
+        });
         Self {
             id: row.client_id.clone(),
             paired: row.logged_in,

@@ -123,7 +123,7 @@ impl Actor {
     async fn on_online(&mut self, identity: Identity) -> Flow {
         let patch = StatePatch {
             status: Some(CONNECTED.into()),
-            jid: Some(identity.jid.clone()),
+            jid: Some(identity.jid.to_string()),
             lid: Some(identity.lid.clone()),
             connected: Some(true),
             logged_in: Some(true),
@@ -133,11 +133,11 @@ impl Actor {
         self.write(patch).await?;
         self.qr.clear();
         self.paired = true;
-        self.me = Me {
-            jid: identity.jid.clone(),
+        self.row.jid = identity.jid.to_string();
+        self.me = Some(Me {
+            jid: identity.jid,
             push_name: identity.push_name,
-        };
-        self.row.jid = identity.jid;
+        });
         self.row.lid = identity.lid;
         self.output.apply(&self.row);
         self.online_since.get_or_insert_with(Instant::now);

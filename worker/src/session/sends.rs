@@ -59,8 +59,9 @@ impl Actor {
         let connection = self.link.as_ref().map(|l| Arc::clone(&l.connection));
         let task = async move {
             let mut done = task.await;
-            if let (Some(sent), Some(echo)) = (&done.sent, done.echo.take()) {
-                let mut activity = echo.into_activity(sent, &me, done.meta.clone());
+            // A send needs the session online, and online it knows who it is.
+            if let (Some(sent), Some(echo), Some(me)) = (&done.sent, done.echo.take(), &me) {
+                let mut activity = echo.into_activity(sent, me, done.meta.clone());
                 activity.connection = connection;
                 // Boxed: the pipeline's future is large, and this task is
                 // spawned (copied) once per send.

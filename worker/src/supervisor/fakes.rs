@@ -82,7 +82,7 @@ where
 /// The identity a fake phone links as.
 pub fn identity(phone: &str) -> Identity {
     Identity {
-        jid: format!("{phone}:1@s.whatsapp.net"),
+        jid: Jid::parse(&format!("{phone}:1@s.whatsapp.net")).expect("a test phone's JID"),
         lid: format!("lid{phone}"),
         push_name: "Tester".into(),
     }
@@ -338,7 +338,7 @@ impl SandboxControl for FakeSandbox {
             SandboxOp::Link { phone, .. } => {
                 self.0.link(client_id, phone.as_str()).await;
                 Ok(Reply::Linked {
-                    jid: identity(phone.as_str()).jid,
+                    jid: identity(phone.as_str()).jid.into_string(),
                     lid: identity(phone.as_str()).lid,
                 })
             }

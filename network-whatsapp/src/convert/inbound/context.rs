@@ -3,7 +3,8 @@
 use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use parley_network::inbound::{QuotedRef, user_part};
+use parley_network::inbound::QuotedRef;
+use parley_network::{Jid, MessageId};
 
 /// The context of the first content field of `base` that carries one.
 pub(super) fn of(base: &wa::Message) -> Option<&wa::ContextInfo> {
@@ -40,11 +41,11 @@ pub(super) fn of(base: &wa::Message) -> Option<&wa::ContextInfo> {
 
 /// The replied-to message, when the context quotes one.
 pub(super) fn quoted(ctx: &wa::ContextInfo) -> Option<QuotedRef> {
-    let message_id = ctx.stanza_id.as_deref().filter(|id| !id.is_empty())?;
+    let message_id = MessageId::new(ctx.stanza_id.clone()?)?;
     let quoted = ctx.quoted_message.as_option();
     Some(QuotedRef {
-        message_id: message_id.into(),
-        participant: ctx.participant.clone().filter(|p| !p.is_empty()),
+        message_id,
+        participant: ctx.participant.as_deref().and_then(Jid::parse),
         body: quoted.map(body_of).unwrap_or_default(),
         kind: quoted.map_or("text", kind_of).into(),
     })
@@ -54,7 +55,8 @@ pub(super) fn quoted(ctx: &wa::ContextInfo) -> Option<QuotedRef> {
 pub(super) fn mentions(ctx: &wa::ContextInfo) -> Vec<String> {
     ctx.mentioned_jid
         .iter()
-        .map(|jid| user_part(jid).to_string())
+        .filter_map(|jid| Jid::parse(jid))
+        .map(|jid| jid.bare_user().to_string())
         .filter(|user| !user.is_empty())
         .collect()
 }

@@ -4,19 +4,22 @@ use chrono::{DateTime, Utc};
 use whatsapp_rust::wacore::types::message::MessageInfo;
 use whatsapp_rust::wacore_binary::JidExt;
 
+use crate::convert::ConvertError;
+use parley_network::{Jid, MessageId};
+
 /// The envelope of one received (or phone-sent) message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
     /// The stanza id (for reactions, edits and revokes: the update's own id).
-    pub id: String,
+    pub id: MessageId,
     /// The chat JID without device.
-    pub chat: String,
+    pub chat: Jid,
     /// The other party's LID user-part in a direct chat, empty for groups and
     /// when the stanza did not reveal it (the adapter fills it from its LID-PN
     /// mappings then).
     pub chat_lid: String,
     /// The author's JID without device (in groups the participant).
-    pub sender: String,
+    pub sender: Jid,
     /// The author's phone digits when the stanza revealed them.
     pub sender_phone: Option<String>,
     pub from_me: bool,
@@ -27,8 +30,12 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    /// The envelope of a message the library dispatched with `info`.
-    pub fn from_info(info: &MessageInfo, group_subject: Option<String>) -> Envelope {
+    /// The envelope of a message the library dispatched with `info`; an
+    /// empty id or a malformed address is an error.
+    pub fn from_info(
+        info: &MessageInfo,
+        group_subject: Option<String>,
+    ) -> Result<Envelope, ConvertError> {
         let src = &info.source;
         let is_group = src.is_group || src.chat.is_group();
         // The peer's other address: the sender's for received messages, the
@@ -53,16 +60,21 @@ impl Envelope {
             .flatten()
             .find(|j| j.is_pn())
             .map(|j| j.user.to_string());
-        Envelope {
-            id: info.id.clone(),
-            chat: src.chat.to_non_ad_string(),
+        Ok(Envelope {
+            id: MessageId::new(info.id.as_str())
+                .ok_or_else(|| ConvertError::malformed("message id", &info.id))?,
+            chat: address("chat", src.chat.to_non_ad_string())?,
             chat_lid,
-            sender: src.sender.to_non_ad_string(),
+            sender: address("sender", src.sender.to_non_ad_string())?,
             sender_phone,
             from_me: src.is_from_me,
             push_name: info.push_name.clone(),
             group_subject: if is_group { group_subject } else { None },
             timestamp: info.timestamp,
-        }
+        })
     }
+}
+
+fn address(field: &'static str, raw: String) -> Result<Jid, ConvertError> {
+    Jid::parse(&raw).ok_or_else(|| ConvertError::malformed(field, &raw))
 }

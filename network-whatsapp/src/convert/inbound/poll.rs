@@ -12,6 +12,7 @@ use whatsapp_rust::wacore::poll::{
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::convert::ConvertError;
+use parley_network::MessageId;
 use parley_network::inbound::Content;
 
 /// What decrypts a vote.
@@ -151,7 +152,8 @@ pub(super) fn vote(
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Content::Vote {
-        poll_message_id: poll_id,
+        poll_message_id: MessageId::new(poll_id.as_str())
+            .ok_or_else(|| ConvertError::malformed("poll message id", &poll_id))?,
         selected_hashes,
     })
 }

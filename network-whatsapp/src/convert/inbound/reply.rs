@@ -5,6 +5,7 @@ use wa::message::buttons_response_message::Response;
 use wa::message::interactive_response_message::InteractiveResponseMessage as Flow;
 use whatsapp_rust::waproto::whatsapp as wa;
 
+use parley_network::MessageId;
 use parley_network::inbound::Content;
 
 pub(super) fn content(base: &wa::Message) -> Option<Content> {
@@ -54,7 +55,9 @@ fn reply(
     text: Option<String>,
 ) -> Content {
     Content::InteractiveReply {
-        target_id: ctx.and_then(|c| c.stanza_id.clone()).unwrap_or_default(),
+        target_id: ctx
+            .and_then(|c| c.stanza_id.clone())
+            .and_then(MessageId::new),
         button_id: button_id.unwrap_or_default(),
         display_text: text.unwrap_or_default(),
     }

@@ -7,6 +7,7 @@ use wa::message::protocol_message::Type;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::context::body_of;
+use parley_network::MessageId;
 use parley_network::inbound::Content;
 
 /// The update `base` carries, `None` for anything else.
@@ -35,8 +36,8 @@ pub(super) fn content(base: &wa::Message) -> Option<Content> {
     }
 }
 
-fn target(key: &whatsapp_rust::waproto::buffa::MessageField<wa::MessageKey>) -> Option<String> {
+fn target(key: &whatsapp_rust::waproto::buffa::MessageField<wa::MessageKey>) -> Option<MessageId> {
     key.as_option()
         .and_then(|k| k.id.clone())
-        .filter(|id| !id.is_empty())
+        .and_then(MessageId::new)
 }

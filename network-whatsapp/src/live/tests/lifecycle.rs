@@ -15,7 +15,7 @@ use parley_network::{DisconnectReason, Identity, NetworkEvent};
 
 fn me() -> Option<Identity> {
     Some(Identity {
-        jid: "4915100000001:7@s.whatsapp.net".into(),
+        jid: parley_network::Jid::parse("4915100000001:7@s.whatsapp.net").expect("jid"),
         lid: "100000000000001".into(),
         push_name: "Parley".into(),
     })
@@ -52,7 +52,7 @@ fn pair_success_names_the_new_identity() {
     assert_eq!(
         lifecycle(&event, me),
         Some(NetworkEvent::Paired(Identity {
-            jid: "4915100000001:7@s.whatsapp.net".into(),
+            jid: parley_network::Jid::parse("4915100000001:7@s.whatsapp.net").expect("jid"),
             lid: "100000000000001".into(),
             push_name: "Parley".into(),
         }))

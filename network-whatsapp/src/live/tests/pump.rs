@@ -190,7 +190,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
     assert_eq!(
         second.content,
         Content::Vote {
-            poll_message_id: POLL_ID.into(),
+            poll_message_id: parley_network::MessageId::new(POLL_ID).expect("an id"),
             selected_hashes: vec![compute_option_hash("Soup")],
         }
     );

@@ -6,7 +6,7 @@ use parley_shared::event::{
 use parley_shared::ids::ChatRoomId;
 
 use super::poll::resolve_vote;
-use crate::network::inbound::{Content, InboundMessage, user_part};
+use crate::network::inbound::{Content, InboundMessage};
 
 /// What the session knows about itself.
 #[derive(Debug, Clone, Default)]
@@ -39,7 +39,7 @@ pub struct Extras {
 /// the group's id.
 fn other_party(msg: &InboundMessage) -> &str {
     if msg.is_group() {
-        user_part(&msg.chat)
+        msg.chat.bare_user()
     } else {
         &msg.chat_lid
     }
@@ -57,7 +57,7 @@ pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) ->
     let is_group = msg.is_group();
     let other = other_party(msg).to_string();
     let remote_jid = if is_group {
-        msg.chat.clone()
+        msg.chat.to_string()
     } else {
         format!("{other}@lid")
     };
@@ -79,10 +79,10 @@ pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) ->
         avatar_url: extras.avatar_url.clone(),
         from_me: msg.from_me,
         is_group,
-        message_id: msg.id.clone(),
+        message_id: msg.id.to_string(),
         quoted: msg.quoted.as_ref().map(|q| Quoted {
-            message_id: q.message_id.clone(),
-            participant: q.participant.clone(),
+            message_id: q.message_id.to_string(),
+            participant: q.participant.as_ref().map(ToString::to_string),
             body: q.body.clone(),
             kind: q.kind.clone(),
         }),
@@ -94,9 +94,9 @@ pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) ->
             None
         },
         group: is_group.then(|| Group {
-            jid: msg.chat.clone(),
+            jid: msg.chat.to_string(),
             subject: msg.group_subject.clone().unwrap_or_default(),
-            participant: msg.sender.clone(),
+            participant: msg.sender.to_string(),
             participant_phone: msg.sender_phone.clone(),
             participant_username: None,
         }),
@@ -182,7 +182,7 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 .and_then(|o| resolve_vote(o, selected_hashes));
             let body = names.as_ref().map(|n| n.join(", ")).unwrap_or_default();
             e.poll_vote = Some(PollVote {
-                poll_message_id: poll_message_id.clone(),
+                poll_message_id: poll_message_id.to_string(),
                 resolved: names.is_some(),
                 selected_options: names.unwrap_or_default(),
                 selected_hashes: selected_hashes.iter().map(hex::encode).collect(),
@@ -195,7 +195,10 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
             display_text,
         } => {
             e.interactive = Some(InteractiveReply {
-                target_id: target_id.clone(),
+                target_id: target_id
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
                 button_id: button_id.clone(),
                 display_text: display_text.clone(),
             });
@@ -203,21 +206,21 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
         }
         Content::Reaction { target_id, emoji } => {
             e.reaction = Some(Reaction {
-                target_id: target_id.clone(),
+                target_id: target_id.to_string(),
                 emoji: emoji.clone(),
             });
             ("reaction", emoji.clone())
         }
         Content::Edit { target_id, body } => {
             e.edit = Some(Edit {
-                target_id: target_id.clone(),
+                target_id: target_id.to_string(),
                 body: body.clone(),
             });
             ("edit", body.clone())
         }
         Content::Revoke { target_id } => {
             e.revoke = Some(Revoke {
-                target_id: target_id.clone(),
+                target_id: target_id.to_string(),
             });
             ("revoke", String::new())
         }

@@ -6,6 +6,7 @@ use serde_json::json;
 use super::*;
 use crate::events::option_hash;
 use crate::network::inbound::{MediaKind, QuotedRef};
+use crate::network::{Jid, MessageId};
 
 const ME: &str = "111111111111111";
 const THEM: &str = "222222222222222";
@@ -20,17 +21,21 @@ fn facts(groups: bool) -> SessionFacts {
     }
 }
 
+fn jid(raw: &str) -> Jid {
+    Jid::parse(raw).expect("a JID")
+}
+
+fn mid(raw: &str) -> MessageId {
+    MessageId::new(raw).expect("a message id")
+}
+
 fn message(content: Content, from_me: bool, chat: &str) -> InboundMessage {
     let group = chat.ends_with("@g.us");
     InboundMessage {
-        id: "3EB0AAAA".into(),
-        chat: chat.into(),
+        id: mid("3EB0AAAA"),
+        chat: jid(chat),
         chat_lid: if group { String::new() } else { THEM.into() },
-        sender: if from_me {
-            format!("{ME}@lid")
-        } else {
-            format!("{THEM}@lid")
-        },
+        sender: jid(&format!("{}@lid", if from_me { ME } else { THEM })),
         sender_phone: Some("4915100000001".into()),
         from_me,
         push_name: "Ana".into(),
@@ -80,7 +85,7 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
         (
             "vote_update",
             Content::Vote {
-                poll_message_id: "P1".into(),
+                poll_message_id: mid("P1"),
                 selected_hashes: vec![option_hash("B")],
             },
             "B",
@@ -88,7 +93,7 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
         (
             "interactive_reply",
             Content::InteractiveReply {
-                target_id: "M1".into(),
+                target_id: Some(mid("M1")),
                 button_id: "yes".into(),
                 display_text: "Yes".into(),
             },
@@ -116,7 +121,7 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
         (
             "reaction",
             Content::Reaction {
-                target_id: "M1".into(),
+                target_id: mid("M1"),
                 emoji: "👍".into(),
             },
             "👍",
@@ -124,7 +129,7 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
         (
             "edit",
             Content::Edit {
-                target_id: "M1".into(),
+                target_id: mid("M1"),
                 body: "fixed".into(),
             },
             "fixed",
@@ -132,7 +137,7 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
         (
             "revoke",
             Content::Revoke {
-                target_id: "M1".into(),
+                target_id: mid("M1"),
             },
             "",
         ),
@@ -204,7 +209,7 @@ fn every_type_inbound_and_from_me_direct_and_group() {
                     assert_eq!(v["remoteJid"], GROUP);
                     assert_eq!(v["chatRoomId"], format!("shop1-{ME}-120363000000000001"));
                     assert_eq!(v["group"]["subject"], "Team");
-                    assert_eq!(v["group"]["participant"], msg.sender);
+                    assert_eq!(v["group"]["participant"], msg.sender.as_str());
                 } else {
                     assert_eq!(v["isGroup"], false);
                     assert_eq!(v["remoteJid"], format!("{THEM}@lid"));
@@ -251,7 +256,7 @@ fn media_carries_download_parameters_never_bytes() {
 #[test]
 fn votes_resolve_or_carry_hashes() {
     let vote = Content::Vote {
-        poll_message_id: "P1".into(),
+        poll_message_id: mid("P1"),
         selected_hashes: vec![option_hash("B")],
     };
     let msg = message(vote, false, &format!("{THEM}@lid"));
@@ -311,7 +316,7 @@ fn quoted_mentions_and_forwarding_are_carried() {
         &format!("{THEM}@lid"),
     );
     msg.quoted = Some(QuotedRef {
-        message_id: "Q1".into(),
+        message_id: mid("Q1"),
         participant: None,
         body: "lunch?".into(),
         kind: "text".into(),

@@ -5,8 +5,9 @@ use wa::message::{self as m};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::{GROUP, PEER_LID, content, env, inbound};
+use super::{GROUP, PEER_LID, content, env, inbound, jid, mid};
 use crate::convert::inbound::to_inbound;
+use parley_network::MessageId;
 use parley_network::inbound::{Content, MediaKind, QuotedRef};
 
 fn text(body: &str) -> Content {
@@ -61,8 +62,8 @@ fn extended_text_carries_quote_mentions_and_forwarding() {
     assert_eq!(
         got.quoted,
         Some(QuotedRef {
-            message_id: "3EB0QUOTED".into(),
-            participant: Some("100000012345678@lid".into()),
+            message_id: mid("3EB0QUOTED"),
+            participant: Some(jid("100000012345678@lid")),
             body: "lunch?".into(),
             kind: "text".into(),
         })
@@ -412,7 +413,7 @@ fn tapped(stanza_id: &str) -> MessageField<wa::ContextInfo> {
 
 fn reply(target: &str, button: &str, text: &str) -> Content {
     Content::InteractiveReply {
-        target_id: target.into(),
+        target_id: MessageId::new(target),
         button_id: button.into(),
         display_text: text.into(),
     }

@@ -30,7 +30,8 @@ fn direct_message_from_a_phone_addressed_peer_reveals_both_forms() {
             ..Default::default()
         }),
         Some("ignored outside groups".into()),
-    );
+    )
+    .expect("envelope");
     assert_eq!(e.id, "3EB0ENV");
     assert_eq!(e.chat, "4915100000001@s.whatsapp.net");
     assert_eq!(e.chat_lid, "100000012345678");
@@ -51,7 +52,8 @@ fn direct_message_from_a_lid_peer_without_phone() {
             ..Default::default()
         }),
         None,
-    );
+    )
+    .expect("envelope");
     assert_eq!(e.chat_lid, "100000012345678");
     assert_eq!(e.sender, "100000012345678@lid");
     assert_eq!(e.sender_phone, None);
@@ -70,7 +72,8 @@ fn message_sent_from_the_linked_phone_names_the_recipient() {
             ..Default::default()
         }),
         None,
-    );
+    )
+    .expect("envelope");
     assert!(e.from_me);
     assert_eq!(e.chat_lid, "100000012345678", "the peer, not this account");
     assert_eq!(e.sender_phone.as_deref(), Some("4917000000009"));
@@ -87,10 +90,28 @@ fn group_message_names_the_participant_and_keeps_the_subject() {
             ..Default::default()
         }),
         Some("Team".into()),
-    );
+    )
+    .expect("envelope");
     assert_eq!(e.chat, "120363000000000001@g.us");
     assert_eq!(e.chat_lid, "");
     assert_eq!(e.sender, "100000012345678@lid");
     assert_eq!(e.sender_phone.as_deref(), Some("4915100000001"));
     assert_eq!(e.group_subject.as_deref(), Some("Team"));
+}
+
+#[test]
+fn a_message_without_an_id_is_unreadable() {
+    let mut without_id = info(MessageSource {
+        chat: jid("100000012345678@lid"),
+        sender: jid("100000012345678@lid"),
+        ..Default::default()
+    });
+    without_id.id.clear();
+    assert_eq!(
+        Envelope::from_info(&without_id, None),
+        Err(crate::convert::ConvertError::Malformed {
+            field: "message id",
+            value: String::new(),
+        })
+    );
 }

@@ -9,6 +9,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{Envelope, VoteKey, to_inbound};
 use parley_network::inbound::{Content, InboundMessage};
+use parley_network::{Jid, MessageId};
 
 pub(super) const PEER_LID: &str = "100000012345678@lid";
 pub(super) const GROUP: &str = "120363000000000001@g.us";
@@ -16,14 +17,14 @@ pub(super) const GROUP: &str = "120363000000000001@g.us";
 /// A direct chat with `PEER_LID` (or a group when `chat` is one).
 pub(super) fn env(chat: &str, from_me: bool) -> Envelope {
     Envelope {
-        id: "3EB0MSG".into(),
-        chat: chat.into(),
+        id: mid("3EB0MSG"),
+        chat: jid(chat),
         chat_lid: if chat.ends_with("@g.us") {
             String::new()
         } else {
             "100000012345678".into()
         },
-        sender: PEER_LID.into(),
+        sender: jid(PEER_LID),
         sender_phone: Some("4915100000001".into()),
         from_me,
         push_name: "Ana".into(),
@@ -33,6 +34,14 @@ pub(super) fn env(chat: &str, from_me: bool) -> Envelope {
             .single()
             .expect("time"),
     }
+}
+
+pub(super) fn jid(raw: &str) -> Jid {
+    Jid::parse(raw).expect("a JID")
+}
+
+pub(super) fn mid(raw: &str) -> MessageId {
+    MessageId::new(raw).expect("a message id")
 }
 
 /// The inbound message of `msg` in a direct chat, which must exist.

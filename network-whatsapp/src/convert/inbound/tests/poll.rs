@@ -4,7 +4,7 @@ use whatsapp_rust::wacore::poll::{compute_option_hash, encrypt_poll_vote_with_se
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::{PEER_LID, env, inbound_with};
+use super::{PEER_LID, env, inbound_with, mid};
 use crate::convert::ConvertError;
 use crate::convert::inbound::{VoteAddressing, VoteKey, VoteTarget, to_inbound, vote_target};
 use parley_network::inbound::Content;
@@ -73,7 +73,7 @@ fn a_vote_decrypts_to_the_chosen_option_hashes() {
     assert_eq!(
         got.content,
         Content::Vote {
-            poll_message_id: POLL_ID.into(),
+            poll_message_id: mid(POLL_ID),
             selected_hashes: vec![compute_option_hash("Pizza"), compute_option_hash("Sushi")],
         }
     );
@@ -87,7 +87,7 @@ fn a_retracted_vote_has_no_hashes() {
     assert_eq!(
         got.content,
         Content::Vote {
-            poll_message_id: POLL_ID.into(),
+            poll_message_id: mid(POLL_ID),
             selected_hashes: vec![],
         }
     );
@@ -103,7 +103,7 @@ fn a_vote_addressed_in_the_other_namespace_decrypts_with_the_alternate() {
     assert_eq!(
         inbound_with(&msg, Some(&k)).content,
         Content::Vote {
-            poll_message_id: POLL_ID.into(),
+            poll_message_id: mid(POLL_ID),
             selected_hashes: vec![compute_option_hash("Sushi")],
         }
     );

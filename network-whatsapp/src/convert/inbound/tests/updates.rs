@@ -3,7 +3,7 @@ use wa::message::{self as m, protocol_message::Type};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::{PEER_LID, content};
+use super::{PEER_LID, content, mid};
 use parley_network::inbound::Content;
 
 fn key(id: &str) -> MessageField<wa::MessageKey> {
@@ -29,14 +29,14 @@ fn reactions_add_and_remove() {
     assert_eq!(
         content(&react("👍")),
         Content::Reaction {
-            target_id: "3EB0TARGET".into(),
+            target_id: mid("3EB0TARGET"),
             emoji: "👍".into(),
         }
     );
     assert_eq!(
         content(&react("")),
         Content::Reaction {
-            target_id: "3EB0TARGET".into(),
+            target_id: mid("3EB0TARGET"),
             emoji: String::new(),
         }
     );
@@ -89,7 +89,7 @@ fn edits_of_text_and_captions() {
         ..Default::default()
     };
     let expect = |body: &str| Content::Edit {
-        target_id: "3EB0ORIGINAL".into(),
+        target_id: mid("3EB0ORIGINAL"),
         body: body.into(),
     };
     assert_eq!(content(&plain), expect("fixed typo"));
@@ -110,7 +110,7 @@ fn revokes() {
     assert_eq!(
         content(&msg),
         Content::Revoke {
-            target_id: "3EB0GONE".into(),
+            target_id: mid("3EB0GONE"),
         }
     );
 }

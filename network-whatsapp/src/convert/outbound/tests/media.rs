@@ -90,7 +90,10 @@ fn a_voice_note_is_ptt_and_a_document_keeps_its_name_and_quote() {
     let ctx = d.context_info.as_option().expect("context");
     assert_eq!(ctx.stanza_id.as_deref(), Some("3EB0Q"));
     assert_eq!(
-        echo(&doc, None).quoted.map(|q| q.message_id).as_deref(),
+        echo(&doc, None)
+            .quoted
+            .map(|q| q.message_id.into_string())
+            .as_deref(),
         Some("3EB0Q")
     );
 }

@@ -5,7 +5,7 @@ use crate::convert::outbound::{
 };
 use parley_network::inbound::{Content, QuotedRef};
 
-use super::{CHAT, echo, reply_context};
+use super::{CHAT, echo, jid, mid, reply_context};
 
 #[test]
 fn plain_text_is_a_conversation() {
@@ -55,8 +55,8 @@ fn a_reply_with_mentions_is_an_extended_text_with_context() {
     assert_eq!(
         back.quoted,
         Some(QuotedRef {
-            message_id: "3EB0Q".into(),
-            participant: Some(CHAT.into()),
+            message_id: mid("3EB0Q"),
+            participant: Some(jid(CHAT)),
             body: "lunch?".into(),
             kind: "text".into(),
         })

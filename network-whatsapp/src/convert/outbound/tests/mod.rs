@@ -12,6 +12,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::{Context, Quote};
 use crate::convert::inbound::{Envelope, VoteKey, to_inbound};
 use parley_network::inbound::InboundMessage;
+use parley_network::{Jid, MessageId};
 
 pub(super) const CHAT: &str = "100000012345678@lid";
 
@@ -27,13 +28,21 @@ pub(super) fn reply_context() -> Context {
     }
 }
 
+pub(super) fn jid(raw: &str) -> Jid {
+    Jid::parse(raw).expect("a JID")
+}
+
+pub(super) fn mid(raw: &str) -> MessageId {
+    MessageId::new(raw).expect("a message id")
+}
+
 /// `msg` as this session's own message arriving back (fromMe) in `CHAT`.
 pub(super) fn echo(msg: &wa::Message, vote: Option<&VoteKey>) -> InboundMessage {
     let env = Envelope {
-        id: "3EB0SENT".into(),
-        chat: CHAT.into(),
+        id: mid("3EB0SENT"),
+        chat: jid(CHAT),
         chat_lid: "100000012345678".into(),
-        sender: "100000099999999@lid".into(),
+        sender: jid("100000099999999@lid"),
         sender_phone: None,
         from_me: true,
         push_name: String::new(),

@@ -8,7 +8,7 @@ use crate::convert::inbound::{VoteAddressing, VoteKey};
 use crate::convert::outbound::{Context, PollRequest, poll, poll_with_secret};
 use parley_network::inbound::Content;
 
-use super::{CHAT, echo, reply_context};
+use super::{CHAT, echo, mid, reply_context};
 
 fn request(count: u32) -> PollRequest {
     PollRequest {
@@ -122,7 +122,7 @@ fn a_vote_on_the_built_poll_decrypts_with_its_secret() {
     assert_eq!(
         echo(&vote, Some(&key)).content,
         Content::Vote {
-            poll_message_id: "3EB0POLL".into(),
+            poll_message_id: mid("3EB0POLL"),
             selected_hashes: vec![compute_option_hash("Salad"), compute_option_hash("Pizza")],
         }
     );

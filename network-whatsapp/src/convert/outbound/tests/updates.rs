@@ -7,7 +7,7 @@ use crate::convert::outbound::{
 };
 use parley_network::inbound::Content;
 
-use super::{CHAT, echo};
+use super::{CHAT, echo, mid};
 
 const GROUP: &str = "120363000000000001@g.us";
 
@@ -50,7 +50,7 @@ fn reaction_keys_the_target() {
     assert_eq!(
         echo(&own, None).content,
         Content::Reaction {
-            target_id: "3EB0T".into(),
+            target_id: mid("3EB0T"),
             emoji: "❤️".into(),
         }
     );
@@ -109,7 +109,7 @@ fn edit_replaces_the_text_of_an_own_message() {
     assert_eq!(
         echo(&msg, None).content,
         Content::Edit {
-            target_id: "3EB0MINE".into(),
+            target_id: mid("3EB0MINE"),
             body: "corrected".into(),
         }
     );
@@ -146,7 +146,7 @@ fn revoke_own_and_as_group_admin() {
     assert_eq!(
         echo(&own, None).content,
         Content::Revoke {
-            target_id: "3EB0OOPS".into(),
+            target_id: mid("3EB0OOPS"),
         }
     );
 
