@@ -13,7 +13,7 @@ use parley_network::inbound::{Content, InboundMessage, MediaKind, QuotedRef};
 use parley_network::option_hash;
 use parley_network::outgoing::new_message_id;
 use parley_network::{Jid, NetworkEvent};
-use parley_shared::address::LID_SERVER;
+use parley_shared::recipients;
 
 /// Where a message was written and by whom.
 struct Route {
@@ -138,7 +138,7 @@ fn chat_jid(raw: &str) -> Result<Jid, ApiError> {
 
 /// The LID JID of a sandbox phone (its LID is digits the sandbox drew).
 fn lid_jid(lid: &str) -> Result<Jid, ApiError> {
-    Jid::new(lid, LID_SERVER).ok_or_else(|| ApiError::internal("sandbox phone", "a malformed LID"))
+    recipients::lid_jid(lid).ok_or_else(|| ApiError::internal("sandbox phone", "a malformed LID"))
 }
 
 fn content_of(content: InjectedContent) -> Result<Content, ApiError> {
