@@ -17,6 +17,7 @@ mod m0011_group_authors;
 mod m0012_group_subjects;
 mod m0013_sandbox_keys;
 mod m0014_session_pacing;
+mod m0015_events;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0012_group_subjects::Migration),
             Box::new(m0013_sandbox_keys::Migration),
             Box::new(m0014_session_pacing::Migration),
+            Box::new(m0015_events::Migration),
         ]
     }
 }

@@ -1,6 +1,7 @@
 //! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
 pub mod contacts;
 pub mod entities;
+pub mod events;
 pub mod group_subjects;
 pub mod history;
 pub mod sessions;

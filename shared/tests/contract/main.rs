@@ -2,6 +2,7 @@
 mod bus;
 mod contacts;
 mod db;
+mod events;
 mod history;
 mod lease;
 mod media;

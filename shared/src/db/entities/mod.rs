@@ -1,5 +1,6 @@
 //! The sea-orm entities, one module per table, with the queries on that table.
 pub mod contacts;
+pub mod events;
 pub mod group_subjects;
 pub mod history;
 pub mod profile_pictures;

@@ -281,7 +281,14 @@ pub async fn rekey(db: &Db) -> Result<usize, DbError> {
 }
 
 pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {
-    let res = Entity::delete_by_id(client_id).exec(db.conn()).await?;
+    // Its event log goes with it (`/disconnect` purges the session's events).
+    let txn = db.begin_write().await?;
+    super::events::Entity::delete_many()
+        .filter(super::events::Column::ClientId.eq(client_id))
+        .exec(&txn)
+        .await?;
+    let res = Entity::delete_by_id(client_id).exec(&txn).await?;
+    txn.commit().await?;
     Ok(res.rows_affected > 0)
 }
 

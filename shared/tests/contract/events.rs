@@ -1,0 +1,232 @@
+//! Contract of the event log's queries (`Db::append_event` and the rest): one
+//! suite, run on SQLite and PostgreSQL.
+use base64::Engine;
+use chrono::{Duration, Utc};
+use parley_shared::db::events::{DeliveryState, NewEvent, Redeliver};
+use parley_shared::db::{Db, NewSession, StatePatch};
+use parley_shared::store_keys::StoreKeys;
+use sea_orm::ConnectionTrait;
+
+use parley_shared::db_contract;
+
+db_contract! {
+    adapters: [sqlite, postgres],
+    cases: [
+        seq_is_gap_free_per_session_and_bodies_see_it,
+        a_fenced_out_owner_cannot_append,
+        concurrent_appends_never_share_a_seq,
+        attempts_are_counted_and_dead_letters_paged,
+        redeliver_by_ids_or_after_a_seq,
+        bodies_are_sealed_at_rest,
+        disconnect_and_retention_delete_events,
+    ]
+}
+
+fn sealing(db: &Db) -> Db {
+    let key = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
+    db.clone()
+        .with_keys(StoreKeys::parse(&format!("k:{key}"), None).expect("key"))
+}
+
+async fn owned(db: &Db, client_id: &str, fence: u64) {
+    db.create_session(NewSession {
+        client_id: client_id.into(),
+        ..NewSession::default()
+    })
+    .await
+    .expect("create");
+    assert!(
+        db.fenced_update(client_id, fence, StatePatch::default())
+            .await
+            .expect("claim")
+    );
+}
+
+/// Appends an event whose body names its own seq.
+async fn append(db: &Db, client_id: &str, fence: u64, id: &str) -> Option<u64> {
+    let new = NewEvent {
+        event_id: id,
+        kind: "text",
+        state: DeliveryState::Pending,
+    };
+    db.append_event(client_id, fence, new, |seq| {
+        format!(r#"{{"eventId":"{id}","seq":{seq}}}"#).into_bytes()
+    })
+    .await
+    .expect("append")
+    .map(|e| e.seq)
+}
+
+async fn seq_is_gap_free_per_session_and_bodies_see_it(db: &Db) {
+    owned(db, "a", 1).await;
+    owned(db, "b", 1).await;
+    assert_eq!(append(db, "a", 1, "a1").await, Some(1));
+    assert_eq!(append(db, "a", 1, "a2").await, Some(2));
+    assert_eq!(append(db, "b", 1, "b1").await, Some(1));
+    assert_eq!(append(db, "a", 1, "a3").await, Some(3));
+    let events = db.events_after("a", 0, 100).await.expect("read");
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert_eq!(events[1].event_id, "a2");
+    assert_eq!(events[1].body, br#"{"eventId":"a2","seq":2}"#);
+    assert_eq!(events[1].delivery.state, DeliveryState::Pending);
+    assert_eq!(events[1].delivery.attempts, 0);
+    // Paging: after 1, at most 1.
+    let page = db.events_after("a", 1, 1).await.expect("page");
+    assert_eq!(page.iter().map(|e| e.seq).collect::<Vec<_>>(), [2]);
+    // An unknown session has no events and cannot append.
+    assert!(db.events_after("nobody", 0, 10).await.unwrap().is_empty());
+    assert_eq!(append(db, "nobody", 1, "n1").await, None);
+}
+
+async fn a_fenced_out_owner_cannot_append(db: &Db) {
+    owned(db, "moved", 3).await;
+    assert_eq!(append(db, "moved", 3, "m1").await, Some(1));
+    // A newer owner claims the session: the old one's append writes nothing.
+    assert!(
+        db.fenced_update("moved", 4, StatePatch::default())
+            .await
+            .unwrap()
+    );
+    assert_eq!(append(db, "moved", 3, "m-stale").await, None);
+    assert_eq!(append(db, "moved", 4, "m2").await, Some(2));
+    let ids: Vec<String> = db
+        .events_after("moved", 0, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event_id)
+        .collect();
+    assert_eq!(ids, ["m1", "m2"]);
+}
+
+async fn concurrent_appends_never_share_a_seq(db: &Db) {
+    owned(db, "busy", 1).await;
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let db = db.clone();
+            tokio::spawn(async move { append(&db, "busy", 1, &format!("busy-{i}")).await })
+        })
+        .collect();
+    let mut seqs = Vec::new();
+    for task in tasks {
+        seqs.push(task.await.expect("task").expect("appended"));
+    }
+    seqs.sort_unstable();
+    assert_eq!(seqs, (1..=40).collect::<Vec<u64>>());
+}
+
+async fn attempts_are_counted_and_dead_letters_paged(db: &Db) {
+    owned(db, "s", 1).await;
+    for i in 1..=5 {
+        append(db, "s", 1, &format!("s{i}")).await.expect("append");
+    }
+    db.record_attempt("s", 1, DeliveryState::Delivered, Some(200))
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        db.record_attempt("s", 2, DeliveryState::Pending, Some(503))
+            .await
+            .unwrap();
+    }
+    db.record_attempt("s", 2, DeliveryState::Dead, None)
+        .await
+        .unwrap();
+    db.record_attempt("s", 4, DeliveryState::Rejected, Some(410))
+        .await
+        .unwrap();
+    db.record_attempt("s", 5, DeliveryState::Dead, Some(500))
+        .await
+        .unwrap();
+    let events = db.events_after("s", 0, 10).await.unwrap();
+    let first = &events[0].delivery;
+    assert_eq!((first.state, first.attempts), (DeliveryState::Delivered, 1));
+    assert_eq!(first.last_status, Some(200));
+    assert!(first.last_attempt_at.is_some());
+    let second = &events[1].delivery;
+    assert_eq!((second.state, second.attempts), (DeliveryState::Dead, 4));
+    assert_eq!(second.last_status, None, "a timeout has no status");
+
+    let (page, total) = db.dead_letters("s", 1, 2).await.unwrap();
+    assert_eq!(total, 3);
+    assert_eq!(page.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 4]);
+    let (page, _) = db.dead_letters("s", 2, 2).await.unwrap();
+    assert_eq!(page.iter().map(|e| e.seq).collect::<Vec<_>>(), [5]);
+    let pending = db.pending_events("s", 0, 10).await.unwrap();
+    assert_eq!(pending.iter().map(|e| e.seq).collect::<Vec<_>>(), [3]);
+}
+
+async fn redeliver_by_ids_or_after_a_seq(db: &Db) {
+    owned(db, "r", 1).await;
+    for i in 1..=4 {
+        append(db, "r", 1, &format!("r{i}")).await.expect("append");
+        db.record_attempt("r", i, DeliveryState::Dead, Some(503))
+            .await
+            .unwrap();
+    }
+    owned(db, "other", 1).await;
+    append(db, "other", 1, "o1").await.expect("append");
+
+    let by_id = Redeliver::Ids(vec!["r2".into(), "o1".into(), "unknown".into()]);
+    let queued = db.requeue_events("r", &by_id).await.unwrap();
+    assert_eq!(queued.iter().map(|e| e.seq).collect::<Vec<_>>(), [2]);
+    assert_eq!(queued[0].delivery.state, DeliveryState::Pending);
+    assert_eq!(queued[0].delivery.attempts, 0);
+    assert_eq!(queued[0].event_id, "r2", "same eventId");
+
+    let queued = db
+        .requeue_events("r", &Redeliver::AfterSeq(2))
+        .await
+        .unwrap();
+    assert_eq!(queued.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4]);
+    let (_, dead) = db.dead_letters("r", 1, 10).await.unwrap();
+    assert_eq!(dead, 1, "only r1 is still a dead letter");
+}
+
+async fn bodies_are_sealed_at_rest(db: &Db) {
+    let sealed = sealing(db);
+    owned(&sealed, "secret", 1).await;
+    append(&sealed, "secret", 1, "x1").await.expect("append");
+    let raw = db
+        .conn()
+        .query_one_raw(sea_orm::Statement::from_string(
+            db.conn().get_database_backend(),
+            "SELECT body FROM events WHERE event_id = 'x1'",
+        ))
+        .await
+        .unwrap()
+        .expect("row");
+    let body: Vec<u8> = raw.try_get("", "body").unwrap();
+    assert!(!body.windows(4).any(|w| w == b"\"x1\""), "sealed at rest");
+    let read = sealed.events_after("secret", 0, 1).await.unwrap();
+    assert_eq!(read[0].body, br#"{"eventId":"x1","seq":1}"#);
+    // Without the key the body does not open: an error, never garbage.
+    assert!(db.events_after("secret", 0, 1).await.is_err());
+}
+
+async fn disconnect_and_retention_delete_events(db: &Db) {
+    owned(db, "gone", 1).await;
+    owned(db, "kept", 1).await;
+    append(db, "gone", 1, "g1").await.expect("append");
+    append(db, "kept", 1, "k1").await.expect("append");
+    assert!(db.delete_session("gone").await.unwrap());
+    assert!(db.events_after("gone", 0, 10).await.unwrap().is_empty());
+    assert_eq!(db.events_after("kept", 0, 10).await.unwrap().len(), 1);
+    // A new session of the same name starts its log afresh.
+    owned(db, "gone", 1).await;
+    assert_eq!(append(db, "gone", 1, "g-again").await, Some(1));
+
+    assert_eq!(
+        db.prune_events(Utc::now() - Duration::hours(1))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        db.prune_events(Utc::now() + Duration::seconds(1))
+            .await
+            .unwrap(),
+        2
+    );
+    assert!(db.events_after("kept", 0, 10).await.unwrap().is_empty());
+}
