@@ -207,6 +207,19 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("UpdateGroupMembers", "participants", users(256), true),
         (
+            "RedeliverRequest",
+            "eventIds",
+            json!({"type": "array", "minItems": 1, "maxItems": 500,
+                "items": pattern(r"^[A-Za-z0-9._:-]{1,256}$")}),
+            false,
+        ),
+        (
+            "RedeliverRequest",
+            "afterSeq",
+            whole(0, i64::MAX as u64),
+            false,
+        ),
+        (
             "SetApiSecret",
             "secret",
             json!({"type": "string", "pattern": r"^(|[\s\S]{16,})$"}),
@@ -292,7 +305,21 @@ fn parameter_rules() -> Vec<ParameterRule> {
             false,
         ),
         ("/profile-picture", "get", "jid", pattern(RECIPIENT), true),
+        ("/events", "get", "after", whole(0, i64::MAX as u64), false),
+        ("/events", "get", "limit", whole(1, 500), false),
+        (
+            "/events/dead-letters",
+            "get",
+            "page",
+            whole(1, 4_294_967_295),
+            false,
+        ),
+        ("/events/dead-letters", "get", "limit", whole(1, 500), false),
     ]
+}
+
+fn whole(min: u64, max: u64) -> Value {
+    json!({"type": "integer", "minimum": min, "maximum": max})
 }
 
 /// Writes the rules into `doc` (the document as JSON); returns the rules
@@ -337,6 +364,16 @@ pub fn apply_parameters(doc: &mut Value, rules: Vec<ParameterRule>) -> Vec<Strin
 /// What JSON Schema cannot say by field: `/start`'s optional body, the
 /// contact card's two shapes, the upload's closed form.
 fn special_cases(doc: &mut Value) {
+    // A redelivery names its events one way: by id or after a seq.
+    if let Some(body) = doc
+        .pointer_mut("/components/schemas/RedeliverRequest")
+        .and_then(Value::as_object_mut)
+    {
+        body.insert(
+            "oneOf".into(),
+            json!([{"required": ["eventIds"]}, {"required": ["afterSeq"]}]),
+        );
+    }
     // `/start` takes no body or an object, never `null`; `/check-state`
     // answers whatever it is sent.
     if let Some(body) =

@@ -68,6 +68,11 @@ pub enum Command {
     },
     /// Settings changed in the database: apply them now.
     Reload,
+    /// Events after `after` were made pending again in the log
+    /// (`/events/redeliver`): deliver them.
+    DeliverPending {
+        after: u64,
+    },
     /// Log out on the network side and delete the session.
     Disconnect,
     Sandbox(SandboxOp),

@@ -27,6 +27,11 @@ pub const TYPES: &[&str] = &[
 #[serde(rename_all = "camelCase")]
 pub struct Envelope {
     pub event: String,
+    /// The event's id in the event log, and its `webhook-id`: the same at every
+    /// attempt and redelivery.
+    pub event_id: String,
+    /// The event's place in its session's log: gap-free, increasing from 1.
+    pub seq: u64,
     #[serde(rename = "type")]
     pub kind: String,
     pub client_id: String,

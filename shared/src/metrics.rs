@@ -25,6 +25,7 @@ pub struct Metrics {
     pub webhook_retried: IntCounter,
     pub webhook_dropped: IntCounterVec,
     pub webhook_duration: HistogramVec,
+    pub event_log_failures: IntCounterVec,
     pub history_writes: IntCounterVec,
     pub media_stored_bytes: IntCounter,
     pub media_mirrors_active: IntGauge,
@@ -126,6 +127,12 @@ impl Metrics {
                 "webhook_dropped_total",
                 "Webhook events not delivered, by reason",
                 &["reason"],
+            ),
+            event_log_failures: counter_vec(
+                &r,
+                "event_log_failures_total",
+                "Events the event log could not take, by origin (received: not acknowledged to the network; sent: retried)",
+                &["origin"],
             ),
             webhook_duration: histogram_vec(
                 &r,

@@ -85,6 +85,13 @@ async fn a_dead_database_answers_503_without_its_error_text() {
     }
     let (status, ready, _) = ask(&p, "GET", "/health/ready", json!({})).await;
     assert_eq!(status, 503, "{ready}");
+    // The event log lives in the database: it takes no events either.
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!(
+        (&ready["database"], &ready["events"]),
+        (&json!(false), &json!(false)),
+        "{ready}"
+    );
 }
 
 #[tokio::test]

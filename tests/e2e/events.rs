@@ -7,6 +7,7 @@ mod avatars;
 mod delivery;
 pub(crate) mod history;
 mod hosted_cluster;
+mod log;
 mod polls;
 mod subjects;
 pub mod support;

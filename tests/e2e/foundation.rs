@@ -25,6 +25,7 @@ async fn serve_with_no_configuration_generates_token_and_serves_probes() {
     assert_eq!(ready["database"], true);
     assert_eq!(ready["storage"], true);
     assert_eq!(ready["bus"], true);
+    assert_eq!(ready["events"], true);
     assert_eq!(ready["sessions"]["total"], 0);
 
     // The stored token authenticates; a restart reuses it and does not print it again.

@@ -103,7 +103,7 @@ fn open(pipeline: &EventPipeline, n: usize, url: &str) -> Vec<SessionEvents> {
                 },
                 poll_lookup_url: String::new(),
             };
-            pipeline.open(&id, target, settings)
+            pipeline.open(&id, 1, target, settings)
         })
         .collect()
 }
@@ -121,6 +121,7 @@ async fn feed(pipeline: &EventPipeline, sessions: &[SessionEvents], rate: u64, s
             file: None,
             connection: None,
             stored_type: None,
+            sent: false,
         };
         pipeline.process(session, activity).await;
     }
@@ -162,6 +163,7 @@ async fn with_history(a: &Args, egress: Egress) {
     let pipeline = EventPipeline::new(
         egress,
         RetryPolicy::default(),
+        None,
         Some(history),
         None,
         None,
@@ -187,6 +189,7 @@ async fn with_history(a: &Args, egress: Egress) {
                         file: None,
                         connection: None,
                         stored_type: None,
+                        sent: false,
                     };
                     pipeline.process(&sessions[s as usize], activity).await;
                     n += k;
@@ -272,6 +275,7 @@ async fn main() {
         None,
         None,
         None,
+        None,
     )
     .unwrap();
     let sessions = open(&pipeline, a.sessions, &url);
@@ -311,7 +315,7 @@ async fn main() {
         format!("http://{}/hook", listener.local_addr().unwrap())
     };
     let pipeline =
-        EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None).unwrap();
+        EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None, None).unwrap();
     let sessions = open(&pipeline, 1, &dead);
     let before = rss_kib();
     let peak = Arc::new(AtomicU64::new(before));

@@ -13,6 +13,7 @@ pub mod supervisor;
 pub mod webhook;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use parley_shared::config::Config;
 use parley_shared::egress::Egress;
@@ -71,6 +72,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     let events = EventPipeline::new(
         egress.clone(),
         RetryPolicy::default(),
+        Some(ports.db.clone()),
         history,
         contacts,
         groups,
@@ -94,6 +96,12 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         .listen_start(stopped.clone())
         .await
         .map_err(|e| anyhow::anyhow!("cannot serve the start queue: {e}"))?;
+    let retention = Duration::from_secs(config.event_retention_hours.saturating_mul(3600));
+    let pruner = tokio::spawn(events::retention::run(
+        ports.db.clone(),
+        retention,
+        stopped.clone(),
+    ));
     let sweeper = tokio::spawn(supervisor.clone().run_sweeps(stopped));
     let (presence_stop, presence_stopped) = watch::channel(false);
     let load = {
@@ -110,7 +118,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     Ok(WorkerHandle {
         supervisor,
         stop,
-        loops: vec![listener, sweeper],
+        loops: vec![listener, sweeper, pruner],
         presence_stop,
         presence,
     })

@@ -58,6 +58,7 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         database,
         storage,
         bus,
+        events: database,
         proxy: state.config.network_proxy.is_some(),
         alerts: false,
         sessions,

@@ -2,6 +2,7 @@
 //! inventory come from the same calls that build the router.
 mod avatars;
 mod contacts;
+mod events;
 mod groups;
 mod health;
 mod inbox;
@@ -67,6 +68,9 @@ where
         .service(updates::delete_message)
         .service(receipts::mark_read)
         .service(receipts::mark_unread)
+        .service(events::events)
+        .service(events::dead_letters)
+        .service(events::redeliver)
         .service(inbox::chat_rooms)
         .service(inbox::messages)
         .service(inbox::media_url)

@@ -30,6 +30,8 @@ pub struct Ready {
     pub database: bool,
     pub storage: bool,
     pub bus: bool,
+    /// Whether the event log takes events (it lives in the database).
+    pub events: bool,
     pub proxy: bool,
     pub alerts: bool,
     pub sessions: SessionCounts,

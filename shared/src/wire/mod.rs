@@ -1,5 +1,6 @@
 //! HTTP request and response bodies (serde, camelCase), one module per resource.
 pub mod contacts;
+pub mod events;
 pub mod groups;
 pub mod health;
 pub mod inbox;

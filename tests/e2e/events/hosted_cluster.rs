@@ -51,14 +51,22 @@ async fn webhook_driven_history_lands_in_postgres_and_the_bucket() {
     assert!(inbound_url.contains(&env.bucket), "{inbound_url}");
     assert_eq!(fetch(&inbound_url).await, photo, "inbound bytes");
 
-    // A duplicate delivery: delivered again, stored once.
+    // A duplicate delivery: logged once (the same eventId), so neither
+    // delivered again nor stored twice; the message after it arrives alone.
     inject(
         &api,
         "hc",
         json!({"type": "text", "body": "hello", "messageId": hello}),
     )
     .await;
-    until_message(&mut rx, &hello).await;
+    let after = text(&api, "hc", "after the duplicate").await;
+    let (_, before) = until_message(&mut rx, &after).await;
+    assert!(
+        before
+            .iter()
+            .all(|r| r.json()["messageId"] != hello.as_str()),
+        "the duplicate is not delivered again"
+    );
 
     // Outbound: a file sent through the API; its fromMe event has the link.
     let doc: Vec<u8> = (0..9000u32).map(|i| (i * 13 % 241) as u8).collect();
@@ -96,7 +104,7 @@ async fn webhook_driven_history_lands_in_postgres_and_the_bucket() {
             listed[0]["chatRoomId"].as_str(),
             listed[0]["unreadCount"].as_u64()
         ),
-        (Some(room.as_str()), Some(2))
+        (Some(room.as_str()), Some(3))
     );
     let (status, body) = get(&api, &format!("/chatrooms/{room}/messages")).await;
     assert_eq!(status, 200, "{body}");
@@ -106,7 +114,15 @@ async fn webhook_driven_history_lands_in_postgres_and_the_bucket() {
         .iter()
         .map(|m| m["messageId"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, [hello.as_str(), photo_id.as_str(), sent_id.as_str()]);
+    assert_eq!(
+        ids,
+        [
+            hello.as_str(),
+            photo_id.as_str(),
+            after.as_str(),
+            sent_id.as_str()
+        ]
+    );
     let (status, body) = get(
         &api,
         &format!("/chatrooms/{room}/messages/{photo_id}/media-url"),

@@ -7,6 +7,7 @@ mod lookup;
 mod normalize;
 mod pipeline;
 mod poll;
+pub mod retention;
 
 pub use contacts::ContactBook;
 pub use groups::GroupBook;

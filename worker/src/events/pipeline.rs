@@ -1,9 +1,13 @@
 //! The way of an event inside a worker: network message -> resolved extras (poll
 //! options) -> normalized envelope -> the session's webhook queue.
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
+use parley_shared::db::events::{DeliveryState, NewEvent};
+use parley_shared::db::{Db, DbError};
 use parley_shared::egress::{Egress, EgressError};
+use parley_shared::metrics::metrics;
 use tokio::sync::watch;
 
 use parley_shared::event::Envelope;
@@ -16,6 +20,10 @@ use crate::network::Connection;
 use crate::network::inbound::{Content, InboundMessage};
 use crate::query::room_avatars::{Avatars, RoomRef};
 use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
+
+/// The first and the longest wait between tries of a sent message's log write.
+const LOG_RETRY_FIRST: Duration = Duration::from_millis(250);
+const LOG_RETRY_LAST: Duration = Duration::from_secs(32);
 
 /// Shared by every session of a worker.
 pub struct EventPipeline {
@@ -40,6 +48,8 @@ pub struct SessionSettings {
 
 /// What one session needs to emit events; lives as long as the session runs.
 pub struct SessionEvents {
+    /// The owner's lease fence: a fenced-out owner cannot append to the log.
+    pub fence: u64,
     pub target: watch::Sender<Target>,
     pub settings: watch::Sender<SessionSettings>,
     pub queue: SessionQueue,
@@ -59,6 +69,10 @@ pub struct Activity {
     /// The hosted inbox's `messageType` when the event type does not tell it
     /// (see [`Envelope::stored_type`]).
     pub stored_type: Option<&'static str>,
+    /// A send the network accepted through the API: its answer does not wait
+    /// for the log, so a failed log write is retried here (a received
+    /// message is not acknowledged instead, and the network sends it again).
+    pub sent: bool,
 }
 
 /// How an activity was handled.
@@ -66,6 +80,13 @@ pub struct Activity {
 pub struct Processed {
     /// Whether an event was queued for the webhook.
     pub queued: bool,
+    /// The event's seq in the session's log, when it was written there.
+    pub seq: Option<u64>,
+    /// The log held this event already (the network delivered the message
+    /// again): nothing new was queued.
+    pub duplicate: bool,
+    /// Why the event could not be written to the log, when it could not.
+    pub log_error: Option<String>,
     /// Why the hosted-history write failed, when it did.
     pub history_error: Option<String>,
 }
@@ -74,13 +95,14 @@ impl EventPipeline {
     pub fn new(
         egress: Egress,
         policy: RetryPolicy,
+        log: Option<Db>,
         history: Option<Arc<dyn HistorySink>>,
         contacts: Option<ContactBook>,
         groups: Option<GroupBook>,
         avatars: Option<Arc<Avatars>>,
     ) -> Result<Arc<EventPipeline>, EgressError> {
         Ok(Arc::new(EventPipeline {
-            dispatcher: Dispatcher::new(egress.clone(), policy)?,
+            dispatcher: Dispatcher::with_log(egress.clone(), policy, log)?,
             lookup: PollLookup::new(egress, LOOKUP_BUDGET)?,
             history,
             contacts,
@@ -92,11 +114,13 @@ impl EventPipeline {
     pub fn open(
         &self,
         client_id: &str,
+        fence: u64,
         target: Target,
         settings: SessionSettings,
     ) -> SessionEvents {
         let (tx, rx) = watch::channel(target);
         SessionEvents {
+            fence,
             queue: self.dispatcher.session(client_id, rx),
             target: tx,
             settings: watch::channel(settings).0,
@@ -104,7 +128,9 @@ impl EventPipeline {
     }
 
     /// Normalizes one message, writes it to hosted history when the session keeps
-    /// it, and queues its event (or drops it per the filters). May call the
+    /// it, writes its event to the log and queues it for the webhook (or drops
+    /// it per the filters). A session without a webhook has its events logged,
+    /// never pushed. May call the
     /// customer's poll lookup (bounded by its 8 s budget) and download a file:
     /// run it off the session's hot loop.
     pub async fn process(&self, session: &SessionEvents, mut activity: Activity) -> Processed {
@@ -112,10 +138,12 @@ impl EventPipeline {
         let facts = &settings.facts;
         self.group_subject(facts, &mut activity).await;
         let msg = &activity.msg;
-        let history = self.history.as_ref().filter(|h| {
-            let url = session.target.borrow().url.clone();
-            h.enabled_for(&facts.org_id, &url)
-        });
+        let url = session.target.borrow().url.clone();
+        let pushed = !url.is_empty();
+        let history = self
+            .history
+            .as_ref()
+            .filter(|h| pushed && h.enabled_for(&facts.org_id, &url));
         let mut extras = Extras {
             meta: activity.meta.clone(),
             remote_name: msg.push_name.clone(),
@@ -124,11 +152,13 @@ impl EventPipeline {
         if !msg.is_group() && !msg.from_me {
             extras.remote_phone = self.remote_phone(facts, msg).await;
         }
-        if session.target.borrow().url.is_empty() {
+        if !pushed {
             // Nobody to tell (and no hosted history without the hosted webhook):
-            // counted, not normalized.
+            // counted; logged when there is a log.
             session.queue.skip_without_webhook();
-            return Processed::default();
+            if self.dispatcher.log().is_none() {
+                return Processed::default();
+            }
         }
         // The room's avatar as known now; a lookup, when due, runs after the write.
         let avatars = self.avatars.as_ref().filter(|_| history.is_some());
@@ -173,21 +203,110 @@ impl EventPipeline {
                 avatars.watch(target, &facts.my_lid, Arc::clone(connection));
             }
         }
-        let body = match serde_json::to_vec(&envelope) {
-            Ok(body) => Bytes::from(body),
+        envelope.event_id = format!("msg_{}_{}", facts.client_id, msg.id);
+        let (seq, body) = match self
+            .log_retried(session, &mut envelope, pushed, activity.sent)
+            .await
+        {
+            Ok(Logged::New(seq, body)) => (seq, body),
+            Ok(Logged::Duplicate) => {
+                processed.duplicate = true;
+                return processed;
+            }
+            Ok(Logged::FencedOut) => return processed,
             Err(e) => {
-                tracing::error!(client_id = %facts.client_id, error = %e, "cannot serialize an event");
+                tracing::warn!(client_id = %facts.client_id, message_id = %msg.id, error = %e,
+                    "an event was not written to the log");
+                processed.log_error = Some(e);
                 return processed;
             }
         };
-        let id = format!("msg_{}_{}", facts.client_id, msg.id);
+        processed.seq = Some(seq).filter(|s| *s > 0);
+        if !pushed {
+            return processed;
+        }
         processed.queued = session.queue.enqueue(Delivery {
-            id,
+            id: envelope.event_id,
+            seq,
+            attempts: 0,
             kind: envelope.kind,
             body,
             parent: tracing::Span::current(),
         });
         processed
+    }
+
+    /// [`Self::log`], counting failures; an API send's event is tried again
+    /// with a growing wait (about a minute in all) before it is given up.
+    async fn log_retried(
+        &self,
+        session: &SessionEvents,
+        envelope: &mut Envelope,
+        pushed: bool,
+        sent: bool,
+    ) -> Result<Logged, String> {
+        let origin = if sent { "sent" } else { "received" };
+        let mut wait = LOG_RETRY_FIRST;
+        loop {
+            let error = match self.log(session, envelope, pushed).await {
+                Ok(logged) => return Ok(logged),
+                Err(e) => e,
+            };
+            metrics()
+                .event_log_failures
+                .with_label_values(&[origin])
+                .inc();
+            if !sent || wait > LOG_RETRY_LAST {
+                return Err(error);
+            }
+            tracing::warn!(client_id = %envelope.client_id, error = %error,
+                "a sent message's event was not logged; trying again");
+            tokio::time::sleep(wait).await;
+            wait *= 2;
+        }
+    }
+
+    /// Writes the event to the session's log with its seq (the body as it
+    /// will be delivered). Without a log: the body with seq 0.
+    async fn log(
+        &self,
+        session: &SessionEvents,
+        envelope: &mut Envelope,
+        pushed: bool,
+    ) -> Result<Logged, String> {
+        let Some(log) = self.dispatcher.log() else {
+            return Ok(Logged::New(0, Bytes::from(serialize(envelope))));
+        };
+        let state = if pushed {
+            DeliveryState::Pending
+        } else {
+            DeliveryState::None
+        };
+        let (event_id, kind) = (envelope.event_id.clone(), envelope.kind.clone());
+        let new = NewEvent {
+            event_id: &event_id,
+            kind: &kind,
+            state,
+        };
+        let client_id = envelope.client_id.clone();
+        let appended = log
+            .append_event(&client_id, session.fence, new, |seq| {
+                envelope.seq = seq;
+                serialize(envelope)
+            })
+            .await;
+        match appended {
+            Ok(Some(event)) => Ok(Logged::New(event.seq, Bytes::from(event.body))),
+            Ok(None) => {
+                tracing::warn!(
+                    client_id,
+                    "a newer owner holds the session: event not logged"
+                );
+                Ok(Logged::FencedOut)
+            }
+            Err(DbError::Conflict(_)) => Ok(Logged::Duplicate),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// A group message's subject: the one it carries (then stored), else the
@@ -276,6 +395,25 @@ impl EventPipeline {
             )
             .await
     }
+}
+
+/// How writing an event to the log went.
+enum Logged {
+    /// Written with this seq; the body to deliver.
+    New(u64, Bytes),
+    /// The log has this event already.
+    Duplicate,
+    /// A newer owner holds the session.
+    FencedOut,
+}
+
+/// The envelope as delivered. It holds strings, numbers and JSON values only,
+/// so it always serializes.
+fn serialize(envelope: &Envelope) -> Vec<u8> {
+    serde_json::to_vec(envelope).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "cannot serialize an event");
+        Vec::new()
+    })
 }
 
 /// A reply's preview from history when the network carried no text.

@@ -131,6 +131,7 @@ impl Echo {
             file: self.file,
             connection: None,
             stored_type: self.stored_type,
+            sent: true,
         }
     }
 }

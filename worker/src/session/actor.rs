@@ -13,7 +13,7 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::held_queue::Held;
 use super::in_flight::InFlight;
-use super::output::Output;
+use super::output::{Output, Persisted};
 use super::pacing::Pacer;
 use super::{Backoff, SessionDeps, StopReason};
 use crate::network::{Connection, Jid, NetworkEvent};
@@ -109,6 +109,9 @@ pub(super) struct Actor {
     pub me: Option<Me>,
     /// Keeps its sends within the session's pacing limit.
     pub pacer: Pacer,
+    /// While a sandbox operation applies its events: whether each message's
+    /// event is in the log, awaited before the operation answers.
+    pub persisting: Option<Vec<Persisted>>,
 }
 
 impl Actor {
@@ -119,7 +122,7 @@ impl Actor {
         status: watch::Sender<String>,
     ) -> Self {
         let backoff = Backoff::new(deps.timing.backoff_min, deps.timing.backoff_max);
-        let output = Output::open(Arc::clone(&deps.events), &row);
+        let output = Output::open(Arc::clone(&deps.events), &row, lease.fence);
         let me = Jid::parse(&row.jid).map(|jid| Me {
             jid,
             push_name: String::new(),
@@ -142,6 +145,7 @@ impl Actor {
             held: Held::default(),
             output,
             me,
+            persisting: None,
         }
     }
 

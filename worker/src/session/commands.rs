@@ -10,6 +10,7 @@ use tracing::Instrument;
 use super::actor::{Actor, CONNECTED, End, Flow, QR};
 use super::idempotency::request_key;
 use super::in_flight::Route;
+use super::output::Persisted;
 use super::respond;
 
 impl Actor {
@@ -73,6 +74,10 @@ impl Actor {
             Command::Qr => (Ok(self.qr_reply()), Ok(())),
             Command::PairPhone { phone } => self.pair_phone(&phone).await,
             Command::Reload => self.reload().await,
+            Command::DeliverPending { after } => {
+                self.output.deliver_pending(after);
+                (Ok(Reply::Done), Ok(()))
+            }
             Command::Disconnect => self.disconnect().await,
             Command::Sandbox(op) => self.sandbox(op).await,
             // Sends run as tasks (`answer` hands them to `start_send`).
@@ -219,8 +224,39 @@ impl Actor {
             )),
         };
         tokio::task::yield_now().await;
+        self.persisting = Some(Vec::new());
         let flow = self.drain_events().await;
+        let persisting = self.persisting.take().unwrap_or_default();
+        // The network's acknowledgement: a message it delivered is answered
+        // only once its event is in the log, so a failure can be sent again.
+        let outcome = match (outcome, self.persisted(persisting).await) {
+            (Ok(_), Err(e)) => Err(e),
+            (outcome, _) => outcome,
+        };
         (outcome, flow)
+    }
+
+    /// Waits until each message's event is in the log.
+    async fn persisted(&self, persisting: Vec<Persisted>) -> Result<(), ApiError> {
+        let wait = async {
+            for persisted in persisting {
+                match persisted.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => return Err("the session's event task has ended".to_string()),
+                }
+            }
+            Ok(())
+        };
+        match timeout(self.deps.timing.network_timeout, wait).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(ApiError::unavailable(format!(
+                "the message's event could not be logged, send it again: {e}"
+            ))),
+            Err(_) => Err(ApiError::gateway_timeout(
+                "the message's event was not logged in time, send it again",
+            )),
+        }
     }
 }
 
@@ -232,6 +268,7 @@ fn op_name(command: &Command) -> &'static str {
         Command::State => "state",
         Command::PairPhone { .. } => "pair-phone",
         Command::Reload => "reload",
+        Command::DeliverPending { .. } => "deliver-pending",
         Command::Disconnect => "disconnect",
         Command::Sandbox(_) => "sandbox",
         Command::Send(message) => message.content.name(),

@@ -78,8 +78,12 @@ impl Actor {
                     file: None,
                     connection: self.link.as_ref().map(|l| Arc::clone(&l.connection)),
                     stored_type: None,
+                    sent: false,
                 };
-                self.output.received(activity).await;
+                let persisted = self.output.received(activity).await;
+                if let Some(waiting) = self.persisting.as_mut() {
+                    waiting.push(persisted);
+                }
                 Ok(())
             }
             Some(NetworkEvent::GroupSubject { group, subject }) => {

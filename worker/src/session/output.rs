@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use parley_shared::db::SessionRow;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::events::{
     Activity, EventPipeline, Processed, SessionEvents, SessionFacts, SessionSettings,
@@ -26,9 +26,13 @@ pub(super) struct Output {
     inbound: mpsc::Sender<Inbound>,
 }
 
+/// Whether a received message's event is in the log (or needs none): the
+/// answer a network acknowledgement waits for.
+pub(super) type Persisted = oneshot::Receiver<Result<(), String>>;
+
 /// What the inbound task takes, in arrival order.
 enum Inbound {
-    Message(Box<Activity>),
+    Message(Box<Activity>, oneshot::Sender<Result<(), String>>),
     /// A group's subject changed: the events after it name the new one.
     GroupSubject {
         group: String,
@@ -51,9 +55,9 @@ impl EventSink {
 
 impl Output {
     /// Opens the session's webhook queue and starts its inbound task.
-    pub fn open(pipeline: Arc<EventPipeline>, row: &SessionRow) -> Output {
+    pub fn open(pipeline: Arc<EventPipeline>, row: &SessionRow, fence: u64) -> Output {
         let (target, settings) = settings_of(row);
-        let events = Arc::new(pipeline.open(&row.client_id, target, settings));
+        let events = Arc::new(pipeline.open(&row.client_id, fence, target, settings));
         let sink = EventSink { pipeline, events };
         let (inbound, rx) = mpsc::channel(INBOUND_BUFFER);
         tokio::spawn(run_inbound(sink.clone(), rx));
@@ -68,16 +72,19 @@ impl Output {
         self.sink.events.settings.send_replace(settings);
     }
 
-    /// Hands a network message to the inbound task, in arrival order.
-    pub async fn received(&self, activity: Activity) {
+    /// Hands a network message to the inbound task, in arrival order; the
+    /// answer tells when its event is in the log.
+    pub async fn received(&self, activity: Activity) -> Persisted {
+        let (done, persisted) = oneshot::channel();
         if self
             .inbound
-            .send(Inbound::Message(Box::new(activity)))
+            .send(Inbound::Message(Box::new(activity), done))
             .await
             .is_err()
         {
             tracing::error!("the session's event task has ended; a message was not delivered");
         }
+        persisted
     }
 
     /// Hands a group's new subject to the inbound task, after the messages
@@ -92,13 +99,18 @@ impl Output {
     pub fn sink(&self) -> EventSink {
         self.sink.clone()
     }
+
+    /// Delivers the log's pending events after `after` (queued again by `/events/redeliver`).
+    pub fn deliver_pending(&self, after: u64) {
+        self.sink.events.queue.deliver_pending(after);
+    }
 }
 
 async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
     let votes = Arc::new(Semaphore::new(VOTES_AT_ONCE));
     while let Some(inbound) = rx.recv().await {
-        let activity = match inbound {
-            Inbound::Message(activity) => *activity,
+        let (activity, done) = match inbound {
+            Inbound::Message(activity, done) => (*activity, done),
             Inbound::GroupSubject { group, subject } => {
                 let client_id = sink.events.settings.borrow().facts.client_id.clone();
                 sink.pipeline
@@ -108,7 +120,7 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             }
         };
         if !activity.msg.content.is_vote() {
-            sink.process(activity).await;
+            let _ = done.send(persisted(&sink.process(activity).await));
             continue;
         }
         // A vote waiting for a slow poll lookup must not hold up the events
@@ -117,10 +129,22 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             return;
         };
         let sink = sink.clone();
+        // Its acknowledgement does not wait for the lookup either: a vote is
+        // taken once its resolution has a place (logged when resolved).
+        let _ = done.send(Ok(()));
         tokio::spawn(async move {
             sink.process(activity).await;
             drop(place);
         });
+    }
+}
+
+/// Whether an activity's event is in the log, or needs none (filtered out,
+/// or held already).
+fn persisted(processed: &Processed) -> Result<(), String> {
+    match &processed.log_error {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
     }
 }
 

@@ -60,7 +60,7 @@ pub fn test_fetcher() -> Fetcher {
 /// An event pipeline without hosted history, delivering to loopback receivers.
 pub fn test_events() -> Arc<EventPipeline> {
     let egress = Egress::direct(true);
-    EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None).unwrap()
+    EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None, None).unwrap()
 }
 
 /// Polls `check` every 20 ms until it holds; panics after 10 s.

@@ -1,21 +1,27 @@
 //! Webhook delivery: one POST per event with the spec's headers and a Standard
 //! Webhooks signature, retried per the receiver contract, through the egress guard,
 //! from a bounded queue per session with bounded concurrency, so a slow receiver
-//! can neither exhaust memory nor delay other sessions. Every drop is counted and
-//! logged without content.
+//! can neither exhaust memory nor delay other sessions. With the event log, every
+//! attempt is recorded there (state, attempts, last status), so whoever delivers
+//! an event next continues its count, and an event whose attempts ran out or that
+//! was rejected stays as a dead letter. Every drop is counted and logged without
+//! content.
 mod policy;
+mod queue;
 mod sign;
 mod stats;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
+use parley_shared::db::Db;
+use parley_shared::db::events::DeliveryState;
 use parley_shared::egress::{self, Egress, EgressError};
-use tokio::sync::{Semaphore, mpsc, watch};
-use tracing::Instrument;
+use tokio::sync::watch;
 
 pub use policy::{RetryPolicy, Verdict, classify};
+pub use queue::SessionQueue;
 pub use sign::signature;
 pub use stats::{DeliveryStats, DropReason};
 
@@ -31,6 +37,10 @@ parley_shared::debug_redacted!(Target { url; token });
 #[derive(Debug, Clone)]
 pub struct Delivery {
     pub id: String,
+    /// Its place in the session's event log (0 without a log).
+    pub seq: u64,
+    /// Attempts already made (by this worker or an earlier owner).
+    pub attempts: u32,
     /// The event type (`X-SN-Event`).
     pub kind: String,
     pub body: Bytes,
@@ -45,17 +55,33 @@ pub struct Dispatcher {
     egress: Egress,
     policy: RetryPolicy,
     stats: Arc<DeliveryStats>,
+    /// The event log, where attempts are recorded (none: in memory only).
+    log: Option<Db>,
 }
 
 impl Dispatcher {
     pub fn new(egress: Egress, policy: RetryPolicy) -> Result<Arc<Dispatcher>, EgressError> {
+        Dispatcher::with_log(egress, policy, None)
+    }
+
+    /// A dispatcher that records every attempt in the event log of `log`.
+    pub fn with_log(
+        egress: Egress,
+        policy: RetryPolicy,
+        log: Option<Db>,
+    ) -> Result<Arc<Dispatcher>, EgressError> {
         Ok(Arc::new(Dispatcher {
             // No redirects are followed: a receiver answers, it does not send us elsewhere.
             client: egress.client(policy.timeout, 0)?,
             egress,
             policy,
             stats: Arc::new(DeliveryStats::default()),
+            log,
         }))
+    }
+
+    pub fn log(&self) -> Option<&Db> {
+        self.log.as_ref()
     }
 
     pub fn stats(&self) -> &DeliveryStats {
@@ -63,24 +89,13 @@ impl Dispatcher {
     }
 
     /// Opens the delivery queue of one session; events follow `target` as it changes.
+    /// Events still pending in the log (an earlier owner's) are delivered first.
     pub fn session(
         self: &Arc<Self>,
         client_id: &str,
         target: watch::Receiver<Target>,
     ) -> SessionQueue {
-        let (tx, rx) = mpsc::channel(self.policy.queue.max(1));
-        let task = tokio::spawn(run_queue(
-            Arc::clone(self),
-            client_id.to_string(),
-            target,
-            rx,
-        ));
-        SessionQueue {
-            tx,
-            task,
-            stats: Arc::clone(&self.stats),
-            client_id: client_id.to_string(),
-        }
+        SessionQueue::open(Arc::clone(self), client_id, target)
     }
 
     /// Delivers one event with retries; returns how it ended.
@@ -91,7 +106,7 @@ impl Dispatcher {
         d: &Delivery,
     ) -> Result<(), DropReason> {
         let started = Instant::now();
-        let outcome = self.attempts(target, d).await;
+        let outcome = self.attempts(client_id, target, d).await;
         match outcome {
             Ok(()) => self.stats.delivered(started.elapsed()),
             Err(DropReason::NoWebhook) => {
@@ -109,38 +124,95 @@ impl Dispatcher {
 
     async fn attempts(
         &self,
+        client_id: &str,
         target: &watch::Receiver<Target>,
         d: &Delivery,
     ) -> Result<(), DropReason> {
-        for attempt in 1..=self.policy.attempts {
+        // An event taken over mid-retry continues its count; it gets one more
+        // attempt at least.
+        let first = d.attempts.min(self.policy.attempts.saturating_sub(1)) + 1;
+        for attempt in first..=self.policy.attempts {
             // Read at every attempt: a new URL or a rotated token applies to the next call.
             let Target { url, token } = target.borrow().clone();
             if url.is_empty() {
+                self.record(client_id, d, DeliveryState::None, None, false)
+                    .await;
                 return Err(DropReason::NoWebhook);
             }
-            let verdict = self.attempt(&url, &token, d).await?;
+            let (verdict, status) = match self.attempt(&url, &token, d).await {
+                Ok(answer) => answer,
+                Err(reason) => {
+                    let state = match reason {
+                        DropReason::Rejected => DeliveryState::Rejected,
+                        _ => DeliveryState::Dead,
+                    };
+                    self.record(client_id, d, state, None, true).await;
+                    return Err(reason);
+                }
+            };
             let wait = match verdict {
-                Verdict::Delivered => return Ok(()),
-                Verdict::Rejected => return Err(DropReason::Rejected),
+                Verdict::Delivered => {
+                    self.record(client_id, d, DeliveryState::Delivered, status, true)
+                        .await;
+                    return Ok(());
+                }
+                Verdict::Rejected => {
+                    self.record(client_id, d, DeliveryState::Rejected, status, true)
+                        .await;
+                    return Err(DropReason::Rejected);
+                }
                 Verdict::Retry(after) => after,
             };
-            if attempt == self.policy.attempts {
-                break;
-            }
             let wait = match wait {
-                Some(after) if after > self.policy.max_retry_after => {
-                    return Err(DropReason::Exhausted);
-                }
-                Some(after) => after.max(self.policy.delay(attempt)),
-                None => self.policy.delay(attempt),
+                _ if attempt == self.policy.attempts => None,
+                Some(after) if after > self.policy.max_retry_after => None,
+                Some(after) => Some(after.max(self.policy.delay(attempt))),
+                None => Some(self.policy.delay(attempt)),
             };
+            let Some(wait) = wait else {
+                self.record(client_id, d, DeliveryState::Dead, status, true)
+                    .await;
+                return Err(DropReason::Exhausted);
+            };
+            self.record(client_id, d, DeliveryState::Pending, status, true)
+                .await;
             self.stats.retried();
             tokio::time::sleep(wait).await;
         }
         Err(DropReason::Exhausted)
     }
 
-    async fn attempt(&self, url: &str, token: &str, d: &Delivery) -> Result<Verdict, DropReason> {
+    /// Records how an attempt ended in the event log (when there is one). A
+    /// failure to record is logged: the event may then be delivered again by
+    /// a later owner (at least once), never lost.
+    async fn record(
+        &self,
+        client_id: &str,
+        d: &Delivery,
+        state: DeliveryState,
+        status: Option<u16>,
+        attempted: bool,
+    ) {
+        let Some(log) = &self.log else {
+            return;
+        };
+        let recorded = if attempted {
+            log.record_attempt(client_id, d.seq, state, status).await
+        } else {
+            log.set_event_state(client_id, d.seq, state).await
+        };
+        if let Err(e) = recorded {
+            tracing::warn!(client_id, event_id = %d.id, error = %e, "a delivery attempt was not recorded");
+        }
+    }
+
+    /// One POST: what its answer means, and its status when there was one.
+    async fn attempt(
+        &self,
+        url: &str,
+        token: &str,
+        d: &Delivery,
+    ) -> Result<(Verdict, Option<u16>), DropReason> {
         let parsed = url::Url::parse(url).map_err(|_| DropReason::Rejected)?;
         if self.egress.check_url(&parsed).is_err() {
             return Err(DropReason::Egress);
@@ -169,81 +241,14 @@ impl Dispatcher {
                     .get("retry-after")
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string);
-                Ok(classify(res.status().as_u16(), retry_after.as_deref()))
+                let status = res.status().as_u16();
+                Ok((classify(status, retry_after.as_deref()), Some(status)))
             }
             Err(e) if egress::refusal(&e).is_some() => Err(DropReason::Egress),
             // Timeouts and connection failures: the receiver may come back.
-            Err(_) => Ok(Verdict::Retry(None)),
+            Err(_) => Ok((Verdict::Retry(None), None)),
         }
     }
-}
-
-/// The sending side of one session's queue; dropping it stops the queue after the
-/// events already in flight.
-pub struct SessionQueue {
-    tx: mpsc::Sender<(Delivery, Instant)>,
-    task: tokio::task::JoinHandle<()>,
-    stats: Arc<DeliveryStats>,
-    client_id: String,
-}
-
-impl SessionQueue {
-    /// Queues an event; `false` when the queue is full and the event was dropped.
-    pub fn enqueue(&self, d: Delivery) -> bool {
-        match self.tx.try_send((d, Instant::now())) {
-            Ok(()) => true,
-            Err(
-                mpsc::error::TrySendError::Full((d, at))
-                | mpsc::error::TrySendError::Closed((d, at)),
-            ) => {
-                self.stats.dropped(DropReason::QueueFull, at.elapsed());
-                tracing::warn!(client_id = %self.client_id, event_id = %d.id, event_type = %d.kind,
-                    reason = DropReason::QueueFull.as_str(), "webhook event dropped");
-                false
-            }
-        }
-    }
-
-    /// Counts an event not queued because the session has no webhook (the
-    /// `no-webhook` drop; not logged, it is the session's configuration).
-    pub fn skip_without_webhook(&self) {
-        self.stats.dropped(DropReason::NoWebhook, Duration::ZERO);
-    }
-
-    /// Stops taking events and waits until those queued and in flight are done.
-    pub async fn close(self) {
-        drop(self.tx);
-        let _ = self.task.await;
-    }
-}
-
-async fn run_queue(
-    dispatcher: Arc<Dispatcher>,
-    client_id: String,
-    target: watch::Receiver<Target>,
-    mut rx: mpsc::Receiver<(Delivery, Instant)>,
-) {
-    let slots = Arc::new(Semaphore::new(dispatcher.policy.concurrency.max(1)));
-    let mut in_flight = tokio::task::JoinSet::new();
-    while let Some((delivery, _queued_at)) = rx.recv().await {
-        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-            break;
-        };
-        let (dispatcher, target, client_id) =
-            (Arc::clone(&dispatcher), target.clone(), client_id.clone());
-        let span = tracing::info_span!(parent: &delivery.parent, "webhook.deliver",
-            client_id = %client_id, event_type = %delivery.kind);
-        in_flight.spawn(
-            async move {
-                let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
-                drop(slot);
-            }
-            .instrument(span),
-        );
-        // Reap finished deliveries so the set stays small.
-        while in_flight.try_join_next().is_some() {}
-    }
-    while in_flight.join_next().await.is_some() {}
 }
 
 #[cfg(test)]

@@ -28,6 +28,8 @@ fn event(n: u32) -> Delivery {
     Delivery {
         parent: tracing::Span::none(),
         id: format!("evt_{n}"),
+        seq: 0,
+        attempts: 0,
         kind: "text".into(),
         body: Bytes::from(format!(r#"{{"type":"text","body":"hello {n}"}}"#)),
     }

@@ -1,0 +1,271 @@
+//! One session's delivery queue. Events come in as they are logged, through a
+//! bounded channel; when it is full, and when events wait in the event log
+//! (an earlier owner's, or queued again by `/events/redeliver`), the queue
+//! reads them from the log instead, so a logged event is never dropped for
+//! want of room. Without a log (benchmarks of the in-memory path) a full
+//! channel drops the event, counted.
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use parley_shared::db::events::LoggedEvent;
+use tokio::sync::{Notify, Semaphore, mpsc, watch};
+use tokio::task::JoinSet;
+use tracing::Instrument;
+
+use super::{Delivery, Dispatcher, DropReason, Target};
+
+/// Events read from the log at a time.
+const PAGE: u64 = 256;
+/// The wait before reading the log again after it failed.
+const LOG_RETRY: Duration = Duration::from_secs(1);
+
+/// The sending side of one session's queue; closing it stops the queue after
+/// the events in flight.
+pub struct SessionQueue {
+    tx: mpsc::Sender<(Delivery, Instant)>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    shared: Arc<Shared>,
+    dispatcher: Arc<Dispatcher>,
+    client_id: String,
+}
+
+/// What the queue's task and its owner share.
+struct Shared {
+    /// Pending events after this seq wait in the log, not in the channel.
+    backlog: Mutex<Option<u64>>,
+    wake: Notify,
+    closing: AtomicBool,
+}
+
+impl Shared {
+    /// Pending events after `after` are to be read from the log.
+    fn mark(&self, after: u64) {
+        {
+            let mut backlog = self.backlog.lock().unwrap_or_else(|e| e.into_inner());
+            *backlog = Some(backlog.map_or(after, |b| b.min(after)));
+        }
+        self.wake.notify_one();
+    }
+
+    fn take(&self) -> Option<u64> {
+        self.backlog
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}
+
+impl SessionQueue {
+    /// Opens the queue; with a log, it first delivers what is pending there.
+    pub(super) fn open(
+        dispatcher: Arc<Dispatcher>,
+        client_id: &str,
+        target: watch::Receiver<Target>,
+    ) -> SessionQueue {
+        let (tx, rx) = mpsc::channel(dispatcher.policy.queue.max(1));
+        let shared = Arc::new(Shared {
+            backlog: Mutex::new(None),
+            wake: Notify::new(),
+            closing: AtomicBool::new(false),
+        });
+        if dispatcher.log.is_some() {
+            shared.mark(0);
+        }
+        let run = Run {
+            dispatcher: Arc::clone(&dispatcher),
+            client_id: client_id.to_string(),
+            target,
+            shared: Arc::clone(&shared),
+            slots: Arc::new(Semaphore::new(dispatcher.policy.concurrency.max(1))),
+            in_flight: Arc::new(Mutex::new(HashSet::new())),
+            tasks: JoinSet::new(),
+            caught_up_to: 0,
+        };
+        SessionQueue {
+            tx,
+            task: Some(tokio::spawn(run.run(rx))),
+            shared,
+            dispatcher,
+            client_id: client_id.to_string(),
+        }
+    }
+
+    /// Queues an event; `false` when it was dropped (a full queue without a
+    /// log). A logged event that finds the channel full is read from the log.
+    pub fn enqueue(&self, d: Delivery) -> bool {
+        match self.tx.try_send((d, Instant::now())) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full((d, _)))
+                if self.dispatcher.log.is_some() && d.seq > 0 =>
+            {
+                self.shared.mark(d.seq - 1);
+                true
+            }
+            Err(
+                mpsc::error::TrySendError::Full((d, at))
+                | mpsc::error::TrySendError::Closed((d, at)),
+            ) => {
+                self.dispatcher
+                    .stats
+                    .dropped(DropReason::QueueFull, at.elapsed());
+                tracing::warn!(client_id = %self.client_id, event_id = %d.id, event_type = %d.kind,
+                    reason = DropReason::QueueFull.as_str(), "webhook event dropped");
+                false
+            }
+        }
+    }
+
+    /// Delivers the log's pending events after `after` (queued again by a redelivery).
+    pub fn deliver_pending(&self, after: u64) {
+        self.shared.mark(after);
+    }
+
+    /// Counts an event not queued because the session has no webhook (the
+    /// `no-webhook` drop; not logged, it is the session's configuration).
+    pub fn skip_without_webhook(&self) {
+        self.dispatcher
+            .stats
+            .dropped(DropReason::NoWebhook, Duration::ZERO);
+    }
+
+    /// Stops taking events and waits until those in flight are done. With a
+    /// log, what is still pending stays there for the session's next owner;
+    /// without one, the events queued are delivered first.
+    pub async fn close(mut self) {
+        let task = self.task.take();
+        drop(self);
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Dropped with its session: the task stops taking events (with a log, the
+/// pending ones stay there for the session's next owner).
+impl Drop for SessionQueue {
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_one();
+    }
+}
+
+/// The queue's task.
+struct Run {
+    dispatcher: Arc<Dispatcher>,
+    client_id: String,
+    target: watch::Receiver<Target>,
+    shared: Arc<Shared>,
+    slots: Arc<Semaphore>,
+    /// The seqs being delivered now.
+    in_flight: Arc<Mutex<HashSet<u64>>>,
+    tasks: JoinSet<()>,
+    /// The highest seq a read of the log has returned: an event of the
+    /// channel at or below it was pending when read (seqs commit in order),
+    /// so the read took it already.
+    caught_up_to: u64,
+}
+
+impl Run {
+    async fn run(mut self, mut rx: mpsc::Receiver<(Delivery, Instant)>) {
+        let durable = self.dispatcher.log.is_some();
+        loop {
+            if durable && self.shared.closing.load(Ordering::SeqCst) {
+                break;
+            }
+            if let Some(after) = self.shared.take() {
+                self.catch_up(after).await;
+                continue;
+            }
+            tokio::select! {
+                got = rx.recv() => match got {
+                    Some((d, _)) if d.seq > 0 && d.seq <= self.caught_up_to => {}
+                    Some((d, _)) => self.dispatch(d).await,
+                    None => break,
+                },
+                () = self.shared.wake.notified() => {}
+            }
+            // Reap finished deliveries so the set stays small.
+            while self.tasks.try_join_next().is_some() {}
+        }
+        while self.tasks.join_next().await.is_some() {}
+    }
+
+    /// Delivers the pending events of the log after `after`, oldest first.
+    async fn catch_up(&mut self, mut after: u64) {
+        let Some(log) = self.dispatcher.log.clone() else {
+            return;
+        };
+        loop {
+            if self.shared.closing.load(Ordering::SeqCst) {
+                return;
+            }
+            let page = match log.pending_events(&self.client_id, after, PAGE).await {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::warn!(client_id = %self.client_id, error = %e,
+                        "cannot read pending events; trying again");
+                    self.shared.mark(after);
+                    tokio::time::sleep(LOG_RETRY).await;
+                    return;
+                }
+            };
+            let Some(last) = page.last().map(|e| e.seq) else {
+                return;
+            };
+            self.caught_up_to = self.caught_up_to.max(last);
+            after = last;
+            for event in page {
+                let taken = self.lock().contains(&event.seq);
+                if !taken {
+                    self.dispatch(delivery_of(event)).await;
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts one delivery once a slot is free.
+    async fn dispatch(&mut self, delivery: Delivery) {
+        let Ok(slot) = Arc::clone(&self.slots).acquire_owned().await else {
+            return;
+        };
+        let seq = delivery.seq;
+        self.lock().insert(seq);
+        let (dispatcher, target, client_id, in_flight) = (
+            Arc::clone(&self.dispatcher),
+            self.target.clone(),
+            self.client_id.clone(),
+            Arc::clone(&self.in_flight),
+        );
+        let span = tracing::info_span!(parent: &delivery.parent, "webhook.deliver",
+            client_id = %client_id, event_type = %delivery.kind);
+        self.tasks.spawn(
+            async move {
+                let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
+                in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&seq);
+                drop(slot);
+            }
+            .instrument(span),
+        );
+    }
+}
+
+fn delivery_of(event: LoggedEvent) -> Delivery {
+    Delivery {
+        id: event.event_id,
+        seq: event.seq,
+        attempts: event.delivery.attempts,
+        kind: event.kind,
+        body: Bytes::from(event.body),
+        parent: tracing::Span::none(),
+    }
+}
