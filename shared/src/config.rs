@@ -77,6 +77,9 @@ pub struct Config {
     pub media_send_transfers: u64,
     /// How long the event log keeps an event (and a dead letter), in hours.
     pub event_retention_hours: u64,
+    /// Undelivered events a session may have in the log before new ones are
+    /// refused (backpressure); also how many it keeps without a webhook.
+    pub event_session_cap: u64,
     /// The keys secrets are sealed with at rest: `id:base64key` entries,
     /// comma-separated (`serve` generates a key file when unset).
     pub store_keys: Option<String>,
@@ -86,7 +89,7 @@ pub struct Config {
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
-crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
 
 impl Default for Config {
     fn default() -> Self {
@@ -121,6 +124,7 @@ impl Default for Config {
             media_mirror_transfers: 4,
             media_send_transfers: 8,
             event_retention_hours: 7 * 24,
+            event_session_cap: 100_000,
             store_keys: None,
             store_key_id: None,
             cluster_name: "parley".into(),
@@ -161,6 +165,7 @@ pub const KNOWN: &[&str] = &[
     "MEDIA_MIRROR_TRANSFERS",
     "MEDIA_SEND_TRANSFERS",
     "EVENT_RETENTION_HOURS",
+    "EVENT_SESSION_CAP",
     "STORE_KEYS",
     "STORE_KEY_ID",
     "CLUSTER_NAME",
@@ -521,6 +526,7 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "media_mirror_transfers",
         "media_send_transfers",
         "event_retention_hours",
+        "event_session_cap",
     ];
     if bools.contains(&field) {
         match raw.trim().to_ascii_lowercase().as_str() {

@@ -131,8 +131,8 @@ impl Metrics {
             event_log_failures: counter_vec(
                 &r,
                 "event_log_failures_total",
-                "Events the event log could not take, by origin (received: not acknowledged to the network; sent: retried)",
-                &["origin"],
+                "Events the event log could not take, by origin (received: not acknowledged to the network; sent: retried) and reason (full, unavailable)",
+                &["origin", "reason"],
             ),
             webhook_duration: histogram_vec(
                 &r,

@@ -8,6 +8,7 @@ mod delivery;
 pub(crate) mod history;
 mod hosted_cluster;
 mod log;
+mod log_cluster;
 mod polls;
 mod subjects;
 pub mod support;

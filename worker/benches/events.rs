@@ -8,19 +8,18 @@
 //! `cargo bench -p parley-worker --bench events -- [--rate N] [--seconds S]
 //!  [--sessions K] [--outage-seconds S] [--outage-rate N] [--history-rate N]
 //!  [--history-sessions K]`
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use parley_shared::egress::Egress;
 use parley_tests::receiver::Receiver;
 use parley_tests::stats::percentile;
 use parley_worker::events::{
     Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings,
 };
-use parley_worker::network::inbound::{Content, InboundMessage};
-use parley_worker::network::{Jid, MessageId};
 use parley_worker::webhook::{RetryPolicy, Target};
 use tokio::time::MissedTickBehavior;
 
@@ -66,26 +65,6 @@ fn args() -> Args {
     a
 }
 
-fn message(n: u64) -> InboundMessage {
-    InboundMessage {
-        id: MessageId::new(format!("3EB0{n:016X}")).expect("an id"),
-        chat: Jid::parse("222222222222222@lid").expect("a JID"),
-        chat_lid: "222222222222222".into(),
-        sender: Jid::parse("222222222222222@lid").expect("a JID"),
-        sender_phone: Some("4915100000001".into()),
-        from_me: false,
-        push_name: "Ana".into(),
-        group_subject: None,
-        timestamp: Utc::now(),
-        content: Content::Text {
-            body: "Hello, is the order on its way? I ordered it last Tuesday.".into(),
-        },
-        quoted: None,
-        mentions: Vec::new(),
-        is_forwarded: false,
-    }
-}
-
 fn open(pipeline: &EventPipeline, n: usize, url: &str) -> Vec<SessionEvents> {
     (0..n)
         .map(|i| {
@@ -116,7 +95,7 @@ async fn feed(pipeline: &EventPipeline, sessions: &[SessionEvents], rate: u64, s
         tick.tick().await;
         let session = &sessions[n as usize % sessions.len()];
         let activity = Activity {
-            msg: message(n),
+            msg: support::message(n),
             meta: None,
             file: None,
             connection: None,
@@ -184,7 +163,7 @@ async fn with_history(a: &Args, egress: Egress) {
                 while n < total {
                     tokio::time::sleep_until(start + step * n as u32).await;
                     let activity = Activity {
-                        msg: message(n),
+                        msg: support::message(n),
                         meta: None,
                         file: None,
                         connection: None,

@@ -21,7 +21,7 @@ use parley_shared::ports::Ports;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::events::{ContactBook, EventPipeline, GroupBook, HistorySink};
+use crate::events::{ContactBook, EventLog, EventPipeline, GroupBook, HistorySink};
 use crate::history::History;
 use crate::history::mirror::MirrorLimits;
 use crate::network::Network;
@@ -72,7 +72,10 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     let events = EventPipeline::new(
         egress.clone(),
         RetryPolicy::default(),
-        Some(ports.db.clone()),
+        Some(EventLog {
+            db: ports.db.clone(),
+            session_cap: config.event_session_cap,
+        }),
         history,
         contacts,
         groups,

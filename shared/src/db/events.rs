@@ -79,6 +79,20 @@ pub struct NewEvent<'a> {
     pub kind: &'a str,
     /// `Pending` when the session has a webhook, `None` when it has not.
     pub state: DeliveryState,
+    /// The session's cap: a pending event is refused when this many events
+    /// follow the oldest undelivered one; events past it that need nothing
+    /// more (delivered, dead, kept without a webhook) are deleted.
+    pub cap: u64,
+}
+
+/// How an append went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Appended {
+    Logged(LoggedEvent),
+    /// The session is gone, or a newer owner has written: nothing was written.
+    FencedOut,
+    /// The session's cap is reached (its receiver is far behind): nothing was written.
+    Full,
 }
 
 /// Which events `/events/redeliver` queues again.
@@ -92,15 +106,13 @@ pub enum Redeliver {
 impl Db {
     /// Appends an event with the session's next `seq`, allocated under the
     /// owner's lease `fence`; `body` builds the stored body from the `seq`.
-    /// `None`: the session is gone or a newer owner has written (fenced out),
-    /// and nothing was written.
     pub async fn append_event(
         &self,
         client_id: &str,
         fence: u64,
         new: NewEvent<'_>,
         body: impl FnOnce(u64) -> Vec<u8>,
-    ) -> Result<Option<LoggedEvent>, DbError> {
+    ) -> Result<Appended, DbError> {
         events::append(self, client_id, fence, new, body).await
     }
 

@@ -2,7 +2,7 @@
 //! suite, run on SQLite and PostgreSQL.
 use base64::Engine;
 use chrono::{Duration, Utc};
-use parley_shared::db::events::{DeliveryState, NewEvent, Redeliver};
+use parley_shared::db::events::{Appended, DeliveryState, NewEvent, Redeliver};
 use parley_shared::db::{Db, NewSession, StatePatch};
 use parley_shared::store_keys::StoreKeys;
 use sea_orm::ConnectionTrait;
@@ -19,6 +19,7 @@ db_contract! {
         redeliver_by_ids_or_after_a_seq,
         bodies_are_sealed_at_rest,
         disconnect_and_retention_delete_events,
+        a_full_window_refuses_pending_events_and_trims_the_rest,
     ]
 }
 
@@ -42,19 +43,34 @@ async fn owned(db: &Db, client_id: &str, fence: u64) {
     );
 }
 
-/// Appends an event whose body names its own seq.
+/// Appends an event whose body names its own seq (with room for 1,000).
 async fn append(db: &Db, client_id: &str, fence: u64, id: &str) -> Option<u64> {
+    match append_with(db, client_id, fence, id, DeliveryState::Pending, 1_000).await {
+        Appended::Logged(e) => Some(e.seq),
+        Appended::FencedOut => None,
+        Appended::Full => panic!("{client_id} is full"),
+    }
+}
+
+async fn append_with(
+    db: &Db,
+    client_id: &str,
+    fence: u64,
+    id: &str,
+    state: DeliveryState,
+    cap: u64,
+) -> Appended {
     let new = NewEvent {
         event_id: id,
         kind: "text",
-        state: DeliveryState::Pending,
+        state,
+        cap,
     };
     db.append_event(client_id, fence, new, |seq| {
         format!(r#"{{"eventId":"{id}","seq":{seq}}}"#).into_bytes()
     })
     .await
     .expect("append")
-    .map(|e| e.seq)
 }
 
 async fn seq_is_gap_free_per_session_and_bodies_see_it(db: &Db) {
@@ -229,4 +245,44 @@ async fn disconnect_and_retention_delete_events(db: &Db) {
         2
     );
     assert!(db.events_after("kept", 0, 10).await.unwrap().is_empty());
+}
+
+async fn a_full_window_refuses_pending_events_and_trims_the_rest(db: &Db) {
+    owned(db, "slow", 1).await;
+    let pending = |n: u32| format!("p{n}");
+    for n in 1..=3 {
+        let got = append_with(db, "slow", 1, &pending(n), DeliveryState::Pending, 3).await;
+        assert!(matches!(got, Appended::Logged(_)), "{got:?}");
+    }
+    // Three undelivered: the fourth is refused, and takes no seq.
+    let got = append_with(db, "slow", 1, "p4", DeliveryState::Pending, 3).await;
+    assert_eq!(got, Appended::Full);
+    // The oldest is delivered: room for one more, with the next seq.
+    db.record_attempt("slow", 1, DeliveryState::Delivered, Some(200))
+        .await
+        .unwrap();
+    let Appended::Logged(e) = append_with(db, "slow", 1, "p4", DeliveryState::Pending, 3).await
+    else {
+        panic!("room after a delivery")
+    };
+    assert_eq!(e.seq, 4);
+
+    // Without a webhook nothing is refused; past the cap, the oldest events
+    // that need nothing more are deleted (every 256 appends), pending ones kept.
+    owned(db, "unhooked", 1).await;
+    for n in 1..=256 {
+        let got = append_with(
+            db,
+            "unhooked",
+            1,
+            &format!("u{n}"),
+            DeliveryState::None,
+            100,
+        )
+        .await;
+        assert!(matches!(got, Appended::Logged(_)), "{n}: {got:?}");
+    }
+    let kept = db.events_after("unhooked", 0, 1_000).await.unwrap();
+    assert_eq!(kept.len(), 100);
+    assert_eq!(kept[0].seq, 157);
 }

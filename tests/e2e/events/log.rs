@@ -251,7 +251,8 @@ async fn events_in_retry_at_a_killed_process_are_delivered_after_it_starts_again
     let dir = tempfile::tempdir().unwrap();
     let mut p = serve_events(dir.path()).await;
     let mut rx = Receiver::start().await;
-    rx.set_default(Behaviour::Status(503));
+    // Retried 4 s apart: no event runs out of attempts before the kill.
+    rx.set_default(Behaviour::RetryAfter(503, 4));
     hooked(&p, "crash", &rx.url, json!({})).await;
     contact(&p).await;
     let mut wanted = BTreeSet::new();
@@ -290,4 +291,75 @@ async fn events_in_retry_at_a_killed_process_are_delivered_after_it_starts_again
             other => panic!("unexpected state {other}: {e}"),
         }
     }
+}
+
+#[tokio::test]
+async fn a_full_log_refuses_messages_and_sends_until_deliveries_make_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut vars = EVENT_VARS.to_vec();
+    vars.push(("PARLEY_EVENT_SESSION_CAP", "3"));
+    let p = serve_with(dir.path(), &vars).await;
+    let rx = Receiver::start().await;
+    // Retried 4 s apart: the first three stay undelivered for a while.
+    rx.set_default(Behaviour::RetryAfter(503, 4));
+    hooked(&p, "cap", &rx.url, json!({})).await;
+    contact(&p).await;
+    for n in 0..3 {
+        text(&p, "cap", &format!("fits {n}")).await;
+    }
+    // The fourth finds no room: not taken, so the network sends it again.
+    let (status, body) = post(
+        &p,
+        "/sandbox/messages",
+        json!({"clientId": "cap", "from": CONTACT, "type": "text", "body": "no room", "messageId": "3EB0NOROOM"}),
+    )
+    .await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("full"), "{body}");
+    // A send would have no room for its event: refused before the network.
+    let send = json!({"clientId": "cap", "to": format!("+{CONTACT}"), "body": "hold on"});
+    let (status, body) = post(&p, "/send-message", send.clone()).await;
+    assert_eq!(status, 503, "{body}");
+    let refused = eventually(10, "the refusals counted", || async {
+        let text = client()
+            .get(p.ops_url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find(|l| {
+                l.starts_with("parley_event_log_failures_total")
+                    && l.contains("origin=\"received\"")
+                    && l.contains("reason=\"full\"")
+            })
+            .map(str::to_string)
+    })
+    .await;
+    assert!(refused.ends_with(" 1"), "{refused}");
+
+    // The receiver is back: deliveries make room, and both go through.
+    rx.set_default(Behaviour::Status(200));
+    eventually(30, "room in the log", || async {
+        let (status, _) = post(
+            &p,
+            "/sandbox/messages",
+            json!({"clientId": "cap", "from": CONTACT, "type": "text", "body": "no room", "messageId": "3EB0NOROOM"}),
+        )
+        .await;
+        (status == 200).then_some(())
+    })
+    .await;
+    let (status, body) = post(&p, "/send-message", send).await;
+    assert_eq!(status, 200, "{body}");
+    let events = eventually(30, "five events delivered", || async {
+        let events = all_events(&p, "cap").await;
+        let done =
+            events.len() == 5 && events.iter().all(|e| e["delivery"]["state"] == "delivered");
+        done.then_some(events)
+    })
+    .await;
+    assert_gap_free(&events);
 }

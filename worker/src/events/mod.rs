@@ -14,5 +14,7 @@ pub use groups::GroupBook;
 pub use history::{FileBytes, FileData, HistorySink, MessageFile, NetworkFile, Written};
 pub use lookup::{LOOKUP_BUDGET, PollLookup};
 pub use normalize::{Extras, SessionFacts, normalize};
-pub use pipeline::{Activity, EventPipeline, Processed, SessionEvents, SessionSettings};
+pub use pipeline::{
+    Activity, EventLog, EventPipeline, LogFailure, Processed, SessionEvents, SessionSettings,
+};
 pub use poll::{option_hash, resolve_vote};

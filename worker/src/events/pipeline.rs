@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use parley_shared::db::events::{DeliveryState, NewEvent};
+use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
 use parley_shared::db::{Db, DbError};
 use parley_shared::egress::{Egress, EgressError};
 use parley_shared::metrics::metrics;
@@ -25,9 +25,19 @@ use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
 const LOG_RETRY_FIRST: Duration = Duration::from_millis(250);
 const LOG_RETRY_LAST: Duration = Duration::from_secs(32);
 
+/// The event log a pipeline writes to.
+#[derive(Clone)]
+pub struct EventLog {
+    pub db: Db,
+    /// Undelivered events a session may have before new ones are refused.
+    pub session_cap: u64,
+}
+
 /// Shared by every session of a worker.
 pub struct EventPipeline {
     pub dispatcher: Arc<Dispatcher>,
+    /// See [`EventLog::session_cap`].
+    session_cap: u64,
     pub lookup: PollLookup,
     /// The hosted inbox, when this deployment has one.
     pub history: Option<Arc<dyn HistorySink>>,
@@ -86,7 +96,7 @@ pub struct Processed {
     /// again): nothing new was queued.
     pub duplicate: bool,
     /// Why the event could not be written to the log, when it could not.
-    pub log_error: Option<String>,
+    pub log_error: Option<LogFailure>,
     /// Why the hosted-history write failed, when it did.
     pub history_error: Option<String>,
 }
@@ -95,14 +105,15 @@ impl EventPipeline {
     pub fn new(
         egress: Egress,
         policy: RetryPolicy,
-        log: Option<Db>,
+        log: Option<EventLog>,
         history: Option<Arc<dyn HistorySink>>,
         contacts: Option<ContactBook>,
         groups: Option<GroupBook>,
         avatars: Option<Arc<Avatars>>,
     ) -> Result<Arc<EventPipeline>, EgressError> {
         Ok(Arc::new(EventPipeline {
-            dispatcher: Dispatcher::with_log(egress.clone(), policy, log)?,
+            session_cap: log.as_ref().map_or(u64::MAX, |l| l.session_cap),
+            dispatcher: Dispatcher::with_log(egress.clone(), policy, log.map(|l| l.db))?,
             lookup: PollLookup::new(egress, LOOKUP_BUDGET)?,
             history,
             contacts,
@@ -244,7 +255,7 @@ impl EventPipeline {
         envelope: &mut Envelope,
         pushed: bool,
         sent: bool,
-    ) -> Result<Logged, String> {
+    ) -> Result<Logged, LogFailure> {
         let origin = if sent { "sent" } else { "received" };
         let mut wait = LOG_RETRY_FIRST;
         loop {
@@ -254,8 +265,11 @@ impl EventPipeline {
             };
             metrics()
                 .event_log_failures
-                .with_label_values(&[origin])
+                .with_label_values(&[origin, error.reason()])
                 .inc();
+            if error == LogFailure::Full {
+                session.queue.mark_full();
+            }
             if !sent || wait > LOG_RETRY_LAST {
                 return Err(error);
             }
@@ -273,7 +287,7 @@ impl EventPipeline {
         session: &SessionEvents,
         envelope: &mut Envelope,
         pushed: bool,
-    ) -> Result<Logged, String> {
+    ) -> Result<Logged, LogFailure> {
         let Some(log) = self.dispatcher.log() else {
             return Ok(Logged::New(0, Bytes::from(serialize(envelope))));
         };
@@ -287,6 +301,7 @@ impl EventPipeline {
             event_id: &event_id,
             kind: &kind,
             state,
+            cap: self.session_cap,
         };
         let client_id = envelope.client_id.clone();
         let appended = log
@@ -296,16 +311,17 @@ impl EventPipeline {
             })
             .await;
         match appended {
-            Ok(Some(event)) => Ok(Logged::New(event.seq, Bytes::from(event.body))),
-            Ok(None) => {
+            Ok(Appended::Logged(event)) => Ok(Logged::New(event.seq, Bytes::from(event.body))),
+            Ok(Appended::FencedOut) => {
                 tracing::warn!(
                     client_id,
                     "a newer owner holds the session: event not logged"
                 );
                 Ok(Logged::FencedOut)
             }
+            Ok(Appended::Full) => Err(LogFailure::Full),
             Err(DbError::Conflict(_)) => Ok(Logged::Duplicate),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(LogFailure::Unavailable(e.to_string())),
         }
     }
 
@@ -394,6 +410,26 @@ impl EventPipeline {
                 poll_message_id,
             )
             .await
+    }
+}
+
+/// Why an event could not be written to the log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogFailure {
+    /// The session's cap of undelivered events is reached.
+    #[error("the session's event log is full: its webhook receiver is behind")]
+    Full,
+    #[error("the event log is unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl LogFailure {
+    /// The `reason` label of its metric.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            LogFailure::Full => "full",
+            LogFailure::Unavailable(_) => "unavailable",
+        }
     }
 }
 

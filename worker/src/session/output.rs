@@ -100,6 +100,12 @@ impl Output {
         self.sink.clone()
     }
 
+    /// Whether the session's event log refused an event for want of room,
+    /// and no delivery has made room since.
+    pub fn log_full(&self) -> bool {
+        self.sink.events.queue.is_full()
+    }
+
     /// Delivers the log's pending events after `after` (queued again by `/events/redeliver`).
     pub fn deliver_pending(&self, after: u64) {
         self.sink.events.queue.deliver_pending(after);
@@ -143,7 +149,7 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
 /// or held already).
 fn persisted(processed: &Processed) -> Result<(), String> {
     match &processed.log_error {
-        Some(e) => Err(e.clone()),
+        Some(e) => Err(e.to_string()),
         None => Ok(()),
     }
 }

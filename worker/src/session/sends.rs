@@ -81,6 +81,13 @@ impl Actor {
 
     /// The task that carries out `job`, when the session can do it now.
     fn task_for(&mut self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
+        // A send's event would find no room in the log: refused before it
+        // reaches the network, never sent without its event.
+        if matches!(job, Job::Send(_) | Job::Chat(_)) && self.output.log_full() {
+            return Err(ApiError::unavailable(
+                "the session's event log is full (its webhook receiver is behind): retry later",
+            ));
+        }
         Ok(match job {
             Job::Send(message) => {
                 let sender = self.sender()?;

@@ -38,6 +38,8 @@ struct Shared {
     backlog: Mutex<Option<u64>>,
     wake: Notify,
     closing: AtomicBool,
+    /// The log refused an event for want of room; cleared when a delivery ends.
+    full: AtomicBool,
 }
 
 impl Shared {
@@ -70,6 +72,7 @@ impl SessionQueue {
             backlog: Mutex::new(None),
             wake: Notify::new(),
             closing: AtomicBool::new(false),
+            full: AtomicBool::new(false),
         });
         if dispatcher.log.is_some() {
             shared.mark(0);
@@ -116,6 +119,17 @@ impl SessionQueue {
                 false
             }
         }
+    }
+
+    /// The log refused an event for want of room (its cap of undelivered events).
+    pub fn mark_full(&self) {
+        self.shared.full.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the log refused an event for want of room and no delivery has
+    /// ended since.
+    pub fn is_full(&self) -> bool {
+        self.shared.full.load(Ordering::SeqCst)
     }
 
     /// Delivers the log's pending events after `after` (queued again by a redelivery).
@@ -237,17 +251,20 @@ impl Run {
         };
         let seq = delivery.seq;
         self.lock().insert(seq);
-        let (dispatcher, target, client_id, in_flight) = (
+        let (dispatcher, target, client_id, in_flight, shared) = (
             Arc::clone(&self.dispatcher),
             self.target.clone(),
             self.client_id.clone(),
             Arc::clone(&self.in_flight),
+            Arc::clone(&self.shared),
         );
         let span = tracing::info_span!(parent: &delivery.parent, "webhook.deliver",
             client_id = %client_id, event_type = %delivery.kind);
         self.tasks.spawn(
             async move {
                 let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
+                // Delivered, rejected or dead: the event no longer holds room.
+                shared.full.store(false, Ordering::SeqCst);
                 in_flight
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

@@ -5,7 +5,7 @@ use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::{Alias, ExprTrait, Query};
 use sea_orm::{Condition, ConnectionTrait, QueryOrder, QuerySelect};
 
-use crate::db::events::{Delivery, DeliveryState, LoggedEvent, NewEvent, Redeliver};
+use crate::db::events::{Appended, Delivery, DeliveryState, LoggedEvent, NewEvent, Redeliver};
 use crate::db::{Db, DbError};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -33,6 +33,10 @@ pub struct Model {
 pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
+
+/// Every this many appends of a session, its events beyond the cap that
+/// need nothing more are deleted.
+const TRIM_EVERY: i64 = 256;
 
 /// Where an event's body is sealed (the associated data): a body moved to
 /// another event does not open.
@@ -84,7 +88,7 @@ pub async fn append(
     fence: u64,
     new: NewEvent<'_>,
     body: impl FnOnce(u64) -> Vec<u8>,
-) -> Result<Option<LoggedEvent>, DbError> {
+) -> Result<Appended, DbError> {
     let txn = db.begin_write().await?;
     // The session's next seq, only for an owner no newer one has fenced out.
     let next = Query::update()
@@ -99,9 +103,35 @@ pub async fn append(
         .to_owned();
     let Some(row) = txn.query_one(&next).await? else {
         txn.rollback().await?;
-        return Ok(None);
+        return Ok(Appended::FencedOut);
     };
     let seq: i64 = row.try_get("", "event_seq")?;
+    let cap = bigint(Ord::max(new.cap, 1))?;
+    if new.state == DeliveryState::Pending {
+        // Backpressure: the window from the oldest undelivered event is full.
+        let oldest = Entity::find()
+            .select_only()
+            .column_as(Column::Seq.min(), "oldest")
+            .filter(Column::ClientId.eq(client_id))
+            .filter(Column::State.eq(DeliveryState::Pending.as_str()))
+            .into_tuple::<Option<i64>>()
+            .one(&txn)
+            .await?
+            .flatten();
+        if oldest.is_some_and(|oldest| seq - oldest >= cap) {
+            txn.rollback().await?;
+            return Ok(Appended::Full);
+        }
+    }
+    if seq % TRIM_EVERY == 0 {
+        // Kept events beyond the cap that need nothing more go, oldest first.
+        Entity::delete_many()
+            .filter(Column::ClientId.eq(client_id))
+            .filter(Column::Seq.lte(seq - cap))
+            .filter(Column::State.ne(DeliveryState::Pending.as_str()))
+            .exec(&txn)
+            .await?;
+    }
     let plain = body(u64::try_from(seq).unwrap_or_default());
     let now = Utc::now();
     let model = Model {
@@ -120,7 +150,7 @@ pub async fn append(
         .exec_without_returning(&txn)
         .await?;
     txn.commit().await?;
-    Ok(Some(with_body(model, plain)))
+    Ok(Appended::Logged(with_body(model, plain)))
 }
 
 pub async fn after(
