@@ -135,15 +135,25 @@ pub async fn dead_letters(
 fn redelivery(body: &RedeliverRequest) -> Result<Redeliver, ApiError> {
     match (&body.event_ids, &body.after_seq) {
         (Some(ids), None) => event_ids(ids).map(Redeliver::Ids),
-        (None, Some(after)) => after
-            .as_u64()
-            .filter(|n| *n <= i64::MAX as u64)
+        (None, Some(after)) => whole(after)
             .map(Redeliver::AfterSeq)
             .ok_or_else(|| ApiError::bad_request("afterSeq must be a whole number of at least 0")),
         _ => Err(ApiError::bad_request(
             "give exactly one of eventIds and afterSeq",
         )),
     }
+}
+
+/// A whole number of at least 0 that fits a seq; `5` and `5.0` are the same
+/// number in JSON.
+fn whole(raw: &Value) -> Option<u64> {
+    raw.as_u64()
+        .or_else(|| {
+            raw.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..9.0e15).contains(f))
+                .map(|f| f as u64)
+        })
+        .filter(|n| *n <= i64::MAX as u64)
 }
 
 fn event_ids(raw: &Value) -> Result<Vec<String>, ApiError> {

@@ -106,7 +106,7 @@ async fn a_dead_receiver_leaves_dead_letters_that_redelivery_brings_with_their_i
     let (status, queued) = post(
         &p,
         "/events/redeliver",
-        json!({"clientId": "dl", "afterSeq": 0}),
+        json!({"clientId": "dl", "afterSeq": 0.0}),
     )
     .await;
     assert_eq!((status, queued), (200, json!({"queued": 12})));
