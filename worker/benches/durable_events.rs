@@ -14,10 +14,8 @@ use std::time::{Duration, Instant};
 use parley_shared::db::{Db, NewSession, StatePatch};
 use parley_shared::egress::Egress;
 use parley_tests::receiver::Receiver;
-use parley_worker::events::{
-    Activity, EventLog, EventPipeline, SessionEvents, SessionFacts, SessionSettings,
-};
-use parley_worker::webhook::{RetryPolicy, Target};
+use parley_worker::events::{Activity, EventLog, EventPipeline, SessionEvents};
+use parley_worker::webhook::RetryPolicy;
 use sea_orm::ConnectionTrait;
 use tokio::sync::Mutex;
 use tokio::time::MissedTickBehavior;
@@ -99,20 +97,7 @@ async fn open(
                 .await
                 .expect("owned");
         }
-        let target = Target {
-            url: url.to_string(),
-            token: "bench-webhook-token-0123456789abcdef".into(),
-        };
-        let settings = SessionSettings {
-            facts: SessionFacts {
-                client_id: id.clone(),
-                org_id: "org".into(),
-                my_lid: "111111111111111".into(),
-                enable_group_ai: false,
-            },
-            poll_lookup_url: String::new(),
-        };
-        sessions.push(pipeline.open(&id, 1, target, settings));
+        sessions.push(support::open_session(pipeline, &id, url));
     }
     sessions
 }

@@ -17,10 +17,8 @@ use std::time::{Duration, Instant};
 use parley_shared::egress::Egress;
 use parley_tests::receiver::Receiver;
 use parley_tests::stats::percentile;
-use parley_worker::events::{
-    Activity, EventPipeline, SessionEvents, SessionFacts, SessionSettings,
-};
-use parley_worker::webhook::{RetryPolicy, Target};
+use parley_worker::events::{Activity, EventPipeline, SessionEvents};
+use parley_worker::webhook::RetryPolicy;
 use tokio::time::MissedTickBehavior;
 
 struct Args {
@@ -67,23 +65,7 @@ fn args() -> Args {
 
 fn open(pipeline: &EventPipeline, n: usize, url: &str) -> Vec<SessionEvents> {
     (0..n)
-        .map(|i| {
-            let id = format!("bench{i}");
-            let target = Target {
-                url: url.to_string(),
-                token: "bench-webhook-token-0123456789abcdef".into(),
-            };
-            let settings = SessionSettings {
-                facts: SessionFacts {
-                    client_id: id.clone(),
-                    org_id: "org".into(),
-                    my_lid: "111111111111111".into(),
-                    enable_group_ai: false,
-                },
-                poll_lookup_url: String::new(),
-            };
-            pipeline.open(&id, 1, target, settings)
-        })
+        .map(|i| support::open_session(pipeline, &format!("bench{i}"), url))
         .collect()
 }
 

@@ -1,7 +1,27 @@
-//! What the event benchmarks share: the message they feed.
+//! What the event benchmarks share: the sessions they open and the message they feed.
 use chrono::Utc;
+use parley_worker::events::{EventPipeline, SessionEvents, SessionFacts, SessionSettings};
 use parley_worker::network::inbound::{Content, InboundMessage};
 use parley_worker::network::{Jid, MessageId};
+use parley_worker::webhook::Target;
+
+/// Opens the benchmark's session `id` (owned under fence 1), delivering to `url`.
+pub fn open_session(pipeline: &EventPipeline, id: &str, url: &str) -> SessionEvents {
+    let target = Target {
+        url: url.to_string(),
+        token: "bench-webhook-token-0123456789abcdef".into(),
+    };
+    let settings = SessionSettings {
+        facts: SessionFacts {
+            client_id: id.to_string(),
+            org_id: "org".into(),
+            my_lid: "111111111111111".into(),
+            enable_group_ai: false,
+        },
+        poll_lookup_url: String::new(),
+    };
+    pipeline.open(id, 1, target, settings)
+}
 
 /// A contact's text, the `n`th of the run (each with its own id).
 pub fn message(n: u64) -> InboundMessage {

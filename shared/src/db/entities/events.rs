@@ -204,6 +204,18 @@ pub async fn dead_letters(
     Ok((events, total))
 }
 
+/// The update of one event of a session.
+fn one(
+    client_id: &str,
+    seq: u64,
+    state: DeliveryState,
+) -> Result<sea_orm::UpdateMany<Entity>, DbError> {
+    Ok(Entity::update_many()
+        .col_expr(Column::State, Expr::value(state.as_str()))
+        .filter(Column::ClientId.eq(client_id))
+        .filter(Column::Seq.eq(bigint(seq)?)))
+}
+
 pub async fn record_attempt(
     db: &Db,
     client_id: &str,
@@ -211,13 +223,10 @@ pub async fn record_attempt(
     state: DeliveryState,
     status: Option<u16>,
 ) -> Result<(), DbError> {
-    Entity::update_many()
-        .col_expr(Column::State, Expr::value(state.as_str()))
+    one(client_id, seq, state)?
         .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
         .col_expr(Column::LastStatus, Expr::value(status.map(i32::from)))
         .col_expr(Column::LastAttemptAt, Expr::value(Utc::now()))
-        .filter(Column::ClientId.eq(client_id))
-        .filter(Column::Seq.eq(bigint(seq)?))
         .exec(db.conn())
         .await?;
     Ok(())
@@ -229,12 +238,7 @@ pub async fn set_state(
     seq: u64,
     state: DeliveryState,
 ) -> Result<(), DbError> {
-    Entity::update_many()
-        .col_expr(Column::State, Expr::value(state.as_str()))
-        .filter(Column::ClientId.eq(client_id))
-        .filter(Column::Seq.eq(bigint(seq)?))
-        .exec(db.conn())
-        .await?;
+    one(client_id, seq, state)?.exec(db.conn()).await?;
     Ok(())
 }
 
