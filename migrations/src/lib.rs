@@ -18,6 +18,7 @@ mod m0012_group_subjects;
 mod m0013_sandbox_keys;
 mod m0014_session_pacing;
 mod m0015_events;
+mod m0016_event_stream;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0013_sandbox_keys::Migration),
             Box::new(m0014_session_pacing::Migration),
             Box::new(m0015_events::Migration),
+            Box::new(m0016_event_stream::Migration),
         ]
     }
 }

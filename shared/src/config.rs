@@ -80,6 +80,12 @@ pub struct Config {
     /// Undelivered events a session may have in the log before new ones are
     /// refused (backpressure); also how many it keeps without a webhook.
     pub event_session_cap: u64,
+    /// Copies JetStream keeps of each event body (the cluster): 1 on one
+    /// NATS server, 3 on a NATS cluster.
+    pub event_stream_replicas: u64,
+    /// Bytes the cluster's event stream may hold; past it new events are
+    /// refused (backpressure).
+    pub event_stream_max_bytes: u64,
     /// The keys secrets are sealed with at rest: `id:base64key` entries,
     /// comma-separated (`serve` generates a key file when unset).
     pub store_keys: Option<String>,
@@ -89,7 +95,7 @@ pub struct Config {
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
-crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
 
 impl Default for Config {
     fn default() -> Self {
@@ -125,6 +131,8 @@ impl Default for Config {
             media_send_transfers: 8,
             event_retention_hours: 7 * 24,
             event_session_cap: 100_000,
+            event_stream_replicas: 1,
+            event_stream_max_bytes: 8 << 30,
             store_keys: None,
             store_key_id: None,
             cluster_name: "parley".into(),
@@ -166,6 +174,8 @@ pub const KNOWN: &[&str] = &[
     "MEDIA_SEND_TRANSFERS",
     "EVENT_RETENTION_HOURS",
     "EVENT_SESSION_CAP",
+    "EVENT_STREAM_REPLICAS",
+    "EVENT_STREAM_MAX_BYTES",
     "STORE_KEYS",
     "STORE_KEY_ID",
     "CLUSTER_NAME",
@@ -246,6 +256,15 @@ impl Config {
         Ok((config.normalized(), warnings))
     }
 
+    /// The cluster's event stream: its age limit is the event log's retention.
+    pub fn event_stream(&self) -> crate::event_stream::StreamSettings {
+        crate::event_stream::StreamSettings {
+            max_age: std::time::Duration::from_secs(self.event_retention_hours * 3600),
+            max_bytes: self.event_stream_max_bytes,
+            replicas: usize::try_from(self.event_stream_replicas).unwrap_or(1),
+        }
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
         self.bind.parse::<SocketAddr>().map_err(|e| {
             invalid(
@@ -272,6 +291,15 @@ impl Config {
             return Err(invalid(
                 "EVENT_RETENTION_HOURS",
                 "must be 1 to 8784 (a year)",
+            ));
+        }
+        if !(1..=5).contains(&self.event_stream_replicas) {
+            return Err(invalid("EVENT_STREAM_REPLICAS", "must be 1 to 5"));
+        }
+        if !(1 << 20..=i64::MAX as u64).contains(&self.event_stream_max_bytes) {
+            return Err(invalid(
+                "EVENT_STREAM_MAX_BYTES",
+                "must be at least 1048576 (1 MiB)",
             ));
         }
         for (name, value) in [
@@ -527,6 +555,8 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "media_send_transfers",
         "event_retention_hours",
         "event_session_cap",
+        "event_stream_replicas",
+        "event_stream_max_bytes",
     ];
     if bools.contains(&field) {
         match raw.trim().to_ascii_lowercase().as_str() {

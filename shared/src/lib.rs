@@ -8,6 +8,7 @@ pub mod digest;
 pub mod egress;
 pub mod error;
 pub mod event;
+pub mod event_stream;
 pub mod ids;
 pub mod injected;
 pub mod lease;

@@ -6,6 +6,7 @@ use crate::bus::memory::MemoryBus;
 use crate::bus::nats::NatsBus;
 use crate::config::Config;
 use crate::db::Db;
+use crate::event_stream::EventStream;
 use crate::lease::Leases;
 use crate::lease::memory::MemoryLeases;
 use crate::lease::redis::RedisLeases;
@@ -33,13 +34,19 @@ impl Ports {
             .await
             .map_err(|e| anyhow::anyhow!("PARLEY_DATABASE_URL: {e}"))?
             .with_keys(keys);
-        let bus: Arc<dyn Bus> = match &config.nats_url {
-            Some(url) => Arc::new(
-                NatsBus::connect(url, &config.cluster_name)
+        let (bus, db): (Arc<dyn Bus>, Db) = match &config.nats_url {
+            Some(url) => {
+                let bus = NatsBus::connect(url, &config.cluster_name)
                     .await
-                    .map_err(|e| anyhow::anyhow!("PARLEY_NATS_URL: {e}"))?,
-            ),
-            None => Arc::new(MemoryBus::new(&config.cluster_name)),
+                    .map_err(|e| anyhow::anyhow!("PARLEY_NATS_URL: {e}"))?;
+                // Event bodies go to the cluster's JetStream stream.
+                let stream =
+                    EventStream::open(bus.client(), &config.cluster_name, &config.event_stream())
+                        .await
+                        .map_err(|e| anyhow::anyhow!("PARLEY_NATS_URL: {e}"))?;
+                (Arc::new(bus), db.with_event_stream(stream))
+            }
+            None => (Arc::new(MemoryBus::new(&config.cluster_name)), db),
         };
         let leases: Arc<dyn Leases> = match &config.redis_url {
             Some(url) => Arc::new(

@@ -10,6 +10,7 @@ mod hosted_cluster;
 mod log;
 mod log_cluster;
 mod polls;
+mod stream_outage;
 mod subjects;
 pub mod support;
 

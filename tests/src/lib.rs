@@ -2,6 +2,7 @@
 //! isolated state per test, and `parley` processes started and stopped for real.
 pub mod files;
 pub mod multipart;
+pub mod nats_server;
 pub mod process;
 pub mod qr;
 pub mod receiver;

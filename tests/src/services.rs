@@ -71,6 +71,7 @@ pub struct ClusterEnv {
 
 impl ClusterEnv {
     pub async fn new() -> ClusterEnv {
+        sweep_old_streams().await;
         ClusterEnv {
             database_url: fresh_postgres().await,
             cluster_name: unique("t"),
@@ -92,10 +93,41 @@ impl ClusterEnv {
             ("PARLEY_S3_SECRET_KEY", "test".into()),
             ("PARLEY_CLUSTER_NAME", self.cluster_name.clone()),
             ("PARLEY_STORE_KEYS", self.store_keys.clone()),
+            // JetStream reserves a stream's limit on the shared server.
+            ("PARLEY_EVENT_STREAM_MAX_BYTES", (64u64 << 20).to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+    }
+}
+
+/// Whether `name` is the event stream of a test cluster (`t<uuid>-events`).
+fn test_stream(name: &str) -> bool {
+    name.strip_prefix('t')
+        .and_then(|n| n.strip_suffix("-events"))
+        .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Deletes test clusters' event streams older than two hours from the shared
+/// NATS server: the processes that wrote them are gone, and a whole test run
+/// takes far less. (A cluster's processes create its stream, so no test
+/// deletes it while they may still run.)
+async fn sweep_old_streams() {
+    use futures::TryStreamExt;
+    let Ok(client) = async_nats::connect(nats_url()).await else {
+        return; // the cluster's own start reports NATS missing
+    };
+    let js = async_nats::jetstream::new(client);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let cutoff = now - 2 * 3600;
+    let infos: Vec<_> = js.streams().try_collect().await.unwrap_or_default();
+    for info in infos {
+        if test_stream(&info.config.name) && info.created.unix_timestamp() < cutoff {
+            let _ = js.delete_stream(&info.config.name).await;
+        }
     }
 }
 
@@ -111,5 +143,15 @@ mod tests {
             super::database_url("postgres://u@h:5432/postgres?sslmode=disable", "db1"),
             "postgres://u@h:5432/db1?sslmode=disable"
         );
+    }
+
+    #[test]
+    fn only_test_clusters_streams_are_swept() {
+        assert!(super::test_stream(&format!(
+            "t{}-events",
+            uuid::Uuid::new_v4().simple()
+        )));
+        assert!(!super::test_stream("parley-events"));
+        assert!(!super::test_stream("tshop-events"));
     }
 }

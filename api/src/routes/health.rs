@@ -35,11 +35,14 @@ pub async fn live(state: web::Data<AppState>) -> web::Json<Live> {
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     let ports = &state.ports;
     let within = |f| async move { tokio::time::timeout(CHECK_BUDGET, f).await.unwrap_or(false) };
-    let (database, storage, bus) = tokio::join!(
+    let (database, storage, bus, stream) = tokio::join!(
         within(Box::pin(ports.db.ping()) as std::pin::Pin<Box<dyn Future<Output = bool> + Send>>),
         within(Box::pin(ports.media.healthy())),
         within(Box::pin(ports.bus.healthy())),
+        within(Box::pin(stream_healthy(&ports.db))),
     );
+    // The event log: the database, and in the cluster the stream of bodies.
+    let events = database && stream;
     let sessions = if database {
         counts(&state).await.unwrap_or_default()
     } else {
@@ -47,7 +50,7 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     };
     let status = if !database {
         "unavailable"
-    } else if storage && bus {
+    } else if storage && bus && events {
         "ok"
     } else {
         "degraded"
@@ -58,7 +61,7 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         database,
         storage,
         bus,
-        events: database,
+        events,
         proxy: state.config.network_proxy.is_some(),
         alerts: false,
         sessions,
@@ -67,6 +70,14 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)
+    }
+}
+
+/// Whether the cluster's event stream answers (true without one).
+async fn stream_healthy(db: &parley_shared::db::Db) -> bool {
+    match db.event_stream() {
+        Some(stream) => stream.check().await.is_ok(),
+        None => true,
     }
 }
 

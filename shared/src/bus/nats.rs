@@ -28,6 +28,11 @@ pub struct NatsBus {
 }
 
 impl NatsBus {
+    /// The connection, for other users of the same server (the event stream).
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
     /// Connects to the NATS server at `url`; fails when it is unreachable.
     pub async fn connect(url: &str, prefix: &str) -> Result<NatsBus, BusError> {
         let client = async_nats::ConnectOptions::new()

@@ -10,6 +10,7 @@ pub mod testing;
 
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend, DbErr};
 
+use crate::event_stream::EventStream;
 use crate::store_keys::StoreKeys;
 use std::time::Duration;
 
@@ -44,6 +45,8 @@ impl From<DbErr> for DbError {
 pub struct Db {
     conn: DatabaseConnection,
     keys: StoreKeys,
+    /// Where event bodies go in the cluster (none: in the `events` rows).
+    stream: Option<EventStream>,
 }
 
 impl Db {
@@ -78,6 +81,7 @@ impl Db {
         Ok(Db {
             conn,
             keys: StoreKeys::none(),
+            stream: None,
         })
     }
 
@@ -90,6 +94,17 @@ impl Db {
     /// The keys secrets are sealed with.
     pub fn keys(&self) -> &StoreKeys {
         &self.keys
+    }
+
+    /// This database with its events' bodies kept in `stream` (the cluster).
+    pub fn with_event_stream(mut self, stream: EventStream) -> Db {
+        self.stream = Some(stream);
+        self
+    }
+
+    /// The JetStream stream event bodies go to, in the cluster.
+    pub fn event_stream(&self) -> Option<&EventStream> {
+        self.stream.as_ref()
     }
 
     /// Applies every pending migration.
@@ -143,6 +158,7 @@ impl Db {
         Db {
             conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(relaxed),
             keys: self.keys.clone(),
+            stream: self.stream.clone(),
         }
     }
 

@@ -17,6 +17,12 @@ pub struct TestDb {
     pg_admin: Option<(Db, String)>,
 }
 
+/// The NATS server with JetStream the test script started
+/// (`PARLEY_TEST_NATS_URL`).
+pub fn nats_url() -> String {
+    std::env::var("PARLEY_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
+
 /// A PostgreSQL URL of a server where the test may create databases
 /// (`PARLEY_TEST_POSTGRES_URL`, exported by the test script).
 pub fn postgres_admin_url() -> String {
@@ -62,14 +68,42 @@ impl TestDb {
         }
     }
 
+    /// PostgreSQL with event bodies in a JetStream stream of its own (the
+    /// cluster's layout), deleted by [`TestDb::finish`].
+    pub async fn postgres_stream() -> TestDb {
+        use crate::event_stream::{EventStream, StreamSettings};
+        let url = nats_url();
+        let client = async_nats::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("NATS with JetStream is required at {url}: {e}"));
+        let cluster = format!("t{}", uuid::Uuid::new_v4().simple());
+        let settings = StreamSettings {
+            max_age: std::time::Duration::from_secs(3600),
+            max_bytes: 64 << 20,
+            replicas: 1,
+        };
+        let stream = EventStream::open(client, &cluster, &settings)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut fixture = TestDb::postgres().await;
+        fixture.db = fixture.db.with_event_stream(stream);
+        fixture
+    }
+
     /// Seals secrets with `keys` from now on.
     pub fn with_keys(mut self, keys: crate::store_keys::StoreKeys) -> TestDb {
         self.db = self.db.with_keys(keys);
         self
     }
 
-    /// Closes the database and drops a PostgreSQL one.
+    /// Closes the database and drops a PostgreSQL one (and its event stream).
     pub async fn finish(self) {
+        if let Some(stream) = self.db.event_stream() {
+            stream
+                .delete()
+                .await
+                .expect("delete the test's event stream");
+        }
         drop(self.db);
         if let Some((admin, name)) = self.pg_admin {
             admin

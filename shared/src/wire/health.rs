@@ -30,7 +30,8 @@ pub struct Ready {
     pub database: bool,
     pub storage: bool,
     pub bus: bool,
-    /// Whether the event log takes events (it lives in the database).
+    /// Whether the event log takes events: the database, and in the cluster
+    /// the JetStream stream of event bodies.
     pub events: bool,
     pub proxy: bool,
     pub alerts: bool,

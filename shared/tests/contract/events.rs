@@ -1,5 +1,6 @@
 //! Contract of the event log's queries (`Db::append_event` and the rest): one
-//! suite, run on SQLite and PostgreSQL.
+//! suite, run on SQLite, PostgreSQL, and PostgreSQL with bodies in a
+//! JetStream stream (the cluster).
 use base64::Engine;
 use chrono::{Duration, Utc};
 use parley_shared::db::events::{Appended, DeliveryState, NewEvent, Redeliver};
@@ -10,7 +11,7 @@ use sea_orm::ConnectionTrait;
 use parley_shared::db_contract;
 
 db_contract! {
-    adapters: [sqlite, postgres],
+    adapters: [sqlite, postgres, postgres_stream],
     cases: [
         seq_is_gap_free_per_session_and_bodies_see_it,
         a_fenced_out_owner_cannot_append,
@@ -203,6 +204,25 @@ async fn bodies_are_sealed_at_rest(db: &Db) {
     let sealed = sealing(db);
     owned(&sealed, "secret", 1).await;
     append(&sealed, "secret", 1, "x1").await.expect("append");
+    if db.event_stream().is_some() {
+        // In the cluster the row holds no body: the stream has it (its
+        // protection at rest is the NATS server's, docs/security.md).
+        let row = db
+            .conn()
+            .query_one_raw(sea_orm::Statement::from_string(
+                db.conn().get_database_backend(),
+                "SELECT body, stream_seq FROM events WHERE event_id = 'x1'",
+            ))
+            .await
+            .unwrap()
+            .expect("row");
+        let body: Vec<u8> = row.try_get("", "body").unwrap();
+        let at: Option<i64> = row.try_get("", "stream_seq").unwrap();
+        assert!(body.is_empty() && at.is_some(), "{body:?} {at:?}");
+        let read = sealed.events_after("secret", 0, 1).await.unwrap();
+        assert_eq!(read[0].body, br#"{"eventId":"x1","seq":1}"#);
+        return;
+    }
     let raw = db
         .conn()
         .query_one_raw(sea_orm::Statement::from_string(
@@ -285,4 +305,20 @@ async fn a_full_window_refuses_pending_events_and_trims_the_rest(db: &Db) {
     let kept = db.events_after("unhooked", 0, 1_000).await.unwrap();
     assert_eq!(kept.len(), 100);
     assert_eq!(kept[0].seq, 157);
+    if let Some(stream) = db.event_stream() {
+        // Their bodies left the stream with them: its oldest is seq 157's.
+        let client = async_nats::connect(parley_shared::db::testing::nats_url())
+            .await
+            .expect("NATS");
+        let raw = async_nats::jetstream::new(client)
+            .get_stream(stream.name())
+            .await
+            .expect("stream");
+        let first = raw
+            .get_first_raw_message_by_subject(stream.subject("unhooked"), 0)
+            .await
+            .expect("first body");
+        let seq = first.headers.get(parley_shared::event_stream::SEQ_HEADER);
+        assert_eq!(seq.map(|v| v.as_str()), Some("157"));
+    }
 }

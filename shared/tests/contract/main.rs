@@ -2,6 +2,7 @@
 mod bus;
 mod contacts;
 mod db;
+mod event_stream;
 mod events;
 mod history;
 mod lease;

@@ -1,5 +1,7 @@
-//! The `events` entity: the event log of `serve` with each event's delivery
-//! state, and the per-session `seq` counter kept in `sessions.event_seq`.
+//! The `events` entity: the event log with each event's delivery state, and
+//! the per-session `seq` counter kept in `sessions.event_seq`. A body is kept
+//! in its row (`serve`), or in the cluster's JetStream stream with the row
+//! naming its stream sequence.
 use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::{Alias, ExprTrait, Query};
@@ -7,6 +9,7 @@ use sea_orm::{Condition, ConnectionTrait, QueryOrder, QuerySelect};
 
 use crate::db::events::{Appended, Delivery, DeliveryState, LoggedEvent, NewEvent, Redeliver};
 use crate::db::{Db, DbError};
+use crate::event_stream::{StreamError, StreamedEvent};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "events")]
@@ -19,7 +22,8 @@ pub struct Model {
     pub event_id: String,
     #[sea_orm(column_type = "Text")]
     pub kind: String,
-    /// Sealed under the store key (see [`body_place`]).
+    /// Sealed under the store key (see [`body_place`]); empty when the body
+    /// is in the stream.
     pub body: Vec<u8>,
     #[sea_orm(column_type = "Text")]
     pub state: String,
@@ -27,6 +31,8 @@ pub struct Model {
     pub last_status: Option<i32>,
     pub last_attempt_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
+    /// The stream sequence of the body, when it is in the stream.
+    pub stream_seq: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -48,12 +54,41 @@ fn bigint(n: u64) -> Result<i64, DbError> {
     i64::try_from(n).map_err(|_| DbError::Unavailable(format!("{n} does not fit a bigint")))
 }
 
-fn logged(db: &Db, m: Model) -> Result<LoggedEvent, DbError> {
-    let body = db
-        .keys()
-        .open(&body_place(&m.event_id), &m.body)
-        .map_err(|e| DbError::Unavailable(format!("event {}: {e}", m.event_id)))?;
-    Ok(with_body(m, body))
+/// The rows as events with their bodies, in order. An event whose body the
+/// stream no longer has (aged out or purged after the row was read) is left out.
+async fn logged(db: &Db, rows: Vec<Model>) -> Result<Vec<LoggedEvent>, DbError> {
+    let mut events = Vec::with_capacity(rows.len());
+    for m in rows {
+        let body = match (m.stream_seq, db.event_stream()) {
+            (Some(at), Some(stream)) => {
+                let at = u64::try_from(at).unwrap_or_default();
+                match stream.body(at, &m.event_id).await.map_err(unavailable)? {
+                    Some(body) => body,
+                    None => {
+                        tracing::warn!(client_id = %m.client_id, seq = m.seq,
+                            "an event's body is gone from the stream");
+                        continue;
+                    }
+                }
+            }
+            (Some(_), None) => {
+                return Err(DbError::Unavailable(format!(
+                    "event {} is in the event stream, and no stream is configured",
+                    m.event_id
+                )));
+            }
+            (None, _) => db
+                .keys()
+                .open(&body_place(&m.event_id), &m.body)
+                .map_err(|e| DbError::Unavailable(format!("event {}: {e}", m.event_id)))?,
+        };
+        events.push(with_body(m, body));
+    }
+    Ok(events)
+}
+
+fn unavailable(e: StreamError) -> DbError {
+    DbError::Unavailable(e.to_string())
 }
 
 fn with_body(m: Model, body: Vec<u8>) -> LoggedEvent {
@@ -90,6 +125,21 @@ pub async fn append(
     body: impl FnOnce(u64) -> Vec<u8>,
 ) -> Result<Appended, DbError> {
     let txn = db.begin_write().await?;
+    if db.event_stream().is_some() {
+        // A body goes to the stream before the row: a known event is not
+        // published again.
+        let known = Entity::find()
+            .filter(Column::EventId.eq(new.event_id))
+            .count(&txn)
+            .await?;
+        if known > 0 {
+            txn.rollback().await?;
+            return Err(DbError::Conflict(format!(
+                "event {} is logged",
+                new.event_id
+            )));
+        }
+    }
     // The session's next seq, only for an owner no newer one has fenced out.
     let next = Query::update()
         .table(Alias::new("sessions"))
@@ -123,7 +173,8 @@ pub async fn append(
             return Ok(Appended::Full);
         }
     }
-    if seq % TRIM_EVERY == 0 {
+    let trim = seq % TRIM_EVERY == 0;
+    if trim {
         // Kept events beyond the cap that need nothing more go, oldest first.
         Entity::delete_many()
             .filter(Column::ClientId.eq(client_id))
@@ -133,23 +184,60 @@ pub async fn append(
             .await?;
     }
     let plain = body(u64::try_from(seq).unwrap_or_default());
+    // In the cluster the body is in the stream before the row commits; the
+    // session's row stays locked meanwhile, so the stream holds a session's
+    // events in seq order. A publish that fails writes nothing.
+    let (sealed, stream_seq) = match db.event_stream() {
+        Some(stream) => {
+            let published = stream
+                .publish(StreamedEvent {
+                    client_id,
+                    seq: u64::try_from(seq).unwrap_or_default(),
+                    event_id: new.event_id,
+                    kind: new.kind,
+                    body: &plain,
+                })
+                .await;
+            match published {
+                Ok(at) => (Vec::new(), Some(bigint(at)?)),
+                Err(e) => {
+                    txn.rollback().await?;
+                    return Err(unavailable(e));
+                }
+            }
+        }
+        None => (db.keys().seal(&body_place(new.event_id), &plain), None),
+    };
     let now = Utc::now();
     let model = Model {
         client_id: client_id.to_string(),
         seq,
         event_id: new.event_id.to_string(),
         kind: new.kind.to_string(),
-        body: db.keys().seal(&body_place(new.event_id), &plain),
+        body: sealed,
         state: new.state.as_str().to_string(),
         attempts: 0,
         last_status: None,
         last_attempt_at: None,
         created_at: now,
+        stream_seq,
     };
     Entity::insert(ActiveModel::from(model.clone()))
         .exec_without_returning(&txn)
         .await?;
     txn.commit().await?;
+    if let (true, Some(stream)) = (trim, db.event_stream()) {
+        // The trimmed rows' bodies leave the stream too: every event older
+        // than the cap needs nothing more (a pending one would have been
+        // refused), so the session's last `cap` bodies are the ones kept.
+        if let Err(e) = stream
+            .trim(client_id, u64::try_from(cap).unwrap_or(1))
+            .await
+        {
+            tracing::warn!(client_id, error = %e,
+                "trimmed events' bodies stay in the stream until they age out");
+        }
+    }
     Ok(Appended::Logged(with_body(model, plain)))
 }
 
@@ -171,7 +259,7 @@ pub async fn after(
         .limit(limit)
         .all(db.conn())
         .await?;
-    rows.into_iter().map(|m| logged(db, m)).collect()
+    logged(db, rows).await
 }
 
 fn dead_states() -> [&'static str; 2] {
@@ -197,11 +285,7 @@ pub async fn dead_letters(
         .limit(limit)
         .all(db.conn())
         .await?;
-    let events = rows
-        .into_iter()
-        .map(|m| logged(db, m))
-        .collect::<Result<_, _>>()?;
-    Ok((events, total))
+    Ok((logged(db, rows).await?, total))
 }
 
 /// The update of one event of a session.
@@ -257,7 +341,7 @@ pub async fn requeue(
     let q = Entity::find().filter(chosen(client_id, which)?);
     let rows = q.order_by_asc(Column::Seq).all(&txn).await?;
     txn.commit().await?;
-    rows.into_iter().map(|m| logged(db, m)).collect()
+    logged(db, rows).await
 }
 
 pub async fn purge(db: &Db, client_id: &str) -> Result<u64, DbError> {
@@ -265,7 +349,19 @@ pub async fn purge(db: &Db, client_id: &str) -> Result<u64, DbError> {
         .filter(Column::ClientId.eq(client_id))
         .exec(db.conn())
         .await?;
+    purge_stream(db, client_id).await;
     Ok(res.rows_affected)
+}
+
+/// Deletes the session's bodies from the stream once its rows are gone. A
+/// failure leaves bodies no row names; the stream's age limit removes them.
+pub(crate) async fn purge_stream(db: &Db, client_id: &str) {
+    if let Some(stream) = db.event_stream()
+        && let Err(e) = stream.purge(client_id).await
+    {
+        tracing::warn!(client_id, error = %e,
+            "the session's event bodies stay in the stream until they age out");
+    }
 }
 
 pub async fn prune(db: &Db, before: DateTime<Utc>) -> Result<u64, DbError> {

@@ -289,6 +289,7 @@ pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {
         .await?;
     let res = Entity::delete_by_id(client_id).exec(&txn).await?;
     txn.commit().await?;
+    super::events::purge_stream(db, client_id).await;
     Ok(res.rows_affected > 0)
 }
 
