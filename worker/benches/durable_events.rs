@@ -1,10 +1,11 @@
 //! The durable event path's load: events one worker's pipeline logs (SQLite as
-//! in `serve`, or PostgreSQL as in the cluster), signs and delivers per second
+//! in `serve`, or PostgreSQL with bodies in a JetStream stream as in the
+//! cluster, or PostgreSQL alone), signs and delivers per second
 //! to a fast local receiver, with loss and gaps counted; CPU time per event
 //! against the same pipeline without a log; and the log's bytes per event.
 //!
 //! `cargo bench -p parley-worker --bench durable_events -- [--rate N]
-//!  [--seconds S] [--sessions K] [--postgres]`
+//!  [--seconds S] [--sessions K] [--postgres] [--stream]`
 mod support;
 
 use std::collections::BTreeSet;
@@ -25,6 +26,8 @@ struct Args {
     seconds: u64,
     sessions: usize,
     postgres: bool,
+    /// Bodies in a JetStream stream (the cluster's layout; implies PostgreSQL).
+    stream: bool,
 }
 
 fn args() -> Args {
@@ -33,6 +36,7 @@ fn args() -> Args {
         seconds: 10,
         sessions: 20,
         postgres: false,
+        stream: false,
     };
     let raw: Vec<String> = std::env::args().collect();
     let mut i = 1;
@@ -44,6 +48,11 @@ fn args() -> Args {
             ("--sessions", Some(v)) => a.sessions = v as usize,
             ("--postgres", _) => {
                 a.postgres = true;
+                i += 1;
+                continue;
+            }
+            ("--stream", _) => {
+                (a.postgres, a.stream) = (true, true);
                 i += 1;
                 continue;
             }
@@ -190,6 +199,21 @@ async fn run(a: &Args, db: Option<Db>) -> Run {
 }
 
 /// Bytes the log holds, and how many events.
+/// Bytes of the bodies in the JetStream stream (none without one).
+async fn stream_bytes(db: &Db) -> u64 {
+    let Some(stream) = db.event_stream() else {
+        return 0;
+    };
+    let client = async_nats::connect(parley_tests::services::nats_url())
+        .await
+        .expect("NATS");
+    let mut raw = async_nats::jetstream::new(client)
+        .get_stream(stream.name())
+        .await
+        .expect("stream");
+    raw.info().await.expect("stream info").state.bytes
+}
+
 async fn log_size(db: &Db, sqlite: Option<&std::path::Path>) -> (u64, u64) {
     let count = |sql: &str| {
         let sql = sql.to_string();
@@ -219,7 +243,7 @@ async fn log_size(db: &Db, sqlite: Option<&std::path::Path>) -> (u64, u64) {
             .unwrap_or(0),
         None => count("SELECT pg_total_relation_size('events')").await,
     };
-    (bytes, events)
+    (bytes + stream_bytes(db).await, events)
 }
 
 fn report(what: &str, a: &Args, r: &Run) {
@@ -254,9 +278,30 @@ async fn main() {
         (Db::connect(&url).await.expect("SQLite"), Some(dir.path()))
     };
     db.migrate().await.expect("migrate");
+    let db = if a.stream {
+        let client = async_nats::connect(parley_tests::services::nats_url())
+            .await
+            .expect("NATS with JetStream");
+        let settings = parley_shared::event_stream::StreamSettings {
+            max_age: Duration::from_secs(3600),
+            max_bytes: 8 << 30,
+            replicas: 1,
+        };
+        let cluster = parley_tests::services::unique("bench");
+        let stream = parley_shared::event_stream::EventStream::open(client, &cluster, &settings)
+            .await
+            .expect("event stream");
+        db.with_event_stream(stream)
+    } else {
+        db
+    };
     let (empty, _) = log_size(&db, sqlite).await;
     let durable = run(&a, Some(db.clone())).await;
-    let backend = if a.postgres { "PostgreSQL" } else { "SQLite" };
+    let backend = match (a.postgres, a.stream) {
+        (_, true) => "PostgreSQL + JetStream",
+        (true, false) => "PostgreSQL",
+        _ => "SQLite",
+    };
     report(&format!("durable path ({backend} log)"), &a, &durable);
     let (bytes, events) = log_size(&db, sqlite).await;
     let (gaps, _) = gaps(&db).await;
@@ -266,6 +311,9 @@ async fn main() {
         bytes.saturating_sub(empty) as f64 / events.max(1) as f64,
         durable.cpu / memory.cpu.max(1e-9),
     );
+    if let Some(stream) = db.event_stream() {
+        stream.delete().await.expect("delete the bench's stream");
+    }
 }
 
 /// Sessions whose seqs are not 1..=n, and the sessions counted.
