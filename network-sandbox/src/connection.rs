@@ -114,6 +114,10 @@ impl Connection for SandboxConnection {
         Ok(())
     }
 
+    /// The sandbox's acknowledgement is `POST /sandbox/messages`'s answer,
+    /// which waits for the event itself: nothing to do here.
+    async fn persisted(&self, _chat: &Jid, _id: &MessageId, _outcome: Result<(), String>) {}
+
     async fn close(&self) {
         if !self.closed.swap(true, Ordering::SeqCst) {
             self.network.end(&self.live, None).await;

@@ -123,6 +123,12 @@ pub trait Connection: Send + Sync {
     /// Closes the connection without logging out (handover, shutdown).
     async fn close(&self);
 
+    /// The session's answer for a received message (`chat`, `id` as in its
+    /// [`NetworkEvent::Message`]): its event is in the log (`Ok`), or could
+    /// not be written (`Err`). A network that acknowledges messages
+    /// acknowledges this one only on `Ok`; on `Err` it delivers it again.
+    async fn persisted(&self, chat: &Jid, id: &MessageId, outcome: Result<(), String>);
+
     // Sends. Every adapter implements every method; an operation a network
     // cannot do is refused by its own adapter, with [`unsupported`].
 

@@ -8,6 +8,7 @@ use whatsapp_rust::Client;
 use whatsapp_rust::pair_code::PairCodeOptions;
 
 use super::authors::Authors;
+use super::durable::Acks;
 use super::errors::{failed, jid};
 use parley_network::{NetworkError, PhoneNumber};
 
@@ -17,14 +18,23 @@ pub(super) struct LiveConnection {
     run: Mutex<Option<JoinHandle<()>>>,
     /// Authors of the group messages received (noted by the event pump).
     pub(super) authors: Authors,
+    /// Received messages waiting for the session's answer before the
+    /// network is acknowledged (see `durable`).
+    pub(super) acks: Acks,
 }
 
 impl LiveConnection {
-    pub fn new(client: Arc<Client>, run: Option<JoinHandle<()>>, authors: Authors) -> Self {
+    pub fn new(
+        client: Arc<Client>,
+        run: Option<JoinHandle<()>>,
+        authors: Authors,
+        acks: Acks,
+    ) -> Self {
         Self {
             client,
             run: Mutex::new(run),
             authors,
+            acks,
         }
     }
 

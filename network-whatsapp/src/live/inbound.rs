@@ -52,7 +52,8 @@ impl EventHandler for Forward {
     }
 }
 
-/// What the pump reads besides the events.
+/// What the pump reads besides the events (the durability hook shares it).
+#[derive(Clone)]
 pub(super) struct Pump {
     pub client: Arc<Client>,
     pub store: SeaOrmDeviceStore,
@@ -89,6 +90,8 @@ impl Pump {
     /// `false` once the session stopped listening.
     async fn forward(&mut self, event: &Event) -> bool {
         let converted = match event {
+            // The durability hook handed these to the session already.
+            Event::Messages(batch) if batch.hook_committed => Vec::new(),
             Event::Messages(batch) => {
                 let mut out = Vec::with_capacity(batch.len());
                 for msg in batch.iter() {
@@ -111,7 +114,7 @@ impl Pump {
         true
     }
 
-    async fn message(&mut self, msg: &LibMessage) -> Option<NetworkEvent> {
+    pub(super) async fn message(&self, msg: &LibMessage) -> Option<NetworkEvent> {
         let info = &msg.info;
         if info.source.is_group && !info.source.is_from_me {
             let author = info.source.sender.to_non_ad().to_string();

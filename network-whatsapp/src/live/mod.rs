@@ -12,6 +12,7 @@
 mod authors;
 mod capped_file;
 mod connection;
+mod durable;
 mod errors;
 mod http_client;
 mod inbound;
@@ -29,8 +30,8 @@ mod upload;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -44,6 +45,7 @@ use whatsapp_rust::{Client, TokioRuntime};
 use super::store::SeaOrmDeviceStore;
 use authors::Authors;
 use connection::LiveConnection;
+use durable::{Acks, Durable};
 use inbound::{Forward, Pump};
 use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
 use transport::{Observed, ProxiedTransport};
@@ -185,8 +187,14 @@ impl Network for WhatsappNetwork {
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         let (factory, failure) = Observed::new(self.transport());
         let (handler, library_events) = Forward::new();
+        let durable = Durable {
+            pump: Arc::new(OnceLock::new()),
+            acks: Acks::default(),
+        };
+        let (hooked, acks) = (Arc::clone(&durable.pump), durable.acks.clone());
         let builder = Bot::builder()
             .with_backend(store.clone())
+            .with_inbound_durability_hook(durable)
             .with_transport_factory(factory);
         // A test network's CDN is plain HTTP on loopback (test builds only).
         #[cfg(feature = "test-network")]
@@ -221,6 +229,7 @@ impl Network for WhatsappNetwork {
             out,
             authors: authors.clone(),
         };
+        let _ = hooked.set(pump.clone());
         tokio::spawn(pump.run(library_events, ended.clone()));
         let run = tokio::spawn(async move {
             bot.run().await;
@@ -245,7 +254,7 @@ impl Network for WhatsappNetwork {
         // Standing now: the library may restart the stream itself (after pairing).
         client.enable_auto_reconnect.store(true, Ordering::SeqCst);
         let run = guard.defuse();
-        let connection = LiveConnection::new(client, run, authors);
+        let connection = LiveConnection::new(client, run, authors, acks);
         Ok((Box::new(connection), events))
     }
 

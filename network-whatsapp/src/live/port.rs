@@ -25,6 +25,10 @@ impl Connection for LiveConnection {
         self.shut().await;
     }
 
+    async fn persisted(&self, chat: &Jid, id: &MessageId, outcome: Result<(), String>) {
+        self.acks.answer(chat, id, outcome);
+    }
+
     async fn lid_for_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
         self.lid_of_phone(phone).await
     }

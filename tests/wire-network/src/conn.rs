@@ -216,7 +216,11 @@ async fn login(
             let account = reg.accounts.get(&phone);
             let lid = account.map(|a| a.lid.clone()).unwrap_or_default();
             let name = account.map(|a| a.push_name.clone()).unwrap_or_default();
-            Ok((lid, name, reg.offline.remove(&key).unwrap_or_default()))
+            let queued = reg.take_queued(&key);
+            for node in &queued {
+                reg.handed(&key, node);
+            }
+            Ok((lid, name, queued))
         }
     };
     let (lid, account_name, queued) = match admitted {
@@ -298,6 +302,10 @@ async fn login(
 
 /// One stanza of a logged-in client; the reply to write, if any.
 fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) -> Option<Node> {
+    if let Some(ids) = acknowledged(node) {
+        let key = (sender.phone.to_string(), sender.device);
+        inner.registry().acked(&key, &ids);
+    }
     match node.tag.as_ref() {
         "iq" => answer(inner, asker, node),
         "message" => relay::message(inner, sender, node),
@@ -312,4 +320,25 @@ fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) ->
             None
         }
     }
+}
+
+/// The ids of the messages a client's stanza acknowledges: a receipt (its
+/// `id` and the `<list><item id>` of an aggregate one) or a bare
+/// `<ack class="message">`.
+fn acknowledged(node: &Node) -> Option<Vec<String>> {
+    let receipt = node.tag == "receipt";
+    let ack = node.tag == "ack" && attr(node, "class").as_deref() == Some("message");
+    if !receipt && !ack {
+        return None;
+    }
+    let mut ids: Vec<String> = attr(node, "id").into_iter().collect();
+    if let Some(list) = crate::nodes::child(node, "list") {
+        ids.extend(
+            crate::nodes::children(list)
+                .iter()
+                .filter(|n| n.tag == "item")
+                .filter_map(|n| attr(n, "id")),
+        );
+    }
+    Some(ids)
 }

@@ -426,6 +426,12 @@ impl WireNetwork {
         })
     }
 
+    /// Sends messages a device did not acknowledge again at its next login
+    /// (as the real network does); off by default.
+    pub fn redeliver_unacked(&self, on: bool) {
+        self.inner.registry().redeliver = on;
+    }
+
     /// Drops the device's live socket without a word.
     pub fn drop_socket(&self, phone: &str, device: u16) -> bool {
         let reg = self.inner.registry();

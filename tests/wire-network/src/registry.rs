@@ -85,6 +85,12 @@ pub struct Registry {
     /// Sockets of unregistered clients waiting for a scan, by noise key.
     pub pairing: HashMap<[u8; 32], mpsc::UnboundedSender<Control>>,
     pub offline: HashMap<(String, u16), Vec<Node>>,
+    /// Whether messages a device has not acknowledged (by a receipt or an
+    /// `<ack class="message">`) are sent to it again at its next login, as
+    /// the real network does. Off unless a test turns it on.
+    pub redeliver: bool,
+    /// Messages handed to a device and not acknowledged yet, by stanza id.
+    pub unacked: HashMap<(String, u16), Vec<(String, Node)>>,
     /// Groups by id (the user part of `id@g.us`).
     pub groups: HashMap<String, crate::groups::Group>,
     pub next_group: u64,
@@ -181,8 +187,43 @@ impl Registry {
         if let Some(live) = self.live.get(&key)
             && live.tx.send(Control::Send(node.clone())).is_ok()
         {
+            self.handed(&key, &node);
             return;
         }
         self.offline.entry(key).or_default().push(node);
+    }
+
+    /// `node` went to the device: a message waits for its acknowledgement.
+    pub fn handed(&mut self, key: &(String, u16), node: &Node) {
+        if !self.redeliver || node.tag != "message" {
+            return;
+        }
+        if let Some(id) = crate::nodes::attr(node, "id") {
+            self.unacked
+                .entry(key.clone())
+                .or_default()
+                .push((id, node.clone()));
+        }
+    }
+
+    /// The device acknowledged the messages `ids`.
+    pub fn acked(&mut self, key: &(String, u16), ids: &[String]) {
+        if let Some(waiting) = self.unacked.get_mut(key) {
+            waiting.retain(|(id, _)| !ids.contains(id));
+        }
+    }
+
+    /// What the device gets at login: the messages it did not acknowledge
+    /// (again), then what waited while it was offline.
+    pub fn take_queued(&mut self, key: &(String, u16)) -> Vec<Node> {
+        let mut queued: Vec<Node> = self
+            .unacked
+            .remove(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, node)| node)
+            .collect();
+        queued.extend(self.offline.remove(key).unwrap_or_default());
+        queued
     }
 }

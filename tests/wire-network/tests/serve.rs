@@ -213,3 +213,102 @@ async fn looks_up_contacts_and_mirrors_their_pictures(shape: Shape) {
         "{none}"
     );
 }
+
+/// At-least-once reception through whatsapp-rust's durability hook: a
+/// message whose event the log refuses (the session's cap is reached while
+/// its receiver retries an older one) is not acknowledged to the network;
+/// the network sends it again at the next login, the library replays it from
+/// the device store's pending inbound buffer, and its event arrives once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_whose_event_is_refused_comes_again_and_is_delivered() {
+    use parley_tests::receiver::Behaviour;
+    let (net, phone, contact) = network_with_phones().await;
+    net.redeliver_unacked(true);
+    let mut hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Room for one undelivered event.
+    let p = serve(dir.path(), &net, &[("PARLEY_EVENT_SESSION_CAP", "1")]).await;
+    let code = start_for_qr(&p, "wire9", &hooks.url).await;
+    let linked = phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, "wire9").await;
+    // A text out first: the contact learns the device (as a customer who
+    // was written to).
+    let out = send_text(&p, "wire9", CONTACT, "Your order shipped").await;
+    contact
+        .wait_for(WAIT, |r| r.id == out)
+        .await
+        .unwrap_or_else(|| panic!("the contact did not get {out}:\n{}", p.output()));
+    event_for(&mut hooks, &p, &out).await;
+
+    // The receiver answers 503: the first event stays pending through its
+    // retries (about 3.5 s), then is a dead letter.
+    hooks.set_default(Behaviour::Status(503));
+    let first = contact
+        .send_text(&phone.jid(), "first")
+        .await
+        .expect("the contact writes");
+    event_for(&mut hooks, &p, &first).await;
+    let second = contact
+        .send_text(&phone.jid(), "second")
+        .await
+        .expect("the contact writes again");
+    // The second is refused by the log meanwhile: not logged, not acknowledged.
+    eventually("the second message refused by the log", || async {
+        let metrics = reqwest::get(p.ops_url("/metrics"))
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        metrics
+            .lines()
+            .any(|l| l.starts_with("parley_event_log_failures_total") && l.contains("received"))
+            .then_some(())
+    })
+    .await;
+    hooks.set_default(Behaviour::Status(200));
+    // The first is delivered on a retry: room again. The network sends the
+    // unacknowledged second once the device logs in again.
+    eventually("the first event delivered", || async {
+        let (_, body) = get(&p, "/events?clientId=wire9").await;
+        let events = body["events"].as_array().cloned().unwrap_or_default();
+        events
+            .iter()
+            .any(|e| {
+                e["event"]["messageId"] == first.as_str() && e["delivery"]["state"] == "delivered"
+            })
+            .then_some(())
+    })
+    .await;
+    let (_, body) = get(&p, "/events?clientId=wire9").await;
+    let logged: Vec<serde_json::Value> = body["events"].as_array().cloned().unwrap_or_default();
+    assert!(
+        logged
+            .iter()
+            .all(|e| e["event"]["messageId"] != second.as_str()),
+        "the second was not logged: {body}"
+    );
+    assert!(
+        net.drop_socket(PHONE, linked.device),
+        "the device was online"
+    );
+    let event = event_for(&mut hooks, &p, &second).await;
+    assert_eq!(event["body"], "second", "{event}");
+    assert_eq!(event["eventId"], format!("msg_wire9_{second}").as_str());
+    let (_, body) = get(&p, "/events?clientId=wire9").await;
+    let seqs: Vec<u64> = body["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, [1, 2, 3], "{body}");
+    // Nothing more: the second is delivered once.
+    assert!(
+        hooks
+            .maybe_next(std::time::Duration::from_secs(2))
+            .await
+            .is_none(),
+        "no duplicate"
+    );
+}

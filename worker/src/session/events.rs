@@ -72,6 +72,7 @@ impl Actor {
             }
             Some(NetworkEvent::Disconnected(reason)) => self.on_disconnected(reason).await,
             Some(NetworkEvent::Message(msg)) => {
+                let (chat, id) = (msg.chat.clone(), msg.id.clone());
                 let activity = Activity {
                     msg: *msg,
                     meta: None,
@@ -81,8 +82,20 @@ impl Actor {
                     sent: false,
                 };
                 let persisted = self.output.received(activity).await;
-                if let Some(waiting) = self.persisting.as_mut() {
-                    waiting.push(persisted);
+                match (self.persisting.as_mut(), self.link.as_ref()) {
+                    // A sandbox operation answers once its messages are logged.
+                    (Some(waiting), _) => waiting.push(persisted),
+                    // The network acknowledges the message once it is logged.
+                    (None, Some(link)) => {
+                        let connection = Arc::clone(&link.connection);
+                        tokio::spawn(async move {
+                            let outcome = persisted.await.unwrap_or_else(|_| {
+                                Err("the session's event task has ended".to_string())
+                            });
+                            connection.persisted(&chat, &id, outcome).await;
+                        });
+                    }
+                    (None, None) => {}
                 }
                 Ok(())
             }

@@ -230,6 +230,8 @@ impl Connection for FakeConnection {
         Ok(())
     }
 
+    async fn persisted(&self, _chat: &Jid, _id: &MessageId, _outcome: Result<(), String>) {}
+
     async fn close(&self) {
         if let Some(live) = self.network.state().live.get_mut(&self.client_id) {
             live.retain(|(id, _)| *id != self.id);

@@ -28,7 +28,12 @@ async fn mentions_resolve_through_the_stored_mapping() {
         store.put_lid_mapping(&entry).await.expect("mapping");
     }
     let bot = offline_bot(store).await;
-    let connection = LiveConnection::new(bot.client(), None, Authors::default());
+    let connection = LiveConnection::new(
+        bot.client(),
+        None,
+        Authors::default(),
+        crate::live::durable::Acks::default(),
+    );
 
     let given: Vec<String> = [
         LID,                      // a LID the mapping knows

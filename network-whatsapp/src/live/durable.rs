@@ -1,0 +1,100 @@
+//! At-least-once reception: whatsapp-rust's inbound durability hook holds a
+//! received message's acknowledgement to the network until the session
+//! answers that its event is in the log (`Connection::persisted`). A message
+//! whose event could not be written is not acknowledged, so the network
+//! delivers it again; the library keeps its decrypted copy in the device
+//! store's pending inbound buffer meanwhile, so the redelivery (which can no
+//! longer be decrypted) is replayed from it.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail};
+use tokio::sync::oneshot;
+use whatsapp_rust::Client;
+use whatsapp_rust::InboundDurabilityHook;
+use whatsapp_rust::types::events::InboundMessage as LibMessage;
+
+use super::inbound::Pump;
+use parley_network::{Jid, MessageId, NetworkEvent};
+
+/// How long the hook waits for the session's answer; past it the message is
+/// left unacknowledged (the network delivers it again).
+const PERSIST_WAIT: Duration = Duration::from_secs(30);
+
+type Answer = Result<(), String>;
+
+/// A message as the port names it: its chat and id.
+type Key = (String, String);
+
+/// The answers awaited, by message.
+#[derive(Clone, Default)]
+pub(super) struct Acks(Arc<Mutex<HashMap<Key, oneshot::Sender<Answer>>>>);
+
+impl Acks {
+    fn expect(&self, chat: &Jid, id: &MessageId) -> oneshot::Receiver<Answer> {
+        let (tx, rx) = oneshot::channel();
+        let key = (chat.to_string(), id.to_string());
+        // The same message again (a redelivery) replaces the older wait,
+        // which then ends unanswered: not acknowledged.
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, tx);
+        rx
+    }
+
+    /// The session's answer for one message.
+    pub(super) fn answer(&self, chat: &Jid, id: &MessageId, outcome: Answer) {
+        let key = (chat.to_string(), id.to_string());
+        let waiting = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
+        if let Some(tx) = waiting {
+            let _ = tx.send(outcome);
+        }
+    }
+}
+
+/// The hook: converts each message as the event pump does, hands it to the
+/// session, and lets the library acknowledge the batch once every message's
+/// event is logged.
+pub(super) struct Durable {
+    /// Set once the client is built, before it connects.
+    pub pump: Arc<OnceLock<Pump>>,
+    pub acks: Acks,
+}
+
+#[async_trait::async_trait]
+impl InboundDurabilityHook for Durable {
+    async fn on_messages(&self, _client: Arc<Client>, batch: &[LibMessage]) -> anyhow::Result<()> {
+        let Some(pump) = self.pump.get() else {
+            bail!("the session is not listening yet");
+        };
+        let mut waiting = Vec::new();
+        for msg in batch {
+            // A message the port does not carry needs no answer.
+            let Some(event) = pump.message(msg).await else {
+                continue;
+            };
+            if let NetworkEvent::Message(m) = &event {
+                waiting.push(self.acks.expect(&m.chat, &m.id));
+            }
+            pump.out
+                .send(event)
+                .await
+                .map_err(|_| anyhow!("the session stopped listening"))?;
+        }
+        for answer in waiting {
+            match tokio::time::timeout(PERSIST_WAIT, answer).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => bail!("the message's event was not logged: {e}"),
+                Ok(Err(_)) => bail!("the session ended before logging the message"),
+                Err(_) => bail!("the message's event was not logged in time"),
+            }
+        }
+        Ok(())
+    }
+}
