@@ -6,7 +6,7 @@
 //! store's pending inbound buffer meanwhile, so the redelivery (which can no
 //! longer be decrypted) is replayed from it.
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
@@ -62,16 +62,35 @@ impl Acks {
 /// session, and lets the library acknowledge the batch once every message's
 /// event is logged.
 pub(super) struct Durable {
-    /// Set once the client is built, before it connects.
-    pub pump: Arc<OnceLock<Pump>>,
+    pub pump: Hooked,
     pub acks: Acks,
+}
+
+/// The pump the hook hands messages to: set once the client is built,
+/// before it connects, and taken away when its run ends (the client holds
+/// the hook and the pump holds the client: the cycle must not outlive the
+/// connection, nor keep the session's event channel open).
+#[derive(Clone, Default)]
+pub(super) struct Hooked(Arc<Mutex<Option<Pump>>>);
+
+impl Hooked {
+    pub fn set(&self, pump: Option<Pump>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = pump;
+    }
+
+    fn get(&self) -> Option<Pump> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 #[async_trait::async_trait]
 impl InboundDurabilityHook for Durable {
     async fn on_messages(&self, _client: Arc<Client>, batch: &[LibMessage]) -> anyhow::Result<()> {
         let Some(pump) = self.pump.get() else {
-            bail!("the session is not listening yet");
+            bail!("the session is not listening");
         };
         let mut waiting = Vec::new();
         for msg in batch {

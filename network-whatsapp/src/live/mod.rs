@@ -30,8 +30,8 @@ mod upload;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -45,7 +45,7 @@ use whatsapp_rust::{Client, TokioRuntime};
 use super::store::SeaOrmDeviceStore;
 use authors::Authors;
 use connection::LiveConnection;
-use durable::{Acks, Durable};
+use durable::{Acks, Durable, Hooked};
 use inbound::{Forward, Pump};
 use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
 use transport::{Observed, ProxiedTransport};
@@ -188,10 +188,10 @@ impl Network for WhatsappNetwork {
         let (factory, failure) = Observed::new(self.transport());
         let (handler, library_events) = Forward::new();
         let durable = Durable {
-            pump: Arc::new(OnceLock::new()),
+            pump: Hooked::default(),
             acks: Acks::default(),
         };
-        let (hooked, acks) = (Arc::clone(&durable.pump), durable.acks.clone());
+        let (hooked, acks) = (durable.pump.clone(), durable.acks.clone());
         let builder = Bot::builder()
             .with_backend(store.clone())
             .with_inbound_durability_hook(durable)
@@ -229,10 +229,11 @@ impl Network for WhatsappNetwork {
             out,
             authors: authors.clone(),
         };
-        let _ = hooked.set(pump.clone());
+        hooked.set(Some(pump.clone()));
         tokio::spawn(pump.run(library_events, ended.clone()));
         let run = tokio::spawn(async move {
             bot.run().await;
+            hooked.set(None);
             let _ = ended_tx.send(true);
         });
         let guard = Abandon {
