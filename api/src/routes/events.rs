@@ -27,7 +27,8 @@ pub const LIMIT_DEFAULT: u64 = 100;
 /// Longest event id (longer ones cannot exist).
 const EVENT_ID_MAX: usize = 256;
 
-/// A whole number from the query string within `min..=max`, or `default`.
+/// A whole number from the query string within `min..=max`, or `default`
+/// when absent (an empty value is not a number: 400).
 fn number(
     field: &str,
     raw: Option<&str>,
@@ -36,7 +37,7 @@ fn number(
     max: u64,
 ) -> Result<u64, ApiError> {
     match raw.map(str::trim) {
-        None | Some("") => Ok(default),
+        None => Ok(default),
         Some(s) => match s.parse::<u64>() {
             Ok(n) if (min..=max).contains(&n) => Ok(n),
             _ => Err(ApiError::bad_request(format!(
@@ -231,5 +232,19 @@ async fn wake_owner(state: &AppState, id: &ClientId, after: u64) {
     .await;
     if let Err(e) = sent {
         tracing::debug!(client_id = %id, error = %e, "redelivery not announced to an owner");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number;
+
+    #[test]
+    fn a_query_number_is_absent_or_a_whole_number_in_range() {
+        assert_eq!(number("after", None, 7, 0, 10).unwrap(), 7);
+        assert_eq!(number("after", Some(" 3 "), 7, 0, 10).unwrap(), 3);
+        for bad in ["", " ", "-1", "11", "1.5", "x"] {
+            assert!(number("after", Some(bad), 7, 0, 10).is_err(), "{bad:?}");
+        }
     }
 }

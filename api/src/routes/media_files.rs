@@ -12,10 +12,11 @@ use super::sessions::{authorized_client, caller};
 use crate::auth::Caller;
 use crate::{AppState, HttpError};
 
-/// A positive whole number from the query string, or `default` when absent.
+/// A positive whole number from the query string, or `default` when absent
+/// (an empty value is not a number: 400).
 fn positive(field: &str, raw: Option<&str>, default: u64) -> Result<u64, ApiError> {
     match raw.map(str::trim) {
-        None | Some("") => Ok(default),
+        None => Ok(default),
         Some(s) => match s.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(n),
             _ => Err(ApiError::bad_request(format!(
