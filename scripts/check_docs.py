@@ -138,6 +138,9 @@ class Env:
         env["PARLEY_OPS_BIND"] = f"127.0.0.1:{free_port()}"
         env["PARLEY_DATA_DIR"] = str(self.data)
         env["PARLEY_CLUSTER_NAME"] = "docs" + uuid.uuid4().hex[:10]
+        # JetStream reserves a stream's limit on the shared server: a small
+        # one for the cluster a block starts (the tests sweep it later).
+        env["PARLEY_EVENT_STREAM_MAX_BYTES"] = str(64 << 20)
         env.pop("PARLEY_NETWORK", None)
         return env
 

@@ -102,11 +102,15 @@ impl ClusterEnv {
     }
 }
 
-/// Whether `name` is the event stream of a test cluster (`t<uuid>-events`).
+/// Whether `name` is the event stream of a test cluster (`t<uuid>-events`)
+/// or of a cluster the docs checker started (`docs<10 hex>-events`).
 fn test_stream(name: &str) -> bool {
-    name.strip_prefix('t')
-        .and_then(|n| n.strip_suffix("-events"))
-        .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+    let hex = |id: &str, len: usize| id.len() == len && id.bytes().all(|b| b.is_ascii_hexdigit());
+    let Some(name) = name.strip_suffix("-events") else {
+        return false;
+    };
+    name.strip_prefix('t').is_some_and(|id| hex(id, 32))
+        || name.strip_prefix("docs").is_some_and(|id| hex(id, 10))
 }
 
 /// Deletes test clusters' event streams older than two hours from the shared
@@ -151,7 +155,9 @@ mod tests {
             "t{}-events",
             uuid::Uuid::new_v4().simple()
         )));
+        assert!(super::test_stream("docsabde863c04-events"));
         assert!(!super::test_stream("parley-events"));
+        assert!(!super::test_stream("docs-events"));
         assert!(!super::test_stream("tshop-events"));
     }
 }
