@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::stream::{
-    Config, DiscardPolicy, LastRawMessageErrorKind, RetentionPolicy, StorageType,
+    Config, DiscardPolicy, LastRawMessageErrorKind, RetentionPolicy, StorageType, Stream,
 };
 use async_nats::jetstream::{self, Context};
 use async_nats::{Client, HeaderMap};
@@ -167,11 +167,7 @@ impl EventStream {
         sequence: u64,
         event_id: &str,
     ) -> Result<Option<Vec<u8>>, StreamError> {
-        let stream = self
-            .js
-            .get_stream_no_info(&self.name)
-            .await
-            .map_err(failed)?;
+        let stream = self.stream().await?;
         match stream.get_raw_message(sequence).await {
             Ok(msg) => {
                 let named = msg.headers.get(EVENT_ID_HEADER).map(|v| v.as_str());
@@ -182,13 +178,14 @@ impl EventStream {
         }
     }
 
+    /// The stream's handle (made locally: no request to the server).
+    async fn stream(&self) -> Result<Stream<()>, StreamError> {
+        self.js.get_stream_no_info(&self.name).await.map_err(failed)
+    }
+
     /// Deletes every body of session `client_id`.
     pub async fn purge(&self, client_id: &str) -> Result<u64, StreamError> {
-        let stream = self
-            .js
-            .get_stream_no_info(&self.name)
-            .await
-            .map_err(failed)?;
+        let stream = self.stream().await?;
         let purged = stream
             .purge()
             .filter(self.subject(client_id))
@@ -200,11 +197,7 @@ impl EventStream {
     /// Deletes session `client_id`'s bodies but its last `keep` (the events
     /// the log's cap trimmed from the database).
     pub async fn trim(&self, client_id: &str, keep: u64) -> Result<u64, StreamError> {
-        let stream = self
-            .js
-            .get_stream_no_info(&self.name)
-            .await
-            .map_err(failed)?;
+        let stream = self.stream().await?;
         let purged = stream
             .purge()
             .filter(self.subject(client_id))

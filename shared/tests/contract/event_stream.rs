@@ -4,23 +4,13 @@
 use async_nats::jetstream::stream::LastRawMessageErrorKind;
 use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
 use parley_shared::db::testing::{TestDb, nats_url};
-use parley_shared::db::{Db, DbError, NewSession, StatePatch};
+use parley_shared::db::{Db, DbError};
 use parley_shared::event_stream::{
     EVENT_ID_HEADER, EventStream, KIND_HEADER, SEQ_HEADER, StreamSettings,
 };
 
 async fn owned(db: &Db, client_id: &str) {
-    db.create_session(NewSession {
-        client_id: client_id.into(),
-        ..NewSession::default()
-    })
-    .await
-    .expect("create");
-    assert!(
-        db.fenced_update(client_id, 1, StatePatch::default())
-            .await
-            .expect("claim")
-    );
+    super::events::owned(db, client_id, 1).await;
 }
 
 async fn append(db: &Db, client_id: &str, id: &str, pad: usize) -> Result<Appended, DbError> {

@@ -30,7 +30,8 @@ fn sealing(db: &Db) -> Db {
         .with_keys(StoreKeys::parse(&format!("k:{key}"), None).expect("key"))
 }
 
-async fn owned(db: &Db, client_id: &str, fence: u64) {
+/// Creates `client_id` and claims it with `fence`.
+pub(super) async fn owned(db: &Db, client_id: &str, fence: u64) {
     db.create_session(NewSession {
         client_id: client_id.into(),
         ..NewSession::default()
