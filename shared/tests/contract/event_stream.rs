@@ -41,6 +41,15 @@ async fn client() -> async_nats::Client {
     async_nats::connect(nats_url()).await.expect("NATS")
 }
 
+/// An hour's retention and `max_bytes`, one copy.
+fn settings(max_bytes: u64) -> StreamSettings {
+    StreamSettings {
+        max_age: std::time::Duration::from_secs(3600),
+        max_bytes,
+        replicas: 1,
+    }
+}
+
 fn cluster_of(stream: &EventStream) -> String {
     stream.name().trim_end_matches("-events").to_string()
 }
@@ -106,11 +115,7 @@ async fn a_refused_publish_writes_nothing_and_takes_no_seq() {
     );
 
     // Back again: the next event takes the next seq, no gap.
-    let settings = StreamSettings {
-        max_age: std::time::Duration::from_secs(3600),
-        max_bytes: 64 << 20,
-        replicas: 1,
-    };
+    let settings = settings(64 << 20);
     EventStream::open(client().await, &cluster_of(&stream), &settings)
         .await
         .expect("reopen");
@@ -125,11 +130,7 @@ async fn a_refused_publish_writes_nothing_and_takes_no_seq() {
 async fn a_full_stream_refuses_new_events_and_keeps_the_old() {
     let fixture = TestDb::postgres().await;
     let cluster = format!("t{}", uuid::Uuid::new_v4().simple());
-    let settings = StreamSettings {
-        max_age: std::time::Duration::from_secs(3600),
-        max_bytes: 1 << 20,
-        replicas: 1,
-    };
+    let settings = settings(1 << 20);
     let stream = EventStream::open(client().await, &cluster, &settings)
         .await
         .expect("open");
