@@ -1,6 +1,6 @@
 //! A webhook receiver for tests: a real HTTP/1.1 server on loopback that answers
 //! with scripted behaviours and hands every request back over a channel.
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,9 @@ pub enum Behaviour {
     Hang,
     /// A status and a JSON body.
     Json(u16, String),
+    /// This status to the first request of each `webhook-id`, `200` to the
+    /// ones after it: every event goes into retry once, then is delivered.
+    FailFirst(u16),
 }
 
 /// One request as received.
@@ -29,6 +32,8 @@ pub struct Received {
     pub headers: HashMap<String, String>,
     pub body: Vec<u8>,
     pub at: Instant,
+    /// The status answered (none for [`Behaviour::Hang`]).
+    pub status: Option<u16>,
 }
 
 impl Received {
@@ -67,10 +72,14 @@ impl Receiver {
         let script = Arc::new(Mutex::new(VecDeque::new()));
         let default = Arc::new(Mutex::new(Behaviour::Status(200)));
         let (tx, rx) = mpsc::unbounded_channel();
-        let (s, d) = (script.clone(), default.clone());
+        let state = State {
+            script: script.clone(),
+            default: default.clone(),
+            failed_once: Arc::default(),
+        };
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, s.clone(), d.clone(), tx.clone()));
+                tokio::spawn(serve(stream, state.clone(), tx.clone()));
             }
         });
         Receiver {
@@ -108,12 +117,38 @@ impl Receiver {
     }
 }
 
-async fn serve(
-    stream: TcpStream,
+/// What every connection of one receiver shares.
+#[derive(Clone)]
+struct State {
     script: Arc<Mutex<VecDeque<Behaviour>>>,
     default: Arc<Mutex<Behaviour>>,
-    tx: mpsc::UnboundedSender<Received>,
-) {
+    /// The `webhook-id`s [`Behaviour::FailFirst`] has failed once.
+    failed_once: Arc<Mutex<HashSet<String>>>,
+}
+
+impl State {
+    /// The behaviour for the next request, with a first-attempt failure
+    /// resolved into the status it gets.
+    fn behaviour(&self, headers: &HashMap<String, String>) -> Behaviour {
+        let next = self
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| self.default.lock().unwrap().clone());
+        let Behaviour::FailFirst(code) = next else {
+            return next;
+        };
+        let id = headers.get("webhook-id").cloned().unwrap_or_default();
+        if self.failed_once.lock().unwrap().insert(id) {
+            Behaviour::Status(code)
+        } else {
+            Behaviour::Status(200)
+        }
+    }
+}
+
+async fn serve(stream: TcpStream, state: State, tx: mpsc::UnboundedSender<Received>) {
     let mut reader = BufReader::new(stream);
     loop {
         let mut line = String::new();
@@ -147,24 +182,29 @@ async fn serve(
         if reader.read_exact(&mut body).await.is_err() {
             return;
         }
-        let behaviour = script
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| default.lock().unwrap().clone());
+        let behaviour = state.behaviour(&headers);
+        let status = match &behaviour {
+            Behaviour::Status(code) | Behaviour::RetryAfter(code, _) | Behaviour::Json(code, _) => {
+                Some(*code)
+            }
+            Behaviour::Hang | Behaviour::FailFirst(_) => None,
+        };
         let _ = tx.send(Received {
             method,
             path,
             headers,
             body,
             at: Instant::now(),
+            status,
         });
         let response = match behaviour {
             Behaviour::Hang => {
                 std::future::pending::<()>().await;
                 return;
             }
-            Behaviour::Status(code) => format!("HTTP/1.1 {code} X\r\ncontent-length: 0\r\n\r\n"),
+            Behaviour::Status(code) | Behaviour::FailFirst(code) => {
+                format!("HTTP/1.1 {code} X\r\ncontent-length: 0\r\n\r\n")
+            }
             Behaviour::RetryAfter(code, secs) => {
                 format!("HTTP/1.1 {code} X\r\nretry-after: {secs}\r\ncontent-length: 0\r\n\r\n")
             }

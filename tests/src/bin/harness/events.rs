@@ -20,7 +20,7 @@ struct Seen {
 }
 
 const WEBHOOK_TOKEN: &str = "harness-webhook-token-0123456789abcdef";
-const SENDER: &str = "4917699990000";
+pub const SENDER: &str = "4917699990000";
 
 /// Points every session's webhook at a fresh local receiver.
 pub async fn hook_all(

@@ -9,6 +9,7 @@ mod events;
 mod memory;
 mod mirror;
 mod sends;
+mod takeover;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -72,6 +73,12 @@ struct Args {
     /// SIGKILL one worker after the other phases and measure the failover.
     #[arg(long)]
     kill_worker: bool,
+    /// In the event phase, fail each event's first attempt at the receiver
+    /// (so events are in retry) and SIGKILL the worker owning the most
+    /// sessions halfway through; check every accepted message's event
+    /// arrives and the event logs have no gap.
+    #[arg(long)]
+    kill_during_events: bool,
     /// `RUST_LOG` of the parley processes.
     #[arg(long, default_value = "warn")]
     log: String,
@@ -196,7 +203,21 @@ async fn main() -> anyhow::Result<()> {
     if args.event_rate > 0.0 {
         let bases: Vec<String> = p.apis.iter().map(|a| a.base.clone()).collect();
         let rx = events::hook_all(&http, &bases[0], &ids).await?;
-        events::run(&http, &bases, &ids, rx, args.event_rate, args.duration).await;
+        if args.kill_during_events {
+            let victim = busiest_worker(&http, &mut p).await?;
+            takeover::run(
+                &http,
+                &bases,
+                &ids,
+                rx,
+                args.event_rate,
+                args.duration,
+                victim,
+            )
+            .await?;
+        } else {
+            events::run(&http, &bases, &ids, rx, args.event_rate, args.duration).await;
+        }
     }
 
     if let Some(rx) = hosted.as_mut() {
@@ -438,6 +459,25 @@ async fn owned_by(http: &reqwest::Client, worker: &Parley) -> anyhow::Result<Vec
                 .collect()
         })
         .unwrap_or_default())
+}
+
+/// Takes the worker that owns the most sessions out of `p`, with its sessions.
+async fn busiest_worker(
+    http: &reqwest::Client,
+    p: &mut Processes,
+) -> anyhow::Result<takeover::Victim> {
+    anyhow::ensure!(p.workers.len() > 1, "a takeover needs two workers or more");
+    let mut owned = Vec::new();
+    for w in &p.workers {
+        owned.push(owned_by(http, w).await?);
+    }
+    let busiest = (0..owned.len())
+        .max_by_key(|&i| owned[i].len())
+        .expect("workers");
+    Ok(takeover::Victim {
+        worker: p.workers.remove(busiest),
+        sessions: owned.swap_remove(busiest).into_iter().collect(),
+    })
 }
 
 async fn double_owners(database_url: &str, ids: &[String]) -> anyhow::Result<usize> {
