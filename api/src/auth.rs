@@ -36,13 +36,16 @@ impl Caller {
     }
 }
 
-/// Paths anyone may call: probes, non-secret facts, permanent media links, and
-/// the sandbox's signed picture links (like the network's own).
+/// Paths anyone may call: probes, non-secret facts, permanent media links,
+/// the sandbox's signed picture links (like the network's own), and the static
+/// pages (whose scripts call the authenticated routes with the user's token).
 pub(crate) fn is_public(path: &str) -> bool {
-    matches!(
-        path,
-        "/health" | "/health/live" | "/health/ready" | "/health/clients"
-    ) || matches!(path, "/config" | "/openapi.json" | "/metrics")
+    crate::static_pages::is_static(path)
+        || matches!(
+            path,
+            "/health" | "/health/live" | "/health/ready" | "/health/clients"
+        )
+        || matches!(path, "/config" | "/openapi.json" | "/metrics")
         || path.starts_with("/media/")
         || path
             .strip_prefix(picture_links::PATH)

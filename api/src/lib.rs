@@ -1,5 +1,6 @@
 //! The HTTP API: authentication, validation, routing of commands to session
 //! owners over the bus, hosted-inbox reads, health and configuration.
+mod audit;
 mod auth;
 mod compose;
 mod errors;
@@ -10,9 +11,11 @@ mod metrics;
 mod openapi_doc;
 mod openapi_rules;
 mod owner;
+mod presence;
 mod qr;
 mod routes;
 mod state;
+mod static_pages;
 mod trace;
 mod upload;
 
@@ -73,6 +76,9 @@ impl Application {
     ) -> anyhow::Result<Application> {
         let bind = config.bind.clone();
         let state = AppState::new(config, ports, surface).with_routes(extra);
+        if surface == Surface::Gateway {
+            presence::spawn(state.ports.leases.clone(), state.pod_name.clone());
+        }
         Self::build_on(&bind, "PARLEY_BIND", state)
     }
 
@@ -120,7 +126,7 @@ fn app(
         InitError = (),
     >,
 > {
-    let extra = state.extra;
+    let (extra, surface) = (state.extra, state.surface);
     let (app, mut doc) =
         routes::register(App::new().into_utoipa_app(), state.surface, extra).split_for_parts();
     openapi_doc::complete(&mut doc, auth::is_public, extra);
@@ -134,6 +140,11 @@ fn app(
         .app_data(errors::query_config())
         .app_data(errors::path_config())
         .app_data(web::PayloadConfig::new(JSON_LIMIT))
+        .configure(|cfg| {
+            if surface == Surface::Gateway {
+                static_pages::configure(cfg);
+            }
+        })
         .default_service(web::to(errors::fallback))
         .wrap(actix_web::middleware::from_fn(auth::authenticate))
         .wrap(actix_web::middleware::from_fn(errors::json_errors))

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Response, ResponseBuilder};
 
 use crate::RouteSet;
@@ -17,13 +18,26 @@ use crate::RouteSet;
 /// The component every error body refers to.
 const ERROR_SCHEMA: &str = "Error";
 
+/// The security scheme of every route behind the token (what `/docs`'
+/// "Authorize" asks for).
+const SECURITY_SCHEME: &str = "token";
+
 /// Paths whose handlers never ask a worker (health, facts, documents, stored
 /// files and the hosted inbox, answered from the database and the store).
 fn local_only(path: &str) -> bool {
     path.starts_with("/health")
         || path.starts_with("/media")
         || path.starts_with("/chatrooms")
-        || matches!(path, "/config" | "/openapi.json" | "/metrics" | "/clients")
+        || matches!(
+            path,
+            "/config"
+                | "/openapi.json"
+                | "/metrics"
+                | "/clients"
+                | "/sessions"
+                | "/session-history"
+                | "/cluster"
+        )
 }
 
 /// Routes that put a message on the network: they keep the session's pace
@@ -60,10 +74,23 @@ pub fn complete(doc: &mut OpenApi, public: impl Fn(&str) -> bool, extra: &RouteS
         )
         .required("error")
         .build();
-    doc.components
-        .get_or_insert_with(Default::default)
+    let components = doc.components.get_or_insert_with(Default::default);
+    components
         .schemas
         .insert(ERROR_SCHEMA.into(), RefOr::T(error.into()));
+    components.security_schemes.insert(
+        SECURITY_SCHEME.into(),
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some(
+                    "The account token (PARLEY_ACCOUNT_TOKEN), or a session's secret \
+                     (/set-api-secret) for that session's routes; a session's secret is \
+                     also accepted in the x-v3-secret header",
+                ))
+                .build(),
+        ),
+    );
     for (path, item) in doc.paths.paths.iter_mut() {
         let operations = [
             &mut item.get,
@@ -197,6 +224,10 @@ fn complete_operation(op: &mut Operation, public: bool, local: bool) {
     }
     if !public {
         shared.push(("401", "Missing or wrong token"));
+        op.security = Some(vec![SecurityRequirement::new(
+            SECURITY_SCHEME,
+            Vec::<String>::new(),
+        )]);
     }
     if has_body {
         shared.push(("413", "Body over the limit (1 MiB JSON, 128 MiB upload)"));

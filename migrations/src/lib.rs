@@ -19,6 +19,7 @@ mod m0013_sandbox_keys;
 mod m0014_session_pacing;
 mod m0015_events;
 mod m0016_event_stream;
+mod m0017_session_states;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0014_session_pacing::Migration),
             Box::new(m0015_events::Migration),
             Box::new(m0016_event_stream::Migration),
+            Box::new(m0017_session_states::Migration),
         ]
     }
 }

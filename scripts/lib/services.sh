@@ -142,6 +142,9 @@ needed_packages() {
   python_ok || pkgs+=(python3 python3-venv)
   # The independent client of the wire-network tests (Baileys) runs on Node.js.
   { command -v node >/dev/null && command -v npm >/dev/null; } || pkgs+=(nodejs npm)
+  # The browser tests of /docs and the console drive Debian's Chromium.
+  command -v chromium >/dev/null || pkgs+=(chromium)
+  command -v chromedriver >/dev/null || pkgs+=(chromium-driver)
   echo "${pkgs[@]}"
 }
 

@@ -1,7 +1,9 @@
 //! End-to-end tests: the real `parley` binary against real services.
 mod cluster;
+mod console;
 mod contacts;
 mod dead_stores;
+mod docs_page;
 mod events;
 mod foundation;
 mod groups;

@@ -29,7 +29,7 @@ const EVENT_ID_MAX: usize = 256;
 
 /// A whole number from the query string within `min..=max`, or `default`
 /// when absent (an empty value is not a number: 400).
-fn number(
+pub(crate) fn number(
     field: &str,
     raw: Option<&str>,
     default: u64,
@@ -212,6 +212,7 @@ pub async fn redeliver(
     if let Some(first) = queued.first() {
         wake_owner(&state, &id, first.seq - 1).await;
     }
+    crate::audit::done(&req, "redeliver events", &id);
     Ok(web::Json(Redelivered {
         queued: queued.len() as u64,
     }))

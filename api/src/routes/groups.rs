@@ -104,7 +104,10 @@ pub async fn update_group_members(
         participants,
     };
     match ask(&state, &id, q).await? {
-        Answer::Members(updated) => Ok(web::Json(updated)),
+        Answer::Members(updated) => {
+            crate::audit::done(&req, "update group members", &id);
+            Ok(web::Json(updated))
+        }
         other => Err(mismatch(other)),
     }
 }
@@ -157,10 +160,13 @@ pub async fn leave_group(
     )
     .await?
     {
-        Answer::Left => Ok(web::Json(GroupLeft {
-            ok: true,
-            group_jid: group.into_string(),
-        })),
+        Answer::Left => {
+            crate::audit::done(&req, "leave group", &id);
+            Ok(web::Json(GroupLeft {
+                ok: true,
+                group_jid: group.into_string(),
+            }))
+        }
         other => Err(mismatch(other)),
     }
 }

@@ -33,16 +33,13 @@ pub async fn live(state: web::Data<AppState>) -> web::Json<Live> {
 ))]
 #[get("/health/ready")]
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
-    let ports = &state.ports;
-    let within = |f| async move { tokio::time::timeout(CHECK_BUDGET, f).await.unwrap_or(false) };
-    let (database, storage, bus, stream) = tokio::join!(
-        within(Box::pin(ports.db.ping()) as std::pin::Pin<Box<dyn Future<Output = bool> + Send>>),
-        within(Box::pin(ports.media.healthy())),
-        within(Box::pin(ports.bus.healthy())),
-        within(Box::pin(stream_healthy(&ports.db))),
-    );
-    // The event log: the database, and in the cluster the stream of bodies.
-    let events = database && stream;
+    let Checks {
+        database,
+        storage,
+        bus,
+        events,
+        ..
+    } = checks(&state).await;
     let sessions = if database {
         counts(&state).await.unwrap_or_default()
     } else {
@@ -70,6 +67,36 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)
+    }
+}
+
+/// Whether each dependency answers now, each within [`CHECK_BUDGET`].
+pub(crate) struct Checks {
+    pub database: bool,
+    pub storage: bool,
+    pub bus: bool,
+    pub leases: bool,
+    /// The event log takes events: the database, and in the cluster the
+    /// stream of bodies.
+    pub events: bool,
+}
+
+pub(crate) async fn checks(state: &AppState) -> Checks {
+    let ports = &state.ports;
+    let within = |f| async move { tokio::time::timeout(CHECK_BUDGET, f).await.unwrap_or(false) };
+    let (database, storage, bus, leases, stream) = tokio::join!(
+        within(Box::pin(ports.db.ping()) as std::pin::Pin<Box<dyn Future<Output = bool> + Send>>),
+        within(Box::pin(ports.media.healthy())),
+        within(Box::pin(ports.bus.healthy())),
+        within(Box::pin(ports.leases.healthy())),
+        within(Box::pin(stream_healthy(&ports.db))),
+    );
+    Checks {
+        database,
+        storage,
+        bus,
+        leases,
+        events: database && stream,
     }
 }
 

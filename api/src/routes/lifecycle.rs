@@ -178,6 +178,7 @@ pub async fn disconnect(
         state.ports.db.delete_session(id.as_str()).await?;
         None
     };
+    crate::audit::done(&req, "disconnect", &id);
     Ok(web::Json(Disconnected {
         ok: true,
         client_id: id.to_string(),

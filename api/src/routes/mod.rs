@@ -4,7 +4,7 @@ mod avatars;
 mod contacts;
 mod events;
 mod groups;
-mod health;
+pub(crate) mod health;
 mod inbox;
 pub(crate) mod lifecycle;
 mod media;
@@ -12,6 +12,7 @@ mod media_files;
 mod media_send;
 mod messages;
 mod meta;
+mod overview;
 mod prometheus;
 mod receipts;
 pub(crate) mod sessions;
@@ -46,6 +47,9 @@ where
     let app = app.configure(extra.gateway);
     app.service(meta::config)
         .service(sessions::clients)
+        .service(overview::sessions)
+        .service(overview::session_history)
+        .service(overview::cluster)
         .service(sessions::check_state)
         .service(sessions::set_api_secret)
         .service(lifecycle::start)

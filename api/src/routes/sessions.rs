@@ -132,6 +132,7 @@ pub async fn set_api_secret(
         .update_settings(id.as_str(), patch)
         .await?
         .ok_or_else(|| ApiError::not_found("unknown clientId"))?;
+    crate::audit::done(&req, "set session secret", &id);
     Ok(web::Json(HasSecret {
         client_id: row.client_id,
         has_secret: row.secret_hash.is_some(),

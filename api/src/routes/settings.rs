@@ -76,6 +76,7 @@ pub async fn set_webhook(
         ..Default::default()
     };
     let row = store(&state, &id, patch).await?;
+    crate::audit::done(&req, "set webhook", &id);
     Ok(web::Json(WebhookSet {
         ok: true,
         client_id: row.client_id,
@@ -102,6 +103,7 @@ pub async fn set_org_id(
         ..Default::default()
     };
     let row = store(&state, &id, patch).await?;
+    crate::audit::done(&req, "set orgId", &id);
     Ok(web::Json(OrgIdSet {
         ok: true,
         client_id: row.client_id,

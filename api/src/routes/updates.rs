@@ -163,5 +163,6 @@ pub async fn delete_message(
     {
         tracing::warn!(error = %e, client_id = %id, "cannot mark the stored message deleted");
     }
+    crate::audit::done(&req, "delete message", &id);
     Ok(web::Json(StatusFlag { status: true }))
 }

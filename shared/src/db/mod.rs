@@ -4,6 +4,7 @@ pub mod entities;
 pub mod events;
 pub mod group_subjects;
 pub mod history;
+pub mod overview;
 pub mod sessions;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -15,7 +16,7 @@ use crate::store_keys::StoreKeys;
 use std::time::Duration;
 
 pub use sea_orm::ConnectionTrait;
-pub use sessions::{NewSession, SessionRow, SettingsPatch, StatePatch};
+pub use sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum DbError {

@@ -78,6 +78,18 @@ pub struct StatePatch {
     pub desired: Option<bool>,
 }
 
+/// One line of a session's state history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateChange {
+    pub at: DateTime<Utc>,
+    pub status: String,
+    pub connected: bool,
+    /// The disconnect reason this change brought; empty when none.
+    pub reason: String,
+    /// The owning pod after the change.
+    pub pod_name: String,
+}
+
 /// How health output counts a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Health {

@@ -20,6 +20,7 @@ struct State {
     /// Last fence granted per key; never removed, so fences only grow.
     fences: HashMap<String, u64>,
     members: HashMap<String, (u64, Instant)>,
+    api_pods: HashMap<String, Instant>,
 }
 
 struct Held {
@@ -142,6 +143,22 @@ impl Leases for MemoryLeases {
             .collect();
         members.sort();
         Ok(members)
+    }
+
+    async fn announce_api_pod(&self, pod: &str, ttl: Duration) -> Result<(), LeaseError> {
+        self.state()
+            .api_pods
+            .insert(pod.to_owned(), Instant::now() + ttl);
+        Ok(())
+    }
+
+    async fn api_pods(&self) -> Result<Vec<String>, LeaseError> {
+        let mut state = self.state();
+        let now = Instant::now();
+        state.api_pods.retain(|_, expires| *expires > now);
+        let mut pods: Vec<String> = state.api_pods.keys().cloned().collect();
+        pods.sort();
+        Ok(pods)
     }
 
     async fn healthy(&self) -> bool {

@@ -1,5 +1,6 @@
 //! The lease port: exclusive, expiring ownership of a key (a session) with a
-//! fencing token that grows at every grant, plus worker presence for spreading load.
+//! fencing token that grows at every grant, plus worker presence for spreading load
+//! and API pod presence for the cluster summary.
 //!
 //! Keys are relative; adapters prefix them with the cluster name.
 pub mod memory;
@@ -50,6 +51,13 @@ pub trait Leases: Send + Sync + 'static {
 
     /// Live members and their announced loads, sorted by name.
     async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError>;
+
+    /// Announces a live API pod, valid for `ttl`; kept apart from the
+    /// workers' presence (API pods own no sessions).
+    async fn announce_api_pod(&self, pod: &str, ttl: Duration) -> Result<(), LeaseError>;
+
+    /// Live API pods, sorted by name.
+    async fn api_pods(&self) -> Result<Vec<String>, LeaseError>;
 
     /// Whether the store is reachable now.
     async fn healthy(&self) -> bool;

@@ -79,6 +79,37 @@ impl RedisLeases {
         format!("{}:member:{member}", self.prefix)
     }
 
+    fn api_pod_key(&self, pod: &str) -> String {
+        format!("{}:api-pod:{pod}", self.prefix)
+    }
+
+    /// The live keys under `key_prefix` with their values, names without the
+    /// prefix, sorted.
+    async fn present(&self, key_prefix: &str) -> Result<Vec<(String, u64)>, LeaseError> {
+        let pattern = format!("{}*", glob_escape(key_prefix));
+        let mut connection = self.connection.clone();
+        let mut keys: Vec<String> = connection
+            .scan_options(ScanOptions::default().with_pattern(pattern).with_count(500))
+            .await
+            .map_err(store_error)?
+            .try_collect()
+            .await
+            .map_err(store_error)?;
+        // SCAN may return a key twice.
+        keys.sort();
+        keys.dedup();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let values: Vec<Option<u64>> = connection.mget(&keys).await.map_err(store_error)?;
+        // A key that expired between SCAN and MGET is gone.
+        Ok(keys
+            .iter()
+            .zip(values)
+            .filter_map(|(key, value)| Some((key.strip_prefix(key_prefix)?.to_owned(), value?)))
+            .collect())
+    }
+
     /// Runs a script, loading it into Redis first when needed.
     async fn run<T: redis::FromRedisValue>(
         &self,
@@ -194,29 +225,21 @@ impl Leases for RedisLeases {
     }
 
     async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
-        let key_prefix = self.member_key("");
-        let pattern = format!("{}*", glob_escape(&key_prefix));
-        let mut connection = self.connection.clone();
-        let mut keys: Vec<String> = connection
-            .scan_options(ScanOptions::default().with_pattern(pattern).with_count(500))
+        self.present(&self.member_key("")).await
+    }
+
+    async fn announce_api_pod(&self, pod: &str, ttl: Duration) -> Result<(), LeaseError> {
+        let key = self.api_pod_key(pod);
+        self.connection
+            .clone()
+            .pset_ex(key, 1, millis(ttl))
             .await
-            .map_err(store_error)?
-            .try_collect()
-            .await
-            .map_err(store_error)?;
-        // SCAN may return a key twice.
-        keys.sort();
-        keys.dedup();
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let loads: Vec<Option<u64>> = connection.mget(&keys).await.map_err(store_error)?;
-        // A member that expired between SCAN and MGET is gone.
-        Ok(keys
-            .iter()
-            .zip(loads)
-            .filter_map(|(key, load)| Some((key.strip_prefix(&key_prefix)?.to_owned(), load?)))
-            .collect())
+            .map_err(store_error)
+    }
+
+    async fn api_pods(&self) -> Result<Vec<String>, LeaseError> {
+        let pods = self.present(&self.api_pod_key("")).await?;
+        Ok(pods.into_iter().map(|(pod, _)| pod).collect())
     }
 
     async fn healthy(&self) -> bool {

@@ -1,4 +1,5 @@
 //! HTTP request and response bodies (serde, camelCase), one module per resource.
+pub mod console;
 pub mod contacts;
 pub mod events;
 pub mod groups;

@@ -41,7 +41,8 @@ macro_rules! contract_tests {
             cases!($open; one_holder_under_contention, acquire_while_held_is_refused,
                 renew_before_and_after_expiry, release_lets_another_acquire_at_once,
                 stale_lease_cannot_renew_or_release, fence_grows_across_grants,
-                holders_are_reported, members_announce_expire_withdraw, healthy);
+                holders_are_reported, members_announce_expire_withdraw,
+                api_pods_are_apart_from_members_and_expire, healthy);
         }
     };
 }
@@ -281,6 +282,25 @@ async fn members_announce_expire_withdraw(open: Open) {
     a.withdraw("w2").await.unwrap();
     assert!(b.members().await.unwrap().is_empty());
     a.withdraw("w2").await.unwrap();
+}
+
+async fn api_pods_are_apart_from_members_and_expire(open: Open) {
+    let (a, b) = two(&open).await;
+    assert!(a.api_pods().await.unwrap().is_empty());
+    a.announce_api_pod("api-b", LONG).await.unwrap();
+    b.announce_api_pod("api-a", SHORT).await.unwrap();
+    b.announce("w1", 2, LONG).await.unwrap();
+    assert_eq!(a.api_pods().await.unwrap(), ["api-a", "api-b"]);
+    assert_eq!(
+        a.members().await.unwrap(),
+        [("w1".to_string(), 2)],
+        "API pods are not workers"
+    );
+    eventually("api-a expires", || async {
+        b.api_pods().await.unwrap() == ["api-b"]
+    })
+    .await;
+    a.withdraw("w1").await.unwrap();
 }
 
 async fn healthy(open: Open) {

@@ -8,4 +8,5 @@ mod history;
 mod lease;
 mod media;
 mod nats_drain;
+mod overview;
 mod support;

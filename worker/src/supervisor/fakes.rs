@@ -406,6 +406,12 @@ impl Leases for TestLeases {
     async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
         self.inner.members().await
     }
+    async fn announce_api_pod(&self, pod: &str, ttl: Duration) -> Result<(), LeaseError> {
+        self.inner.announce_api_pod(pod, ttl).await
+    }
+    async fn api_pods(&self) -> Result<Vec<String>, LeaseError> {
+        self.inner.api_pods().await
+    }
     async fn healthy(&self) -> bool {
         true
     }

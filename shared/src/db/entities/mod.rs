@@ -4,4 +4,5 @@ pub mod events;
 pub mod group_subjects;
 pub mod history;
 pub mod profile_pictures;
+pub mod session_states;
 pub mod sessions;

@@ -4,7 +4,7 @@ use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::ExprTrait;
 use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect, TryInsertResult};
 
-use crate::db::sessions::{NewSession, SessionRow, SettingsPatch, StatePatch};
+use crate::db::sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};
 use crate::db::{Db, DbError};
 use crate::pacing::Pacing;
 
@@ -210,7 +210,9 @@ pub async fn update_settings(
     find(db, client_id).await
 }
 
-/// One `UPDATE ... WHERE client_id = ? AND fence <= ?` that also stores `fence`.
+/// One `UPDATE ... WHERE client_id = ? AND fence <= ?` that also stores `fence`,
+/// and, when the status, the connection, the owner or a disconnect reason
+/// changes, a line in the session's state history (same transaction).
 pub async fn fenced_update(
     db: &Db,
     client_id: &str,
@@ -219,6 +221,9 @@ pub async fn fenced_update(
 ) -> Result<bool, DbError> {
     let fence = i64::try_from(fence)
         .map_err(|_| DbError::Unavailable(format!("fence {fence} does not fit a bigint")))?;
+    let txn = db.begin_write().await?;
+    let before = Entity::find_by_id(client_id).one(&txn).await?;
+    let change = before.as_ref().and_then(|old| state_change(old, &patch));
     let changes = ActiveModel {
         status: set_some(patch.status),
         pod_name: set_some(patch.pod_name),
@@ -243,7 +248,50 @@ pub async fn fenced_update(
             Expr::col(Column::Reconnects).add(patch.reconnects_add),
         );
     }
-    Ok(update.exec(db.conn()).await?.rows_affected == 1)
+    let applied = update.exec(&txn).await?.rows_affected == 1;
+    if applied && let Some(change) = change {
+        super::session_states::record(&txn, client_id, &change).await?;
+    }
+    txn.commit().await?;
+    Ok(applied)
+}
+
+/// What the state history records of `patch` applied to `old`; `None` when
+/// nothing it shows changes.
+fn state_change(old: &Model, patch: &StatePatch) -> Option<StateChange> {
+    let status = patch.status.clone().unwrap_or_else(|| old.status.clone());
+    let connected = patch.connected.unwrap_or(old.connected);
+    let pod_name = patch
+        .pod_name
+        .clone()
+        .unwrap_or_else(|| old.pod_name.clone());
+    // A new reason, or a drop of the connection (whose reason may be the
+    // same as the last one's, and so not in the patch).
+    let new_reason = patch
+        .last_disconnect
+        .clone()
+        .filter(|r| !r.is_empty() && *r != old.last_disconnect);
+    let dropped = old.connected && !connected;
+    let reason = match new_reason {
+        Some(r) => r,
+        None if dropped => patch
+            .last_disconnect
+            .clone()
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| old.last_disconnect.clone()),
+        None => String::new(),
+    };
+    let same = status == old.status && connected == old.connected && pod_name == old.pod_name;
+    if same && reason.is_empty() {
+        return None;
+    }
+    Some(StateChange {
+        at: Utc::now(),
+        status,
+        connected,
+        reason,
+        pod_name,
+    })
 }
 
 /// Seals every webhook token not sealed under the active key yet; returns
@@ -287,6 +335,7 @@ pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {
         .filter(super::events::Column::ClientId.eq(client_id))
         .exec(&txn)
         .await?;
+    super::session_states::delete(&txn, client_id).await?;
     let res = Entity::delete_by_id(client_id).exec(&txn).await?;
     txn.commit().await?;
     super::events::purge_stream(db, client_id).await;
