@@ -315,6 +315,16 @@ fn parameter_rules() -> Vec<ParameterRule> {
             false,
         ),
         ("/events/dead-letters", "get", "limit", whole(1, 500), false),
+        ("/sessions", "get", "clientId", client_id(), false),
+        (
+            "/sessions",
+            "get",
+            "q",
+            json!({"type": "string", "maxLength": 128}),
+            false,
+        ),
+        ("/sessions", "get", "page", whole(1, 4_294_967_295), false),
+        ("/sessions", "get", "limit", whole(1, 200), false),
     ]
 }
 

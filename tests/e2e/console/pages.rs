@@ -424,3 +424,126 @@ async fn every_page_fits_a_phone() {
     photograph(&b, "cluster-phone").await;
     b.stop().await;
 }
+
+#[tokio::test]
+async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redelivered() {
+    if !browser::available("console pages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rx = Receiver::start().await;
+    // The sandbox rotates its QR codes every 2 s here.
+    let p = gateway_with(
+        dir.path(),
+        &[
+            ("PARLEY_SANDBOX_QR_FIRST_SECS", "2"),
+            ("PARLEY_SANDBOX_QR_NEXT_SECS", "2"),
+        ],
+    )
+    .await;
+    let (status, _) = post(&p, "/start?clientId=rotating", json!({})).await;
+    assert_eq!(status, 200);
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    sign_in(&b, &p, TOKEN, None).await;
+    b.wait_css("#sessions-table tr[data-client-id='rotating']")
+        .await;
+    b.client
+        .goto(&p.url("/console/#/session/rotating"))
+        .await
+        .unwrap();
+    let qr = b.wait_css("#qr-image").await;
+    let mut codes = Vec::new();
+    let deadline = tokio::time::Instant::now() + PAGE_WAIT;
+    while codes.len() < 2 {
+        let src = qr.attr("src").await.unwrap().unwrap_or_default();
+        if src.starts_with("data:image/png") {
+            let code = parley_tests::qr::decode_data_url(&src);
+            if codes.last() != Some(&code) {
+                codes.push(code);
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the QR never rotated"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Paired by phone-number code instead, entered on the simulated phone.
+    type_into(&b, "#pair-phone", "4915100000490").await;
+    click(&b, "#pair-phone-submit").await;
+    let code = b.wait_text("#pair-code", |t| t.trim().len() == 8).await;
+    let (status, body) = post(
+        &p,
+        "/sandbox/enter-code",
+        json!({"clientId": "rotating", "code": code.trim()}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    b.wait_text("#session-status", |t| t == "connected").await;
+
+    // A receiver that refuses: the event is a dead letter; the button
+    // delivers it again once the receiver takes it.
+    rx.set_default(parley_tests::receiver::Behaviour::Status(400));
+    type_into(&b, "#webhook-url", &rx.url).await;
+    type_into(&b, "#webhook-token", HOOK_TOKEN).await;
+    click(&b, "#webhook-submit").await;
+    b.wait_text("#webhook-result", |t| !t.is_empty()).await;
+    let (status, _) = post(
+        &p,
+        "/sandbox/contacts",
+        json!({"phone": CONTACT, "name": "Carla"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = post(
+        &p,
+        "/sandbox/messages",
+        json!({"clientId": "rotating", "from": CONTACT, "type": "text", "body": "refused once"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    b.wait_text("#dead-table tbody", |t| t.contains("refused once"))
+        .await;
+    rx.set_default(parley_tests::receiver::Behaviour::Status(200));
+    click(&b, "#redeliver-all").await;
+    b.wait_text("#redeliver-result", |t| t.contains("Queued 1"))
+        .await;
+    let again = loop {
+        let req = rx.next(Duration::from_secs(10)).await;
+        if req.json()["body"] == "refused once" && req.status == Some(200) {
+            break req;
+        }
+    };
+    assert!(again.header("webhook-id").is_some());
+    b.wait_text("#dead-table tbody", |t| !t.contains("refused once"))
+        .await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn thirty_idle_minutes_sign_the_tab_out() {
+    if !browser::available("console pages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = gateway(dir.path()).await;
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    sign_in(&b, &p, TOKEN, None).await;
+    shown(&b, "#page-sessions").await;
+    // The last activity 31 minutes ago, as if the tab had been left alone.
+    js(
+        &b,
+        "sessionStorage.setItem('parley.console.lastActivity', String(Date.now() - 31 * 60 * 1000)); return 1",
+    )
+    .await;
+    b.client.refresh().await.unwrap();
+    let note = b.wait_text("#signin-note", |t| !t.is_empty()).await;
+    assert!(note.contains("30 minutes"), "{note}");
+    assert_eq!(
+        js(&b, "return sessionStorage.length").await,
+        0,
+        "token cleared"
+    );
+    b.stop().await;
+}

@@ -221,3 +221,27 @@ async fn destructive_actions_name_who_did_them() {
     );
     assert!(!lines.iter().any(|l| l.contains(SECRET)), "{lines:?}");
 }
+
+#[tokio::test]
+async fn the_cluster_summary_names_the_api_pod_and_the_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = services::ClusterEnv::new().await;
+    let (api, _worker) = api_and_worker(&env, dir.path(), &[]).await;
+    let summary = eventually(30, "the API pod and the worker", || async {
+        let (status, s) = get(&api, "/cluster").await;
+        assert_eq!(status, 200, "{s}");
+        let ready = s["apiPods"].as_array().is_some_and(|a| !a.is_empty())
+            && s["workers"].as_array().is_some_and(|w| !w.is_empty());
+        ready.then_some(s)
+    })
+    .await;
+    assert_eq!(summary["mode"], "cluster");
+    assert_eq!(summary["apiPods"].as_array().unwrap().len(), 1, "{summary}");
+    assert_eq!(summary["apiPods"][0]["name"], summary["podName"]);
+    assert_eq!(summary["workers"].as_array().unwrap().len(), 1, "{summary}");
+    assert_eq!(summary["dependencies"]["bus"], true);
+    assert_eq!(summary["dependencies"]["leases"], true);
+    // The API pod serves the console too.
+    let res = client().get(api.url("/console/")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+}
