@@ -77,6 +77,20 @@ async fn sign_in(b: &Browser, p: &Parley, token: &str, session: Option<&str>) {
     click(b, "#signin-submit").await;
 }
 
+/// The QR image's data URL once the page shows one (within [`PAGE_WAIT`]).
+async fn qr_on_screen(b: &Browser) -> String {
+    let qr = b.wait_css("#qr-image").await;
+    let deadline = tokio::time::Instant::now() + PAGE_WAIT;
+    loop {
+        let src = qr.attr("src").await.unwrap().unwrap_or_default();
+        if src.starts_with("data:image/png") {
+            return src;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no QR code shown");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The page's text, as a user reads it.
 async fn page_text(b: &Browser) -> String {
     js(b, "return document.body.innerText")
@@ -130,14 +144,7 @@ async fn an_operator_pairs_a_session_sends_sees_the_event_and_disconnects() {
     click(&b, "#new-submit").await;
 
     // The QR on screen, read as a phone's camera reads it.
-    let qr = b.wait_css("#qr-image").await;
-    let src = loop {
-        let src = qr.attr("src").await.unwrap().unwrap_or_default();
-        if src.starts_with("data:image/png") {
-            break src;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let src = qr_on_screen(&b).await;
     photograph(&b, "pairing-desktop").await;
     let code = parley_tests::qr::decode_data_url(&src);
     js(&b, "window.parleyTestMarker = 'same page'; return 1").await;
@@ -406,16 +413,7 @@ async fn every_page_fits_a_phone() {
         .goto(&p.url("/console/#/session/waiting"))
         .await
         .unwrap();
-    let qr = b.wait_css("#qr-image").await;
-    while !qr
-        .attr("src")
-        .await
-        .unwrap()
-        .unwrap_or_default()
-        .starts_with("data:image/png")
-    {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    qr_on_screen(&b).await;
     fits(&b, "pairing").await;
     photograph(&b, "pairing-phone").await;
     b.client.goto(&p.url("/console/#/cluster")).await.unwrap();
