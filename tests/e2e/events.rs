@@ -7,6 +7,7 @@ mod avatars;
 mod delivery;
 pub(crate) mod history;
 mod hosted_cluster;
+mod lease_reset;
 mod log;
 mod log_cluster;
 mod polls;

@@ -7,6 +7,7 @@ pub mod nats_server;
 pub mod process;
 pub mod qr;
 pub mod receiver;
+pub mod redis_server;
 pub mod relay;
 pub mod services;
 pub mod stats;

@@ -41,11 +41,14 @@ impl SeaOrmDeviceStore {
             .map_err(db_err)?;
         let refusal = match stored {
             Some(stored) if stored <= self.fence => return Ok(txn),
-            Some(stored) => FenceRejected::Stale {
-                client_id: self.client_id.clone(),
-                ours: self.fence,
-                stored,
-            },
+            Some(stored) => {
+                self.fenced_out.send_replace(true);
+                FenceRejected::Stale {
+                    client_id: self.client_id.clone(),
+                    ours: self.fence,
+                    stored,
+                }
+            }
             None => FenceRejected::NoSession {
                 client_id: self.client_id.clone(),
             },

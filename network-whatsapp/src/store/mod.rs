@@ -41,6 +41,8 @@ pub struct SeaOrmDeviceStore {
     db: Db,
     client_id: String,
     fence: i64,
+    /// Turns true at the first write a newer owner's fence refuses (clones share it).
+    fenced_out: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl SeaOrmDeviceStore {
@@ -52,7 +54,16 @@ impl SeaOrmDeviceStore {
             db,
             client_id: client_id.into(),
             fence,
+            fenced_out: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
         })
+    }
+
+    /// Resolves once a write was refused because a newer owner holds the
+    /// session: its connection must close (the session's next state write
+    /// then stops it, as any fenced-out write does).
+    pub async fn fenced_out(&self) {
+        let mut seen = self.fenced_out.subscribe();
+        drop(seen.wait_for(|fenced| *fenced).await.map(|_| ()));
     }
 
     pub fn client_id(&self) -> &str {

@@ -1,6 +1,8 @@
 //! The Redis lease store: one key per lease (`{prefix}:{key}` = `holder|token|fence`),
-//! a fencing counter per key (`{prefix}:{key}:fence`), one key per live member.
-use std::sync::LazyLock;
+//! a fencing counter per key (`{prefix}:{key}:fence`), one key per live member,
+//! and the store's epoch (`{prefix}:epoch`), which tells a Redis that lost its
+//! data (restarted without persistence, flushed) from leases that expired.
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,29 +15,78 @@ use super::{Lease, LeaseError, Leases};
 const TIMEOUT: Duration = Duration::from_secs(2);
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// KEYS: lease, fence. ARGV: holder, token, ttl ms, the caller's wall clock in µs.
-/// Returns the new fence, or nil when held. The fence is never below the wall
-/// clock, so it keeps growing even if Redis loses its data (stored rows keep the
-/// last fence they saw).
+/// The store's epoch, shared by the scripts below: `{prefix}:epoch` holds
+/// `<id>|<reset ms>`, made anew when the store has lost its data. A handle
+/// that saw another epoch before (ARGV `seen`) marks the new one as a reset at
+/// Redis's own time, so claims wait while live owners take their leases back.
+const EPOCH: &str = r"local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function epoch_of(key, seen, fresh, now)
+  local m = redis.call('GET', key)
+  local id, reset
+  if m then
+    local sep = string.find(m, '|', 1, true)
+    id = string.sub(m, 1, sep - 1)
+    reset = tonumber(string.sub(m, sep + 1))
+  else
+    id = fresh
+    reset = 0
+    if seen ~= '' then reset = now end
+    redis.call('SET', key, id .. '|' .. string.format('%d', reset))
+  end
+  if seen ~= '' and id ~= seen and reset == 0 then
+    reset = now
+    redis.call('SET', key, id .. '|' .. string.format('%d', reset))
+  end
+  return id, reset
+end
+";
+
+/// KEYS: lease, fence, epoch. ARGV: holder, token (without its epoch), ttl ms,
+/// the caller's wall clock in µs, the epoch the caller saw last, a fresh epoch
+/// id, the settling time in ms. Returns `{1, epoch, fence}` when granted (the
+/// token is `<epoch>.<token>`), `{0, epoch, 0}` when held, `{-1, epoch, 0}` while the
+/// store settles after losing its data. The fence is never below the wall
+/// clock, so it keeps growing even if Redis loses its data (stored rows keep
+/// the last fence they saw).
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+    Script::new(&format!(
+        r"{EPOCH}
+local now = now_ms()
+local epoch, reset = epoch_of(KEYS[3], ARGV[5], ARGV[6], now)
+if now - reset < tonumber(ARGV[7]) then return {{-1, epoch, 0}} end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {{0, epoch, 0}} end
 local fence = redis.call('INCR', KEYS[2])
 if fence < tonumber(ARGV[4]) then
   fence = tonumber(ARGV[4])
   redis.call('SET', KEYS[2], ARGV[4])
 end
-redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[2] .. '|' .. string.format('%d', fence), 'PX', ARGV[3])
-return fence",
-    )
+local value = ARGV[1] .. '|' .. epoch .. '.' .. ARGV[2] .. '|' .. string.format('%d', fence)
+redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
+return {{1, epoch, fence}}"
+    ))
 });
 
-/// KEYS: lease. ARGV: value, ttl ms. Returns 1 when the lease was ours.
+/// KEYS: lease, fence, epoch. ARGV: value, ttl ms, the epoch of the lease's
+/// grant, the epoch the caller saw last, a fresh epoch id, the lease's fence.
+/// Returns `{1, ''}` when the lease was ours, `{2, epoch}` when the store had
+/// lost it with its data since the grant and it is ours again (its fence
+/// kept), `{0, ...}` when it expired or another holder has it.
 static RENEW: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0",
-    )
+    Script::new(&format!(
+        r"{EPOCH}
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return {{redis.call('PEXPIRE', KEYS[1], ARGV[2]), ''}} end
+if held or ARGV[3] == '' then return {{0, ''}} end
+local epoch = epoch_of(KEYS[3], ARGV[4], ARGV[5], now_ms())
+if epoch == ARGV[3] then return {{0, epoch}} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local fence = tonumber(redis.call('GET', KEYS[2]) or '0')
+if fence < tonumber(ARGV[6]) then redis.call('SET', KEYS[2], ARGV[6]) end
+return {{2, epoch}}"
+    ))
 });
 
 /// KEYS: lease. ARGV: value. Returns 1 when the lease was ours.
@@ -46,11 +97,14 @@ return 0",
     )
 });
 
-/// Leases in Redis under `{prefix}:`; clones share one multiplexed connection.
+/// Leases in Redis under `{prefix}:`; clones share one multiplexed connection
+/// and what they know of the store's epoch.
 #[derive(Clone)]
 pub struct RedisLeases {
     connection: ConnectionManager,
     prefix: String,
+    /// The store's epoch this handle saw last (empty before the first).
+    seen: Arc<Mutex<String>>,
 }
 
 impl RedisLeases {
@@ -68,7 +122,33 @@ impl RedisLeases {
         Ok(RedisLeases {
             connection,
             prefix: prefix.to_owned(),
+            seen: Arc::default(),
         })
+    }
+
+    fn epoch_key(&self) -> String {
+        format!("{}:epoch", self.prefix)
+    }
+
+    fn seen(&self) -> String {
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records the store's epoch as seen now; says so when it changed.
+    fn saw(&self, epoch: &str) {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if *seen != epoch {
+            if !seen.is_empty() {
+                tracing::warn!(
+                    prefix = %self.prefix,
+                    "the lease store lost its data: owners take their leases back, claims wait a lease time"
+                );
+            }
+            epoch.clone_into(&mut seen);
+        }
     }
 
     fn lease_key(&self, key: &str) -> String {
@@ -135,6 +215,16 @@ fn value(lease: &Lease) -> String {
     format!("{}|{}|{}", lease.holder, lease.token, lease.fence)
 }
 
+/// The store's epoch a lease was granted in (the part of its token before
+/// the first `.`; empty for a token without one).
+fn epoch_of(lease: &Lease) -> &str {
+    lease.token.split_once('.').map_or("", |(epoch, _)| epoch)
+}
+
+fn fresh_id() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
 /// The holder part of a lease value; a holder may itself contain `|`.
 fn holder(value: &str) -> Option<&str> {
     value.rsplitn(3, '|').nth(2)
@@ -160,29 +250,56 @@ impl Leases for RedisLeases {
     ) -> Result<Option<Lease>, LeaseError> {
         let token = format!("{:032x}", rand::random::<u128>());
         let lease_key = self.lease_key(key);
-        let fence: Option<u64> = self
+        // The settling time after a loss of data is one lease time: owners
+        // renew well within it, so a live one has its lease back by then.
+        let (status, epoch, fence): (i64, String, u64) = self
             .run(
                 ACQUIRE
                     .key(&lease_key)
                     .key(format!("{lease_key}:fence"))
+                    .key(self.epoch_key())
                     .arg(holder)
                     .arg(&token)
                     .arg(millis(ttl))
-                    .arg(wall_clock_micros()),
+                    .arg(wall_clock_micros())
+                    .arg(self.seen())
+                    .arg(fresh_id())
+                    .arg(millis(ttl)),
             )
             .await?;
-        Ok(fence.map(|fence| Lease {
+        self.saw(&epoch);
+        Ok((status == 1).then(|| Lease {
             key: key.to_owned(),
             holder: holder.to_owned(),
-            token,
+            token: format!("{epoch}.{token}"),
             fence,
         }))
     }
 
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {
         let key = self.lease_key(&lease.key);
-        self.run(RENEW.key(key).arg(value(lease)).arg(millis(ttl)))
-            .await
+        let (status, epoch): (i64, String) = self
+            .run(
+                RENEW
+                    .key(&key)
+                    .key(format!("{key}:fence"))
+                    .key(self.epoch_key())
+                    .arg(value(lease))
+                    .arg(millis(ttl))
+                    .arg(epoch_of(lease))
+                    .arg(self.seen())
+                    .arg(fresh_id())
+                    .arg(lease.fence),
+            )
+            .await?;
+        if !epoch.is_empty() {
+            self.saw(&epoch);
+        }
+        if status == 2 {
+            tracing::warn!(key = %lease.key, fence = lease.fence,
+                "the lease store had lost this lease with its data: taken back");
+        }
+        Ok(status > 0)
     }
 
     async fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {

@@ -308,3 +308,102 @@ async fn healthy(open: Open) {
     assert!(store.healthy().await);
     assert!(["redis", "in-process"].contains(&store.kind()));
 }
+
+/// Removes every key under `prefix`, as a Redis restarted without persistence
+/// (or flushed) would have lost them.
+async fn lose_data(prefix: &str) {
+    let client = ::redis::Client::open(redis_url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = ::redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert!(!keys.is_empty(), "the store held keys under {prefix}");
+    let _: () = ::redis::cmd("DEL")
+        .arg(&keys)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+}
+
+/// Acquires `key` with a short lease time (which is also how long a store
+/// that lost its data settles) as soon as it is granted.
+async fn acquire_settled(store: &Arc<dyn Leases>, key: &str, holder: &str) -> Lease {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(lease) = store.acquire(key, holder, SHORT).await.unwrap() {
+            return lease;
+        }
+        assert!(Instant::now() < deadline, "{key} was never granted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Redis only (the in-process store cannot lose its data): after a loss, a
+/// live owner's renewal takes its lease back with its fence, and nobody else
+/// is granted a lease until the store has settled for a lease time; a lease
+/// that merely expired is still not taken back; fences keep growing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
+    let prefix = unique("lease");
+    let open = redis();
+    let (a, b) = (open(prefix.clone()).await, open(prefix.clone()).await);
+    let owned = a.acquire("session:kept", "a", LONG).await.unwrap().unwrap();
+    let expiring = a
+        .acquire("session:expiring", "a", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    // b has seen the store before the loss too.
+    b.acquire("session:b", "b", LONG).await.unwrap().unwrap();
+
+    lose_data(&prefix).await;
+    // Settling: no grant, not even of a key nobody holds, for the TTL asked.
+    assert_eq!(b.acquire("session:kept", "b", LONG).await.unwrap(), None);
+    assert_eq!(b.acquire("session:new", "b", LONG).await.unwrap(), None);
+    // The owner's renewal takes its lease back.
+    assert!(a.renew(&owned, LONG).await.unwrap(), "taken back");
+    let key = ["session:kept".to_string()];
+    assert_eq!(b.holders(&key).await.unwrap(), [Some("a".to_string())]);
+    assert!(a.renew(&owned, LONG).await.unwrap(), "and renewed as usual");
+
+    // Once settled (a short settling time here), grants resume; the taken
+    // back lease still holds, and new fences are above the old ones.
+    let fresh = acquire_settled(&b, "session:new", "b").await;
+    assert_eq!(b.acquire("session:kept", "b", SHORT).await.unwrap(), None);
+    assert!(fresh.fence > owned.fence);
+    // A lease that expires after the loss is lost as usual.
+    let again = acquire_settled(&a, "session:expiring", "a").await;
+    assert!(again.fence > expiring.fence);
+    let short = b
+        .acquire("session:short", "b", SHORT)
+        .await
+        .unwrap()
+        .unwrap();
+    let key = ["session:short".to_string()];
+    eventually("the short lease expires", || async {
+        b.holders(&key).await.unwrap() == [None::<String>]
+    })
+    .await;
+    assert!(!b.renew(&short, LONG).await.unwrap(), "expired, not lost");
+    assert!(a.release(&owned).await.unwrap());
+}
+
+/// A worker that never saw the store before the loss (started after it)
+/// is not held back, but the handles that did see it notice the new epoch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handle_new_to_the_store_is_not_held_back() {
+    let prefix = unique("lease");
+    let open = redis();
+    let a = open(prefix.clone()).await;
+    let lease = a.acquire("session:x", "a", LONG).await.unwrap().unwrap();
+    lose_data(&prefix).await;
+    let newcomer = open(prefix.clone()).await;
+    let taken = newcomer.acquire("session:x", "c", LONG).await.unwrap();
+    assert!(taken.is_some(), "no earlier epoch known: granted");
+    // The old owner learns at its next renewal that another holds it.
+    assert!(!a.renew(&lease, LONG).await.unwrap());
+    // And marks the store as settling for the others that knew it.
+    assert_eq!(a.acquire("session:y", "a", LONG).await.unwrap(), None);
+}

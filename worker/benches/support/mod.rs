@@ -20,7 +20,7 @@ pub fn open_session(pipeline: &EventPipeline, id: &str, url: &str) -> SessionEve
         },
         poll_lookup_url: String::new(),
     };
-    pipeline.open(id, 1, target, settings)
+    pipeline.open(id, 1, std::sync::Arc::new(|| {}), target, settings)
 }
 
 /// A contact's text, the `n`th of the run (each with its own id).

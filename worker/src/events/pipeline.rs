@@ -60,6 +60,9 @@ pub struct SessionSettings {
 pub struct SessionEvents {
     /// The owner's lease fence: a fenced-out owner cannot append to the log.
     pub fence: u64,
+    /// Called at the first append a newer owner's fence refuses: the session
+    /// must stop serving at once (its connection too), as when its lease is lost.
+    pub on_fenced_out: OnFencedOut,
     pub target: watch::Sender<Target>,
     pub settings: watch::Sender<SessionSettings>,
     pub queue: SessionQueue,
@@ -126,12 +129,14 @@ impl EventPipeline {
         &self,
         client_id: &str,
         fence: u64,
+        on_fenced_out: OnFencedOut,
         target: Target,
         settings: SessionSettings,
     ) -> SessionEvents {
         let (tx, rx) = watch::channel(target);
         SessionEvents {
             fence,
+            on_fenced_out,
             queue: self.dispatcher.session(client_id, rx),
             target: tx,
             settings: watch::channel(settings).0,
@@ -224,7 +229,6 @@ impl EventPipeline {
                 processed.duplicate = true;
                 return processed;
             }
-            Ok(Logged::FencedOut) => return processed,
             Err(e) => {
                 tracing::warn!(client_id = %facts.client_id, message_id = %msg.id, error = %e,
                     "an event was not written to the log");
@@ -267,8 +271,15 @@ impl EventPipeline {
                 .event_log_failures
                 .with_label_values(&[origin, error.reason()])
                 .inc();
-            if error == LogFailure::Full {
-                session.queue.mark_full();
+            match error {
+                LogFailure::Full => session.queue.mark_full(),
+                LogFailure::FencedOut => {
+                    // Never acknowledged (nor retried here): the network hands the
+                    // message to the newer owner, which logs it.
+                    (session.on_fenced_out)();
+                    return Err(error);
+                }
+                LogFailure::Unavailable(_) => {}
             }
             if !sent || wait > LOG_RETRY_LAST {
                 return Err(error);
@@ -315,9 +326,9 @@ impl EventPipeline {
             Ok(Appended::FencedOut) => {
                 tracing::warn!(
                     client_id,
-                    "a newer owner holds the session: event not logged"
+                    "a newer owner holds the session: event not logged, not acknowledged; stopping"
                 );
-                Ok(Logged::FencedOut)
+                Err(LogFailure::FencedOut)
             }
             Ok(Appended::Full) => Err(LogFailure::Full),
             Err(DbError::Conflict(_)) => Ok(Logged::Duplicate),
@@ -421,6 +432,9 @@ pub enum LogFailure {
     Full,
     #[error("the event log is unavailable: {0}")]
     Unavailable(String),
+    /// A newer owner holds the session: this worker may no longer write its log.
+    #[error("another worker now owns the session")]
+    FencedOut,
 }
 
 impl LogFailure {
@@ -429,6 +443,7 @@ impl LogFailure {
         match self {
             LogFailure::Full => "full",
             LogFailure::Unavailable(_) => "unavailable",
+            LogFailure::FencedOut => "fenced-out",
         }
     }
 }
@@ -439,9 +454,10 @@ enum Logged {
     New(u64, Bytes),
     /// The log has this event already.
     Duplicate,
-    /// A newer owner holds the session.
-    FencedOut,
 }
+
+/// What a session does when a newer owner's fence refuses its log writes.
+pub type OnFencedOut = Arc<dyn Fn() + Send + Sync>;
 
 /// The envelope as delivered. It holds strings, numbers and JSON values only,
 /// so it always serializes.

@@ -15,7 +15,7 @@ use super::held_queue::Held;
 use super::in_flight::InFlight;
 use super::output::{Output, Persisted};
 use super::pacing::Pacer;
-use super::{Backoff, SessionDeps, StopReason};
+use super::{Backoff, SessionDeps, StopReason, StopSignal};
 use crate::network::{Connection, Jid, NetworkEvent};
 use crate::send::Me;
 
@@ -61,6 +61,7 @@ impl From<StopReason> for End {
         match reason {
             StopReason::HandOver => End::HandOver,
             StopReason::LeaseLost => End::LeaseLost,
+            StopReason::FencedOut => End::FencedOut,
         }
     }
 }
@@ -120,9 +121,19 @@ impl Actor {
         lease: Lease,
         row: SessionRow,
         status: watch::Sender<String>,
+        stop: StopSignal,
     ) -> Self {
         let backoff = Backoff::new(deps.timing.backoff_min, deps.timing.backoff_max);
-        let output = Output::open(Arc::clone(&deps.events), &row, lease.fence);
+        let on_fenced_out = Arc::new(move || {
+            stop.send_if_modified(|s| {
+                let first = s.is_none_or(|s| s == StopReason::HandOver);
+                if first {
+                    *s = Some(StopReason::FencedOut);
+                }
+                first
+            });
+        });
+        let output = Output::open(Arc::clone(&deps.events), &row, lease.fence, on_fenced_out);
         let me = Jid::parse(&row.jid).map(|jid| Me {
             jid,
             push_name: String::new(),

@@ -64,6 +64,9 @@ pub enum StopReason {
     HandOver,
     /// The lease could not be renewed in time: close at once (self-fence).
     LeaseLost,
+    /// A write was refused for a newer owner's fence: close at once, as for
+    /// a lost lease (the lease keeper may not know yet).
+    FencedOut,
 }
 
 /// The stop signal of one session, shared by its handle and its lease keeper.
@@ -212,7 +215,7 @@ pub fn spawn(
         granted_at,
         Arc::clone(&stop),
     );
-    let actor = actor::Actor::new(deps, lease, opened.row, status_tx);
+    let actor = actor::Actor::new(deps, lease, opened.row, status_tx, Arc::clone(&stop));
     let task = tokio::spawn(actor.run(opened.commands, stop.subscribe(), keeper, on_exit));
     SessionHandle {
         client_id,

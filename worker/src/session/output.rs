@@ -9,7 +9,7 @@ use parley_shared::db::SessionRow;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::events::{
-    Activity, EventPipeline, Processed, SessionEvents, SessionFacts, SessionSettings,
+    Activity, EventPipeline, OnFencedOut, Processed, SessionEvents, SessionFacts, SessionSettings,
 };
 use crate::webhook::Target;
 
@@ -54,10 +54,18 @@ impl EventSink {
 }
 
 impl Output {
-    /// Opens the session's webhook queue and starts its inbound task.
-    pub fn open(pipeline: Arc<EventPipeline>, row: &SessionRow, fence: u64) -> Output {
+    /// Opens the session's webhook queue and starts its inbound task;
+    /// `on_fenced_out` stops the session when a newer owner's fence refuses
+    /// its log.
+    pub fn open(
+        pipeline: Arc<EventPipeline>,
+        row: &SessionRow,
+        fence: u64,
+        on_fenced_out: OnFencedOut,
+    ) -> Output {
         let (target, settings) = settings_of(row);
-        let events = Arc::new(pipeline.open(&row.client_id, fence, target, settings));
+        let events =
+            Arc::new(pipeline.open(&row.client_id, fence, on_fenced_out, target, settings));
         let sink = EventSink { pipeline, events };
         let (inbound, rx) = mpsc::channel(INBOUND_BUFFER);
         tokio::spawn(run_inbound(sink.clone(), rx));
@@ -135,11 +143,10 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             return;
         };
         let sink = sink.clone();
-        // Its acknowledgement does not wait for the lookup either: a vote is
-        // taken once its resolution has a place (logged when resolved).
-        let _ = done.send(Ok(()));
+        // Acknowledged once logged, like every message: acknowledgements are
+        // per message, so the ones behind it need not wait.
         tokio::spawn(async move {
-            sink.process(activity).await;
+            let _ = done.send(persisted(&sink.process(activity).await));
             drop(place);
         });
     }

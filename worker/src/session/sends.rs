@@ -69,6 +69,9 @@ impl Actor {
                 if let Some(error) = processed.history_error {
                     warn_history(&mut done.outcome, &error);
                 }
+                if let Some(error) = processed.log_error {
+                    warn_unlogged(&mut done.outcome, &error.to_string());
+                }
             }
             done
         };
@@ -231,9 +234,30 @@ impl Actor {
 /// A send reached the network but its hosted-history row was not written: the
 /// caller still gets 200, with a `warning`.
 fn warn_history(outcome: &mut Outcome, error: &str) {
+    add_warning(
+        outcome,
+        format!("the message was sent but not stored in the hosted inbox: {error}"),
+    );
+}
+
+/// A send reached the network but its `fromMe` event could not be logged (a
+/// newer owner holds the session, or the log stayed unavailable): 200, since
+/// sending again would send twice, with a `warning` that no event follows.
+fn warn_unlogged(outcome: &mut Outcome, error: &str) {
+    add_warning(
+        outcome,
+        format!(
+            "the message was sent but its webhook event was not logged and will not be delivered: {error}"
+        ),
+    );
+}
+
+/// Adds `warning` to a send's 200, after any warning it has.
+fn add_warning(outcome: &mut Outcome, warning: String) {
     if let Ok(Reply::Sent(result)) = outcome {
-        result.warning = Some(format!(
-            "the message was sent but not stored in the hosted inbox: {error}"
-        ));
+        result.warning = Some(match result.warning.take() {
+            Some(first) => format!("{first}; {warning}"),
+            None => warning,
+        });
     }
 }

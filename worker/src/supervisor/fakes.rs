@@ -22,6 +22,7 @@ use super::{Supervisor, Wiring};
 use crate::events::EventPipeline;
 use parley_shared::event::MediaDownload;
 
+use crate::network::inbound::{Content, InboundMessage};
 use crate::network::{
     ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind, MessageId,
     MessageRef, Network, NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction,
@@ -61,6 +62,25 @@ pub fn test_fetcher() -> Fetcher {
 pub fn test_events() -> Arc<EventPipeline> {
     let egress = Egress::direct(true);
     EventPipeline::new(egress, RetryPolicy::default(), None, None, None, None, None).unwrap()
+}
+
+/// Like [`test_events`], with the event log in `db`.
+pub fn logged_events(db: &Db) -> Arc<EventPipeline> {
+    let log = crate::events::EventLog {
+        db: db.clone(),
+        session_cap: 1_000,
+    };
+    let egress = Egress::direct(true);
+    EventPipeline::new(
+        egress,
+        RetryPolicy::default(),
+        Some(log),
+        None,
+        None,
+        None,
+        None,
+    )
+    .unwrap()
 }
 
 /// Polls `check` every 20 ms until it holds; panics after 10 s.
@@ -106,6 +126,8 @@ struct NetState {
     live: HashMap<String, Vec<(u64, mpsc::Sender<NetworkEvent>)>>,
     most_live: HashMap<String, usize>,
     forgotten: Vec<String>,
+    /// Each received message's acknowledgement: (clientId, message id, outcome).
+    acks: Vec<(String, String, Result<(), String>)>,
 }
 
 impl FakeNetwork {
@@ -137,6 +159,11 @@ impl FakeNetwork {
 
     pub fn pair_calls(&self) -> u32 {
         self.state().pair_calls
+    }
+
+    /// The acknowledgements the sessions gave received messages, in order.
+    pub fn acks(&self) -> Vec<(String, String, Result<(), String>)> {
+        self.state().acks.clone()
     }
 
     pub fn forgotten(&self) -> Vec<String> {
@@ -230,7 +257,10 @@ impl Connection for FakeConnection {
         Ok(())
     }
 
-    async fn persisted(&self, _chat: &Jid, _id: &MessageId, _outcome: Result<(), String>) {}
+    async fn persisted(&self, _chat: &Jid, id: &MessageId, outcome: Result<(), String>) {
+        let ack = (self.client_id.clone(), id.as_str().to_owned(), outcome);
+        self.network.state().acks.push(ack);
+    }
 
     async fn close(&self) {
         if let Some(live) = self.network.state().live.get_mut(&self.client_id) {
@@ -344,8 +374,36 @@ impl SandboxControl for FakeSandbox {
                     lid: identity(phone.as_str()).lid,
                 })
             }
+            SandboxOp::Message(_) => {
+                // A text from a contact, whatever was asked: enough to see
+                // how the session answers once it is logged (or not).
+                let id = format!("SANDBOX{}", uuid::Uuid::new_v4().simple());
+                let message = NetworkEvent::Message(Box::new(text_received(&id)));
+                self.0.emit(client_id, message).await;
+                Ok(Reply::Done)
+            }
             _ => Ok(Reply::Done),
         }
+    }
+}
+
+/// A text a contact sent, with message id `id`.
+pub fn text_received(id: &str) -> InboundMessage {
+    let contact = Jid::parse("222222222222222@lid").expect("a contact's JID");
+    InboundMessage {
+        id: MessageId::new(id).expect("a message id"),
+        chat: contact.clone(),
+        chat_lid: "222222222222222".into(),
+        sender: contact,
+        sender_phone: Some("4915100000001".into()),
+        from_me: false,
+        push_name: "Ana".into(),
+        group_subject: None,
+        timestamp: chrono::Utc::now(),
+        content: Content::Text { body: id.into() },
+        quoted: None,
+        mentions: vec![],
+        is_forwarded: false,
     }
 }
 
