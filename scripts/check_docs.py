@@ -21,7 +21,7 @@ Each fenced shell block says how it is checked by its info string:
                          the manifests and the compose file)
 
 Every runnable block sees the test services (PARLEY_TEST_* from
-scripts/lib/services.sh), the release build's `parley` on PATH, and these
+scripts/lib/services.sh), the prebuilt `parley` on PATH, and these
 rewrites: `localhost:8080`, `127.0.0.1:8080` and `0.0.0.0:8080` become the
 port of the server the checker started; `:9090` a second free port;
 `PARLEY_OPS_BIND` is a free loopback port unless a block sets it;
@@ -29,6 +29,16 @@ port of the server the checker started; `:9090` a second free port;
 (`postgres://postgres@127.0.0.1:5432/parley`, `nats://127.0.0.1:4222`,
 `redis://127.0.0.1:6379`, `http://127.0.0.1:9000`) the test services, with a
 fresh database.
+
+The commands are run with what scripts/test.sh built up front, in one profile
+(PARLEY_PREBUILT names its directory, e.g. $CARGO_TARGET_DIR/debug): a block
+stays as a newcomer types it, and the checker runs `cargo run --release -- X`
+as `parley X`, `cargo run --release -p P --bin B -- X` as `B X`, `cargo bench
+-p P --bench B -- X` as that benchmark's prebuilt executable, skips `cargo
+build` lines, reads `$CARGO_TARGET_DIR/release/` as the prebuilt directory,
+and counts a block that runs `cargo nextest run` as run by the suite's own
+nextest step. Under CI=true a block whose output shows cargo compiling fails:
+everything must have been built up front.
 
 Ends with `docs: N passed, M failed`; exits 1 when a block failed or a shell
 block has an unknown tag.
@@ -59,6 +69,41 @@ TAGS = {"", "serve", "cluster", "bench", "self"} | {f"no-run={k}" for k in NO_RU
 # minutes); the limits catch hangs, not slow builds.
 BLOCK_TIMEOUT = 2400
 READY_TIMEOUT = 2400
+# With everything built up front, a block has minutes, not a cold build.
+PREBUILT = os.environ.get("PARLEY_PREBUILT", "")
+if PREBUILT:
+    BLOCK_TIMEOUT = READY_TIMEOUT = 600
+COMPILING = re.compile(r"^\s*Compiling \S+ v\d", re.M)
+
+
+def prebuilt_benches() -> dict[str, str]:
+    """Benchmark name -> executable, as the up-front build listed them."""
+    listing = Path(PREBUILT) / "benches.tsv"
+    if not PREBUILT or not listing.exists():
+        return {}
+    return dict(line.split("\t", 1) for line in listing.read_text().splitlines() if "\t" in line)
+
+
+def use_prebuilt(text: str) -> str:
+    """The block's cargo commands as the prebuilt executables (see above)."""
+    if not PREBUILT:
+        return text
+    benches = prebuilt_benches()
+
+    def bench(m: re.Match) -> str:
+        exe = benches.get(m.group(1))
+        return shlex.quote(exe) if exe else m.group(0)
+
+    text = re.sub(r"cargo run --release -p \S+ --bin (\S+) --", r"\1", text)
+    text = re.sub(r"cargo run --release --", "parley", text)
+    text = re.sub(r"cargo bench -p \S+ --bench (\S+) --", bench, text)
+    text = re.sub(r"^(\s*)cargo build\b.*$", r"\1: # built up front", text, flags=re.M)
+    return text.replace('"$CARGO_TARGET_DIR"/release/', shlex.quote(PREBUILT.rstrip("/")) + "/")
+
+
+def compiled(log: Path) -> bool:
+    """Under CI=true: whether a block's output shows cargo compiling."""
+    return os.environ.get("CI") == "true" and log.exists() and bool(COMPILING.search(log.read_text(errors="replace")))
 
 
 @dataclass
@@ -106,15 +151,26 @@ class Env:
         self.port2 = free_port()
         self.data = tmp / "parley-data"
         self.database = None
+        self.database_name = None
+
+    def drop_database(self) -> None:
+        """Drops the database this file's blocks used (its servers are stopped)."""
+        if self.database_name:
+            admin = os.environ["PARLEY_TEST_POSTGRES_URL"]
+            subprocess.run(["psql", admin, "-qc", f"DROP DATABASE IF EXISTS {self.database_name} WITH (FORCE)"],
+                           capture_output=True)
+            self.database_name = self.database = None
 
     def fresh_database(self) -> str:
         admin = os.environ["PARLEY_TEST_POSTGRES_URL"]
         name = "parley_docs_" + uuid.uuid4().hex[:12]
         subprocess.run(["psql", admin, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+        self.database_name = name
         base, _, query = admin.partition("?")
         return base.rsplit("/", 1)[0] + "/" + name + (f"?{query}" if query else "")
 
     def rewrite(self, text: str) -> str:
+        text = use_prebuilt(text)
         for host in ("localhost:8080", "127.0.0.1:8080", "0.0.0.0:8080"):
             text = text.replace(host, f"127.0.0.1:{self.port}")
         text = text.replace(":9090", f":{self.port2}")
@@ -133,7 +189,7 @@ class Env:
     def vars(self) -> dict[str, str]:
         env = dict(os.environ)
         target = Path(env.get("CARGO_TARGET_DIR", ROOT / "target"))
-        env["PATH"] = f"{target / 'release'}:{env['PATH']}"
+        env["PATH"] = f"{PREBUILT or target / 'release'}:{env['PATH']}"
         env["PARLEY_BIND"] = f"127.0.0.1:{self.port}"
         env["PARLEY_OPS_BIND"] = f"127.0.0.1:{free_port()}"
         env["PARLEY_DATA_DIR"] = str(self.data)
@@ -159,6 +215,8 @@ def run_script(script: str, env: dict[str, str], log: Path, timeout: int = BLOCK
             rc, why = -1, f"timed out after {timeout}s"
         finally:
             stop_group(proc)
+    if rc == 0 and compiled(log):
+        return False, "cargo compiled after the build step (a new feature set or profile?)"
     return rc == 0, why
 
 
@@ -224,6 +282,8 @@ class Server:
             return False, "did not stop within 30s of SIGTERM"
         self.proc.wait()
         self.out.close()
+        if compiled(Path(self.out.name)):
+            return False, "cargo compiled after the build step (a new feature set or profile?)"
         return True, "stopped"
 
 
@@ -296,6 +356,8 @@ class Checker:
                 server = Server(b, env, log)
                 ok, why = server.ready()
                 self.result(b, ok, why, log)
+            elif b.tag in ("cluster", "bench") and PREBUILT and "cargo nextest run" in b.text:
+                self.result(b, True, "its tests run in the suite's nextest step")
             elif b.tag in ("cluster", "bench"):
                 flush()
                 log = env.tmp / f"{b.tag}-{b.line}.log"
@@ -309,6 +371,7 @@ class Checker:
                 self.result(b, not missing, "names missing paths: " + ", ".join(missing) if missing else "not run here")
         flush()
         stop_server()
+        env.drop_database()
 
 
 def main() -> int:

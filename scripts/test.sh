@@ -2,10 +2,23 @@
 # Runs the whole test suite against real services on loopback: PostgreSQL,
 # Redis, NATS with JetStream and an S3-compatible server (moto), brought up by
 # scripts/lib/services.sh (reused when already running, else installed and
-# started privately, and stopped again at the end). Then: the deployment files,
-# formatting, lints, the commands shown in the README and docs/, the OpenAPI
-# document against a running server (schemathesis), every test with cargo
-# nextest, and the real adapter on the wire-level test network. Extra arguments go to cargo nextest.
+# started privately, and stopped again at the end).
+#
+# Steps, each timed (`step <name>: <s> s`, and a table at the end):
+#   deploy     the deployment files (deploy/validate.py)
+#   locks      the wire-level workspace's lock file follows the root's
+#   fmt        cargo fmt --check, both workspaces
+#   clippy     cargo clippy -D warnings, both workspaces
+#   build      every binary the later steps run, once, in the dev profile
+#              (docs/development.md): tests, the harness, the benchmarks,
+#              `parley`, and the wire-level workspace (`parley-test-network`,
+#              its tests and `wire-bench`); cargo's timing report is kept
+#   docs       the commands in README.md and docs/, with the prebuilt binaries
+#   api-fuzz   the OpenAPI document against a running server (schemathesis)
+#   nextest    every test of the root workspace (JUnit: the slowest listed)
+#   wire       the real adapter on the wire-level test network
+# After the build step nothing compiles: a step that does fails.
+# Extra arguments go to the nextest step.
 #
 #   scripts/test.sh --prepare   only install what the suite needs, then exit
 set -euo pipefail
@@ -15,46 +28,70 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/parley-target}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 # shellcheck source=lib/services.sh
 source scripts/lib/services.sh
+# shellcheck source=lib/steps.sh
+source scripts/lib/steps.sh
+# shellcheck source=lib/target_dir.sh
+source scripts/lib/target_dir.sh
 
 command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (see README.md, Prerequisites)"
 services_begin
+trap 'rc=$?; trap - EXIT INT TERM; steps_summary; services_stop || { [ $rc = 0 ] && rc=1; }; exit $rc' EXIT
+wire=(--manifest-path tests/wire-network/Cargo.toml)
 if [ "${1:-}" = --prepare ]; then
   # Everything private instances need, so that a later run works offline.
   # shellcheck disable=SC2046
   apt_install $(PARLEY_PRIVATE_SERVICES=1 needed_packages)
   venv_up
   node_packages
+  nextest_up
   log "fetching crates"
   cargo fetch --locked
+  cargo fetch --locked "${wire[@]}"
   log "prepared"
   exit 0
 fi
-services_up
+step services services_up
+step tools tools_up
+target_dir_bounded
 
-log "deploy/validate.py"
-"$PARLEY_VENV/bin/python" deploy/validate.py
+step deploy "$PARLEY_VENV/bin/python" deploy/validate.py
+step locks python3 scripts/check_locks.py
 
-log "cargo fmt --check"
-cargo fmt --all -- --check
-log "cargo clippy"
-# The wire-level test network turns the adapter's test-network feature on;
-# linted apart, so the rest is linted as it ships.
-cargo clippy --workspace --exclude parley-wire-network --all-targets --quiet -- -D warnings
-cargo clippy -p parley-wire-network --all-targets --quiet -- -D warnings
+fmt() {
+  cargo fmt --all -- --check
+  cargo fmt --all "${wire[@]}" -- --check
+}
+step fmt fmt
 
-log "the commands in README.md and docs/"
-scripts/check-docs.sh
+clippy() {
+  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
+  cargo clippy "${wire[@]}" --all-targets --locked --quiet -- -D warnings
+}
+step clippy clippy
 
-log "the OpenAPI document against the server (schemathesis, at most 5 minutes)"
-scripts/api-fuzz.sh
+build() {
+  # The benchmarks' executables, for the docs checker (its `cargo bench` blocks).
+  cargo build --workspace --all-targets --locked --timings --message-format=json-render-diagnostics |
+    python3 scripts/bench_executables.py >"$CARGO_TARGET_DIR/debug/benches.tsv"
+  cargo build "${wire[@]}" --all-targets --locked
+  log "cargo's timing report: $CARGO_TARGET_DIR/cargo-timings/cargo-timing.html"
+}
+step build build
+export PARLEY_PREBUILT=$CARGO_TARGET_DIR/debug
 
-if cargo nextest --version >/dev/null 2>&1; then
-  log "cargo nextest run"
-  cargo nextest run --workspace --exclude parley-wire-network --no-fail-fast --failure-output final "$@"
-else
-  log "cargo test (cargo-nextest not installed)"
-  cargo test --workspace --exclude parley-wire-network --no-fail-fast "$@"
-fi
+logged() { # logged NAME COMMAND...: runs COMMAND, its output also in a log checked for compiling
+  local log=$CARGO_TARGET_DIR/step-$1.log rc=0
+  shift
+  "$@" 2>&1 | tee "$log" || rc=$?
+  ((rc == 0)) || return "$rc"
+  no_compiling "$log"
+}
 
-log "the real adapter on the wire-level test network"
-scripts/wire-e2e.sh
+step docs logged docs python3 scripts/check_docs.py
+step api-fuzz logged api-fuzz scripts/api-fuzz.sh "$PARLEY_PREBUILT/parley"
+# The console's browser tests take the screenshots docs/console.md shows.
+step nextest logged nextest env PARLEY_CONSOLE_SCREENSHOTS="$root/docs/console" \
+  cargo nextest run --workspace --locked --profile ci "$@"
+slowest target/nextest/ci/junit.xml
+step wire logged wire scripts/wire-e2e.sh
+slowest tests/wire-network/target/nextest/ci/junit-wire.xml

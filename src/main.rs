@@ -221,35 +221,26 @@ fn adapter(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
     })
 }
 
-/// Test builds only: `PARLEY_NETWORK_URL` points the adapter at a test network
-/// server (the adapter refuses any URL not on loopback).
-#[cfg(feature = "test-network")]
+/// `PARLEY_NETWORK_URL` names a test network server (honoured by the
+/// test-network build only, on loopback only); without it the adapter dials
+/// the network, which the test-network build refuses, and so does a build
+/// whose library accepts an unsigned server certificate chain.
 fn with_network_url(network: WhatsappNetwork, config: &Config) -> anyhow::Result<WhatsappNetwork> {
-    let Some(url) = config.network_url.as_deref() else {
-        return Ok(network);
-    };
-    let network = network
-        .with_ws_url(url)
-        .map_err(|e| anyhow::anyhow!("invalid PARLEY_NETWORK_URL: {e}"))?;
-    tracing::warn!(
-        url,
-        "test-network build: dialling a test network server, not the network"
-    );
-    Ok(network)
+    match config.network_url.as_deref() {
+        Some(url) => network
+            .with_test_network(url)
+            .map_err(|e| anyhow::anyhow!("PARLEY_NETWORK_URL: {e}")),
+        None => network
+            .for_the_network()
+            .map_err(|e| anyhow::anyhow!("refusing to start the whatsapp network: {e}")),
+    }
 }
 
-#[cfg(not(feature = "test-network"))]
-fn with_network_url(network: WhatsappNetwork, _config: &Config) -> anyhow::Result<WhatsappNetwork> {
-    Ok(network)
-}
-
-/// `PARLEY_NETWORK_URL` is for tests: a build without the `test-network`
-/// feature refuses to start with it rather than ignore it.
+/// `PARLEY_NETWORK_URL` is for tests: a build other than the test-network
+/// build refuses to start with it rather than ignore it.
 fn refuse_network_url_without_feature(config: &Config) -> anyhow::Result<()> {
-    if cfg!(not(feature = "test-network")) && config.network_url.is_some() {
-        anyhow::bail!(
-            "PARLEY_NETWORK_URL is honoured only by a build with the test-network feature (tests only)"
-        );
+    if config.network_url.is_some() && !parley_network_whatsapp::live::test_network_build() {
+        anyhow::bail!("PARLEY_NETWORK_URL is honoured only by the test-network build (tests only)");
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use crate::events::support::*;
 use crate::support::*;
 
 mod at_rest;
+mod builds;
 mod mirror;
 mod sends;
 

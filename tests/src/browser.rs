@@ -53,6 +53,8 @@ impl Browser {
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            // A group of its own: the Chromium it starts goes with it (Drop).
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .expect("start chromedriver");
@@ -69,6 +71,9 @@ impl Browser {
                     "--disable-dev-shm-usage",
                     "--no-first-run",
                     "--disable-extensions",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
                     "--hide-scrollbars",
                     format!("--window-size={width},{height}"),
                     format!("--user-data-dir={}", profile.path().display()),
@@ -149,8 +154,19 @@ impl Browser {
     }
 
     /// Ends the browser session and stops ChromeDriver.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill().await;
+        // Drop ends ChromeDriver's process group.
+    }
+}
+
+/// Ends ChromeDriver and every process it started (Chromium and its
+/// helpers), also when a test panics before [`Browser::stop`].
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Some(pid) = self.driver.id().and_then(|pid| i32::try_from(pid).ok()) {
+            let group = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        }
     }
 }

@@ -11,6 +11,7 @@
 //! port's calls onto the client (`mentions` resolves bare user-parts).
 mod authors;
 mod capped_file;
+mod certificates;
 mod connection;
 mod durable;
 mod errors;
@@ -18,7 +19,6 @@ mod http_client;
 mod inbound;
 mod lifecycle;
 mod lookups;
-#[cfg(feature = "test-network")]
 mod loopback_http;
 mod mentions;
 mod port;
@@ -51,7 +51,6 @@ use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionCon
 use transport::{Observed, ProxiedTransport};
 
 pub use lifecycle::{identity_of, lifecycle};
-#[cfg(feature = "test-network")]
 pub use loopback_http::{LoopbackHttp, plain_on_loopback};
 pub use proxy::{Proxy, ProxyKind};
 
@@ -64,8 +63,22 @@ const EVENT_BUFFER: usize = 256;
 
 /// The app version a client dialling a test network server announces, fixed
 /// so that the library fetches nothing from the internet.
-#[cfg(feature = "test-network")]
 const TEST_NETWORK_VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
+
+/// Whether this is the test-network build: the one whose whatsapp-rust has
+/// its certificate-chain check off (tests/wire-network turns its
+/// `danger-skip-cert-chain-verify` on; this crate has no switch of its own),
+/// told at run time by asking the library. Only that build honours a test
+/// network server's URL, and it never dials the network.
+pub fn test_network_build() -> bool {
+    certificates::verified().is_err()
+}
+
+/// Whether this build's library refuses a server certificate chain nobody
+/// signed; see [`WhatsappNetwork::for_the_network`].
+pub fn certificates_verified() -> Result<(), String> {
+    certificates::verified()
+}
 
 /// The whatsapp-rust network.
 #[derive(Clone)]
@@ -74,7 +87,6 @@ pub struct WhatsappNetwork {
     proxy: Option<Proxy>,
     http: UreqHttpClient,
     /// A test network server's websocket URL on loopback (test builds only).
-    #[cfg(feature = "test-network")]
     ws_url: Option<String>,
 }
 
@@ -88,22 +100,45 @@ impl WhatsappNetwork {
             db,
             proxy,
             http,
-            #[cfg(feature = "test-network")]
             ws_url: None,
         })
     }
 
-    /// Test builds only: dials the test network server at `url` (a `ws://` or
-    /// `wss://` URL on loopback: 127.0.0.0/8, `::1` or `localhost`) instead of
-    /// the network, with a fixed app version. Any other URL is refused.
-    #[cfg(feature = "test-network")]
+    /// Dials the test network server at `url` (a `ws://` or `wss://` URL on
+    /// loopback: 127.0.0.0/8, `::1` or `localhost`) instead of the network,
+    /// with a fixed app version. Any other URL is refused. Only the
+    /// test-network build's library accepts such a server's certificate.
     pub fn with_ws_url(mut self, url: impl Into<String>) -> Result<Self, String> {
         self.ws_url = Some(loopback_ws_url(&url.into())?);
         Ok(self)
     }
 
+    /// `PARLEY_NETWORK_URL`: a test network server, honoured by the
+    /// test-network build only (any other build refuses it rather than
+    /// ignore it).
+    pub fn with_test_network(self, url: &str) -> Result<Self, String> {
+        if !test_network_build() {
+            return Err(
+                "PARLEY_NETWORK_URL is honoured only by the test-network build (tests only)".into(),
+            );
+        }
+        let network = self.with_ws_url(url)?;
+        tracing::warn!(
+            url,
+            "test-network build: dialling a test network server, not the network"
+        );
+        Ok(network)
+    }
+
+    /// The real network: refused by the test-network build (it dials only a
+    /// test network server), and by any build whose library accepts a server
+    /// certificate chain nobody signed.
+    pub fn for_the_network(self) -> Result<Self, String> {
+        certificates::verified()?;
+        Ok(self)
+    }
+
     fn transport(&self) -> Box<dyn TransportFactory> {
-        #[cfg(feature = "test-network")]
         if let Some(url) = &self.ws_url {
             return match &self.proxy {
                 Some(proxy) => Box::new(ProxiedTransport::new(proxy.clone()).with_url(url.clone())),
@@ -120,7 +155,6 @@ impl WhatsappNetwork {
 /// `url` when it is a `ws://` or `wss://` URL whose host is loopback
 /// (127.0.0.0/8, `::1`, `localhost`), normalised so that the transport reads
 /// the same host this checked; else why not.
-#[cfg(feature = "test-network")]
 fn loopback_ws_url(url: &str) -> Result<String, String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
     if !matches!(parsed.scheme(), "ws" | "wss") {
@@ -146,6 +180,28 @@ fn ensure_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Closes the connection at the first device-store write a newer owner's
+/// fence refuses: the library cannot keep its keys, so nothing it receives
+/// from then on can be taken (and nothing is acknowledged). The session sees
+/// the connection end, and its own next write stops it.
+fn close_when_fenced_out(
+    store: SeaOrmDeviceStore,
+    client: Arc<Client>,
+    mut ended: watch::Receiver<bool>,
+) {
+    tokio::spawn(async move {
+        tokio::select! {
+            () = store.fenced_out() => {
+                tracing::warn!(client_id = %store.client_id(),
+                    "a newer owner holds the session: closing its connection");
+                client.enable_auto_reconnect.store(false, Ordering::SeqCst);
+                client.disconnect().await;
+            }
+            () = async { drop(ended.wait_for(|e| *e).await.map(|_| ())) } => {}
+        }
     });
 }
 
@@ -183,6 +239,10 @@ impl Network for WhatsappNetwork {
         &self,
         ctx: SessionContext,
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
+        if self.ws_url.is_none() {
+            // Never the network from a build that would accept any server.
+            certificates::verified().map_err(NetworkError::Rejected)?;
+        }
         let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.clone(), ctx.fence)
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         let (factory, failure) = Observed::new(self.transport());
@@ -197,18 +257,14 @@ impl Network for WhatsappNetwork {
             .with_inbound_durability_hook(durable)
             .with_transport_factory(factory);
         // A test network's CDN is plain HTTP on loopback (test builds only).
-        #[cfg(feature = "test-network")]
         let builder = match self.ws_url {
             Some(_) => builder.with_http_client(LoopbackHttp(self.http.clone())),
             None => builder.with_http_client(self.http.clone()),
         };
-        #[cfg(not(feature = "test-network"))]
-        let builder = builder.with_http_client(self.http.clone());
         let builder = builder
             .with_runtime(TokioRuntime)
             .with_event_handler(handler)
             .skip_history_sync();
-        #[cfg(feature = "test-network")]
         let builder = match self.ws_url {
             Some(_) => builder.with_version(TEST_NETWORK_VERSION),
             None => builder,
@@ -254,6 +310,7 @@ impl Network for WhatsappNetwork {
         }
         // Standing now: the library may restart the stream itself (after pairing).
         client.enable_auto_reconnect.store(true, Ordering::SeqCst);
+        close_when_fenced_out(store.clone(), Arc::clone(&client), ended);
         let run = guard.defuse();
         let connection = LiveConnection::new(client, run, authors, acks);
         Ok((Box::new(connection), events))

@@ -31,8 +31,7 @@ impl ProxiedTransport {
         }
     }
 
-    /// Dials another websocket URL (tests and `test-network` builds only).
-    #[cfg(any(test, feature = "test-network"))]
+    /// Dials another websocket URL (a test network server on loopback).
     pub fn with_url(mut self, url: impl Into<String>) -> Self {
         self.url = url.into();
         self

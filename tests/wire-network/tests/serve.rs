@@ -5,8 +5,8 @@
 //! PostgreSQL): pairing by code, and `/disconnect` unlinking the device;
 //! number checks, user info and a contact's picture, mirrored to storage.
 //!
-//! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds
-//! and names in `PARLEY_TEST_NETWORK_BIN`.
+//! Runs this workspace's `parley-test-network` binary (the program built
+//! with the adapter's test-network feature).
 use parley_tests::receiver::Receiver;
 use parley_wire_network::{Avatar, TestDevice, WireNetwork};
 
@@ -311,4 +311,83 @@ async fn a_message_whose_event_is_refused_comes_again_and_is_delivered() {
             .is_none(),
         "no duplicate"
     );
+}
+
+/// An owner that a newer one has fenced out (its fence is behind the one in
+/// the database) never acknowledges a message it could not log: the network
+/// keeps it, the owner stops at once, and the session's next connection (the
+/// next owner, here `serve` claiming it again once the newer fence is behind
+/// it) receives it again and delivers it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_out_owner_leaves_the_message_to_the_next_connection() {
+    let (net, phone, contact) = network_with_phones().await;
+    net.redeliver_unacked(true);
+    let mut hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = serve(dir.path(), &net, &[]).await;
+    let code = start_for_qr(&p, "wire10", &hooks.url).await;
+    phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, "wire10").await;
+    let out = send_text(&p, "wire10", CONTACT, "Your order shipped").await;
+    contact
+        .wait_for(WAIT, |r| r.id == out)
+        .await
+        .unwrap_or_else(|| panic!("the contact did not get {out}:\n{}", p.output()));
+    event_for(&mut hooks, &p, &out).await;
+
+    // A newer owner's claim, as the database shows it: a fence 3 s ahead of
+    // any this process can be granted before then.
+    let url = format!(
+        "sqlite://{}",
+        dir.path().join("parley-data/parley.sqlite").display()
+    );
+    let db = parley_shared::db::Db::connect(&url)
+        .await
+        .expect("open the database");
+    let ahead = u64::try_from(chrono_now_micros()).unwrap() + 3_000_000;
+    let newer = parley_shared::db::StatePatch::default();
+    assert!(
+        db.fenced_update("wire10", ahead, newer)
+            .await
+            .expect("update")
+    );
+
+    let fenced = contact
+        .send_text(&phone.jid(), "while fenced out")
+        .await
+        .expect("the contact writes");
+    // Refused where the owner first meets the newer fence: its device store
+    // (decrypting the message writes its keys) or its event log.
+    eventually("the owner fenced out", || async {
+        let out = p.output();
+        out.contains("a newer owner holds the session")
+            .then_some(())
+    })
+    .await;
+    // Delivered once the session runs again with a fence past the newer one,
+    // from the network's redelivery to the new connection.
+    let event = event_for(&mut hooks, &p, &fenced).await;
+    assert_eq!(event["body"], "while fenced out", "{event}");
+    let (_, body) = get(&p, "/events?clientId=wire10").await;
+    let ids: Vec<&str> = body["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["event"]["messageId"].as_str())
+        .collect();
+    assert_eq!(ids, [out.as_str(), fenced.as_str()], "logged once: {body}");
+    assert!(
+        hooks
+            .maybe_next(std::time::Duration::from_secs(2))
+            .await
+            .is_none(),
+        "no duplicate"
+    );
+}
+
+fn chrono_now_micros() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_micros()
 }

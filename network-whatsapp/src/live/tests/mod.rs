@@ -8,7 +8,6 @@ mod proxy;
 mod pump;
 mod sends;
 mod votes;
-#[cfg(feature = "test-network")]
 mod ws_url;
 
 use std::sync::Arc;

@@ -1,5 +1,6 @@
-//! The test-network switch (`test-network` builds only): the adapter dials a
-//! test network server only on loopback, and then fetches no app version.
+//! A test network server's URL: the adapter dials one only on loopback, and
+//! then fetches no app version; only the test-network build (the library's
+//! certificate check off) is let to use one through `PARLEY_NETWORK_URL`.
 use std::time::Duration;
 
 use super::connect::sqlite;
@@ -96,4 +97,17 @@ async fn a_test_network_url_is_dialled_without_a_version_fetch() {
         heads.iter().all(|h| !h.contains("Proxy-Connection")),
         "{heads:?}"
     );
+}
+
+#[tokio::test]
+async fn this_build_refuses_a_test_network_and_may_dial_the_network() {
+    let (db, _dir) = sqlite().await;
+    let network = WhatsappNetwork::new(db, None).expect("adapter");
+    assert!(!crate::live::test_network_build());
+    let refused = network
+        .clone()
+        .with_test_network("ws://127.0.0.1:1/ws/chat")
+        .err();
+    assert!(refused.is_some_and(|e| e.contains("only by the test-network build")));
+    assert!(network.for_the_network().is_ok());
 }

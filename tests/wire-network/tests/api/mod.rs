@@ -16,10 +16,7 @@ pub const CONTACT: &str = "4915100000402";
 pub const WAIT: Duration = Duration::from_secs(15);
 
 pub fn bin() -> PathBuf {
-    let bin = std::env::var("PARLEY_TEST_NETWORK_BIN").unwrap_or_else(|_| {
-        panic!("PARLEY_TEST_NETWORK_BIN is not set: run scripts/wire-e2e.sh, which builds the test-network binary")
-    });
-    PathBuf::from(bin)
+    PathBuf::from(env!("CARGO_BIN_EXE_parley-test-network"))
 }
 
 pub async fn call(
