@@ -143,10 +143,11 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             return;
         };
         let sink = sink.clone();
-        // Acknowledged once logged, like every message: acknowledgements are
-        // per message, so the ones behind it need not wait.
+        // Its acknowledgement does not wait for the lookup either: a vote is
+        // taken once its resolution has a place (logged when resolved).
+        let _ = done.send(Ok(()));
         tokio::spawn(async move {
-            let _ = done.send(persisted(&sink.process(activity).await));
+            sink.process(activity).await;
             drop(place);
         });
     }
