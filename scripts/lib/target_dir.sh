@@ -32,10 +32,17 @@ target_dir_bounded() {
     log "the Rust toolchain changed: removing the target directory $dir"
     rm -rf "$dir" && mkdir -p "$dir"
   fi
-  size_kib=$(du -sk "$dir" 2>/dev/null | cut -f1)
   limit_kib=$((TARGET_DIR_LIMIT_GIB * 1024 * 1024))
+  size_kib=$(du -sk "$dir" 2>/dev/null | cut -f1)
   if [ "${size_kib:-0}" -gt "$limit_kib" ]; then
-    log "the target directory holds $((size_kib / 1024 / 1024)) GiB, over ${TARGET_DIR_LIMIT_GIB} GiB: removing $dir"
+    # Incremental caches grow fastest (one set per checkout path and change)
+    # and are the cheapest to lose: they go first, the built crates stay.
+    log "the target directory holds $((size_kib / 1024 / 1024)) GiB, over ${TARGET_DIR_LIMIT_GIB} GiB: removing its incremental caches"
+    rm -rf "$dir"/*/incremental
+    size_kib=$(du -sk "$dir" 2>/dev/null | cut -f1)
+  fi
+  if [ "${size_kib:-0}" -gt "$limit_kib" ]; then
+    log "the target directory still holds $((size_kib / 1024 / 1024)) GiB: removing $dir"
     rm -rf "$dir" && mkdir -p "$dir"
   fi
   echo "$want" >"$stamp"
