@@ -4,6 +4,7 @@ pub mod browser;
 pub mod files;
 pub mod multipart;
 pub mod nats_server;
+pub mod packaged;
 pub mod process;
 pub mod qr;
 pub mod receiver;

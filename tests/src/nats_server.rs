@@ -3,23 +3,11 @@
 //! a restart, so what JetStream stored before is there again after.
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use tokio::process::{Child, Command};
 
+use crate::packaged::{binary, kill, wait_until_answering};
 use crate::process::free_port;
-
-/// The `nats-server` binary: on PATH, or where Debian's package puts it.
-fn binary() -> PathBuf {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("nats-server"))
-        .find(|p| p.is_file());
-    on_path
-        .or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.is_file()))
-        .expect("nats-server is required (the test script installs it)")
-}
 
 pub struct NatsServer {
     child: Option<Child>,
@@ -46,15 +34,13 @@ impl NatsServer {
 
     /// Kills the server (SIGKILL: no orderly shutdown).
     pub async fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill().await;
-        }
+        kill(&mut self.child).await;
     }
 
     /// Starts it again on the same port and store.
     pub async fn restart(&mut self) {
         self.kill().await;
-        let child = Command::new(binary())
+        let child = Command::new(binary("nats-server", "/usr/sbin/nats-server"))
             .args([
                 "-a",
                 "127.0.0.1",
@@ -70,14 +56,10 @@ impl NatsServer {
             .spawn()
             .expect("start nats-server");
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while async_nats::connect(self.url()).await.is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "nats-server did not start on {}",
-                self.port
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let url = &self.url();
+        wait_until_answering("nats-server", self.port, || async move {
+            async_nats::connect(url.as_str()).await.is_ok()
+        })
+        .await;
     }
 }

@@ -85,12 +85,22 @@ where
 
 /// Acquires `key` for `holder` as soon as the current lease expires.
 async fn acquire_after_expiry(store: &Arc<dyn Leases>, key: &str, holder: &str) -> Lease {
+    acquire_when_granted(store, key, holder, LONG).await
+}
+
+/// Acquires `key` for `holder`, for `ttl`, as soon as it is granted.
+async fn acquire_when_granted(
+    store: &Arc<dyn Leases>,
+    key: &str,
+    holder: &str,
+    ttl: Duration,
+) -> Lease {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        if let Some(lease) = store.acquire(key, holder, LONG).await.unwrap() {
+        if let Some(lease) = store.acquire(key, holder, ttl).await.unwrap() {
             return lease;
         }
-        assert!(Instant::now() < deadline, "{key} never expired");
+        assert!(Instant::now() < deadline, "{key} was never granted");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -327,19 +337,6 @@ async fn lose_data(prefix: &str) {
         .unwrap();
 }
 
-/// Acquires `key` with a short lease time (which is also how long a store
-/// that lost its data settles) as soon as it is granted.
-async fn acquire_settled(store: &Arc<dyn Leases>, key: &str, holder: &str) -> Lease {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        if let Some(lease) = store.acquire(key, holder, SHORT).await.unwrap() {
-            return lease;
-        }
-        assert!(Instant::now() < deadline, "{key} was never granted");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// Redis only (the in-process store cannot lose its data): after a loss, a
 /// live owner's renewal takes its lease back with its fence, and nobody else
 /// is granted a lease until the store has settled for a lease time; a lease
@@ -370,11 +367,11 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
 
     // Once settled (a short settling time here), grants resume; the taken
     // back lease still holds, and new fences are above the old ones.
-    let fresh = acquire_settled(&b, "session:new", "b").await;
+    let fresh = acquire_when_granted(&b, "session:new", "b", SHORT).await;
     assert_eq!(b.acquire("session:kept", "b", SHORT).await.unwrap(), None);
     assert!(fresh.fence > owned.fence);
     // A lease that expires after the loss is lost as usual.
-    let again = acquire_settled(&a, "session:expiring", "a").await;
+    let again = acquire_when_granted(&a, "session:expiring", "a", SHORT).await;
     assert!(again.fence > expiring.fence);
     let short = b
         .acquire("session:short", "b", SHORT)
