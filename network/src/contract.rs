@@ -239,10 +239,11 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
     conn.close().await;
 }
 
-/// When the phone removes the device, the session is logged out; once its
-/// device state is forgotten, the next connect pairs anew.
+/// When the phone removes the device, the session is logged out and the
+/// device is gone: the next connect pairs anew. A paired device whose state
+/// is forgotten (after `/disconnect`) pairs anew too.
 pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
-    let (_conn, mut events, _) = pair(&s, 1).await;
+    let (conn, mut events, _) = pair(&s, 1).await;
     s.counterpart
         .unlink(s.client_id)
         .await
@@ -251,10 +252,18 @@ pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
         NetworkEvent::Disconnected(reason) => assert_eq!(reason, DisconnectReason::LoggedOut),
         other => panic!("expected Disconnected(LoggedOut), got {other:?}"),
     }
-    s.network.forget(s.client_id).await.expect("forget");
+    conn.close().await;
     let (conn, mut events) = s.network.connect(ctx(&s, 2)).await.expect("connect");
     let code = first_qr(&mut events).await;
-    assert!(!code.is_empty());
+    assert!(!code.is_empty(), "a logged-out session pairs anew");
+    conn.close().await;
+
+    let (conn, _events, _) = pair(&s, 3).await;
+    conn.close().await;
+    s.network.forget(s.client_id).await.expect("forget");
+    let (conn, mut events) = s.network.connect(ctx(&s, 4)).await.expect("connect");
+    let code = first_qr(&mut events).await;
+    assert!(!code.is_empty(), "a forgotten session pairs anew");
     conn.close().await;
 }
 

@@ -22,7 +22,7 @@ use super::errors::port_jid;
 use super::lifecycle::{identity_of, lifecycle};
 use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
 use crate::store::SeaOrmDeviceStore;
-use parley_network::NetworkEvent;
+use parley_network::{DisconnectReason, NetworkEvent};
 
 /// Pauses between looks for a poll's secret that is not stored yet (the
 /// last look gets none after it): 750 ms in all.
@@ -100,6 +100,15 @@ impl Pump {
                 out
             }
             Event::GroupUpdate(update) => subject_change(update).into_iter().collect(),
+            Event::LoggedOut(_) => {
+                // The device is gone from the network: so is its state, before
+                // the session hears of it (its next connect then pairs anew).
+                if let Err(e) = self.store.retire().await {
+                    tracing::warn!(client_id = self.store.client_id(), error = %e,
+                        "the logged-out device's state was not deleted");
+                }
+                vec![NetworkEvent::Disconnected(DisconnectReason::LoggedOut)]
+            }
             other => {
                 let client = &self.client;
                 let me = || identity_of(&client.persistence_manager().get_device_snapshot());

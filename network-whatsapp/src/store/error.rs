@@ -3,7 +3,8 @@
 use sea_orm::DbErr;
 use whatsapp_rust::wacore::store::error::StoreError;
 
-/// A write refused because this store's owner no longer owns the session.
+/// A write refused because this store's owner no longer owns the session (or
+/// the device it holds no longer exists).
 /// Travels as `StoreError::Database` with this as its source ([`is_fence_rejected`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FenceRejected {
@@ -17,6 +18,9 @@ pub enum FenceRejected {
     /// The session row is gone: nobody may write its device state.
     #[error("device store write for {client_id} refused: the session does not exist")]
     NoSession { client_id: String },
+    /// The network logged the device out: its state was deleted and stays so.
+    #[error("device store write for {client_id} refused: the device was logged out")]
+    LoggedOut { client_id: String },
 }
 
 /// Whether `e` is a write refused by the fence (a stale owner's flush).

@@ -7,6 +7,8 @@
 //! and every later write of the old owner sees the higher fence and is refused.
 //! SQLite: the transaction starts `IMMEDIATE` (the database's single write lock is
 //! taken at `BEGIN`), which serializes the check with every other write.
+use std::sync::atomic::Ordering;
+
 use parley_shared::db::entities::sessions;
 use sea_orm::{
     DatabaseTransaction, EntityTrait, QuerySelect, SqliteTransactionMode, TransactionOptions,
@@ -18,9 +20,25 @@ use super::SeaOrmDeviceStore;
 use super::error::{FenceRejected, db_err, rejected};
 
 impl SeaOrmDeviceStore {
-    /// Opens a write transaction in which the store's fence is current.
+    /// Opens a write transaction in which the store's fence is current and
+    /// the device was not logged out ([`SeaOrmDeviceStore::retire`]).
     /// Commit it with [`commit`]; dropping it rolls back.
     pub(super) async fn write(&self) -> Result<DatabaseTransaction, StoreError> {
+        let txn = self.fenced().await?;
+        // Read under the transaction's lock: a write that got here before
+        // `retire` set it commits before the deletion, any later one is refused.
+        if !self.retired.load(Ordering::SeqCst) {
+            return Ok(txn);
+        }
+        let _ = txn.rollback().await;
+        Err(rejected(FenceRejected::LoggedOut {
+            client_id: self.client_id.clone(),
+        }))
+    }
+
+    /// Opens a transaction in which the store's fence is current, holding
+    /// the session row's lock (PostgreSQL) or the database's (SQLite).
+    pub(super) async fn fenced(&self) -> Result<DatabaseTransaction, StoreError> {
         let options = TransactionOptions {
             sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
             ..TransactionOptions::default()

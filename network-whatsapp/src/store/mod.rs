@@ -43,6 +43,9 @@ pub struct SeaOrmDeviceStore {
     fence: i64,
     /// Turns true at the first write a newer owner's fence refuses (clones share it).
     fenced_out: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
+    /// The network logged the device out: its rows are deleted and every
+    /// later write is refused (clones share it).
+    retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl SeaOrmDeviceStore {
@@ -55,6 +58,7 @@ impl SeaOrmDeviceStore {
             client_id: client_id.into(),
             fence,
             fenced_out: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
+            retired: std::sync::Arc::default(),
         })
     }
 
@@ -102,45 +106,66 @@ impl SeaOrmDeviceStore {
     /// Deletes every row of `client_id`'s device state in one transaction (after
     /// `/disconnect`, when no owner runs the session). Not fenced: it is the port's `forget`.
     pub async fn forget(db: &Db, client_id: &str) -> Result<(), StoreError> {
-        use tables::{app_sync, device, messages, protocol, signal};
         let txn = db.conn().begin().await.map_err(error::db_err)?;
-        macro_rules! wipe {
-            ($($table:path),+ $(,)?) => {
-                $(
-                    {
-                        use $table as t;
-                        t::Entity::delete_many()
-                            .filter(t::Column::ClientId.eq(client_id))
-                            .exec(&txn)
-                            .await
-                            .map_err(error::db_err)?;
-                    }
-                )+
-            };
-        }
-        wipe!(
-            device,
-            signal::identities,
-            signal::sessions,
-            signal::prekeys,
-            signal::signed_prekeys,
-            signal::sender_keys,
-            app_sync::sync_keys,
-            app_sync::versions,
-            app_sync::index_values,
-            app_sync::mutation_macs,
-            protocol::sender_key_devices,
-            protocol::lid_pn_mappings,
-            protocol::base_keys,
-            protocol::device_lists,
-            protocol::device_list_entries,
-            protocol::group_metadata,
-            protocol::tc_tokens,
-            messages::sent_messages,
-            messages::pending_inbound,
-            messages::msg_secrets,
-            messages::group_authors,
-        );
+        delete_rows(&txn, client_id).await?;
         txn.commit().await.map_err(error::db_err)
     }
+
+    /// The network logged the device out (the phone removed it, or it was
+    /// refused at login): deletes its state under the store's fence, and
+    /// refuses every write after, so that no late flush of the library brings
+    /// a dead identity back and the session's next connect pairs anew.
+    pub async fn retire(&self) -> Result<(), StoreError> {
+        self.retired
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let txn = self.fenced().await?;
+        delete_rows(&txn, &self.client_id).await?;
+        fence::commit(txn).await
+    }
+}
+
+/// Deletes every row of `client_id`'s device state inside `txn`.
+async fn delete_rows(
+    txn: &sea_orm::DatabaseTransaction,
+    client_id: &str,
+) -> Result<(), StoreError> {
+    use tables::{app_sync, device, messages, protocol, signal};
+    macro_rules! wipe {
+        ($($table:path),+ $(,)?) => {
+            $(
+                {
+                    use $table as t;
+                    t::Entity::delete_many()
+                        .filter(t::Column::ClientId.eq(client_id))
+                        .exec(txn)
+                        .await
+                        .map_err(error::db_err)?;
+                }
+            )+
+        };
+    }
+    wipe!(
+        device,
+        signal::identities,
+        signal::sessions,
+        signal::prekeys,
+        signal::signed_prekeys,
+        signal::sender_keys,
+        app_sync::sync_keys,
+        app_sync::versions,
+        app_sync::index_values,
+        app_sync::mutation_macs,
+        protocol::sender_key_devices,
+        protocol::lid_pn_mappings,
+        protocol::base_keys,
+        protocol::device_lists,
+        protocol::device_list_entries,
+        protocol::group_metadata,
+        protocol::tc_tokens,
+        messages::sent_messages,
+        messages::pending_inbound,
+        messages::msg_secrets,
+        messages::group_authors,
+    );
+    Ok(())
 }

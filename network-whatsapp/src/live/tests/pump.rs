@@ -23,7 +23,7 @@ use super::connect::sqlite;
 use super::offline_bot;
 use crate::live::authors::Authors;
 use crate::live::inbound::{Forward, Pump};
-use crate::store::SeaOrmDeviceStore;
+use crate::store::{FenceRejected, SeaOrmDeviceStore, fence_rejection};
 use parley_network::inbound::Content;
 use parley_network::{DisconnectReason, NetworkEvent};
 
@@ -165,12 +165,6 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
             .action(GroupNotificationAction::Unlocked)
             .build(),
     )));
-    forward.handle_event(Arc::new(Event::LoggedOut(
-        LoggedOut::builder()
-            .on_connect(false)
-            .reason(ConnectFailureReason::LoggedOut)
-            .build(),
-    )));
     ended_tx.send(true).expect("signal");
 
     let Some(NetworkEvent::Message(first)) = events.recv().await else {
@@ -245,11 +239,66 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
             subject: "Team, renamed".into()
         })
     );
-    assert_eq!(
-        events.recv().await,
-        Some(NetworkEvent::Disconnected(DisconnectReason::LoggedOut))
-    );
     // The run is over: the session's receiver closes.
     assert_eq!(events.recv().await, None);
     task.await.expect("pump");
+}
+
+/// A logged-out device's state is deleted before the session hears of the
+/// logout, and nothing the library writes later brings it back: the next
+/// connect pairs anew.
+#[tokio::test]
+async fn a_logout_deletes_the_device_state_before_the_session_hears_of_it() {
+    let (db, _dir) = sqlite().await;
+    let store = SeaOrmDeviceStore::new(db.clone(), "live1", 1).expect("store");
+    store
+        .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
+        .await
+        .expect("secret");
+    let bot = offline_bot(store.clone()).await;
+    let (forward, library_events) = Forward::new();
+    let (out, mut events) = mpsc::channel(16);
+    let (_ended_tx, ended) = watch::channel(false);
+    let pump = Pump {
+        client: bot.client(),
+        store: store.clone(),
+        out,
+        authors: Authors::stored(store.clone()),
+    };
+    tokio::spawn(pump.run(library_events, ended));
+    forward.handle_event(Arc::new(Event::LoggedOut(
+        LoggedOut::builder()
+            .on_connect(false)
+            .reason(ConnectFailureReason::LoggedOut)
+            .build(),
+    )));
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), events.recv()).await,
+        Ok(Some(NetworkEvent::Disconnected(
+            DisconnectReason::LoggedOut
+        )))
+    );
+    let fresh = SeaOrmDeviceStore::new(db, "live1", 1).expect("store");
+    assert_eq!(
+        fresh.get_msg_secret(PEER, ME, POLL_ID).await.expect("read"),
+        None,
+        "the secret went with the device"
+    );
+    let late = store
+        .put_msg_secret(PEER, ME, "3EB0LATE", &SECRET)
+        .await
+        .expect_err("a late write is refused");
+    assert_eq!(
+        fence_rejection(&late),
+        Some(&FenceRejected::LoggedOut {
+            client_id: "live1".into()
+        })
+    );
+    assert_eq!(
+        fresh
+            .get_msg_secret(PEER, ME, "3EB0LATE")
+            .await
+            .expect("read"),
+        None
+    );
 }

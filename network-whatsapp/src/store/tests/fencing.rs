@@ -1,6 +1,7 @@
 //! Ownership cases: a stale owner's writes are refused and change nothing, state
 //! survives a move to another process, clients are apart, `take_sent_message`
-//! hands a message out once under concurrency, `forget` wipes a client.
+//! hands a message out once under concurrency, `forget` wipes a client,
+//! `retire` wipes a logged-out device for good.
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -371,4 +372,44 @@ pub(super) async fn forget_removes_every_row(f: &Fixture) {
             .is_empty()
     );
     assert_eq!(read_everything(&kept).await, kept_state);
+}
+
+pub(super) async fn retiring_a_logged_out_device_removes_it_for_good(f: &Fixture) {
+    let gone = f.owner("gone", 1).await;
+    let kept = f.owner("kept", 1).await;
+    write_everything(&gone, 1).await.expect("write");
+    write_everything(&kept, 1).await.expect("write");
+    let kept_state = read_everything(&kept).await;
+
+    gone.retire().await.expect("retire");
+    let empty = f.owner("empty", 1).await;
+    assert_eq!(read_everything(&gone).await, read_everything(&empty).await);
+    // A late flush of the library (any clone of the store) is refused.
+    let late = gone
+        .clone()
+        .save(&full_device())
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        fence_rejection(&late),
+        Some(&FenceRejected::LoggedOut {
+            client_id: "gone".into()
+        })
+    );
+    assert_eq!(read_everything(&gone).await, read_everything(&empty).await);
+    assert_eq!(read_everything(&kept).await, kept_state);
+}
+
+pub(super) async fn a_stale_owner_cannot_retire_the_device(f: &Fixture) {
+    let stale = f.owner("moved", 1).await;
+    write_everything(&stale, 1).await.expect("write");
+    claim(&f.db, "moved", 2).await;
+    let current = store(&f.db, "moved", 2);
+    let before = read_everything(&current).await;
+    let refused = stale.retire().await.expect_err("refused");
+    assert!(matches!(
+        fence_rejection(&refused),
+        Some(FenceRejected::Stale { .. })
+    ));
+    assert_eq!(read_everything(&current).await, before);
 }

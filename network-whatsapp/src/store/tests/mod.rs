@@ -147,5 +147,7 @@ contract! {
         fencing::clients_do_not_see_each_other,
         fencing::concurrent_take_sent_message_yields_once,
         fencing::forget_removes_every_row,
+        fencing::retiring_a_logged_out_device_removes_it_for_good,
+        fencing::a_stale_owner_cannot_retire_the_device,
     ]
 }
