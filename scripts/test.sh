@@ -24,6 +24,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# The suite runs in the build tree, a copy of this checkout at a fixed path
+# whose unchanged files keep their times (scripts/build_tree.py): a fresh
+# clone then recompiles only the crates that changed since the last run.
+# One run at a time holds it. PARLEY_BUILD_TREE=here runs in place.
+if [ -z "${PARLEY_BUILD_TREE:-}" ]; then
+  tree=$HOME/.cache/parley-src
+  mkdir -p "$tree"
+  exec 9>"$tree.lock"
+  if ! flock -n 9; then
+    echo "==> another run of the suite holds the build tree $tree: waiting" >&2
+    flock 9
+  fi
+  python3 scripts/build_tree.py "$root" "$tree"
+  PARLEY_BUILD_TREE=$tree PARLEY_SOURCE_ROOT=$root exec bash "$tree/scripts/test.sh" "$@"
+fi
+source_root=${PARLEY_SOURCE_ROOT:-$root}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/parley-target}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 # shellcheck source=lib/services.sh
@@ -90,7 +106,7 @@ logged() { # logged NAME COMMAND...: runs COMMAND, its output also in a log chec
 step docs logged docs python3 scripts/check_docs.py
 step api-fuzz logged api-fuzz scripts/api-fuzz.sh "$PARLEY_PREBUILT/parley"
 # The console's browser tests take the screenshots docs/console.md shows.
-step nextest logged nextest env PARLEY_CONSOLE_SCREENSHOTS="$root/docs/console" \
+step nextest logged nextest env PARLEY_CONSOLE_SCREENSHOTS="$source_root/docs/console" \
   cargo nextest run --workspace --locked --profile ci "$@"
 slowest target/nextest/ci/junit.xml
 step wire logged wire scripts/wire-e2e.sh
