@@ -135,28 +135,46 @@ impl EventStream {
     /// Publishes one event's body once the server has stored it; answers
     /// its stream sequence.
     pub async fn publish(&self, event: StreamedEvent<'_>) -> Result<u64, StreamError> {
-        let mut headers = HeaderMap::new();
-        // The same event published again (a retried append) is stored once.
-        let msg_id = format!("{}/{}", event.event_id, event.seq);
-        headers.insert("Nats-Msg-Id", msg_id.as_str());
-        headers.insert(EVENT_ID_HEADER, event.event_id);
-        headers.insert(SEQ_HEADER, event.seq.to_string().as_str());
-        headers.insert(KIND_HEADER, event.kind);
-        let ack = self
-            .js
-            .publish_with_headers(
-                self.subject(event.client_id),
-                headers,
-                event.body.to_vec().into(),
-            )
-            .await
-            .map_err(failed)?
-            .await
-            .map_err(|e| match e.kind() {
+        let mut sequences = self.publish_all(std::slice::from_ref(&event)).await?;
+        sequences
+            .pop()
+            .ok_or_else(|| StreamError("no acknowledgement".into()))
+    }
+
+    /// Publishes the bodies in order, then waits for every acknowledgement
+    /// (one round trip for all); answers their stream sequences, in order.
+    /// Fails when any of them was not stored.
+    pub async fn publish_all(&self, events: &[StreamedEvent<'_>]) -> Result<Vec<u64>, StreamError> {
+        let mut acks = Vec::with_capacity(events.len());
+        for event in events {
+            let mut headers = HeaderMap::new();
+            // The same event published again (a retried append) is stored once.
+            let msg_id = format!("{}/{}", event.event_id, event.seq);
+            headers.insert("Nats-Msg-Id", msg_id.as_str());
+            headers.insert(EVENT_ID_HEADER, event.event_id);
+            headers.insert(SEQ_HEADER, event.seq.to_string().as_str());
+            headers.insert(KIND_HEADER, event.kind);
+            let ack = self
+                .js
+                .publish_with_headers(
+                    self.subject(event.client_id),
+                    headers,
+                    event.body.to_vec().into(),
+                )
+                .await
+                .map_err(failed)?;
+            acks.push(ack);
+        }
+        let mut sequences = Vec::with_capacity(acks.len());
+        let acks = acks.into_iter().map(std::future::IntoFuture::into_future);
+        for ack in futures::future::join_all(acks).await {
+            let ack = ack.map_err(|e| match e.kind() {
                 PublishErrorKind::TimedOut => StreamError("no acknowledgement in time".into()),
                 _ => failed(e),
             })?;
-        Ok(ack.sequence)
+            sequences.push(ack.sequence);
+        }
+        Ok(sequences)
     }
 
     /// The body of event `event_id` stored at `sequence`: none once it was

@@ -2,8 +2,8 @@
 use std::sync::LazyLock;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 /// Latency buckets in seconds, from sub-millisecond bus hops to slow receivers.
@@ -26,6 +26,8 @@ pub struct Metrics {
     pub webhook_dropped: IntCounterVec,
     pub webhook_duration: HistogramVec,
     pub event_log_failures: IntCounterVec,
+    /// Events per event-log transaction (group commit).
+    pub event_log_batch: Histogram,
     pub history_writes: IntCounterVec,
     pub media_stored_bytes: IntCounter,
     pub media_mirrors_active: IntGauge,
@@ -56,6 +58,18 @@ fn counter_vec(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> 
         .register(Box::new(c.clone()))
         .unwrap_or_else(|e| panic!("metric {name}: {e}"));
     c
+}
+
+/// Events per group-commit transaction: 1 when idle, up to 256.
+const BATCH_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+
+fn histogram(registry: &Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
+    let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
+    let h = Histogram::with_opts(opts).unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    registry
+        .register(Box::new(h.clone()))
+        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    h
 }
 
 fn histogram_vec(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> HistogramVec {
@@ -133,6 +147,12 @@ impl Metrics {
                 "event_log_failures_total",
                 "Events the event log could not take, by origin (received: not acknowledged to the network; sent: retried) and reason (full, unavailable)",
                 &["origin", "reason"],
+            ),
+            event_log_batch: histogram(
+                &r,
+                "event_log_batch_events",
+                "Events written per event-log transaction (group commit: what queued while the previous one committed)",
+                BATCH_BUCKETS,
             ),
             webhook_duration: histogram_vec(
                 &r,

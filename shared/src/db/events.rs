@@ -105,15 +105,20 @@ pub enum Redeliver {
 /// The event log's queries, as methods of the database.
 impl Db {
     /// Appends an event with the session's next `seq`, allocated under the
-    /// owner's lease `fence`; `body` builds the stored body from the `seq`.
+    /// owner's lease `fence`; `body` builds the stored body from the `seq`
+    /// (perhaps more than once: the last one is stored). Appends of every
+    /// session are committed together when they arrive together (group
+    /// commit, see `group_commit`); the answer comes after the commit.
     pub async fn append_event(
         &self,
         client_id: &str,
         fence: u64,
         new: NewEvent<'_>,
-        body: impl FnOnce(u64) -> Vec<u8>,
+        body: impl FnMut(u64) -> Vec<u8> + Send + Sync + 'static,
     ) -> Result<Appended, DbError> {
-        events::append(self, client_id, fence, new, body).await
+        self.appender()
+            .append(client_id, fence, new, Box::new(body))
+            .await
     }
 
     /// Up to `limit` events after `after`, oldest first.
@@ -147,7 +152,8 @@ impl Db {
         events::dead_letters(self, client_id, page, limit).await
     }
 
-    /// Records one delivery attempt: its outcome state and HTTP status.
+    /// Records one delivery attempt: its outcome state and HTTP status
+    /// (committed with the log's other writes, see [`Db::append_event`]).
     pub async fn record_attempt(
         &self,
         client_id: &str,
@@ -155,7 +161,9 @@ impl Db {
         state: DeliveryState,
         status: Option<u16>,
     ) -> Result<(), DbError> {
-        events::record_attempt(self, client_id, seq, state, status).await
+        self.appender()
+            .record(client_id, seq, state, Some(status))
+            .await
     }
 
     /// Sets an event's state without counting an attempt (its webhook was
@@ -166,7 +174,7 @@ impl Db {
         seq: u64,
         state: DeliveryState,
     ) -> Result<(), DbError> {
-        events::set_state(self, client_id, seq, state).await
+        self.appender().record(client_id, seq, state, None).await
     }
 
     /// Makes the chosen events pending again with no attempts counted; returns them.

@@ -2,6 +2,7 @@
 pub mod contacts;
 pub mod entities;
 pub mod events;
+mod group_commit;
 pub mod group_subjects;
 pub mod history;
 pub mod overview;
@@ -48,6 +49,9 @@ pub struct Db {
     keys: StoreKeys,
     /// Where event bodies go in the cluster (none: in the `events` rows).
     stream: Option<EventStream>,
+    /// The event log's writer (group commit), started at the first append;
+    /// shared by the clones of this handle.
+    appender: std::sync::Arc<std::sync::OnceLock<group_commit::Appender>>,
 }
 
 impl Db {
@@ -64,31 +68,37 @@ impl Db {
             .acquire_timeout(Duration::from_secs(5))
             .sqlx_logging(false);
         if url.starts_with("sqlite:") {
+            use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
             // One writer at a time is what SQLite allows; a small pool avoids lock storms.
             opts.max_connections(4).min_connections(1);
+            // On every connection of the pool: WAL, and every commit flushed
+            // to disk (FULL: what was acknowledged survives a power loss too);
+            // secure_delete: deleted rows (old sealed keys among them) are
+            // overwritten, not left in free pages.
+            opts.map_sqlx_sqlite_opts(|o| {
+                o.journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Full)
+                    .busy_timeout(Duration::from_secs(5))
+                    .foreign_keys(true)
+                    .pragma("secure_delete", "ON")
+            });
         } else {
             opts.max_connections(20).min_connections(1);
         }
         let conn = Database::connect(opts).await?;
-        if conn.get_database_backend() == DbBackend::Sqlite {
-            // secure_delete: deleted rows (old sealed keys among them) are
-            // overwritten, not left in free pages.
-            conn.execute_unprepared(
-                "PRAGMA journal_mode=WAL; PRAGMA busy_timeout=5000; PRAGMA foreign_keys=ON; \
-                 PRAGMA secure_delete=ON;",
-            )
-            .await?;
-        }
         Ok(Db {
             conn,
             keys: StoreKeys::none(),
             stream: None,
+            appender: Default::default(),
         })
     }
 
     /// This database with `keys` sealing its secrets.
     pub fn with_keys(mut self, keys: StoreKeys) -> Db {
         self.keys = keys;
+        // A writer started before sealed with the old keys: this handle has its own.
+        self.appender = Default::default();
         self
     }
 
@@ -100,7 +110,37 @@ impl Db {
     /// This database with its events' bodies kept in `stream` (the cluster).
     pub fn with_event_stream(mut self, stream: EventStream) -> Db {
         self.stream = Some(stream);
+        // A writer started before wrote bodies to the rows: this handle has its own.
+        self.appender = Default::default();
         self
+    }
+
+    /// Appends waiting for the event log's writer (not yet in a transaction).
+    pub fn queued_appends(&self) -> usize {
+        self.appender
+            .get()
+            .map_or(0, group_commit::Appender::queued)
+    }
+
+    /// The transactions the event log's writer began, and the events they
+    /// took (group commit: more events than transactions under load).
+    pub fn event_log_transactions(&self) -> (u64, u64) {
+        self.appender
+            .get()
+            .map_or((0, 0), group_commit::Appender::taken)
+    }
+
+    /// The event log's writer of this handle, started on first use.
+    pub(crate) fn appender(&self) -> &group_commit::Appender {
+        self.appender.get_or_init(|| {
+            // The writer's own handle sends nothing to it: it stops once the
+            // last handle that does is gone.
+            let own = Db {
+                appender: Default::default(),
+                ..self.clone()
+            };
+            group_commit::Appender::spawn(own)
+        })
     }
 
     /// The JetStream stream event bodies go to, in the cluster.
@@ -160,6 +200,7 @@ impl Db {
             conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(relaxed),
             keys: self.keys.clone(),
             stream: self.stream.clone(),
+            appender: Default::default(),
         }
     }
 

@@ -20,7 +20,8 @@ async fn append(db: &Db, client_id: &str, id: &str, pad: usize) -> Result<Append
         state: DeliveryState::Pending,
         cap: 1_000,
     };
-    db.append_event(client_id, 1, new, |seq| {
+    let id = id.to_string();
+    db.append_event(client_id, 1, new, move |seq| {
         format!(
             r#"{{"eventId":"{id}","seq":{seq},"pad":"{}"}}"#,
             "x".repeat(pad)

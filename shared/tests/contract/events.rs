@@ -21,6 +21,7 @@ db_contract! {
         bodies_are_sealed_at_rest,
         disconnect_and_retention_delete_events,
         a_full_window_refuses_pending_events_and_trims_the_rest,
+        appends_committed_together_each_get_their_own_answer,
     ]
 }
 
@@ -68,7 +69,8 @@ async fn append_with(
         state,
         cap,
     };
-    db.append_event(client_id, fence, new, |seq| {
+    let id = id.to_string();
+    db.append_event(client_id, fence, new, move |seq| {
         format!(r#"{{"eventId":"{id}","seq":{seq}}}"#).into_bytes()
     })
     .await
@@ -309,5 +311,111 @@ async fn a_full_window_refuses_pending_events_and_trims_the_rest(db: &Db) {
             .expect("first body");
         let seq = first.headers.get(parley_shared::event_stream::SEQ_HEADER);
         assert_eq!(seq.map(|v| v.as_str()), Some("157"));
+    }
+}
+
+/// Appends queued while the log's writer waits are committed together, and
+/// each gets its own answer: logged with the session's next seq, fenced out,
+/// full, or a duplicate; a refused event takes no seq.
+async fn appends_committed_together_each_get_their_own_answer(db: &Db) {
+    for client_id in ["a", "b", "full"] {
+        owned(db, client_id, 1).await;
+    }
+    owned(db, "moved", 2).await;
+    assert_eq!(append(db, "full", 1, "f1").await, Some(1));
+    assert_eq!(append(db, "b", 1, "old").await, Some(1));
+
+    // Hold the writer's next transaction up (SQLite: the write lock; PostgreSQL:
+    // session a's row) with a0 in it, so that what follows queues up behind it.
+    let blocker = db.begin_write().await.expect("begin");
+    blocker
+        .execute_unprepared(match db.backend() {
+            "postgres" => "SELECT 1 FROM sessions WHERE client_id = 'a' FOR UPDATE",
+            _ => "UPDATE sessions SET event_seq = event_seq WHERE client_id = 'a'",
+        })
+        .await
+        .expect("lock");
+    let (transactions, events) = db.event_log_transactions();
+    let spawn = |(client_id, fence, id, state, cap): (&str, u64, &str, DeliveryState, u64)| {
+        let (db, client_id, id) = (db.clone(), client_id.to_string(), id.to_string());
+        tokio::spawn(async move {
+            let new = NewEvent {
+                event_id: &id,
+                kind: "text",
+                state,
+                cap,
+            };
+            let got = db
+                .append_event(&client_id, fence, new, |seq| {
+                    format!(r#"{{"seq":{seq}}}"#).into_bytes()
+                })
+                .await;
+            (id, got)
+        })
+    };
+    let first = spawn(("a", 1, "a0", DeliveryState::Pending, 1_000));
+    wait_until("a0 is in the held transaction", || {
+        db.event_log_transactions() == (transactions + 1, events + 1)
+    })
+    .await;
+    let requests: Vec<(&str, u64, &str, DeliveryState, u64)> = vec![
+        ("a", 1, "a1", DeliveryState::Pending, 1_000),
+        ("a", 1, "a2", DeliveryState::Pending, 1_000),
+        ("b", 1, "b2", DeliveryState::Pending, 1_000),
+        ("moved", 1, "m1", DeliveryState::Pending, 1_000),
+        ("full", 1, "f2", DeliveryState::Pending, 1),
+        ("b", 1, "old", DeliveryState::Pending, 1_000),
+        ("b", 1, "twin", DeliveryState::None, 1_000),
+        ("b", 1, "twin", DeliveryState::None, 1_000),
+    ];
+    let n = requests.len();
+    let mut tasks: Vec<_> = requests.into_iter().map(spawn).collect();
+    wait_until("the rest queued up", || db.queued_appends() == n).await;
+    blocker.rollback().await.expect("release");
+    tasks.insert(0, first);
+
+    let mut logged = std::collections::BTreeMap::new();
+    let (mut fenced, mut full, mut conflicts) = (Vec::new(), Vec::new(), Vec::new());
+    for task in tasks {
+        match task.await.expect("task") {
+            (id, Ok(Appended::Logged(e))) => {
+                assert_eq!(e.body, format!(r#"{{"seq":{}}}"#, e.seq).into_bytes());
+                logged.insert(id, (e.client_id, e.seq));
+            }
+            (id, Ok(Appended::FencedOut)) => fenced.push(id),
+            (id, Ok(Appended::Full)) => full.push(id),
+            (id, Err(parley_shared::db::DbError::Conflict(_))) => conflicts.push(id),
+            (id, other) => panic!("{id}: {other:?}"),
+        }
+    }
+    assert_eq!(fenced, ["m1"]);
+    assert_eq!(full, ["f2"]);
+    conflicts.sort();
+    assert_eq!(conflicts, ["old", "twin"], "a logged id, and a second copy");
+    assert_eq!(logged["a0"].1, 1);
+    let mut a: Vec<u64> = ["a1", "a2"].iter().map(|id| logged[*id].1).collect();
+    a.sort_unstable();
+    assert_eq!(a, [2, 3]);
+    let mut b: Vec<u64> = ["b2", "twin"].iter().map(|id| logged[*id].1).collect();
+    b.sort_unstable();
+    assert_eq!(b, [2, 3], "b's seq goes on from its first event, gap-free");
+    assert!(db.events_after("moved", 0, 10).await.unwrap().is_empty());
+    // The refused event took no seq: the next one is 2.
+    assert_eq!(append(db, "full", 1, "f3").await, Some(2));
+    // The eight were one transaction.
+    assert_eq!(
+        db.event_log_transactions(),
+        (transactions + 3, events + 1 + n as u64 + 1)
+    );
+}
+
+async fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within 10 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
 }

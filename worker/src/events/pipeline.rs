@@ -315,14 +315,18 @@ impl EventPipeline {
             cap: self.session_cap,
         };
         let client_id = envelope.client_id.clone();
+        let mut stored = envelope.clone();
         let appended = log
-            .append_event(&client_id, session.fence, new, |seq| {
-                envelope.seq = seq;
-                serialize(envelope)
+            .append_event(&client_id, session.fence, new, move |seq| {
+                stored.seq = seq;
+                serialize(&stored)
             })
             .await;
         match appended {
-            Ok(Appended::Logged(event)) => Ok(Logged::New(event.seq, Bytes::from(event.body))),
+            Ok(Appended::Logged(event)) => {
+                envelope.seq = event.seq;
+                Ok(Logged::New(event.seq, Bytes::from(event.body)))
+            }
             Ok(Appended::FencedOut) => {
                 tracing::warn!(
                     client_id,

@@ -1,15 +1,14 @@
 //! The `events` entity: the event log with each event's delivery state, and
 //! the per-session `seq` counter kept in `sessions.event_seq`. A body is kept
 //! in its row (`serve`), or in the cluster's JetStream stream with the row
-//! naming its stream sequence.
+//! naming its stream sequence. Appends are written by `db::group_commit`.
 use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
-use sea_orm::sea_query::{Alias, ExprTrait, Query};
-use sea_orm::{Condition, ConnectionTrait, QueryOrder, QuerySelect};
+use sea_orm::{Condition, QueryOrder, QuerySelect};
 
-use crate::db::events::{Appended, Delivery, DeliveryState, LoggedEvent, NewEvent, Redeliver};
+use crate::db::events::{Delivery, DeliveryState, LoggedEvent, Redeliver};
 use crate::db::{Db, DbError};
-use crate::event_stream::{StreamError, StreamedEvent};
+use crate::event_stream::StreamError;
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "events")]
@@ -42,11 +41,11 @@ impl ActiveModelBehavior for ActiveModel {}
 
 /// Every this many appends of a session, its events beyond the cap that
 /// need nothing more are deleted.
-const TRIM_EVERY: i64 = 256;
+pub(crate) const TRIM_EVERY: i64 = 256;
 
 /// Where an event's body is sealed (the associated data): a body moved to
 /// another event does not open.
-fn body_place(event_id: &str) -> String {
+pub(crate) fn body_place(event_id: &str) -> String {
     format!("events.body:{event_id}")
 }
 
@@ -91,7 +90,7 @@ fn unavailable(e: StreamError) -> DbError {
     DbError::Unavailable(e.to_string())
 }
 
-fn with_body(m: Model, body: Vec<u8>) -> LoggedEvent {
+pub(crate) fn with_body(m: Model, body: Vec<u8>) -> LoggedEvent {
     LoggedEvent {
         client_id: m.client_id,
         seq: u64::try_from(m.seq).unwrap_or_default(),
@@ -115,130 +114,6 @@ fn chosen(client_id: &str, which: &Redeliver) -> Result<Condition, DbError> {
         Redeliver::Ids(ids) => c.add(Column::EventId.is_in(ids.iter().cloned())),
         Redeliver::AfterSeq(after) => c.add(Column::Seq.gt(bigint(*after)?)),
     })
-}
-
-pub async fn append(
-    db: &Db,
-    client_id: &str,
-    fence: u64,
-    new: NewEvent<'_>,
-    body: impl FnOnce(u64) -> Vec<u8>,
-) -> Result<Appended, DbError> {
-    let txn = db.begin_write().await?;
-    if db.event_stream().is_some() {
-        // A body goes to the stream before the row: a known event is not
-        // published again.
-        let known = Entity::find()
-            .filter(Column::EventId.eq(new.event_id))
-            .count(&txn)
-            .await?;
-        if known > 0 {
-            txn.rollback().await?;
-            return Err(DbError::Conflict(format!(
-                "event {} is logged",
-                new.event_id
-            )));
-        }
-    }
-    // The session's next seq, only for an owner no newer one has fenced out.
-    let next = Query::update()
-        .table(Alias::new("sessions"))
-        .value(
-            Alias::new("event_seq"),
-            Expr::col(Alias::new("event_seq")).add(1),
-        )
-        .and_where(Expr::col(Alias::new("client_id")).eq(client_id))
-        .and_where(Expr::col(Alias::new("fence")).lte(bigint(fence)?))
-        .returning_col(Alias::new("event_seq"))
-        .to_owned();
-    let Some(row) = txn.query_one(&next).await? else {
-        txn.rollback().await?;
-        return Ok(Appended::FencedOut);
-    };
-    let seq: i64 = row.try_get("", "event_seq")?;
-    let cap = bigint(Ord::max(new.cap, 1))?;
-    if new.state == DeliveryState::Pending {
-        // Backpressure: the window from the oldest undelivered event is full.
-        let oldest = Entity::find()
-            .select_only()
-            .column_as(Column::Seq.min(), "oldest")
-            .filter(Column::ClientId.eq(client_id))
-            .filter(Column::State.eq(DeliveryState::Pending.as_str()))
-            .into_tuple::<Option<i64>>()
-            .one(&txn)
-            .await?
-            .flatten();
-        if oldest.is_some_and(|oldest| seq - oldest >= cap) {
-            txn.rollback().await?;
-            return Ok(Appended::Full);
-        }
-    }
-    let trim = seq % TRIM_EVERY == 0;
-    if trim {
-        // Kept events beyond the cap that need nothing more go, oldest first.
-        Entity::delete_many()
-            .filter(Column::ClientId.eq(client_id))
-            .filter(Column::Seq.lte(seq - cap))
-            .filter(Column::State.ne(DeliveryState::Pending.as_str()))
-            .exec(&txn)
-            .await?;
-    }
-    let plain = body(u64::try_from(seq).unwrap_or_default());
-    // In the cluster the body is in the stream before the row commits; the
-    // session's row stays locked meanwhile, so the stream holds a session's
-    // events in seq order. A publish that fails writes nothing.
-    let (sealed, stream_seq) = match db.event_stream() {
-        Some(stream) => {
-            let published = stream
-                .publish(StreamedEvent {
-                    client_id,
-                    seq: u64::try_from(seq).unwrap_or_default(),
-                    event_id: new.event_id,
-                    kind: new.kind,
-                    body: &plain,
-                })
-                .await;
-            match published {
-                Ok(at) => (Vec::new(), Some(bigint(at)?)),
-                Err(e) => {
-                    txn.rollback().await?;
-                    return Err(unavailable(e));
-                }
-            }
-        }
-        None => (db.keys().seal(&body_place(new.event_id), &plain), None),
-    };
-    let now = Utc::now();
-    let model = Model {
-        client_id: client_id.to_string(),
-        seq,
-        event_id: new.event_id.to_string(),
-        kind: new.kind.to_string(),
-        body: sealed,
-        state: new.state.as_str().to_string(),
-        attempts: 0,
-        last_status: None,
-        last_attempt_at: None,
-        created_at: now,
-        stream_seq,
-    };
-    Entity::insert(ActiveModel::from(model.clone()))
-        .exec_without_returning(&txn)
-        .await?;
-    txn.commit().await?;
-    if let (true, Some(stream)) = (trim, db.event_stream()) {
-        // The trimmed rows' bodies leave the stream too: every event older
-        // than the cap needs nothing more (a pending one would have been
-        // refused), so the session's last `cap` bodies are the ones kept.
-        if let Err(e) = stream
-            .trim(client_id, u64::try_from(cap).unwrap_or(1))
-            .await
-        {
-            tracing::warn!(client_id, error = %e,
-                "trimmed events' bodies stay in the stream until they age out");
-        }
-    }
-    Ok(Appended::Logged(with_body(model, plain)))
 }
 
 pub async fn after(
@@ -286,44 +161,6 @@ pub async fn dead_letters(
         .all(db.conn())
         .await?;
     Ok((logged(db, rows).await?, total))
-}
-
-/// The update of one event of a session.
-fn one(
-    client_id: &str,
-    seq: u64,
-    state: DeliveryState,
-) -> Result<sea_orm::UpdateMany<Entity>, DbError> {
-    Ok(Entity::update_many()
-        .col_expr(Column::State, Expr::value(state.as_str()))
-        .filter(Column::ClientId.eq(client_id))
-        .filter(Column::Seq.eq(bigint(seq)?)))
-}
-
-pub async fn record_attempt(
-    db: &Db,
-    client_id: &str,
-    seq: u64,
-    state: DeliveryState,
-    status: Option<u16>,
-) -> Result<(), DbError> {
-    one(client_id, seq, state)?
-        .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
-        .col_expr(Column::LastStatus, Expr::value(status.map(i32::from)))
-        .col_expr(Column::LastAttemptAt, Expr::value(Utc::now()))
-        .exec(db.conn())
-        .await?;
-    Ok(())
-}
-
-pub async fn set_state(
-    db: &Db,
-    client_id: &str,
-    seq: u64,
-    state: DeliveryState,
-) -> Result<(), DbError> {
-    one(client_id, seq, state)?.exec(db.conn()).await?;
-    Ok(())
 }
 
 pub async fn requeue(
