@@ -305,6 +305,11 @@ async fn main() {
     report(&format!("durable path ({backend} log)"), &a, &durable);
     let (bytes, events) = log_size(&db, sqlite).await;
     let (gaps, _) = gaps(&db).await;
+    let (transactions, requests) = db.event_log_transactions();
+    println!(
+        "group commit: {transactions} transactions for {requests} appends and delivery records = {:.1} per transaction",
+        requests as f64 / transactions.max(1) as f64
+    );
     println!(
         "log: {events} events, {} bytes more on disk = {:.0} bytes/event; {gaps} gaps in seq; CPU {:.2}x the in-memory path",
         bytes.saturating_sub(empty),

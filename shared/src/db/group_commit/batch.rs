@@ -3,9 +3,10 @@
 //! cluster, published before the rows) and its delivery records.
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, Order, Query};
+use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Order, Query};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
+    QuerySelect,
 };
 
 use super::{Append, Record};
@@ -47,8 +48,8 @@ pub(super) async fn write(
         seqs = allocate(appends, &mut owners, &mut outcomes)?;
         advance(&txn, &owners).await?;
     }
-    for record in records {
-        recorded(&txn, record).await?;
+    if !records.is_empty() {
+        recorded(&txn, records).await?;
     }
     let mut plains: Vec<Option<Vec<u8>>> = appends
         .iter_mut()
@@ -213,20 +214,37 @@ fn allocate(
     Ok(seqs)
 }
 
-/// Moves each appending session's counter past its new events, and trims
-/// the logs whose turn it is.
+/// Moves the appending sessions' counters past their new events (one
+/// statement for all), and trims the logs whose turn it is.
 async fn advance(
     txn: &DatabaseTransaction,
     owners: &BTreeMap<String, Owner>,
 ) -> Result<(), DbError> {
-    for (client_id, owner) in owners {
-        let Some(last) = owner.last else { continue };
+    let client = || Expr::col(Alias::new("client_id"));
+    let moved: Vec<(&str, i64)> = owners
+        .iter()
+        .filter_map(|(client_id, o)| Some((client_id.as_str(), o.last?)))
+        .collect();
+    let mut case: Option<CaseStatement> = None;
+    for &(client_id, last) in &moved {
+        let when = client().eq(client_id);
+        case = Some(match case {
+            None => Expr::case(when, last),
+            Some(case) => case.case(when, last),
+        });
+    }
+    if let Some(case) = case {
         let advance = Query::update()
             .table(Alias::new("sessions"))
-            .value(Alias::new("event_seq"), last)
-            .and_where(Expr::col(Alias::new("client_id")).eq(client_id.as_str()))
+            .value(
+                Alias::new("event_seq"),
+                case.finally(Expr::col(Alias::new("event_seq"))),
+            )
+            .and_where(client().is_in(moved.iter().map(|(c, _)| *c)))
             .to_owned();
         txn.execute(&advance).await?;
+    }
+    for (client_id, owner) in owners {
         if let Some(at) = owner.trim_at {
             // Kept events beyond the cap that need nothing more go, oldest first.
             Entity::delete_many()
@@ -240,19 +258,32 @@ async fn advance(
     Ok(())
 }
 
-/// A delivery's outcome on its event's row.
-async fn recorded(txn: &DatabaseTransaction, r: &Record) -> Result<(), DbError> {
-    let mut update = Entity::update_many()
-        .col_expr(Column::State, Expr::value(r.state.as_str()))
-        .filter(Column::ClientId.eq(r.client_id.as_str()))
-        .filter(Column::Seq.eq(bigint(r.seq)?));
-    if let Some(status) = r.attempt {
-        update = update
-            .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
-            .col_expr(Column::LastStatus, Expr::value(status.map(i32::from)))
-            .col_expr(Column::LastAttemptAt, Expr::value(chrono::Utc::now()));
+/// The deliveries' outcomes on their events' rows: one statement per kind
+/// of outcome (state, attempt and status), usually one for the batch.
+async fn recorded(txn: &DatabaseTransaction, records: &[Record]) -> Result<(), DbError> {
+    let mut kinds: BTreeMap<(&str, Option<Option<u16>>), Condition> = BTreeMap::new();
+    for r in records {
+        let event = Condition::all()
+            .add(Column::ClientId.eq(r.client_id.as_str()))
+            .add(Column::Seq.eq(bigint(r.seq)?));
+        let events = kinds
+            .entry((r.state.as_str(), r.attempt))
+            .or_insert_with(Condition::any);
+        *events = std::mem::replace(events, Condition::any()).add(event);
     }
-    update.exec(txn).await?;
+    let now = chrono::Utc::now();
+    for ((state, attempt), events) in kinds {
+        let mut update = Entity::update_many()
+            .col_expr(Column::State, Expr::value(state))
+            .filter(events);
+        if let Some(status) = attempt {
+            update = update
+                .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
+                .col_expr(Column::LastStatus, Expr::value(status.map(i32::from)))
+                .col_expr(Column::LastAttemptAt, Expr::value(now));
+        }
+        update.exec(txn).await?;
+    }
     Ok(())
 }
 

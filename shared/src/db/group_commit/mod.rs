@@ -1,7 +1,8 @@
 //! Group commit for the event log: the appends and delivery records of every
-//! session of a process go to one writer task, which takes everything queued
-//! since its last commit and writes it in one transaction (one flush to disk
-//! for many events; `batch` is that transaction).
+//! session of a process go to its writers (one on SQLite, two on PostgreSQL),
+//! each of which takes everything queued since it last looked and writes it
+//! in one transaction (one flush to disk for many events; `batch` is that
+//! transaction).
 //!
 //! The guarantees are those of one write at a time: a write is answered only
 //! once its transaction committed (persist before acknowledge); each
@@ -26,6 +27,11 @@ use super::{Db, DbError};
 
 /// The most requests one transaction takes.
 const MAX_BATCH: usize = 256;
+
+/// Transactions in flight at once on PostgreSQL: while one waits for its
+/// commit, the next takes what queued meanwhile (a session's rows keep
+/// them in order). SQLite has one writer.
+const POSTGRES_WRITERS: usize = 2;
 
 /// Requests waiting for the writer (callers wait beyond this).
 const QUEUE: usize = 4_096;
@@ -85,7 +91,14 @@ impl Appender {
     pub fn spawn(db: Db) -> Appender {
         let (tx, rx) = mpsc::channel(QUEUE);
         let taken = Arc::<Taken>::default();
-        tokio::spawn(run(db, rx, Arc::clone(&taken)));
+        let rx = Arc::new(tokio::sync::Mutex::new(rx));
+        let writers = match db.backend() {
+            "postgres" => POSTGRES_WRITERS,
+            _ => 1,
+        };
+        for _ in 0..writers {
+            tokio::spawn(run(db.clone(), Arc::clone(&rx), Arc::clone(&taken)));
+        }
         Appender { tx, taken }
     }
 
@@ -152,9 +165,10 @@ impl Appender {
     }
 }
 
-async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
+async fn run(db: Db, rx: Arc<tokio::sync::Mutex<mpsc::Receiver<Request>>>, taken: Arc<Taken>) {
     let mut requests = Vec::with_capacity(MAX_BATCH);
-    while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
+    // One writer waits for requests at a time; it lets go once it has some.
+    while rx.lock().await.recv_many(&mut requests, MAX_BATCH).await > 0 {
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.requests.fetch_add(n, Ordering::SeqCst);
