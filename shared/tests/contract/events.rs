@@ -400,10 +400,11 @@ async fn appends_committed_together_each_get_their_own_answer(db: &Db) {
     assert_eq!(full, ["f2"]);
     conflicts.sort();
     assert_eq!(conflicts, ["old", "twin"], "a logged id, and a second copy");
-    assert_eq!(logged["a0"].1, 1);
-    let mut a: Vec<u64> = ["a1", "a2"].iter().map(|id| logged[*id].1).collect();
+    // a's three were in flight together: gap-free, in either order (with two
+    // writers the held batches may take a's row in either order).
+    let mut a: Vec<u64> = ["a0", "a1", "a2"].iter().map(|id| logged[*id].1).collect();
     a.sort_unstable();
-    assert_eq!(a, [2, 3]);
+    assert_eq!(a, [1, 2, 3]);
     let mut b: Vec<u64> = ["b2", "twin"].iter().map(|id| logged[*id].1).collect();
     b.sort_unstable();
     assert_eq!(b, [2, 3], "b's seq goes on from its first event, gap-free");

@@ -29,8 +29,10 @@ use super::{Db, DbError};
 const MAX_BATCH: usize = 256;
 
 /// Transactions in flight at once on PostgreSQL: while one waits for its
-/// commit, the next takes what queued meanwhile (a session's rows keep
-/// them in order). SQLite has one writer.
+/// commit, the next takes what queued meanwhile. A session's row lock
+/// orders them: appends of one session in flight together (two sends) may
+/// take either order, and received messages are appended one after the
+/// other, so they keep theirs. SQLite has one writer.
 const POSTGRES_WRITERS: usize = 2;
 
 /// Requests waiting for the writer (callers wait beyond this).
