@@ -107,6 +107,41 @@ fn vote() -> wa::Message {
     }
 }
 
+/// A pump over an offline client of `store`, running: what feeds it library
+/// events, what it sends the session, and the switch that ends its run.
+struct Running {
+    forward: Forward,
+    events: mpsc::Receiver<NetworkEvent>,
+    ended: watch::Sender<bool>,
+    authors: Authors,
+    task: tokio::task::JoinHandle<()>,
+    /// Keeps the client alive.
+    bot: whatsapp_rust::bot::Bot,
+}
+
+async fn running(store: &SeaOrmDeviceStore) -> Running {
+    let bot = offline_bot(store.clone()).await;
+    let (forward, library_events) = Forward::new();
+    let (out, events) = mpsc::channel(16);
+    let (ended, ended_rx) = watch::channel(false);
+    let authors = Authors::stored(store.clone());
+    let pump = Pump {
+        client: bot.client(),
+        store: store.clone(),
+        out,
+        authors: authors.clone(),
+    };
+    let task = tokio::spawn(pump.run(library_events, ended_rx));
+    Running {
+        forward,
+        events,
+        ended,
+        authors,
+        task,
+        bot,
+    }
+}
+
 #[tokio::test]
 async fn library_events_become_port_events_in_order_until_the_run_ends() {
     let (db, _dir) = sqlite().await;
@@ -116,18 +151,14 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
         .await
         .expect("secret");
-    let bot = offline_bot(store.clone()).await;
-    let (forward, library_events) = Forward::new();
-    let (out, mut events) = mpsc::channel(16);
-    let (ended_tx, ended) = watch::channel(false);
-    let authors = Authors::stored(store.clone());
-    let pump = Pump {
-        client: bot.client(),
-        store: store.clone(),
-        out,
-        authors: authors.clone(),
-    };
-    let task = tokio::spawn(pump.run(library_events, ended));
+    let Running {
+        forward,
+        mut events,
+        ended: ended_tx,
+        authors,
+        task,
+        bot: _bot,
+    } = running(&store).await;
 
     let text = wa::Message {
         conversation: Some("hello".into()),
@@ -255,17 +286,13 @@ async fn a_logout_deletes_the_device_state_before_the_session_hears_of_it() {
         .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
         .await
         .expect("secret");
-    let bot = offline_bot(store.clone()).await;
-    let (forward, library_events) = Forward::new();
-    let (out, mut events) = mpsc::channel(16);
-    let (_ended_tx, ended) = watch::channel(false);
-    let pump = Pump {
-        client: bot.client(),
-        store: store.clone(),
-        out,
-        authors: Authors::stored(store.clone()),
-    };
-    tokio::spawn(pump.run(library_events, ended));
+    let Running {
+        forward,
+        mut events,
+        ended: _ended,
+        bot: _bot,
+        ..
+    } = running(&store).await;
     forward.handle_event(Arc::new(Event::LoggedOut(
         LoggedOut::builder()
             .on_connect(false)
