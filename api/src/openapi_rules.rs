@@ -17,8 +17,9 @@ pub const PHONE: &str = r"^\+?[0-9]{8,15}$";
 pub const MESSAGE_ID: &str = r"^[A-Za-z0-9._:-]{1,128}$";
 /// A callback URL: `https://host[:port][/path]`, or empty to clear it.
 pub const CALLBACK_URL: &str = r"^(https://[a-z][a-z0-9-]{0,62}(\.[a-z][a-z0-9-]{0,62})*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?)?$";
-/// Text with something in it besides spaces.
-const NOT_BLANK: &str = r"\S";
+/// Text with something in it besides spaces, as the server trims: the
+/// schema's `\s` (ECMA-262) leaves out U+0085, which Rust's `trim` removes.
+const NOT_BLANK: &str = r"[^\s\u0085]";
 
 pub fn text(max: usize) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": NOT_BLANK})
