@@ -119,6 +119,18 @@ struct Running {
     bot: whatsapp_rust::bot::Bot,
 }
 
+/// Session live1's store, holding the secret the library stored when the
+/// session sent the poll to PEER.
+async fn with_poll_secret() -> (parley_shared::db::Db, tempfile::TempDir, SeaOrmDeviceStore) {
+    let (db, dir) = sqlite().await;
+    let store = SeaOrmDeviceStore::new(db.clone(), "live1", 1).expect("store");
+    store
+        .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
+        .await
+        .expect("secret");
+    (db, dir, store)
+}
+
 async fn running(store: &SeaOrmDeviceStore) -> Running {
     let bot = offline_bot(store.clone()).await;
     let (forward, library_events) = Forward::new();
@@ -144,13 +156,7 @@ async fn running(store: &SeaOrmDeviceStore) -> Running {
 
 #[tokio::test]
 async fn library_events_become_port_events_in_order_until_the_run_ends() {
-    let (db, _dir) = sqlite().await;
-    let store = SeaOrmDeviceStore::new(db.clone(), "live1", 1).expect("store");
-    // The secret the library stored when this session sent the poll to PEER.
-    store
-        .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
-        .await
-        .expect("secret");
+    let (db, _dir, store) = with_poll_secret().await;
     let Running {
         forward,
         mut events,
@@ -280,12 +286,7 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
 /// connect pairs anew.
 #[tokio::test]
 async fn a_logout_deletes_the_device_state_before_the_session_hears_of_it() {
-    let (db, _dir) = sqlite().await;
-    let store = SeaOrmDeviceStore::new(db.clone(), "live1", 1).expect("store");
-    store
-        .put_msg_secret(PEER, ME, POLL_ID, &SECRET)
-        .await
-        .expect("secret");
+    let (db, _dir, store) = with_poll_secret().await;
     let Running {
         forward,
         mut events,
