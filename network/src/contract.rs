@@ -240,7 +240,9 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
 }
 
 /// When the phone removes the device, the session is logged out and the
-/// device is gone: the next connect pairs anew.
+/// device is gone: the next connect pairs anew. A paired device whose state
+/// is forgotten right after its connection closed (`/disconnect`) pairs anew
+/// too: nothing the closed connection still flushes brings it back.
 pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
     let (conn, mut events, _) = pair(&s, 1).await;
     s.counterpart
@@ -255,6 +257,14 @@ pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
     let (conn, mut events) = s.network.connect(ctx(&s, 2)).await.expect("connect");
     let code = first_qr(&mut events).await;
     assert!(!code.is_empty(), "a logged-out session pairs anew");
+    conn.close().await;
+
+    let (conn, _events, _) = pair(&s, 3).await;
+    conn.close().await;
+    s.network.forget(s.client_id).await.expect("forget");
+    let (conn, mut events) = s.network.connect(ctx(&s, 4)).await.expect("connect");
+    let code = first_qr(&mut events).await;
+    assert!(!code.is_empty(), "a forgotten session pairs anew");
     conn.close().await;
     s.network.forget(s.client_id).await.expect("forget");
 }

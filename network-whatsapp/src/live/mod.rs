@@ -42,7 +42,7 @@ use whatsapp_rust::http::UreqHttpClient;
 use whatsapp_rust::transport::{TokioWebSocketTransportFactory, TransportFactory};
 use whatsapp_rust::{Client, TokioRuntime};
 
-use super::store::SeaOrmDeviceStore;
+use super::store::{OpenStores, SeaOrmDeviceStore};
 use authors::Authors;
 use connection::LiveConnection;
 use durable::{Acks, Durable, Hooked};
@@ -88,6 +88,8 @@ pub struct WhatsappNetwork {
     http: UreqHttpClient,
     /// A test network server's websocket URL on loopback (test builds only).
     ws_url: Option<String>,
+    /// The device stores of the connections opened, which `forget` stops.
+    open: OpenStores,
 }
 
 impl WhatsappNetwork {
@@ -101,6 +103,7 @@ impl WhatsappNetwork {
             proxy,
             http,
             ws_url: None,
+            open: OpenStores::default(),
         })
     }
 
@@ -245,6 +248,7 @@ impl Network for WhatsappNetwork {
         }
         let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.clone(), ctx.fence)
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
+        self.open.track(&store);
         let (factory, failure) = Observed::new(self.transport());
         let (handler, library_events) = Forward::new();
         let durable = Durable {
@@ -317,7 +321,8 @@ impl Network for WhatsappNetwork {
     }
 
     async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
-        SeaOrmDeviceStore::forget(&self.db, client_id)
+        self.open
+            .forget(&self.db, client_id)
             .await
             .map_err(|e| NetworkError::Unreachable(format!("device state not deleted: {e}")))
     }

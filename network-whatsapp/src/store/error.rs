@@ -21,6 +21,9 @@ pub enum FenceRejected {
     /// The network logged the device out: its state was deleted and stays so.
     #[error("device store write for {client_id} refused: the device was logged out")]
     LoggedOut { client_id: String },
+    /// The session was forgotten (`/disconnect`): its state was deleted.
+    #[error("device store write for {client_id} refused: the device state was forgotten")]
+    Forgotten { client_id: String },
 }
 
 /// Whether `e` is a write refused by the fence (a stale owner's flush).

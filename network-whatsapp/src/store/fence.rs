@@ -7,8 +7,7 @@
 //! and every later write of the old owner sees the higher fence and is refused.
 //! SQLite: the transaction starts `IMMEDIATE` (the database's single write lock is
 //! taken at `BEGIN`), which serializes the check with every other write.
-use std::sync::atomic::Ordering;
-
+use parley_shared::db::Db;
 use parley_shared::db::entities::sessions;
 use sea_orm::{
     DatabaseTransaction, EntityTrait, QuerySelect, SqliteTransactionMode, TransactionOptions,
@@ -21,42 +20,24 @@ use super::error::{FenceRejected, db_err, rejected};
 
 impl SeaOrmDeviceStore {
     /// Opens a write transaction in which the store's fence is current and
-    /// the device was not logged out ([`SeaOrmDeviceStore::retire`]).
-    /// Commit it with [`commit`]; dropping it rolls back.
+    /// the device's state was not deleted ([`SeaOrmDeviceStore::retire`],
+    /// [`super::OpenStores::forget`]). Commit it with [`commit`]; dropping it
+    /// rolls back.
     pub(super) async fn write(&self) -> Result<DatabaseTransaction, StoreError> {
         let txn = self.fenced().await?;
-        // Read under the transaction's lock: a write that got here before
-        // `retire` set it commits before the deletion, any later one is refused.
-        if !self.retired.load(Ordering::SeqCst) {
+        // Read under the transaction's lock: a write that got here before the
+        // deletion was marked commits before it, any later one is refused.
+        let Some(refusal) = self.deleted.refusal(&self.client_id) else {
             return Ok(txn);
-        }
+        };
         let _ = txn.rollback().await;
-        Err(rejected(FenceRejected::LoggedOut {
-            client_id: self.client_id.clone(),
-        }))
+        Err(rejected(refusal))
     }
 
     /// Opens a transaction in which the store's fence is current, holding
-    /// the session row's lock (PostgreSQL) or the database's (SQLite).
+    /// the session's write lock ([`locked`]).
     pub(super) async fn fenced(&self) -> Result<DatabaseTransaction, StoreError> {
-        let options = TransactionOptions {
-            sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-            ..TransactionOptions::default()
-        };
-        let txn = self
-            .db
-            .conn()
-            .begin_with_options(options)
-            .await
-            .map_err(db_err)?;
-        let stored: Option<i64> = sessions::Entity::find_by_id(self.client_id.as_str())
-            .select_only()
-            .column(sessions::Column::Fence)
-            .lock_exclusive()
-            .into_tuple()
-            .one(&txn)
-            .await
-            .map_err(db_err)?;
+        let (txn, stored) = locked(&self.db, &self.client_id).await?;
         let refusal = match stored {
             Some(stored) if stored <= self.fence => return Ok(txn),
             Some(stored) => {
@@ -76,6 +57,33 @@ impl SeaOrmDeviceStore {
         tracing::warn!(client_id = %self.client_id, reason = %refusal, "device store write refused");
         Err(rejected(refusal))
     }
+}
+
+/// Opens a transaction holding `client_id`'s write lock: the session row's
+/// (PostgreSQL) or the database's (SQLite); with the fence stored on the
+/// session, if it exists.
+pub(super) async fn locked(
+    db: &Db,
+    client_id: &str,
+) -> Result<(DatabaseTransaction, Option<i64>), StoreError> {
+    let options = TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    };
+    let txn = db
+        .conn()
+        .begin_with_options(options)
+        .await
+        .map_err(db_err)?;
+    let stored = sessions::Entity::find_by_id(client_id)
+        .select_only()
+        .column(sessions::Column::Fence)
+        .lock_exclusive()
+        .into_tuple()
+        .one(&txn)
+        .await
+        .map_err(db_err)?;
+    Ok((txn, stored))
 }
 
 /// Commits a fenced write.

@@ -14,6 +14,7 @@ mod device_row;
 mod error;
 mod fence;
 mod msg_secret;
+mod open;
 mod protocol;
 mod rows;
 mod sealed;
@@ -25,11 +26,12 @@ mod values;
 mod tests;
 
 use parley_shared::db::Db;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use whatsapp_rust::wacore::store::error::StoreError;
 
 pub use authors::GroupAuthor;
 pub use error::{FenceRejected, fence_rejection, is_fence_rejected};
+pub use open::OpenStores;
 pub use sealed::rekey;
 
 /// The device state of one session, in the gateway's database.
@@ -43,9 +45,9 @@ pub struct SeaOrmDeviceStore {
     fence: i64,
     /// Turns true at the first write a newer owner's fence refuses (clones share it).
     fenced_out: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
-    /// The network logged the device out: its rows are deleted and every
-    /// later write is refused (clones share it).
-    retired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Set once the device's rows are deleted (the network logged it out, or
+    /// the session was forgotten): every later write is refused (clones share it).
+    deleted: std::sync::Arc<Deleted>,
 }
 
 impl SeaOrmDeviceStore {
@@ -58,7 +60,7 @@ impl SeaOrmDeviceStore {
             client_id: client_id.into(),
             fence,
             fenced_out: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
-            retired: std::sync::Arc::default(),
+            deleted: std::sync::Arc::default(),
         })
     }
 
@@ -104,11 +106,13 @@ impl SeaOrmDeviceStore {
     }
 
     /// Deletes every row of `client_id`'s device state in one transaction (after
-    /// `/disconnect`, when no owner runs the session). Not fenced: it is the port's `forget`.
+    /// `/disconnect`). Not fenced, but it holds the session's write lock, so a
+    /// write of a store under way commits before it; the adapter first stops
+    /// its open stores of the session writing ([`OpenStores::forget`]).
     pub async fn forget(db: &Db, client_id: &str) -> Result<(), StoreError> {
-        let txn = db.conn().begin().await.map_err(error::db_err)?;
+        let (txn, _) = fence::locked(db, client_id).await?;
         delete_rows(&txn, client_id).await?;
-        txn.commit().await.map_err(error::db_err)
+        fence::commit(txn).await
     }
 
     /// The network logged the device out (the phone removed it, or it was
@@ -116,11 +120,34 @@ impl SeaOrmDeviceStore {
     /// refuses every write after, so that no late flush of the library brings
     /// a dead identity back and the session's next connect pairs anew.
     pub async fn retire(&self) -> Result<(), StoreError> {
-        self.retired
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.deleted.mark(Deleted::LOGGED_OUT);
         let txn = self.fenced().await?;
         delete_rows(&txn, &self.client_id).await?;
         fence::commit(txn).await
+    }
+}
+
+/// Why a store's device state is gone, if it is: set before the deletion,
+/// read by every write under the session's write lock.
+#[derive(Debug, Default)]
+pub(crate) struct Deleted(std::sync::atomic::AtomicU8);
+
+impl Deleted {
+    const LOGGED_OUT: u8 = 1;
+    const FORGOTTEN: u8 = 2;
+
+    fn mark(&self, why: u8) {
+        self.0.store(why, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The refusal of a write after the deletion, or none while the state lives.
+    fn refusal(&self, client_id: &str) -> Option<FenceRejected> {
+        let client_id = client_id.to_string();
+        match self.0.load(std::sync::atomic::Ordering::SeqCst) {
+            Self::LOGGED_OUT => Some(FenceRejected::LoggedOut { client_id }),
+            Self::FORGOTTEN => Some(FenceRejected::Forgotten { client_id }),
+            _ => None,
+        }
     }
 }
 

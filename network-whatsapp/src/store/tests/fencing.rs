@@ -1,7 +1,8 @@
 //! Ownership cases: a stale owner's writes are refused and change nothing, state
 //! survives a move to another process, clients are apart, `take_sent_message`
 //! hands a message out once under concurrency, `forget` wipes a client,
-//! `retire` wipes a logged-out device for good.
+//! `retire` wipes a logged-out device for good, and a forget stops every open
+//! store of the session after the write it was doing.
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -14,7 +15,9 @@ use whatsapp_rust::wacore::store::traits::{
 
 use super::device::{full_device, persisted};
 use super::{Fixture, claim, store};
-use crate::store::{FenceRejected, GroupAuthor, SeaOrmDeviceStore, fence_rejection};
+use crate::store::tables::protocol::lid_pn_mappings;
+use crate::store::{FenceRejected, GroupAuthor, OpenStores, SeaOrmDeviceStore, fence_rejection};
+use sea_orm::{ActiveModelTrait, Set};
 
 const PEER: &str = "4915100000001:2@s.whatsapp.net";
 const CHAT: &str = "4915100000001@s.whatsapp.net";
@@ -412,4 +415,84 @@ pub(super) async fn a_stale_owner_cannot_retire_the_device(f: &Fixture) {
         Some(FenceRejected::Stale { .. })
     ));
     assert_eq!(read_everything(&current).await, before);
+}
+
+pub(super) async fn forgetting_stops_every_open_store_after_its_write_under_way(f: &Fixture) {
+    let open = OpenStores::default();
+    let gone = f.owner("gone", 1).await;
+    // An earlier connection's store of the same session, still flushing.
+    let earlier = store(&f.db, "gone", 1);
+    let kept = f.owner("kept", 1).await;
+    for s in [&gone, &earlier, &kept] {
+        open.track(s);
+        write_everything(s, 1).await.expect("write");
+    }
+    let kept_state = read_everything(&kept).await;
+
+    // A write under way when the forget comes: it holds the session's lock
+    // and has written a row the forget cannot see before it commits.
+    let under_way = gone.write().await.expect("write lock");
+    lid_pn_mappings::ActiveModel {
+        client_id: Set("gone".into()),
+        lid: Set("100000000000001".into()),
+        phone_number: Set("4915100000009".into()),
+        created_at: Set(1),
+        updated_at: Set(1),
+        learning_source: Set("usync".into()),
+    }
+    .insert(&under_way)
+    .await
+    .expect("insert under way");
+    let forgetting = tokio::spawn({
+        let (open, db) = (open.clone(), f.db.clone());
+        async move { open.forget(&db, "gone").await }
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while gone.deleted.refusal("gone").is_none() {
+            tokio::task::yield_now().await;
+        }
+        // PostgreSQL: the forget is seen waiting for the session's lock (a
+        // forget that did not wait would delete now and miss the row).
+        // SQLite has one writer: the forget waits for it by construction.
+        while f.db.backend() == "postgres" && !waiting_for_a_lock(&f.db).await {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the forget marks the open stores, then waits for the write under way");
+    under_way.commit().await.expect("commit under way");
+    forgetting.await.expect("join").expect("forget");
+
+    // The write under way was deleted with the rest, not left behind.
+    let empty = f.owner("empty", 1).await;
+    assert_eq!(read_everything(&gone).await, read_everything(&empty).await);
+    assert!(gone.get_all_lid_mappings().await.expect("all").is_empty());
+    // Every open store of the session refuses a late flush.
+    for s in [&gone, &earlier] {
+        let late = s.save(&full_device()).await.expect_err("refused");
+        assert_eq!(
+            fence_rejection(&late),
+            Some(&FenceRejected::Forgotten {
+                client_id: "gone".into()
+            })
+        );
+    }
+    assert_eq!(read_everything(&gone).await, read_everything(&empty).await);
+    // Another session's stores write on.
+    assert_eq!(read_everything(&kept).await, kept_state);
+    write_everything(&kept, 2).await.expect("kept writes on");
+}
+
+/// Whether a connection of this test's PostgreSQL database waits for a lock.
+async fn waiting_for_a_lock(db: &parley_shared::db::Db) -> bool {
+    use sea_orm::{ConnectionTrait, DbBackend, Statement};
+    let sql = "SELECT count(*)::bigint AS n FROM pg_stat_activity \
+               WHERE wait_event_type = 'Lock' AND datname = current_database()";
+    let row = db
+        .conn()
+        .query_one_raw(Statement::from_string(DbBackend::Postgres, sql))
+        .await
+        .expect("pg_stat_activity")
+        .expect("a row");
+    row.try_get::<i64>("", "n").expect("n") > 0
 }

@@ -149,5 +149,6 @@ contract! {
         fencing::forget_removes_every_row,
         fencing::retiring_a_logged_out_device_removes_it_for_good,
         fencing::a_stale_owner_cannot_retire_the_device,
+        fencing::forgetting_stops_every_open_store_after_its_write_under_way,
     ]
 }

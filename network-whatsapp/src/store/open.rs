@@ -1,0 +1,44 @@
+//! The device stores this process opened, by session, so that forgetting a
+//! session stops each of them writing before its rows are deleted: a closed
+//! connection's background saver may still flush after `close` returned, and
+//! that flush must neither be lost under a live session nor bring a forgotten
+//! device back.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use parley_shared::db::Db;
+use whatsapp_rust::wacore::store::error::StoreError;
+
+use super::{Deleted, SeaOrmDeviceStore};
+
+/// Shared by the adapter's clones; holds no store alive.
+#[derive(Clone, Default)]
+pub struct OpenStores {
+    by_session: Arc<Mutex<HashMap<String, Vec<Weak<Deleted>>>>>,
+}
+
+impl OpenStores {
+    /// Notes `store` as one of its session's open stores.
+    pub fn track(&self, store: &SeaOrmDeviceStore) {
+        let mut by_session = self.lock();
+        let stores = by_session.entry(store.client_id().to_string()).or_default();
+        stores.retain(|s| s.strong_count() > 0);
+        stores.push(Arc::downgrade(&store.deleted));
+    }
+
+    /// Deletes `client_id`'s device state (after `/disconnect`): every store
+    /// of the session this process opened refuses its writes from now on, a
+    /// write already under way commits first, then every row goes.
+    pub async fn forget(&self, db: &Db, client_id: &str) -> Result<(), StoreError> {
+        let stores = self.lock().remove(client_id).unwrap_or_default();
+        for deleted in stores.iter().filter_map(Weak::upgrade) {
+            deleted.mark(Deleted::FORGOTTEN);
+        }
+        SeaOrmDeviceStore::forget(db, client_id).await
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Weak<Deleted>>>> {
+        // The map stays consistent whatever panicked while holding it.
+        self.by_session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
