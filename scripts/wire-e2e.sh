@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the real network adapter end to end on Parley's wire-level test
-# network (tests/wire-network) with cargo nextest: builds what it needs
-# (nothing when scripts/test.sh built it already) and ends with nextest's
-# summary.
+# network (tests/wire-network) with cargo nextest: the wire workspace's own
+# tests, then the root's end-to-end suite over the test network (a subset,
+# see below). Builds what it needs (nothing when scripts/test.sh built it
+# already) and ends with nextest's summaries.
 #
-# tests/wire-network is a workspace of its own: it turns on the adapter's
-# `test-network` feature (and the certificate-chain switch it carries), which
-# no build of the root workspace may see.
+# tests/wire-network is a workspace of its own: its whatsapp-rust has the
+# certificate-chain check off (`danger-skip-cert-chain-verify`), which no
+# build of the root workspace may see.
 #
 #   scripts/wire-e2e.sh [TEST-FILTER...]
 #
@@ -30,4 +31,27 @@ fi
 
 # `parley serve` with the real adapter runs this workspace's own build of the
 # program, `parley-test-network`, which cargo builds with the tests.
-exec cargo nextest run --manifest-path tests/wire-network/Cargo.toml --locked --profile ci "$@"
+cargo nextest run --manifest-path tests/wire-network/Cargo.toml --locked --profile ci "$@"
+
+# The end-to-end suite of the root workspace over the test network
+# (PARLEY_E2E_NETWORK=wire, docs/sandbox.md): the tests of WIRE_E2E, which
+# pass there, one at a time. With filter arguments (a run of some wire tests
+# by hand) it is left out; PARLEY_WIRE_E2E=all runs the whole suite instead.
+[ $# -eq 0 ] || exit 0
+WIRE_E2E=(
+  events::every_inbound_type_arrives_signed_with_its_envelope
+  events::sandbox_messages_reject_bad_input
+  events::subjects::group_events_name_the_subject_on_serve
+  events::delivery::pause_resume_and_token_rotation_apply_to_the_next_event
+  events::avatars::rooms_and_events_carry_mirrored_avatars_and_refreshes_count_them
+  pacing::sends_keep_the_sessions_pace_on_serve
+  traces::a_send_is_one_trace_from_the_api_to_the_webhook
+  metrics::counters_follow_a_session_through_pairing_sending_and_a_drop
+  inbox::hosted_inbox_routes_read_what_history_stored
+)
+filter=()
+if [ "${PARLEY_WIRE_E2E:-}" != all ]; then
+  expr=$(printf ' | test(=%s)' "${WIRE_E2E[@]}")
+  filter=(-E "${expr# | }" --test-threads 1)
+fi
+PARLEY_E2E_NETWORK=wire exec cargo nextest run --workspace --locked --profile wire-e2e --test e2e "${filter[@]}"

@@ -39,7 +39,20 @@ enum Command {
     Rekey,
 }
 
+/// The `/sandbox/*` routes over the test network, set by the test-network
+/// build's `main_with` only: every other build has none.
+static TEST_NETWORK_ROUTES: std::sync::OnceLock<&'static RouteSet> = std::sync::OnceLock::new();
+
 pub fn main() -> std::process::ExitCode {
+    main_with(None)
+}
+
+/// The program, with the test-network build's `/sandbox/*` routes (served
+/// with `PARLEY_NETWORK_CONTROL_URL` only).
+pub fn main_with(test_network_routes: Option<&'static RouteSet>) -> std::process::ExitCode {
+    if let Some(routes) = test_network_routes {
+        let _ = TEST_NETWORK_ROUTES.set(routes);
+    }
     // Dependencies may enable more than one rustls provider: choose one, first.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let command = Cli::parse().command.unwrap_or(Command::Serve);
@@ -185,11 +198,16 @@ async fn worker(config: Config) -> anyhow::Result<()> {
     run_until_signal(app, ops, Some(worker)).await
 }
 
-/// The adapter's own HTTP routes: the sandbox's `/sandbox/*` in test mode.
+/// The adapter's own HTTP routes: the sandbox's `/sandbox/*` in test mode,
+/// and over the test network in the test-network build with its control URL.
 fn adapter_routes(config: &Config) -> &'static RouteSet {
     match config.network {
         config::Network::Sandbox => &parley_network_sandbox::routes::ROUTES,
-        config::Network::Whatsapp => &RouteSet::NONE,
+        config::Network::Whatsapp => match (&config.network_control_url, TEST_NETWORK_ROUTES.get())
+        {
+            (Some(_), Some(routes)) => routes,
+            _ => &RouteSet::NONE,
+        },
     }
 }
 
@@ -241,6 +259,18 @@ fn with_network_url(network: WhatsappNetwork, config: &Config) -> anyhow::Result
 fn refuse_network_url_without_feature(config: &Config) -> anyhow::Result<()> {
     if config.network_url.is_some() && !parley_network_whatsapp::live::test_network_build() {
         anyhow::bail!("PARLEY_NETWORK_URL is honoured only by the test-network build (tests only)");
+    }
+    if config.network_control_url.is_some() {
+        if TEST_NETWORK_ROUTES.get().is_none()
+            || !parley_network_whatsapp::live::test_network_build()
+        {
+            anyhow::bail!(
+                "PARLEY_NETWORK_CONTROL_URL is honoured only by the test-network build (tests only)"
+            );
+        }
+        if config.network != config::Network::Whatsapp {
+            anyhow::bail!("PARLEY_NETWORK_CONTROL_URL needs PARLEY_NETWORK=whatsapp");
+        }
     }
     Ok(())
 }

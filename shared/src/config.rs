@@ -68,6 +68,11 @@ pub struct Config {
     /// loopback) dialled instead of the network; honoured only by a build with
     /// the `test-network` feature, refused at start by any other.
     pub network_url: Option<String>,
+    /// Tests only: the control API of the test network (`http://` on
+    /// loopback) that `PARLEY_NETWORK_URL` names; with it the test-network
+    /// build serves the sandbox's `/sandbox/*` routes over the real adapter.
+    /// Refused at start by any other build.
+    pub network_control_url: Option<String>,
     /// Inbound files larger than this are not copied to the hosted inbox's
     /// media store (default 2 GiB, the network's largest document).
     pub media_mirror_max_bytes: u64,
@@ -95,7 +100,7 @@ pub struct Config {
     pub cluster_name: String,
     pub log_format: LogFormat,
 }
-crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
+crate::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, network_control_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, store_key_id, cluster_name, log_format; account_token, s3_access_key, s3_secret_key, store_keys });
 
 impl Default for Config {
     fn default() -> Self {
@@ -126,6 +131,7 @@ impl Default for Config {
             egress_proxy: None,
             network_proxy: None,
             network_url: None,
+            network_control_url: None,
             media_mirror_max_bytes: 2 << 30,
             media_mirror_transfers: 4,
             media_send_transfers: 8,
@@ -169,6 +175,7 @@ pub const KNOWN: &[&str] = &[
     "EGRESS_PROXY",
     "NETWORK_PROXY",
     "NETWORK_URL",
+    "NETWORK_CONTROL_URL",
     "MEDIA_MIRROR_MAX_BYTES",
     "MEDIA_MIRROR_TRANSFERS",
     "MEDIA_SEND_TRANSFERS",
@@ -365,6 +372,25 @@ impl Config {
                 return Err(invalid("NETWORK_URL", "the URL names no host"));
             }
         }
+        if let Some(v) = self
+            .network_control_url
+            .as_deref()
+            .filter(|v| !v.trim().is_empty())
+        {
+            let url = url::Url::parse(v).map_err(|e| invalid("NETWORK_CONTROL_URL", e))?;
+            if url.scheme() != "http" || url.host_str().is_none_or(str::is_empty) {
+                return Err(invalid(
+                    "NETWORK_CONTROL_URL",
+                    "expected an http:// URL with a host",
+                ));
+            }
+            if self.network_url.is_none() {
+                return Err(invalid(
+                    "NETWORK_CONTROL_URL",
+                    "needs PARLEY_NETWORK_URL, the test network it controls",
+                ));
+            }
+        }
         if self.sandbox_qr_first_secs == 0 {
             return Err(invalid("SANDBOX_QR_FIRST_SECS", "must be at least 1"));
         }
@@ -405,6 +431,7 @@ impl Config {
             &mut self.egress_proxy,
             &mut self.network_proxy,
             &mut self.network_url,
+            &mut self.network_control_url,
         ] {
             if v.as_deref().is_some_and(|s| s.trim().is_empty()) {
                 *v = None;
@@ -692,6 +719,27 @@ mod tests {
             let err = Config::load_from(&vars(&[("PARLEY_NETWORK_URL", v)])).unwrap_err();
             assert!(err.0.contains("PARLEY_NETWORK_URL"), "{v}: {}", err.0);
         }
+    }
+
+    #[test]
+    fn a_network_control_url_is_an_http_url_beside_a_network_url() {
+        let net = ("PARLEY_NETWORK_URL", "ws://127.0.0.1:4567/ws/chat");
+        let control = "http://127.0.0.1:4568";
+        let (c, warnings) =
+            Config::load_from(&vars(&[net, ("PARLEY_NETWORK_CONTROL_URL", control)])).unwrap();
+        assert_eq!(c.network_control_url.as_deref(), Some(control));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        for v in ["ws://127.0.0.1:4568", "http://", "not a url"] {
+            let err =
+                Config::load_from(&vars(&[net, ("PARLEY_NETWORK_CONTROL_URL", v)])).unwrap_err();
+            assert!(
+                err.0.contains("PARLEY_NETWORK_CONTROL_URL"),
+                "{v}: {}",
+                err.0
+            );
+        }
+        let alone = Config::load_from(&vars(&[("PARLEY_NETWORK_CONTROL_URL", control)]));
+        assert!(alone.unwrap_err().0.contains("needs PARLEY_NETWORK_URL"));
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Shared helpers of the end-to-end tests.
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use parley_tests::test_network::TestNetwork;
 
 use serde_json::Value;
 
@@ -9,8 +12,72 @@ pub use parley_tests::services;
 
 pub const TOKEN: &str = "test-account-token-0123456789abcdef";
 
+/// The network the suite's sessions run on: `PARLEY_E2E_NETWORK` is
+/// `sandbox` (the default: the simulated network) or `wire` (the real
+/// adapter on the wire-level test network, through the test-network build,
+/// whose `/sandbox/*` routes drive that network; docs/sandbox.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    Sandbox,
+    Wire,
+}
+
+pub fn network() -> Net {
+    match std::env::var("PARLEY_E2E_NETWORK").as_deref() {
+        Err(_) | Ok("") | Ok("sandbox") => Net::Sandbox,
+        Ok("wire") => Net::Wire,
+        Ok(other) => panic!("PARLEY_E2E_NETWORK={other:?}: expected sandbox or wire"),
+    }
+}
+
+/// The `parley` this package builds (the shipped program).
 pub fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_parley"))
+}
+
+/// The `parley` the suite's gateways run ([`serve_with`], [`api_and_worker`]):
+/// the shipped program, or on the wire network the test-network build beside
+/// it (same target directory). Tests that start processes of their own run
+/// the shipped program on the sandbox whatever the selector says.
+pub fn gateway_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| match network() {
+        Net::Sandbox => bin().to_path_buf(),
+        Net::Wire => beside_parley("parley-test-network"),
+    })
+}
+
+/// A binary of the wire-level workspace, built into the same directory.
+fn beside_parley(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_BIN_EXE_parley")).with_file_name(name);
+    assert!(
+        path.is_file(),
+        "PARLEY_E2E_NETWORK=wire needs {} (cargo build --locked --manifest-path tests/wire-network/Cargo.toml --bins)",
+        path.display()
+    );
+    path
+}
+
+/// The network settings of a gateway whose data is in `dir`: the sandbox,
+/// or a test network of the directory's own, shared by every process and
+/// restart of the gateway that uses the directory.
+pub fn network_vars(dir: &Path) -> Vec<(String, String)> {
+    static NETWORKS: Mutex<Vec<(PathBuf, Arc<TestNetwork>)>> = Mutex::new(Vec::new());
+    match network() {
+        Net::Sandbox => vars(&[("PARLEY_NETWORK", "sandbox")]),
+        Net::Wire => {
+            let mut networks = NETWORKS.lock().unwrap_or_else(|p| p.into_inner());
+            let net = match networks.iter().find(|(d, _)| d == dir) {
+                Some((_, net)) => Arc::clone(net),
+                None => {
+                    let net = Arc::new(TestNetwork::start(&beside_parley("parley-wire-network")));
+                    networks.push((dir.to_path_buf(), Arc::clone(&net)));
+                    net
+                }
+            };
+            net.vars()
+        }
+    }
 }
 
 pub fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -20,19 +87,17 @@ pub fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `parley serve` in a fresh directory with the sandbox network and a known token.
+/// `parley serve` in a fresh directory with the suite's network and a known token.
 pub async fn serve(dir: &Path) -> Parley {
     serve_with(dir, &[]).await
 }
 
 /// [`serve`] with more `PARLEY_*` variables.
 pub async fn serve_with(dir: &Path, more: &[(&str, &str)]) -> Parley {
-    let mut all = vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-    ]);
+    let mut all = vars(&[("PARLEY_ACCOUNT_TOKEN", TOKEN)]);
+    all.extend(network_vars(dir));
     all.extend(vars(more));
-    Parley::start(bin(), &["serve"], dir, &all).await
+    Parley::start(gateway_bin(), &["serve"], dir, &all).await
 }
 
 pub fn client() -> reqwest::Client {
@@ -103,21 +168,19 @@ where
 
 /// One API process and one worker process of the cluster `env` (its own
 /// database, bucket and cluster name on the real services), migrated, on the
-/// sandbox network, with `more` `PARLEY_*` variables. Returns `(api, worker)`.
+/// suite's network, with `more` `PARLEY_*` variables. Returns `(api, worker)`.
 pub async fn api_and_worker(
     env: &services::ClusterEnv,
     dir: &Path,
     more: &[(&str, &str)],
 ) -> (Parley, Parley) {
     let mut all = env.vars();
-    all.extend(vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-    ]));
+    all.extend(vars(&[("PARLEY_ACCOUNT_TOKEN", TOKEN)]));
+    all.extend(network_vars(dir));
     all.extend(vars(more));
-    let (ok, out) = parley_tests::process::run_once(bin(), &["migrate"], dir, &all).await;
+    let (ok, out) = parley_tests::process::run_once(gateway_bin(), &["migrate"], dir, &all).await;
     assert!(ok, "migrate: {out}");
-    let worker = Parley::start(bin(), &["worker"], dir, &all).await;
-    let api = Parley::start(bin(), &["api"], dir, &all).await;
+    let worker = Parley::start(gateway_bin(), &["worker"], dir, &all).await;
+    let api = Parley::start(gateway_bin(), &["api"], dir, &all).await;
     (api, worker)
 }

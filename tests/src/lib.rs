@@ -12,5 +12,6 @@ pub mod redis_server;
 pub mod relay;
 pub mod services;
 pub mod stats;
+pub mod test_network;
 
 pub use process::{Parley, free_port};

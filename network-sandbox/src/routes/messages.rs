@@ -94,6 +94,47 @@ async fn content(
     client_id: &str,
     b: &SandboxMessage,
 ) -> Result<InjectedContent, ApiError> {
+    let media = match checked(b)? {
+        Checked::Other(content) => return Ok(content),
+        Checked::Media(media) => media,
+    };
+    let download = match media.file {
+        File::Bytes(bytes) => {
+            super::store(state)
+                .put_sandbox_media(client_id, &bytes)
+                .await?
+        }
+        File::Generated { seed, size } => generated_media(seed, size),
+    };
+    Ok(InjectedContent::Media {
+        kind: b.kind.clone(),
+        mime_type: media.mime_type,
+        file_name: b.file_name.clone().unwrap_or_default(),
+        caption: b.caption.clone().unwrap_or_default(),
+        ptt: b.ptt.unwrap_or(false),
+        download,
+    })
+}
+
+/// A media message's file and type, checked.
+struct Media {
+    file: File,
+    mime_type: String,
+}
+
+/// A message's content as the contract checks it, its file not yet stored.
+enum Checked {
+    Media(Media),
+    Other(InjectedContent),
+}
+
+/// Checks `b` as `/sandbox/messages` does (besides `clientId` and `from`):
+/// the contract's field rules per `type`, for every network the route drives.
+pub fn check(b: &SandboxMessage) -> Result<(), ApiError> {
+    checked(b).map(drop)
+}
+
+fn checked(b: &SandboxMessage) -> Result<Checked, ApiError> {
     let kind = b.kind.as_str();
     if MEDIA_TYPES.contains(&kind) {
         let file = match (&b.data, &b.generate) {
@@ -104,24 +145,9 @@ async fn content(
             (_, None) => File::Bytes(decoded(required(&b.data, "data")?)?),
         };
         let mime_type = required(&b.mime_type, "mimeType")?;
-        let download = match file {
-            File::Bytes(bytes) => {
-                super::store(state)
-                    .put_sandbox_media(client_id, &bytes)
-                    .await?
-            }
-            File::Generated { seed, size } => generated_media(seed, size),
-        };
-        return Ok(InjectedContent::Media {
-            kind: kind.to_string(),
-            mime_type,
-            file_name: b.file_name.clone().unwrap_or_default(),
-            caption: b.caption.clone().unwrap_or_default(),
-            ptt: b.ptt.unwrap_or(false),
-            download,
-        });
+        return Ok(Checked::Media(Media { file, mime_type }));
     }
-    Ok(match kind {
+    Ok(Checked::Other(match kind {
         "text" => InjectedContent::Text {
             body: required(&b.body, "body")?,
         },
@@ -190,7 +216,7 @@ async fn content(
                  location, contact, poll_creation, vote_update, interactive_reply, reaction, edit, revoke"
             )));
         }
-    })
+    }))
 }
 
 fn required(value: &Option<String>, field: &str) -> Result<String, ApiError> {

@@ -5,6 +5,8 @@ mod cdn;
 mod controls;
 mod messages;
 
+pub use messages::check as check_message;
+
 use parley_api::AppState;
 use parley_api::RouteSet;
 use parley_api::extension::rules::{

@@ -38,6 +38,10 @@ pub struct Received {
     pub chat: String,
     /// The sending device's user (without device).
     pub sender: String,
+    /// The sending device's number (0: the account's phone).
+    pub sender_device: u16,
+    /// When it arrived.
+    pub at: chrono::DateTime<chrono::Utc>,
     pub from_me: bool,
     pub text: Option<String>,
     /// The message as received, unwrapped (media fields and keys, updates).
@@ -55,10 +59,18 @@ pub enum Signal {
     Receipt { kind: String, ids: Vec<String> },
 }
 
+/// A signal, the chat it came in (as this device sees it) and when.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub signal: Signal,
+    pub chat: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+}
+
 #[derive(Default)]
 struct Inbox {
     messages: Mutex<Vec<Received>>,
-    signals: Mutex<Vec<Signal>>,
+    signals: Mutex<Vec<Seen>>,
     arrived: Notify,
 }
 
@@ -79,6 +91,8 @@ impl EventHandler for Collect {
                         id: info.id.to_string(),
                         chat: info.source.chat.to_non_ad().to_string(),
                         sender: info.source.sender.to_non_ad().to_string(),
+                        sender_device: info.source.sender.device,
+                        at: chrono::Utc::now(),
                         from_me: info.source.is_from_me,
                         text: msg.message.text_content().map(str::to_string),
                         message: Box::new(msg.message.get_base_message().clone()),
@@ -86,13 +100,21 @@ impl EventHandler for Collect {
                     });
                 }
             }
-            Event::ChatPresence(p) => lock(&self.0.signals).push(Signal::Typing {
-                sender: p.source.sender.to_non_ad().to_string(),
-                state: format!("{:?}", p.state).to_lowercase(),
+            Event::ChatPresence(p) => lock(&self.0.signals).push(Seen {
+                signal: Signal::Typing {
+                    sender: p.source.sender.to_non_ad().to_string(),
+                    state: format!("{:?}", p.state).to_lowercase(),
+                },
+                chat: p.source.chat.to_non_ad().to_string(),
+                at: chrono::Utc::now(),
             }),
-            Event::Receipt(r) => lock(&self.0.signals).push(Signal::Receipt {
-                kind: format!("{:?}", r.r#type).to_lowercase(),
-                ids: r.message_ids.iter().map(|id| id.to_string()).collect(),
+            Event::Receipt(r) => lock(&self.0.signals).push(Seen {
+                signal: Signal::Receipt {
+                    kind: format!("{:?}", r.r#type).to_lowercase(),
+                    ids: r.message_ids.iter().map(|id| id.to_string()).collect(),
+                },
+                chat: r.source.chat.to_non_ad().to_string(),
+                at: chrono::Utc::now(),
             }),
             _ => return,
         }
@@ -246,6 +268,11 @@ impl TestDevice {
         lock(&self.inbox.messages).clone()
     }
 
+    /// The typing indicators and receipts the device saw so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        lock(&self.inbox.signals).clone()
+    }
+
     /// Waits up to `deadline` for a typing indicator or receipt matching `test`.
     pub async fn wait_for_signal(
         &self,
@@ -255,8 +282,8 @@ impl TestDevice {
         let until = tokio::time::Instant::now() + deadline;
         loop {
             let arrived = self.inbox.arrived.notified();
-            if let Some(found) = lock(&self.inbox.signals).iter().find(|s| test(s)) {
-                return Some(found.clone());
+            if let Some(found) = lock(&self.inbox.signals).iter().find(|s| test(&s.signal)) {
+                return Some(found.signal.clone());
             }
             if tokio::time::timeout_at(until, arrived).await.is_err() {
                 return None;

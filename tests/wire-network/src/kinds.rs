@@ -155,6 +155,58 @@ impl TestDevice {
         self.send(to, file_message(file, up)).await
     }
 
+    /// Uploads `file` (encrypted, to the CDN) and returns the message that
+    /// carries it, to be sent.
+    pub async fn upload_file(&self, file: &File<'_>) -> anyhow::Result<wa::Message> {
+        let up = self
+            .client
+            .upload(
+                file.data.to_vec(),
+                file.kind.media_type(),
+                UploadOptions::default(),
+            )
+            .await
+            .map_err(|e| anyhow!("upload from {}: {e}", self.phone))?;
+        Ok(file_message(file, up))
+    }
+
+    /// Sends `message` to `to` under the id `id` when one is given; returns
+    /// the message id.
+    pub async fn send_as(
+        &self,
+        to: &str,
+        message: wa::Message,
+        id: Option<&str>,
+    ) -> anyhow::Result<String> {
+        let mut options = whatsapp_rust::send::SendOptions::default();
+        if let Some(id) = id {
+            options = options.with_message_id(id);
+        }
+        let sent = self
+            .client
+            .send_message_with_options(jid(to)?, message, options)
+            .await
+            .map_err(|e| anyhow!("send from {}: {e}", self.phone))?;
+        Ok(sent.message_id.to_string())
+    }
+
+    /// Sends a poll; returns its id.
+    pub async fn send_poll(
+        &self,
+        to: &str,
+        name: &str,
+        options: &[String],
+        selectable: u32,
+    ) -> anyhow::Result<String> {
+        let (sent, _secret) = self
+            .client
+            .polls()
+            .create(jid(to)?, name, options, selectable)
+            .await
+            .map_err(|e| anyhow!("poll from {}: {e}", self.phone))?;
+        Ok(sent.message_id.to_string())
+    }
+
     /// Sends an image; returns the message id.
     pub async fn send_image(&self, to: &str, data: &[u8], mime: &str) -> anyhow::Result<String> {
         let file = File {

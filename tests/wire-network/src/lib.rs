@@ -24,7 +24,9 @@ pub mod pairing;
 mod profile;
 mod registry;
 mod relay;
+pub mod sandbox_routes;
 mod socket;
+pub mod world;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -40,10 +42,10 @@ use pairing::{Linked, Qr, pair_success};
 use registry::{Control, Device, Registry};
 
 pub use baileys::{Baileys, BaileysMessage};
-pub use devices::{Received, Signal, TestDevice};
+pub use devices::{Received, Seen, Signal, TestDevice};
 pub use kinds::{File, FileKind};
 pub use profile::Avatar;
-pub use registry::device_jid;
+pub use registry::{Relayed, device_jid};
 
 /// The server's shared state.
 pub struct Inner {
@@ -203,7 +205,12 @@ impl Drop for WireNetwork {
 impl WireNetwork {
     /// Listens on a free loopback port.
     pub async fn start() -> anyhow::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_on("127.0.0.1:0".parse()?).await
+    }
+
+    /// Listens on `addr` (port 0: a free one).
+    pub async fn start_on(addr: SocketAddr) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let cdn = cdn::Cdn::start().await?;
         let inner = Arc::new(Inner {
@@ -383,10 +390,41 @@ impl WireNetwork {
         self.inner.set_profile(phone, about, avatar);
     }
 
+    /// Whether `phone` has an account on the network.
+    pub fn is_registered(&self, phone: &str) -> bool {
+        self.inner.registry().accounts.contains_key(phone)
+    }
+
+    /// `phone`'s owner now calls themself `push_name`.
+    pub fn set_push_name(&self, phone: &str, push_name: &str) {
+        self.inner.registry().account(phone).push_name = push_name.to_string();
+    }
+
+    /// The numbers a companion asked a pairing code for, and is waiting with.
+    pub fn code_requests(&self) -> Vec<String> {
+        self.inner.registry().codes.keys().cloned().collect()
+    }
+
     /// The LID user part of `phone`'s account, if it has one.
     pub fn lid_of(&self, phone: &str) -> Option<String> {
         let reg = self.inner.registry();
         reg.accounts.get(phone).map(|a| a.lid.clone())
+    }
+
+    /// What device `device` of `phone` sent other accounts' devices so far.
+    pub fn relayed_from(&self, phone: &str, device: u16) -> Vec<registry::Relayed> {
+        self.inner
+            .registry()
+            .relayed
+            .iter()
+            .filter(|r| r.from.0 == phone && r.from.1 == device)
+            .cloned()
+            .collect()
+    }
+
+    /// The phone number whose account has the LID user part `lid`.
+    pub fn phone_of_lid(&self, lid: &str) -> Option<String> {
+        self.inner.registry().phone_of(lid, "lid")
     }
 
     /// The app-state patches `phone`'s devices sent so far.

@@ -4,6 +4,7 @@
 //! offline ones.
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
+use parley_network_sandbox::store::derive_lid;
 use tokio::sync::mpsc;
 use whatsapp_rust::wacore_binary::node::Node;
 
@@ -80,6 +81,8 @@ pub struct Live {
 #[derive(Default)]
 pub struct Registry {
     pub accounts: HashMap<String, Account>,
+    /// What each device sent others through the server, in order.
+    pub relayed: Vec<Relayed>,
     lids: HashMap<String, String>,
     pub live: HashMap<(String, u16), Live>,
     /// Sockets of unregistered clients waiting for a scan, by noise key.
@@ -101,8 +104,18 @@ pub struct Registry {
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
     counts: HashMap<(String, u16), usize>,
-    next_lid: u64,
     next_raw_id: u32,
+}
+
+/// A stanza one device sent another through the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relayed {
+    pub from: (String, u16),
+    pub to: (String, u16),
+    /// `message`, `receipt:<type>` (`receipt:read`, ...) or `chatstate`.
+    pub kind: String,
+    /// The message's (or receipt's) id; empty for typing.
+    pub id: String,
 }
 
 /// `user[:device]@server`, the device part left out for device 0.
@@ -126,12 +139,15 @@ pub fn split_jid(jid: &str) -> (String, u16, String) {
 }
 
 impl Registry {
-    /// The account of `phone`, made with a fresh LID when new.
+    /// The account of `phone`, made when new with the LID the sandbox gives
+    /// the same number (derived from it, the spec's Identities).
     pub fn account(&mut self, phone: &str) -> &mut Account {
         if !self.accounts.contains_key(phone) {
-            self.next_lid += 1;
             self.next_raw_id += 1;
-            let lid = format!("{}", 100_000_000_000_000u64 + self.next_lid);
+            let lid = (0..)
+                .map(|attempt| derive_lid(phone, attempt))
+                .find(|lid| !self.lids.contains_key(lid))
+                .expect("a free LID");
             self.lids.insert(lid.clone(), phone.to_string());
             self.accounts.insert(
                 phone.to_string(),

@@ -7,7 +7,7 @@ use whatsapp_rust::wacore_binary::node::Node;
 use std::collections::HashMap;
 
 use crate::nodes::{attr, child, children, element, now};
-use crate::registry::{Registry, device_jid, split_jid};
+use crate::registry::{Registry, Relayed, device_jid, split_jid};
 use crate::{Inner, groups};
 
 /// The sender of a stanza.
@@ -73,6 +73,14 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         targets.push((phone.clone(), to_device, encs));
     }
     for (phone, device, mut kids) in targets {
+        if phone != from.phone {
+            reg.relayed.push(Relayed {
+                from: (from.phone.to_string(), from.device),
+                to: (phone.clone(), device),
+                kind: "message".into(),
+                id: id.clone(),
+            });
+        }
         let mut attrs = common.clone();
         if phone == from.phone {
             // One of the sender's own devices: it learns which chat this was.
@@ -147,6 +155,14 @@ fn group_message(
         if kids.is_empty() {
             continue;
         }
+        if phone != from.phone {
+            reg.relayed.push(Relayed {
+                from: (from.phone.to_string(), from.device),
+                to: (phone.clone(), device),
+                kind: "message".into(),
+                id: attr(stanza, "id").unwrap_or_default(),
+            });
+        }
         let mut attrs = common.clone();
         attrs.push(("from", group.to_string()));
         attrs.push(("participant", groups::participant(from.phone, from.device)));
@@ -181,6 +197,14 @@ pub fn receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
                 .unwrap_or_default()
         };
         for device in devices {
+            if phone != from.phone {
+                reg.relayed.push(Relayed {
+                    from: (from.phone.to_string(), from.device),
+                    to: (phone.clone(), device),
+                    kind: format!("receipt:{}", attr(stanza, "type").unwrap_or_default()),
+                    id: attr(stanza, "id").unwrap_or_default(),
+                });
+            }
             reg.deliver(&phone, device, relayed.clone());
         }
     }
@@ -200,13 +224,27 @@ pub fn chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node) {
         &[("from", format!("{}@s.whatsapp.net", from.phone))],
         children(stanza).to_vec(),
     );
-    let reg = inner.registry();
+    let mut reg = inner.registry();
     let Some(phone) = reg.phone_of(&user, &server) else {
         return;
     };
-    for ((p, _), live) in reg.live.iter() {
-        if *p == phone {
-            let _ = live.tx.send(crate::registry::Control::Send(node.clone()));
+    let mut reached = Vec::new();
+    for ((p, d), live) in reg.live.iter() {
+        if *p == phone
+            && live
+                .tx
+                .send(crate::registry::Control::Send(node.clone()))
+                .is_ok()
+        {
+            reached.push(*d);
         }
+    }
+    for device in reached {
+        reg.relayed.push(Relayed {
+            from: (from.phone.to_string(), from.device),
+            to: (phone.clone(), device),
+            kind: "chatstate".into(),
+            id: String::new(),
+        });
     }
 }

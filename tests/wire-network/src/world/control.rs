@@ -1,0 +1,226 @@
+//! The world's control API: JSON over HTTP on loopback, for the gateway's
+//! `/sandbox/*` routes (`crate::sandbox_routes`) and for tests. Each call is
+//! a `World` operation; a refusal is `{error}` with the sandbox contract's
+//! status. Operations run on the world's runtime, where its devices live.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use actix_web::{App, HttpResponse, HttpServer, get, post, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{ContactPatch, Refusal, SessionRef, World};
+
+struct Ctl {
+    world: Arc<World>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// A session's facts and what to do, as the gateway sends them.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForSession<T> {
+    pub session: SessionRef,
+    #[serde(flatten)]
+    pub request: T,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LinkRequest {
+    pub phone: String,
+    #[serde(default)]
+    pub name: String,
+    pub qr: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CodeRequest {
+    pub code: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MessageRequest {
+    /// The body of `/sandbox/messages`.
+    pub message: Value,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct OutboxRequest {
+    pub to: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FaultRequest {
+    pub op: String,
+    pub count: u32,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Nothing {}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct GroupRequest {
+    pub subject: String,
+    #[serde(default)]
+    pub participants: Vec<String>,
+    #[serde(default)]
+    pub admins: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SubjectRequest {
+    pub jid: String,
+    pub subject: String,
+}
+
+/// Serves the control API on `addr`; returns where it listens and the
+/// server, to be run on the world's runtime.
+pub fn serve(
+    world: Arc<World>,
+    addr: SocketAddr,
+) -> anyhow::Result<(SocketAddr, actix_web::dev::Server)> {
+    let ctl = web::Data::new(Ctl {
+        world,
+        runtime: tokio::runtime::Handle::current(),
+    });
+    let listener = std::net::TcpListener::bind(addr)?;
+    let addr = listener.local_addr()?;
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(ctl.clone())
+            .app_data(web::JsonConfig::default().limit(128 << 20))
+            .service(ready)
+            .service(link)
+            .service(enter_code)
+            .service(contacts)
+            .service(messages)
+            .service(outbox)
+            .service(unlink)
+            .service(faults)
+            .service(groups)
+            .service(group_subject)
+    })
+    .workers(2)
+    .listen(listener)?
+    .disable_signals()
+    .run();
+    Ok((addr, server))
+}
+
+/// Runs `op` on the world's runtime and answers its outcome.
+async fn on_world<T, F>(ctl: &Ctl, op: impl FnOnce(Arc<World>) -> F) -> HttpResponse
+where
+    T: Serialize + Send + 'static,
+    F: std::future::Future<Output = Result<T, Refusal>> + Send + 'static,
+{
+    let done = ctl.runtime.spawn(op(Arc::clone(&ctl.world))).await;
+    match done {
+        Ok(Ok(answer)) => HttpResponse::Ok().json(answer),
+        Ok(Err(refusal)) => {
+            let status = actix_web::http::StatusCode::from_u16(refusal.status())
+                .unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY);
+            HttpResponse::build(status).json(json!({ "error": refusal.message() }))
+        }
+        Err(e) => HttpResponse::InternalServerError().json(json!({ "error": e.to_string() })),
+    }
+}
+
+#[get("/health/ready")]
+async fn ready() -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "ok": true }))
+}
+
+#[post("/link")]
+async fn link(ctl: web::Data<Ctl>, body: web::Json<LinkRequest>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(
+        &ctl,
+        |w| async move { w.link(&b.phone, &b.name, &b.qr).await },
+    )
+    .await
+}
+
+#[post("/enter-code")]
+async fn enter_code(ctl: web::Data<Ctl>, body: web::Json<CodeRequest>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move { w.enter_code(&b.code).await }).await
+}
+
+#[post("/contacts")]
+async fn contacts(ctl: web::Data<Ctl>, body: web::Json<ContactPatch>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move { w.contact(b).await }).await
+}
+
+#[post("/messages")]
+async fn messages(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<MessageRequest>>,
+) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let message = serde_json::from_value(b.request.message)
+            .map_err(|e| Refusal::Invalid(format!("invalid body: {e}")))?;
+        let id = w.message(&b.session, message).await?;
+        Ok(json!({ "messageId": id }))
+    })
+    .await
+}
+
+#[post("/outbox")]
+async fn outbox(ctl: web::Data<Ctl>, body: web::Json<ForSession<OutboxRequest>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let entries = w
+            .outbox(&b.session, b.request.to.as_deref(), b.request.since)
+            .await;
+        Ok(json!({ "messages": entries }))
+    })
+    .await
+}
+
+#[post("/unlink")]
+async fn unlink(ctl: web::Data<Ctl>, body: web::Json<ForSession<Nothing>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        w.unlink(&b.session)?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[post("/faults")]
+async fn faults(ctl: web::Data<Ctl>, body: web::Json<ForSession<FaultRequest>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        w.fault(&b.session, &b.request.op, b.request.count)?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[post("/groups")]
+async fn groups(ctl: web::Data<Ctl>, body: web::Json<ForSession<GroupRequest>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = &b.request;
+        w.create_group(&b.session, &r.subject, &r.participants, &r.admins)
+            .await
+    })
+    .await
+}
+
+#[post("/groups/subject")]
+async fn group_subject(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<SubjectRequest>>,
+) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        w.group_subject(&b.session, &b.request.jid, &b.request.subject)
+            .await
+    })
+    .await
+}

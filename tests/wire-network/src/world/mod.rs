@@ -1,0 +1,328 @@
+//! The test network with people on it: the server, and a primary device
+//! (device 0, a real whatsapp-rust client) for every phone number that acts
+//! on it, driven by the sandbox's control operations (`/sandbox/*` of the
+//! sandbox contract). A session's phone scans its QR or types its code,
+//! contacts register and write to it, and what its companion sent is read
+//! back from the devices that received and decrypted it (`outbox`).
+//!
+//! A session is named by its phone number and device number (its JID
+//! `<phone>:<device>@s.whatsapp.net`): the network knows no `clientId`; the
+//! gateway's routes (`crate::sandbox_routes`) resolve one to the other.
+//! `control` serves this over HTTP, so that one world outlives the gateway
+//! processes of a test (and serves every process of a cluster).
+pub mod control;
+mod groups;
+mod messages;
+mod outbox;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Avatar, TestDevice, WireNetwork, device_jid};
+
+pub use groups::Group;
+
+/// Why a control was refused: the sandbox contract's statuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// 400: the request cannot be carried out as asked.
+    Invalid(String),
+    /// 404: it names what does not exist.
+    NotFound(String),
+    /// 409: the session is not in a state for it.
+    Conflict(String),
+    /// 502: the network failed to carry it out.
+    Failed(String),
+}
+
+impl Refusal {
+    pub fn status(&self) -> u16 {
+        match self {
+            Refusal::Invalid(_) => 400,
+            Refusal::NotFound(_) => 404,
+            Refusal::Conflict(_) => 409,
+            Refusal::Failed(_) => 502,
+        }
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            Refusal::Invalid(m)
+            | Refusal::NotFound(m)
+            | Refusal::Conflict(m)
+            | Refusal::Failed(m) => m,
+        }
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> Refusal {
+    Refusal::Failed(e.to_string())
+}
+
+/// A linked session, as the network knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRef {
+    pub phone: String,
+    pub device: u16,
+}
+
+impl SessionRef {
+    /// From a linked session's JID, `<phone>:<device>@s.whatsapp.net`.
+    pub fn from_jid(jid: &str) -> Option<SessionRef> {
+        let (user, server) = jid.split_once('@')?;
+        let (phone, device) = user.split_once(':')?;
+        let device = device.parse().ok().filter(|d| *d > 0)?;
+        (server == "s.whatsapp.net" && !phone.is_empty()).then(|| SessionRef {
+            phone: phone.to_string(),
+            device,
+        })
+    }
+
+    pub fn jid(&self) -> String {
+        device_jid(&self.phone, self.device, "s.whatsapp.net")
+    }
+}
+
+/// A device the phone linked, as `/sandbox/link` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Linked {
+    pub jid: String,
+    pub lid: String,
+}
+
+/// A phone's profile, as `/sandbox/contacts` sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactPatch {
+    pub phone: String,
+    pub name: Option<String>,
+    pub username: Option<String>,
+    pub on_network: Option<bool>,
+    /// `none`, `hidden` or base64 image bytes.
+    pub avatar: Option<String>,
+    pub about: Option<String>,
+}
+
+/// A registered phone, as `/sandbox/contacts` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhoneInfo {
+    pub phone: String,
+    pub lid: String,
+    pub jid: String,
+}
+
+#[derive(Debug, Clone)]
+struct Profile {
+    name: String,
+    about: String,
+    avatar: Avatar,
+    on_network: bool,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile {
+            name: String::new(),
+            about: String::new(),
+            avatar: Avatar::None,
+            on_network: true,
+        }
+    }
+}
+
+/// The test network and its people.
+pub struct World {
+    net: WireNetwork,
+    /// Every phone's primary device, started when the phone first acts.
+    phones: tokio::sync::Mutex<HashMap<String, Arc<TestDevice>>>,
+    profiles: Mutex<HashMap<String, Profile>>,
+}
+
+impl World {
+    pub fn new(net: WireNetwork) -> World {
+        World {
+            net,
+            phones: tokio::sync::Mutex::default(),
+            profiles: Mutex::default(),
+        }
+    }
+
+    pub fn network(&self) -> &WireNetwork {
+        &self.net
+    }
+
+    fn profiles(&self) -> std::sync::MutexGuard<'_, HashMap<String, Profile>> {
+        self.profiles.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `phone`'s primary device, registered and connected if it was not.
+    pub async fn phone(&self, phone: &str) -> Result<Arc<TestDevice>, Refusal> {
+        let mut phones = self.phones.lock().await;
+        if let Some(device) = phones.get(phone) {
+            return Ok(Arc::clone(device));
+        }
+        let profile = self.profiles().get(phone).cloned().unwrap_or_default();
+        let device = TestDevice::start(&self.net, phone, &profile.name)
+            .await
+            .map_err(failed)?;
+        self.net
+            .set_profile(phone, &profile.about, profile.avatar.clone());
+        let device = Arc::new(device);
+        phones.insert(phone.to_string(), Arc::clone(&device));
+        self.profiles()
+            .entry(phone.to_string())
+            .or_default()
+            .on_network = true;
+        Ok(device)
+    }
+
+    /// The primary devices started so far.
+    async fn devices(&self) -> Vec<Arc<TestDevice>> {
+        self.phones.lock().await.values().cloned().collect()
+    }
+
+    fn lid(&self, phone: &str) -> String {
+        self.net
+            .lid_of(phone)
+            .unwrap_or_else(|| parley_network_sandbox::store::derive_lid(phone, 0))
+    }
+
+    /// `phone` (called `name`, when given) scans `qr`, the QR code a session shows.
+    pub async fn link(&self, phone: &str, name: &str, qr: &str) -> Result<Linked, Refusal> {
+        if !name.is_empty() {
+            self.profiles().entry(phone.to_string()).or_default().name = name.to_string();
+            if self.net.is_registered(phone) {
+                self.net.set_push_name(phone, name);
+            }
+        }
+        let device = self.phone(phone).await?;
+        let linked = device
+            .scan(&self.net, qr)
+            .map_err(|e| Refusal::Invalid(format!("qr is not a current QR code: {e}")))?;
+        Ok(Linked {
+            jid: linked.jid,
+            lid: self.lid(phone),
+        })
+    }
+
+    /// The phone that asked for a pairing code has `code` typed in.
+    pub async fn enter_code(&self, code: &str) -> Result<Linked, Refusal> {
+        let waiting = self.net.code_requests();
+        let phone = match waiting.as_slice() {
+            [phone] => phone.clone(),
+            [] => return Err(Refusal::Invalid("no pairing code is waiting".into())),
+            _ => {
+                return Err(Refusal::Conflict(format!(
+                    "pairing codes wait for {} phones at once; the test network tells them apart by phone only",
+                    waiting.len()
+                )));
+            }
+        };
+        let device = self.phone(&phone).await?;
+        let linked = device
+            .enter_code(&self.net, code)
+            .await
+            .map_err(|e| Refusal::Invalid(format!("wrong or expired code: {e}")))?;
+        Ok(Linked {
+            jid: linked.jid,
+            lid: self.lid(&phone),
+        })
+    }
+
+    /// Registers or updates a phone: only the fields given change.
+    pub async fn contact(&self, patch: ContactPatch) -> Result<PhoneInfo, Refusal> {
+        let phone = patch.phone.clone();
+        let avatar = patch.avatar.as_deref().map(avatar).transpose()?;
+        let profile = {
+            let mut profiles = self.profiles();
+            let profile = profiles.entry(phone.clone()).or_default();
+            if let Some(name) = patch.name {
+                profile.name = name;
+            }
+            if let Some(about) = patch.about {
+                profile.about = about;
+            }
+            if let Some(avatar) = avatar {
+                profile.avatar = avatar;
+            }
+            if let Some(on) = patch.on_network {
+                profile.on_network = on;
+            }
+            profile.clone()
+        };
+        if profile.on_network {
+            self.phone(&phone).await?;
+            self.net.set_push_name(&phone, &profile.name);
+            self.net.set_profile(&phone, &profile.about, profile.avatar);
+        } else if self.net.is_registered(&phone) {
+            return Err(Refusal::Invalid(format!(
+                "{phone} is registered on the test network, which cannot unregister a number"
+            )));
+        }
+        Ok(PhoneInfo {
+            lid: self.lid(&phone),
+            jid: format!("{phone}@s.whatsapp.net"),
+            phone,
+        })
+    }
+
+    /// The phone removes the session's device from its linked devices.
+    pub fn unlink(&self, session: &SessionRef) -> Result<(), Refusal> {
+        if !self
+            .net
+            .devices_of(&session.phone)
+            .contains(&session.device)
+        {
+            return Err(Refusal::Conflict(format!(
+                "{} is not a linked device",
+                session.jid()
+            )));
+        }
+        self.net.unlink(&session.phone, session.device);
+        Ok(())
+    }
+
+    /// Makes the network misbehave for the session (`op` of the sandbox
+    /// contract, `count` times).
+    pub fn fault(&self, session: &SessionRef, op: &str, _count: u32) -> Result<(), Refusal> {
+        match op {
+            "drop" => {
+                if self.net.drop_socket(&session.phone, session.device) {
+                    Ok(())
+                } else {
+                    Err(Refusal::Conflict(
+                        "drop: the session has no live connection".into(),
+                    ))
+                }
+            }
+            other => Err(Refusal::Invalid(format!(
+                "the test network does not model the {other} fault yet (docs/sandbox.md)"
+            ))),
+        }
+    }
+}
+
+/// An avatar as `/sandbox/contacts` names it.
+fn avatar(raw: &str) -> Result<Avatar, Refusal> {
+    use base64::Engine;
+    Ok(match raw {
+        "none" => Avatar::None,
+        "hidden" => Avatar::Hidden,
+        data => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|_| {
+                    Refusal::Invalid("avatar must be none, hidden or a base64 PNG/JPEG".into())
+                })?;
+            let is_image = bytes.starts_with(b"\x89PNG") || bytes.starts_with(&[0xFF, 0xD8, 0xFF]);
+            if !is_image {
+                return Err(Refusal::Invalid(
+                    "avatar must be a PNG or JPEG image".into(),
+                ));
+            }
+            Avatar::Image(bytes)
+        }
+    })
+}

@@ -1,0 +1,407 @@
+//! `/sandbox/outbox` on the test network: what a session put on the network,
+//! read back from the devices it reached. Messages are what the contacts'
+//! (and group members') devices received from the session's device and
+//! decrypted, files downloaded and hashed; typing and read receipts are what
+//! those devices saw. Each entry has the sandbox's kind and payload.
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use parley_shared::wire::outbox::OutboxEntry;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use super::{SessionRef, World};
+use crate::kinds::received_file;
+use crate::{Received, Relayed, Seen, Signal, TestDevice};
+
+impl World {
+    /// What `session` sent, oldest first: to chat `to` only when given (a
+    /// JID, a user-part or a `+phone`), from `since` on when given.
+    pub async fn outbox(
+        &self,
+        session: &SessionRef,
+        to: Option<&str>,
+        since: Option<DateTime<Utc>>,
+    ) -> Vec<OutboxEntry> {
+        self.settle(session).await;
+        let own = Own::of(self, session);
+        let mut entries = Vec::new();
+        let mut seen_ids = HashSet::new();
+        for device in self.devices().await {
+            if device.phone == session.phone {
+                continue;
+            }
+            let own_chat = format!("{}@s.whatsapp.net", device.phone);
+            for r in device.received() {
+                let from_session =
+                    own.is(&r.sender) && r.sender_device == session.device && !r.from_me;
+                if !from_session || !seen_ids.insert(r.id.clone()) {
+                    continue;
+                }
+                let to = if r.chat.ends_with("@g.us") {
+                    r.chat.clone()
+                } else {
+                    own_chat.clone()
+                };
+                let (kind, payload) = message(&device, &r).await;
+                entries.push(OutboxEntry {
+                    message_id: r.id.clone(),
+                    to,
+                    kind: kind.to_string(),
+                    payload,
+                    at: r.at,
+                });
+            }
+            for s in device.seen() {
+                if let Some(entry) = signal(&own, &own_chat, s) {
+                    entries.push(entry);
+                }
+            }
+        }
+        entries.retain(|e| since.is_none_or(|t| e.at >= t));
+        if let Some(to) = to {
+            let wanted = self.chats(to);
+            entries.retain(|e| wanted.contains(&e.to));
+        }
+        entries.sort_by_key(|e| e.at);
+        entries
+    }
+
+    /// Waits (at most [`SETTLE`]) until what the session's device sent the
+    /// world's devices through the server reached them: every message
+    /// decrypted, every read receipt and typing indicator seen.
+    async fn settle(&self, session: &SessionRef) {
+        let until = tokio::time::Instant::now() + SETTLE;
+        let own = Own::of(self, session);
+        loop {
+            let devices = self.devices().await;
+            let sent = self.network().relayed_from(&session.phone, session.device);
+            let pending = devices.iter().any(|d| {
+                let to_device = |r: &&Relayed| r.to == (d.phone.clone(), 0);
+                let received = d.received();
+                let seen = d.seen();
+                let messages = sent
+                    .iter()
+                    .filter(to_device)
+                    .filter(|r| r.kind == "message")
+                    .any(|r| !received.iter().any(|m| m.id == r.id));
+                let reads = sent
+                    .iter()
+                    .filter(to_device)
+                    .filter(|r| r.kind == "receipt:read")
+                    .any(|r| {
+                        !seen.iter().any(|s| {
+                            matches!(&s.signal, Signal::Receipt { kind, ids } if kind == "read" && ids.contains(&r.id))
+                        })
+                    });
+                let typing_sent = sent
+                    .iter()
+                    .filter(to_device)
+                    .filter(|r| r.kind == "chatstate")
+                    .count();
+                let typing_seen = seen
+                    .iter()
+                    .filter(|s| matches!(&s.signal, Signal::Typing { sender, .. } if own.is(sender)))
+                    .count();
+                messages || reads || typing_seen < typing_sent
+            });
+            if !pending || tokio::time::Instant::now() >= until {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The chat JIDs `to` names: a JID itself; a user-part as a phone, LID
+    /// or group; a `+phone` as its phone JID.
+    fn chats(&self, to: &str) -> Vec<String> {
+        let to = to.trim();
+        if to.contains('@') {
+            let (user, server) = to.split_once('@').unwrap_or((to, ""));
+            if server == "lid" {
+                // The network's own map: a LID's phone is its account's.
+                return self
+                    .network()
+                    .phone_of_lid(user)
+                    .map(|p| vec![format!("{p}@s.whatsapp.net")])
+                    .unwrap_or_default();
+            }
+            return vec![to.to_string()];
+        }
+        let user = to.trim_start_matches('+');
+        let mut chats = vec![format!("{user}@s.whatsapp.net"), format!("{user}@g.us")];
+        if let Some(phone) = self.network().phone_of_lid(user) {
+            chats.push(format!("{phone}@s.whatsapp.net"));
+        }
+        chats
+    }
+}
+
+/// How long an outbox read waits for what the session sent to arrive.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The session's account as others see it: by phone number or by LID.
+struct Own {
+    phone: String,
+    lid: String,
+}
+
+impl Own {
+    fn of(world: &World, session: &SessionRef) -> Own {
+        Own {
+            phone: session.phone.clone(),
+            lid: world.lid(&session.phone),
+        }
+    }
+
+    /// Whether `jid` (a user JID, without device) is the session's account.
+    fn is(&self, jid: &str) -> bool {
+        let user = jid.split('@').next().unwrap_or(jid);
+        user == self.phone || user == self.lid
+    }
+}
+
+/// A typing indicator or read receipt the session's device sent, as `device`
+/// (whose own chat is `own_chat`) saw it.
+fn signal(own: &Own, own_chat: &str, s: Seen) -> Option<OutboxEntry> {
+    let to = if s.chat.ends_with("@g.us") {
+        s.chat.clone()
+    } else {
+        own_chat.to_string()
+    };
+    let (kind, payload) = match s.signal {
+        Signal::Typing { sender, state } if own.is(&sender) => {
+            ("typing", json!({ "composing": state == "composing" }))
+        }
+        Signal::Receipt { kind, ids } if kind == "read" && own.is(&s.chat) => {
+            ("read", json!({ "messageIds": ids }))
+        }
+        _ => return None,
+    };
+    Some(OutboxEntry {
+        message_id: String::new(),
+        to,
+        kind: kind.into(),
+        payload,
+        at: s.at,
+    })
+}
+
+/// The outbox kind and payload of a message `device` received.
+async fn message(device: &TestDevice, r: &Received) -> (&'static str, Value) {
+    let m = &r.message;
+    let (kind, mut payload) = if let Some(text) = m.conversation.as_deref() {
+        ("text", json!({ "body": text }))
+    } else if let Some(t) = m.extended_text_message.as_option() {
+        (
+            "text",
+            json!({ "body": t.text.clone().unwrap_or_default() }),
+        )
+    } else if received_file(r).is_some() {
+        media(device, r).await
+    } else if let Some(l) = m.location_message.as_option() {
+        let mut p = json!({
+            "latitude": l.degrees_latitude.unwrap_or_default(),
+            "longitude": l.degrees_longitude.unwrap_or_default(),
+        });
+        put(&mut p, "name", l.name.as_deref());
+        put(&mut p, "address", l.address.as_deref());
+        ("location", p)
+    } else if let Some(c) = m.contact_message.as_option() {
+        (
+            "contact",
+            json!({ "displayName": c.display_name, "vcard": c.vcard }),
+        )
+    } else if let Some(p) = [
+        &m.poll_creation_message,
+        &m.poll_creation_message_v2,
+        &m.poll_creation_message_v3,
+    ]
+    .into_iter()
+    .find_map(|p| p.as_option())
+    {
+        let options: Vec<&str> = p
+            .options
+            .iter()
+            .filter_map(|o| o.option_name.as_deref())
+            .collect();
+        (
+            "poll",
+            json!({ "name": p.name, "options": options, "selectableCount": p.selectable_options_count }),
+        )
+    } else if let Some(i) = m.interactive_message.as_option() {
+        ("interactive", interactive(i))
+    } else if let Some(reaction) = m.reaction_message.as_option() {
+        let key = reaction.key.as_option();
+        (
+            "reaction",
+            json!({
+                "targetId": key.and_then(|k| k.id.clone()),
+                "emoji": reaction.text.clone().unwrap_or_default(),
+                "targetFromMe": key.and_then(|k| k.from_me).unwrap_or(false),
+            }),
+        )
+    } else if let Some(p) = m.protocol_message.as_option() {
+        protocol(p)
+    } else {
+        ("unknown", json!({}))
+    };
+    let context = context(m);
+    if let Some(c) = context {
+        put(&mut payload, "quotedMessageId", c.stanza_id.as_deref());
+        if !c.mentioned_jid.is_empty()
+            && let Some(map) = payload.as_object_mut()
+        {
+            let users: Vec<&str> = c
+                .mentioned_jid
+                .iter()
+                .map(|j| j.split('@').next().unwrap_or(j))
+                .collect();
+            map.insert("mentions".into(), json!(users));
+        }
+    }
+    (kind, payload)
+}
+
+/// Edits and revokes.
+fn protocol(p: &wa::message::ProtocolMessage) -> (&'static str, Value) {
+    use wa::message::protocol_message::Type;
+    let key = p.key.as_option();
+    let target = key.and_then(|k| k.id.clone());
+    match p.r#type {
+        Some(Type::MESSAGE_EDIT) => {
+            let edited = p.edited_message.as_option();
+            let body = edited.and_then(|e| {
+                e.conversation
+                    .clone()
+                    .or_else(|| e.extended_text_message.as_option()?.text.clone())
+            });
+            ("edit", json!({ "targetId": target, "body": body }))
+        }
+        Some(Type::REVOKE) => (
+            "revoke",
+            json!({ "targetId": target, "fromMe": key.and_then(|k| k.from_me).unwrap_or(false) }),
+        ),
+        _ => ("unknown", json!({})),
+    }
+}
+
+/// A file message: the decrypted download's size and SHA-256, never the bytes.
+async fn media(device: &TestDevice, r: &Received) -> (&'static str, Value) {
+    let m = &r.message;
+    let (kind, mime, caption, file_name, ptt) = if let Some(x) = m.image_message.as_option() {
+        ("image", x.mimetype.clone(), x.caption.clone(), None, None)
+    } else if let Some(x) = m.video_message.as_option() {
+        ("video", x.mimetype.clone(), x.caption.clone(), None, None)
+    } else if let Some(x) = m.audio_message.as_option() {
+        (
+            "audio",
+            x.mimetype.clone(),
+            None,
+            None,
+            Some(x.ptt.unwrap_or(false)),
+        )
+    } else if let Some(x) = m.document_message.as_option() {
+        (
+            "document",
+            x.mimetype.clone(),
+            x.caption.clone(),
+            x.file_name.clone(),
+            None,
+        )
+    } else {
+        let x = m.sticker_message.as_option();
+        (
+            "sticker",
+            x.and_then(|x| x.mimetype.clone()),
+            None,
+            None,
+            None,
+        )
+    };
+    let mut p = match device.download(r).await {
+        Ok(bytes) => json!({
+            "mimeType": mime,
+            "bytes": bytes.len(),
+            "sha256": hex::encode(Sha256::digest(&bytes)),
+        }),
+        Err(e) => json!({ "mimeType": mime, "downloadError": e.to_string() }),
+    };
+    put(&mut p, "fileName", file_name.as_deref());
+    put(&mut p, "caption", caption.as_deref());
+    if let (Some(ptt), Some(map)) = (ptt, p.as_object_mut()) {
+        map.insert("ptt".into(), Value::Bool(ptt));
+    }
+    (kind, p)
+}
+
+/// An interactive message's body, footer and buttons, as the API took them.
+fn interactive(i: &wa::message::InteractiveMessage) -> Value {
+    use wa::message::interactive_message::InteractiveMessage as Kind;
+    let buttons: Vec<Value> = match &i.interactive_message {
+        Some(Kind::NativeFlowMessage(flow)) => flow
+            .buttons
+            .iter()
+            .map(|b| {
+                let params: Value = b
+                    .button_params_json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str(j).ok())
+                    .unwrap_or_default();
+                let mut button = Map::new();
+                button.insert("type".into(), json!(b.name));
+                button.insert("displayText".into(), params["display_text"].clone());
+                for (from, to) in [
+                    ("id", "id"),
+                    ("url", "url"),
+                    ("phone_number", "phoneNumber"),
+                    ("copy_code", "copyCode"),
+                ] {
+                    if !params[from].is_null() {
+                        button.insert(to.into(), params[from].clone());
+                    }
+                }
+                Value::Object(button)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut p = json!({
+        "body": i.body.as_option().and_then(|b| b.text.clone()),
+        "buttons": buttons,
+    });
+    put(
+        &mut p,
+        "footer",
+        i.footer.as_option().and_then(|f| f.text.as_deref()),
+    );
+    p
+}
+
+/// The context (quote, mentions) of a message's content.
+fn context(m: &wa::Message) -> Option<&wa::ContextInfo> {
+    macro_rules! first {
+        ($($field:ident),+) => {
+            None$(.or_else(|| m.$field.as_option()?.context_info.as_option()))+
+        };
+    }
+    first!(
+        extended_text_message,
+        image_message,
+        video_message,
+        audio_message,
+        document_message,
+        sticker_message,
+        location_message,
+        contact_message,
+        interactive_message
+    )
+}
+
+/// Adds `key` when `value` is present.
+fn put(payload: &mut Value, key: &str, value: Option<&str>) {
+    if let (Some(map), Some(value)) = (payload.as_object_mut(), value) {
+        map.insert(key.into(), Value::String(value.into()));
+    }
+}
