@@ -76,8 +76,10 @@ target_dir_bounded
 step deploy "$PARLEY_VENV/bin/python" deploy/validate.py
 step locks python3 scripts/check_locks.py
 
+# Each step's commands stop at the first failure (`set -e` does not reach
+# into a function run as `step`'s condition).
 fmt() {
-  cargo fmt --all -- --check
+  cargo fmt --all -- --check || return
   cargo fmt --all "${wire[@]}" -- --check
 }
 step fmt fmt
@@ -94,9 +96,10 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 build() {
   # The benchmarks' executables, for the docs checker (its `cargo bench` blocks).
+  mkdir -p "$CARGO_TARGET_DIR/debug"
   cargo build --workspace --all-targets --locked --timings --message-format=json-render-diagnostics |
-    python3 scripts/bench_executables.py >"$CARGO_TARGET_DIR/debug/benches.tsv"
-  cargo build "${wire[@]}" --all-targets --locked
+    python3 scripts/bench_executables.py >"$CARGO_TARGET_DIR/debug/benches.tsv" || return
+  cargo build "${wire[@]}" --all-targets --locked || return
   log "cargo's timing report: $CARGO_TARGET_DIR/cargo-timings/cargo-timing.html"
 }
 step build build
