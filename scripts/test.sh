@@ -8,14 +8,11 @@
 #   deploy     the deployment files (deploy/validate.py)
 #   locks      the wire-level workspace's lock file follows the root's
 #   fmt        cargo fmt --check, both workspaces
+#   clippy     cargo clippy -D warnings, both workspaces
 #   build      every binary the later steps run, once, in the dev profile
 #              (docs/development.md): tests, the harness, the benchmarks,
 #              `parley`, and the wire-level workspace (`parley-test-network`,
-#              `parley-wire-network`, its tests and `wire-bench`), each
-#              workspace's own crates through clippy-driver with
-#              `-D warnings` (clippy's lints in the same compile, not a
-#              second compile of the dependency graph); cargo's timing
-#              report is kept
+#              its tests and `wire-bench`); cargo's timing report is kept
 #   docs       the commands in README.md and docs/, with the prebuilt binaries
 #   api-fuzz   the OpenAPI document against a running server (schemathesis)
 #   nextest    every test of the root workspace (JUnit: the slowest listed)
@@ -84,15 +81,11 @@ fmt() {
 }
 step fmt fmt
 
-# Clippy's lints run where the workspaces' own crates compile: cargo runs
-# them through clippy-driver (as `cargo clippy` does, which would compile
-# the whole dependency graph a second time, in check mode). Every later
-# cargo command of the run has the same settings, so nothing compiles again.
-RUSTC_WORKSPACE_WRAPPER=$(rustc --print sysroot)/bin/clippy-driver
-[ -x "$RUSTC_WORKSPACE_WRAPPER" ] ||
-  die "clippy is missing: rustup component add clippy (README.md, Prerequisites)"
-export RUSTC_WORKSPACE_WRAPPER
-export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+clippy() {
+  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
+  cargo clippy "${wire[@]}" --all-targets --locked --quiet -- -D warnings
+}
+step clippy clippy
 
 build() {
   # The benchmarks' executables, for the docs checker (its `cargo bench` blocks).
