@@ -82,7 +82,7 @@ fmt() {
 step fmt fmt
 
 clippy() {
-  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
+  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings || return
   cargo clippy "${wire[@]}" --all-targets --locked --quiet -- -D warnings
 }
 step clippy clippy
