@@ -83,9 +83,10 @@ impl SessionQueue {
             target,
             shared: Arc::clone(&shared),
             slots: Arc::new(Semaphore::new(dispatcher.policy.concurrency.max(1))),
-            in_flight: Arc::new(Mutex::new(HashSet::new())),
+            in_flight: HashSet::new(),
+            finished: Arc::new(Mutex::new(Vec::new())),
             tasks: JoinSet::new(),
-            caught_up_to: 0,
+            covered: (0, 0),
         };
         SessionQueue {
             tx,
@@ -173,13 +174,20 @@ struct Run {
     target: watch::Receiver<Target>,
     shared: Arc<Shared>,
     slots: Arc<Semaphore>,
-    /// The seqs being delivered now.
-    in_flight: Arc<Mutex<HashSet<u64>>>,
+    /// The seqs being delivered, and those whose delivery ended since the
+    /// last read of the log began: a page read before their delivery was
+    /// recorded still shows them pending.
+    in_flight: HashSet<u64>,
+    /// Deliveries ended (their outcome recorded), to leave `in_flight` at
+    /// the next read.
+    finished: Arc<Mutex<Vec<u64>>>,
     tasks: JoinSet<()>,
-    /// The highest seq a read of the log has returned: an event of the
-    /// channel at or below it was pending when read (seqs commit in order),
-    /// so the read took it already.
-    caught_up_to: u64,
+    /// The seqs `(from, to]` the last reads of the log went through: an
+    /// event of the channel among them was committed when its page was read
+    /// (a session's seqs commit in order, so `to` committed means every
+    /// lower one did), so the read took it already, if it was pending.
+    /// Events below `from` were not read: the channel's own.
+    covered: (u64, u64),
 }
 
 impl Run {
@@ -190,21 +198,35 @@ impl Run {
                 break;
             }
             if let Some(after) = self.shared.take() {
+                // What the channel holds came before the events that found it
+                // full: delivered first, then the log from `after` on.
+                while let Ok((d, _)) = rx.try_recv() {
+                    self.take(d).await;
+                }
                 self.catch_up(after).await;
                 continue;
             }
             tokio::select! {
                 got = rx.recv() => match got {
-                    Some((d, _)) if d.seq > 0 && d.seq <= self.caught_up_to => {}
-                    Some((d, _)) => self.dispatch(d).await,
+                    Some((d, _)) => self.take(d).await,
                     None => break,
                 },
                 () = self.shared.wake.notified() => {}
             }
-            // Reap finished deliveries so the set stays small.
+            // Reap finished deliveries so the sets stay small.
             while self.tasks.try_join_next().is_some() {}
+            self.reap();
         }
         while self.tasks.join_next().await.is_some() {}
+    }
+
+    /// Delivers an event of the channel, unless a read of the log took it.
+    async fn take(&mut self, d: Delivery) {
+        let (from, to) = self.covered;
+        if d.seq > from && d.seq <= to {
+            return;
+        }
+        self.dispatch(d).await;
     }
 
     /// Delivers the pending events of the log after `after`, oldest first.
@@ -212,10 +234,16 @@ impl Run {
         let Some(log) = self.dispatcher.log.clone() else {
             return;
         };
+        // A read that starts within the last one's range continues it.
+        let (from, to) = self.covered;
+        if !(from..=to).contains(&after) {
+            self.covered = (after, after);
+        }
         loop {
             if self.shared.closing.load(Ordering::SeqCst) {
                 return;
             }
+            self.reap();
             let page = match log.pending_events(&self.client_id, after, PAGE).await {
                 Ok(page) => page,
                 Err(e) => {
@@ -229,19 +257,23 @@ impl Run {
             let Some(last) = page.last().map(|e| e.seq) else {
                 return;
             };
-            self.caught_up_to = self.caught_up_to.max(last);
+            self.covered.1 = self.covered.1.max(last);
             after = last;
             for event in page {
-                let taken = self.lock().contains(&event.seq);
-                if !taken {
+                if !self.in_flight.contains(&event.seq) {
                     self.dispatch(delivery_of(event)).await;
                 }
             }
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
-        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    /// Forgets the deliveries that ended: a read of the log begun after this
+    /// finds their recorded outcome.
+    fn reap(&mut self) {
+        let done = std::mem::take(&mut *self.finished.lock().unwrap_or_else(|e| e.into_inner()));
+        for seq in done {
+            self.in_flight.remove(&seq);
+        }
     }
 
     /// Starts one delivery once a slot is free.
@@ -250,12 +282,12 @@ impl Run {
             return;
         };
         let seq = delivery.seq;
-        self.lock().insert(seq);
-        let (dispatcher, target, client_id, in_flight, shared) = (
+        self.in_flight.insert(seq);
+        let (dispatcher, target, client_id, finished, shared) = (
             Arc::clone(&self.dispatcher),
             self.target.clone(),
             self.client_id.clone(),
-            Arc::clone(&self.in_flight),
+            Arc::clone(&self.finished),
             Arc::clone(&self.shared),
         );
         let span = tracing::info_span!(parent: &delivery.parent, "webhook.deliver",
@@ -265,10 +297,7 @@ impl Run {
                 let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
                 // Delivered, rejected or dead: the event no longer holds room.
                 shared.full.store(false, Ordering::SeqCst);
-                in_flight
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&seq);
+                finished.lock().unwrap_or_else(|e| e.into_inner()).push(seq);
                 drop(slot);
             }
             .instrument(span),

@@ -247,3 +247,78 @@ async fn the_egress_guard_refuses_internal_receivers() {
     );
     assert!(rx.maybe_next(Duration::from_millis(200)).await.is_none());
 }
+
+/// A logged event that finds the session's channel full is read from the
+/// log instead, after what the channel holds: every event arrives once, none
+/// lost, none twice, though most overflowed (events logged ahead of their
+/// queueing, a channel of 2, one delivery at a time).
+#[tokio::test]
+async fn a_full_channel_loses_no_logged_event_and_repeats_none() {
+    use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
+    use parley_shared::db::{Db, NewSession, StatePatch};
+    const EVENTS: u32 = 150;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("parley.db").display());
+    let db = Db::connect(&url).await.expect("sqlite");
+    db.migrate().await.expect("migrations");
+    db.create_session(NewSession {
+        client_id: "c1".into(),
+        ..NewSession::default()
+    })
+    .await
+    .expect("session");
+    assert!(
+        db.fenced_update("c1", 1, StatePatch::default())
+            .await
+            .expect("claim")
+    );
+    let mut rx = Receiver::start().await;
+    let policy = RetryPolicy {
+        concurrency: 1,
+        queue: 2,
+        ..fast()
+    };
+    let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
+    let (_t, target) = target(&rx.url);
+    let q = d.session("c1", target);
+    // Logged ahead of their queueing, as a session's events are while the
+    // ones before them commit.
+    let mut logged = Vec::new();
+    for n in 0..EVENTS {
+        let id = format!("evt_{n}");
+        let new = NewEvent {
+            event_id: &id,
+            kind: "text",
+            state: DeliveryState::Pending,
+            cap: 10_000,
+        };
+        let body = |seq: u64| format!(r#"{{"seq":{seq}}}"#).into_bytes();
+        let Appended::Logged(event) = db.append_event("c1", 1, new, body).await.expect("append")
+        else {
+            panic!("{id} not logged");
+        };
+        logged.push(event);
+    }
+    for event in logged {
+        assert!(q.enqueue(Delivery {
+            parent: tracing::Span::none(),
+            id: event.event_id,
+            seq: event.seq,
+            attempts: 0,
+            kind: "text".into(),
+            body: Bytes::from(event.body),
+        }));
+    }
+    let mut seen = std::collections::BTreeMap::<String, u32>::new();
+    for _ in 0..EVENTS {
+        let req = rx.next(Duration::from_secs(20)).await;
+        let id = req.header("webhook-id").unwrap_or_default().to_string();
+        *seen.entry(id).or_default() += 1;
+    }
+    assert_eq!(seen.len(), EVENTS as usize, "every event arrived");
+    assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
+    assert!(
+        rx.maybe_next(Duration::from_millis(300)).await.is_none(),
+        "nothing more"
+    );
+}
