@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use parley_shared::db::{Db, NewSession, StatePatch};
 use parley_shared::egress::Egress;
 use parley_tests::receiver::Receiver;
-use parley_worker::events::{Activity, EventLog, EventPipeline, SessionEvents};
+use parley_worker::events::{APPENDS_IN_FLIGHT, Activity, EventLog, EventPipeline, SessionEvents};
 use parley_worker::webhook::RetryPolicy;
 use sea_orm::ConnectionTrait;
 use tokio::sync::Mutex;
@@ -156,7 +156,17 @@ async fn run(a: &Args, db: Option<Db>) -> Run {
         let (tx, mut inbox) = tokio::sync::mpsc::channel::<u64>(1024);
         inboxes.push(tx);
         let pipeline = Arc::clone(&pipeline);
+        // As the worker's inbound task: each message begun while the ones
+        // before it commit, finished in order.
         feeders.push(tokio::spawn(async move {
+            let session = Arc::new(session);
+            let (begun, in_flight) = tokio::sync::mpsc::channel(APPENDS_IN_FLIGHT);
+            let finishing = {
+                let (pipeline, session) = (Arc::clone(&pipeline), Arc::clone(&session));
+                tokio::spawn(async move {
+                    pipeline.finish_each(&session, in_flight, |(), _| {}).await;
+                })
+            };
             while let Some(n) = inbox.recv().await {
                 let activity = Activity {
                     msg: support::message(n),
@@ -166,8 +176,13 @@ async fn run(a: &Args, db: Option<Db>) -> Run {
                     stored_type: None,
                     sent: false,
                 };
-                pipeline.process(&session, activity).await;
+                let one = pipeline.begin(&session, activity).await;
+                if begun.send((one, ())).await.is_err() {
+                    break;
+                }
             }
+            drop(begun);
+            finishing.await.expect("finishing");
             session
         }));
     }

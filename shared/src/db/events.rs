@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::entities::events;
-use super::{Db, DbError};
+use super::{Db, DbError, Queued};
 
 /// How an event's delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +118,22 @@ impl Db {
     ) -> Result<Appended, DbError> {
         self.appender()
             .append(client_id, fence, new, Box::new(body))
+            .await
+    }
+
+    /// [`Self::append_event`] in two steps: queues the append behind the
+    /// session's earlier ones and returns at once; the [`Queued`] answer
+    /// comes after its commit. A session's appends are written in the order
+    /// they were queued, so it may have many in flight.
+    pub async fn enqueue_event(
+        &self,
+        client_id: &str,
+        fence: u64,
+        new: NewEvent<'_>,
+        body: impl FnMut(u64) -> Vec<u8> + Send + Sync + 'static,
+    ) -> Result<Queued<Appended>, DbError> {
+        self.appender()
+            .enqueue_append(client_id, fence, new, Box::new(body))
             .await
     }
 

@@ -16,6 +16,7 @@ use crate::event_stream::EventStream;
 use crate::store_keys::StoreKeys;
 use std::time::Duration;
 
+pub use group_commit::Queued;
 pub use sea_orm::ConnectionTrait;
 pub use sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};
 

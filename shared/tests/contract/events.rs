@@ -22,6 +22,7 @@ db_contract! {
         disconnect_and_retention_delete_events,
         a_full_window_refuses_pending_events_and_trims_the_rest,
         appends_committed_together_each_get_their_own_answer,
+        a_sessions_queued_appends_keep_their_order,
     ]
 }
 
@@ -422,6 +423,59 @@ async fn appends_committed_together_each_get_their_own_answer(db: &Db) {
         "{} transactions",
         t - transactions
     );
+}
+
+/// Appends queued one after another without waiting for their commits (a
+/// session's received messages in flight together) are written in the order
+/// queued: each session's seqs follow it, whichever writer and transaction
+/// took them.
+async fn a_sessions_queued_appends_keep_their_order(db: &Db) {
+    const EACH: usize = 40;
+    let sessions = ["first", "second", "third"];
+    for client_id in sessions {
+        owned(db, client_id, 1).await;
+    }
+    let mut queued = Vec::new();
+    for i in 0..EACH {
+        for client_id in sessions {
+            let id = format!("{client_id}-{i}");
+            let new = NewEvent {
+                event_id: &id,
+                kind: "text",
+                state: DeliveryState::Pending,
+                cap: 1_000,
+            };
+            let body = |seq| format!(r#"{{"seq":{seq}}}"#).into_bytes();
+            let answer = db
+                .enqueue_event(client_id, 1, new, body)
+                .await
+                .expect("queued");
+            queued.push((client_id, id, answer));
+        }
+    }
+    let mut seqs: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
+    for (client_id, id, answer) in queued {
+        match answer.answer().await {
+            Ok(Appended::Logged(e)) => seqs.entry(client_id).or_default().push(e.seq),
+            other => panic!("{id}: {other:?}"),
+        }
+    }
+    let expected: Vec<u64> = (1..=EACH as u64).collect();
+    for client_id in sessions {
+        assert_eq!(
+            seqs[client_id], expected,
+            "{client_id}'s seqs in queued order"
+        );
+        let logged: Vec<String> = db
+            .events_after(client_id, 0, 100)
+            .await
+            .expect("read")
+            .into_iter()
+            .map(|e| e.event_id)
+            .collect();
+        let ids: Vec<String> = (0..EACH).map(|i| format!("{client_id}-{i}")).collect();
+        assert_eq!(logged, ids, "{client_id}'s log in queued order");
+    }
 }
 
 async fn wait_until(what: &str, done: impl Fn() -> bool) {

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
-use parley_shared::db::{Db, DbError};
+use parley_shared::db::{Db, DbError, Queued};
 use parley_shared::egress::{Egress, EgressError};
 use parley_shared::metrics::metrics;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use parley_shared::event::Envelope;
 
@@ -24,6 +24,11 @@ use crate::webhook::{Delivery, Dispatcher, RetryPolicy, SessionQueue, Target};
 /// The first and the longest wait between tries of a sent message's log write.
 const LOG_RETRY_FIRST: Duration = Duration::from_millis(250);
 const LOG_RETRY_LAST: Duration = Duration::from_secs(32);
+
+/// Received messages of one session whose events are queued for the log
+/// and not yet committed: a session begins its next message while these
+/// commit (the log writes a session's events in the order queued).
+pub const APPENDS_IN_FLIGHT: usize = 64;
 
 /// The event log a pipeline writes to.
 #[derive(Clone)]
@@ -149,7 +154,16 @@ impl EventPipeline {
     /// never pushed. May call the
     /// customer's poll lookup (bounded by its 8 s budget) and download a file:
     /// run it off the session's hot loop.
-    pub async fn process(&self, session: &SessionEvents, mut activity: Activity) -> Processed {
+    pub async fn process(&self, session: &SessionEvents, activity: Activity) -> Processed {
+        let begun = self.begin(session, activity).await;
+        self.finish(session, begun).await
+    }
+
+    /// [`Self::process`] up to its log write, which it queues (behind the
+    /// session's earlier ones) without waiting for its commit: a session
+    /// begins its next activity while this one's event commits.
+    /// [`Self::finish`] it, in the order begun.
+    pub async fn begin(&self, session: &SessionEvents, mut activity: Activity) -> Begun {
         let settings = session.settings.borrow().clone();
         let facts = &settings.facts;
         self.group_subject(facts, &mut activity).await;
@@ -173,7 +187,7 @@ impl EventPipeline {
             // counted; logged when there is a log.
             session.queue.skip_without_webhook();
             if self.dispatcher.log().is_none() {
-                return Processed::default();
+                return Begun::done(Processed::default());
             }
         }
         // The room's avatar as known now; a lookup, when due, runs after the write.
@@ -191,7 +205,7 @@ impl EventPipeline {
                 .await;
         }
         let Some(mut envelope) = normalize(facts, msg, &extras) else {
-            return Processed::default();
+            return Begun::done(Processed::default());
         };
         envelope.stored_type = activity.stored_type;
         let mut processed = Processed::default();
@@ -220,8 +234,47 @@ impl EventPipeline {
             }
         }
         envelope.event_id = format!("msg_{}_{}", facts.client_id, msg.id);
+        let write = self.submit(session, &envelope, pushed).await;
+        Begun(Stage::Writing(Box::new(Writing {
+            envelope,
+            parent: tracing::Span::current(),
+            pushed,
+            sent: activity.sent,
+            processed,
+            write,
+        })))
+    }
+
+    /// Finishes `session`'s begun activities one after another, in the
+    /// order they were begun (its events reach the webhook queue in `seq`
+    /// order), handing each outcome with its tag to `answer`.
+    pub async fn finish_each<T>(
+        &self,
+        session: &SessionEvents,
+        mut begun: mpsc::Receiver<(Begun, T)>,
+        answer: impl Fn(T, Processed),
+    ) {
+        while let Some((one, tag)) = begun.recv().await {
+            answer(tag, self.finish(session, one).await);
+        }
+    }
+
+    /// Waits for a begun activity's log write (trying a sent message's
+    /// again when it failed) and queues its event for the webhook.
+    pub async fn finish(&self, session: &SessionEvents, begun: Begun) -> Processed {
+        let Writing {
+            mut envelope,
+            parent,
+            pushed,
+            sent,
+            mut processed,
+            write,
+        } = match begun.0 {
+            Stage::Done(processed) => return processed,
+            Stage::Writing(writing) => *writing,
+        };
         let (seq, body) = match self
-            .log_retried(session, &mut envelope, pushed, activity.sent)
+            .log_retried(session, &mut envelope, pushed, sent, write)
             .await
         {
             Ok(Logged::New(seq, body)) => (seq, body),
@@ -230,7 +283,7 @@ impl EventPipeline {
                 return processed;
             }
             Err(e) => {
-                tracing::warn!(client_id = %facts.client_id, message_id = %msg.id, error = %e,
+                tracing::warn!(client_id = %envelope.client_id, message_id = %envelope.message_id, error = %e,
                     "an event was not written to the log");
                 processed.log_error = Some(e);
                 return processed;
@@ -246,12 +299,12 @@ impl EventPipeline {
             attempts: 0,
             kind: envelope.kind,
             body,
-            parent: tracing::Span::current(),
+            parent,
         });
         processed
     }
 
-    /// [`Self::log`], counting failures; an API send's event is tried again
+    /// The answer of `write` (see [`settle`]), counting failures; an API send's event is tried again
     /// with a growing wait (about a minute in all) before it is given up.
     async fn log_retried(
         &self,
@@ -259,11 +312,12 @@ impl EventPipeline {
         envelope: &mut Envelope,
         pushed: bool,
         sent: bool,
+        mut write: Write,
     ) -> Result<Logged, LogFailure> {
         let origin = if sent { "sent" } else { "received" };
         let mut wait = LOG_RETRY_FIRST;
         loop {
-            let error = match self.log(session, envelope, pushed).await {
+            let error = match settle(write, envelope).await {
                 Ok(logged) => return Ok(logged),
                 Err(e) => e,
             };
@@ -288,55 +342,37 @@ impl EventPipeline {
                 "a sent message's event was not logged; trying again");
             tokio::time::sleep(wait).await;
             wait *= 2;
+            write = self.submit(session, envelope, pushed).await;
         }
     }
 
-    /// Writes the event to the session's log with its seq (the body as it
-    /// will be delivered). Without a log: the body with seq 0.
-    async fn log(
-        &self,
-        session: &SessionEvents,
-        envelope: &mut Envelope,
-        pushed: bool,
-    ) -> Result<Logged, LogFailure> {
+    /// Queues the event's write to the session's log, where it gets its seq
+    /// (the body as it will be delivered). Without a log: the body with seq 0.
+    async fn submit(&self, session: &SessionEvents, envelope: &Envelope, pushed: bool) -> Write {
         let Some(log) = self.dispatcher.log() else {
-            return Ok(Logged::New(0, Bytes::from(serialize(envelope))));
+            return Write::NoLog(Bytes::from(serialize(envelope)));
         };
         let state = if pushed {
             DeliveryState::Pending
         } else {
             DeliveryState::None
         };
-        let (event_id, kind) = (envelope.event_id.clone(), envelope.kind.clone());
         let new = NewEvent {
-            event_id: &event_id,
-            kind: &kind,
+            event_id: &envelope.event_id,
+            kind: &envelope.kind,
             state,
             cap: self.session_cap,
         };
-        let client_id = envelope.client_id.clone();
         let mut stored = envelope.clone();
-        let appended = log
-            .append_event(&client_id, session.fence, new, move |seq| {
+        let queued = log
+            .enqueue_event(&envelope.client_id, session.fence, new, move |seq| {
                 stored.seq = seq;
                 serialize(&stored)
             })
             .await;
-        match appended {
-            Ok(Appended::Logged(event)) => {
-                envelope.seq = event.seq;
-                Ok(Logged::New(event.seq, Bytes::from(event.body)))
-            }
-            Ok(Appended::FencedOut) => {
-                tracing::warn!(
-                    client_id,
-                    "a newer owner holds the session: event not logged, not acknowledged; stopping"
-                );
-                Err(LogFailure::FencedOut)
-            }
-            Ok(Appended::Full) => Err(LogFailure::Full),
-            Err(DbError::Conflict(_)) => Ok(Logged::Duplicate),
-            Err(e) => Err(LogFailure::Unavailable(e.to_string())),
+        match queued {
+            Ok(queued) => Write::Queued(queued),
+            Err(e) => Write::Failed(LogFailure::Unavailable(e.to_string())),
         }
     }
 
@@ -449,6 +485,66 @@ impl LogFailure {
             LogFailure::Unavailable(_) => "unavailable",
             LogFailure::FencedOut => "fenced-out",
         }
+    }
+}
+
+/// An activity past [`EventPipeline::begin`]: its outcome, or its event on
+/// its way to the log.
+pub struct Begun(Stage);
+
+enum Stage {
+    Done(Processed),
+    Writing(Box<Writing>),
+}
+
+/// An activity whose event is on its way to the log.
+struct Writing {
+    envelope: Envelope,
+    /// The span its delivery is traced under (the activity's).
+    parent: tracing::Span,
+    pushed: bool,
+    sent: bool,
+    processed: Processed,
+    write: Write,
+}
+
+impl Begun {
+    fn done(processed: Processed) -> Begun {
+        Begun(Stage::Done(processed))
+    }
+}
+
+/// An event's log write under way.
+enum Write {
+    /// No log: the body with seq 0.
+    NoLog(Bytes),
+    Queued(Queued<Appended>),
+    /// Not even queued.
+    Failed(LogFailure),
+}
+
+/// Waits for `write`'s answer; `envelope` gets its seq.
+async fn settle(write: Write, envelope: &mut Envelope) -> Result<Logged, LogFailure> {
+    let appended = match write {
+        Write::NoLog(body) => return Ok(Logged::New(0, body)),
+        Write::Failed(e) => return Err(e),
+        Write::Queued(queued) => queued.answer().await,
+    };
+    match appended {
+        Ok(Appended::Logged(event)) => {
+            envelope.seq = event.seq;
+            Ok(Logged::New(event.seq, Bytes::from(event.body)))
+        }
+        Ok(Appended::FencedOut) => {
+            tracing::warn!(
+                client_id = %envelope.client_id,
+                "a newer owner holds the session: event not logged, not acknowledged; stopping"
+            );
+            Err(LogFailure::FencedOut)
+        }
+        Ok(Appended::Full) => Err(LogFailure::Full),
+        Err(DbError::Conflict(_)) => Ok(Logged::Duplicate),
+        Err(e) => Err(LogFailure::Unavailable(e.to_string())),
     }
 }
 

@@ -1,7 +1,7 @@
 //! A session's way out: its webhook queue and event settings, the task that
 //! takes its network messages through the event pipeline one after another
-//! (poll votes beside the others, since resolving one may wait for the
-//! customer's lookup), and the hook that turns its own sends into `fromMe`
+//! (each begun while the events before it commit; poll votes beside the
+//! others, since resolving one may wait for the customer's lookup), and the hook that turns its own sends into `fromMe`
 //! events.
 use std::sync::Arc;
 
@@ -9,7 +9,8 @@ use parley_shared::db::SessionRow;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::events::{
-    Activity, EventPipeline, OnFencedOut, Processed, SessionEvents, SessionFacts, SessionSettings,
+    APPENDS_IN_FLIGHT, Activity, EventPipeline, OnFencedOut, Processed, SessionEvents,
+    SessionFacts, SessionSettings,
 };
 use crate::webhook::Target;
 
@@ -122,6 +123,19 @@ impl Output {
 
 async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
     let votes = Arc::new(Semaphore::new(VOTES_AT_ONCE));
+    // Each message is acknowledged once its event committed, in order.
+    let (begun, in_flight) = mpsc::channel(APPENDS_IN_FLIGHT);
+    let finishing = {
+        let sink = sink.clone();
+        tokio::spawn(async move {
+            let answer = |done: oneshot::Sender<_>, processed: Processed| {
+                let _ = done.send(persisted(&processed));
+            };
+            sink.pipeline
+                .finish_each(&sink.events, in_flight, answer)
+                .await;
+        })
+    };
     while let Some(inbound) = rx.recv().await {
         let (activity, done) = match inbound {
             Inbound::Message(activity, done) => (*activity, done),
@@ -134,7 +148,10 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             }
         };
         if !activity.msg.content.is_vote() {
-            let _ = done.send(persisted(&sink.process(activity).await));
+            let one = sink.pipeline.begin(&sink.events, activity).await;
+            if begun.send((one, done)).await.is_err() {
+                break;
+            }
             continue;
         }
         // A vote waiting for a slow poll lookup must not hold up the events
@@ -151,6 +168,8 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             drop(place);
         });
     }
+    drop(begun);
+    let _ = finishing.await;
 }
 
 /// Whether an activity's event is in the log, or needs none (filtered out,

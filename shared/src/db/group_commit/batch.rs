@@ -3,7 +3,7 @@
 //! cluster, published before the rows) and its delivery records.
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Order, Query};
+use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Func, Order, Query};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
     QuerySelect,
@@ -130,14 +130,28 @@ async fn lock_owners(
     if clients.is_empty() {
         return Ok(owners);
     }
+    // Each session's oldest undelivered event, by the index on
+    // (client_id, state, seq): a lookup per session, however many wait.
+    let oldest = Query::select()
+        .expr(Func::min(Expr::col((Alias::new("e"), Alias::new("seq")))))
+        .from_as(Alias::new("events"), Alias::new("e"))
+        .and_where(
+            Expr::col((Alias::new("e"), Alias::new("client_id")))
+                .equals((Alias::new("sessions"), Alias::new("client_id"))),
+        )
+        .and_where(
+            Expr::col((Alias::new("e"), Alias::new("state"))).eq(DeliveryState::Pending.as_str()),
+        )
+        .to_owned();
     let locked = Query::select()
         .columns([
             Alias::new("client_id"),
             Alias::new("event_seq"),
             Alias::new("fence"),
         ])
+        .expr_as(oldest, Alias::new("oldest"))
         .from(Alias::new("sessions"))
-        .and_where(Expr::col(Alias::new("client_id")).is_in(clients.clone()))
+        .and_where(Expr::col(Alias::new("client_id")).is_in(clients))
         .order_by(Alias::new("client_id"), Order::Asc)
         .lock_exclusive()
         .to_owned();
@@ -146,30 +160,12 @@ async fn lock_owners(
         let owner = Owner {
             next_seq: row.try_get::<i64>("", "event_seq")? + 1,
             fence: row.try_get("", "fence")?,
-            oldest_pending: None,
+            oldest_pending: row.try_get("", "oldest")?,
             last: None,
             trim_at: None,
             cap: 1,
         };
         owners.insert(client_id, owner);
-    }
-    if !appends.iter().any(|a| a.state == DeliveryState::Pending) {
-        return Ok(owners);
-    }
-    let pending: Vec<(String, Option<i64>)> = Entity::find()
-        .select_only()
-        .column(Column::ClientId)
-        .column_as(Column::Seq.min(), "oldest")
-        .filter(Column::ClientId.is_in(clients))
-        .filter(Column::State.eq(DeliveryState::Pending.as_str()))
-        .group_by(Column::ClientId)
-        .into_tuple()
-        .all(txn)
-        .await?;
-    for (client_id, oldest) in pending {
-        if let Some(owner) = owners.get_mut(&client_id) {
-            owner.oldest_pending = oldest;
-        }
     }
     Ok(owners)
 }

@@ -1,8 +1,10 @@
 //! Group commit for the event log: the appends and delivery records of every
-//! session of a process go to its writers (one on SQLite, two on PostgreSQL),
-//! each of which takes everything queued since it last looked and writes it
-//! in one transaction (one flush to disk for many events; `batch` is that
-//! transaction).
+//! session of a process go to its writers (one on SQLite, two on PostgreSQL,
+//! each session always to the same one), each of which takes everything
+//! queued for it since it last looked and writes it in one transaction (one
+//! flush to disk for many events; `batch` is that transaction). A session's
+//! requests are written in the order queued, so it may queue its next
+//! appends before the earlier ones committed.
 //!
 //! The guarantees are those of one write at a time: a write is answered only
 //! once its transaction committed (persist before acknowledge); each
@@ -28,25 +30,39 @@ use super::{Db, DbError};
 /// The most requests one transaction takes.
 const MAX_BATCH: usize = 256;
 
-/// Transactions in flight at once on PostgreSQL: while one waits for its
-/// commit, the next takes what queued meanwhile. A session's row lock
-/// orders them: appends of one session in flight together (two sends) may
-/// take either order, and received messages are appended one after the
-/// other, so they keep theirs. SQLite has one writer.
+/// Writers on PostgreSQL, each with its own queue and its own transaction
+/// in flight: while one waits for its commit, the other writes. A session's
+/// requests always go to the same writer (by its `client_id`), whose
+/// transactions follow one another, so they are written in the order they
+/// were queued: a session may have many appends in flight and keep its
+/// order. SQLite has one writer.
 const POSTGRES_WRITERS: usize = 2;
 
-/// Requests waiting for the writer (callers wait beyond this).
+/// Requests waiting for one writer (callers wait beyond this).
 const QUEUE: usize = 4_096;
 
 /// Builds an event's stored body from its `seq` (called again when a batch is
 /// retried request by request).
 pub type Body = Box<dyn FnMut(u64) -> Vec<u8> + Send + Sync>;
 
-/// The writer task of one database handle (and its clones).
+/// The writer tasks of one database handle (and its clones).
 #[derive(Debug, Clone)]
 pub struct Appender {
-    tx: mpsc::Sender<Request>,
+    /// Each writer's queue; a session's requests go to one of them.
+    writers: Arc<[mpsc::Sender<Request>]>,
     taken: Arc<Taken>,
+}
+
+/// An answer still to come from the writer: the request is queued, in order
+/// with the same session's earlier and later ones.
+#[must_use = "the request's outcome is known only once its answer is awaited"]
+pub struct Queued<T>(oneshot::Receiver<Result<T, DbError>>);
+
+impl<T> Queued<T> {
+    /// Waits until the request's transaction committed (or failed).
+    pub async fn answer(self) -> Result<T, DbError> {
+        self.0.await.map_err(|_| stopped())?
+    }
 }
 
 /// What the writer has taken into transactions.
@@ -88,28 +104,33 @@ fn stopped() -> DbError {
 }
 
 impl Appender {
-    /// Starts the writer for `db` (a handle without a writer of its own: the
-    /// task ends when the last handle that sends to it is dropped).
+    /// Starts the writers for `db` (a handle without a writer of its own: the
+    /// tasks end when the last handle that sends to them is dropped).
     pub fn spawn(db: Db) -> Appender {
-        let (tx, rx) = mpsc::channel(QUEUE);
         let taken = Arc::<Taken>::default();
-        let rx = Arc::new(tokio::sync::Mutex::new(rx));
         let writers = match db.backend() {
             "postgres" => POSTGRES_WRITERS,
             _ => 1,
         };
-        for _ in 0..writers {
-            tokio::spawn(run(db.clone(), Arc::clone(&rx), Arc::clone(&taken)));
-        }
-        Appender { tx, taken }
+        let writers = (0..writers)
+            .map(|_| {
+                let (tx, rx) = mpsc::channel(QUEUE);
+                tokio::spawn(run(db.clone(), rx, Arc::clone(&taken)));
+                tx
+            })
+            .collect();
+        Appender { writers, taken }
     }
 
-    /// Requests waiting for the writer.
+    /// Requests waiting for the writers.
     pub fn queued(&self) -> usize {
-        self.tx.max_capacity() - self.tx.capacity()
+        self.writers
+            .iter()
+            .map(|tx| tx.max_capacity() - tx.capacity())
+            .sum()
     }
 
-    /// Transactions the writer began, and the requests they took.
+    /// Transactions the writers began, and the requests they took.
     pub fn taken(&self) -> (u64, u64) {
         (
             self.taken.transactions.load(Ordering::SeqCst),
@@ -117,13 +138,24 @@ impl Appender {
         )
     }
 
-    pub async fn append(
+    /// The writer of `client_id`'s requests.
+    fn writer(&self, client_id: &str) -> &mpsc::Sender<Request> {
+        // FNV-1a: stable, and spreads sessions' ids evenly enough.
+        let hash = client_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        &self.writers[(hash % self.writers.len() as u64) as usize]
+    }
+
+    /// Queues an append behind the session's earlier requests; the answer
+    /// comes once its transaction committed.
+    pub async fn enqueue_append(
         &self,
         client_id: &str,
         fence: u64,
         new: NewEvent<'_>,
         body: Body,
-    ) -> Result<Appended, DbError> {
+    ) -> Result<Queued<Appended>, DbError> {
         let (reply, answer) = oneshot::channel();
         let request = Append {
             client_id: client_id.to_string(),
@@ -135,11 +167,24 @@ impl Appender {
             body,
             reply,
         };
-        self.tx
+        self.writer(client_id)
             .send(Request::Append(request))
             .await
             .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        Ok(Queued(answer))
+    }
+
+    pub async fn append(
+        &self,
+        client_id: &str,
+        fence: u64,
+        new: NewEvent<'_>,
+        body: Body,
+    ) -> Result<Appended, DbError> {
+        self.enqueue_append(client_id, fence, new, body)
+            .await?
+            .answer()
+            .await
     }
 
     /// Sets event `seq`'s state; with `attempt`, counts an attempt that got
@@ -159,18 +204,17 @@ impl Appender {
             attempt,
             reply,
         };
-        self.tx
+        self.writer(client_id)
             .send(Request::Record(request))
             .await
             .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        Queued(answer).answer().await
     }
 }
 
-async fn run(db: Db, rx: Arc<tokio::sync::Mutex<mpsc::Receiver<Request>>>, taken: Arc<Taken>) {
+async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
     let mut requests = Vec::with_capacity(MAX_BATCH);
-    // One writer waits for requests at a time; it lets go once it has some.
-    while rx.lock().await.recv_many(&mut requests, MAX_BATCH).await > 0 {
+    while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.requests.fetch_add(n, Ordering::SeqCst);
