@@ -107,7 +107,10 @@ logged() { # logged NAME COMMAND...: runs COMMAND, its output also in a log chec
 }
 
 step docs logged docs python3 scripts/check_docs.py
-step api-fuzz logged api-fuzz scripts/api-fuzz.sh "$PARLEY_PREBUILT/parley"
+# Its smallest form: every operation and check, fewer examples (the full
+# form is scripts/api-fuzz.sh by hand).
+step api-fuzz logged api-fuzz env PARLEY_FUZZ_EXAMPLES="${PARLEY_FUZZ_EXAMPLES:-25}" \
+  PARLEY_FUZZ_SECONDS="${PARLEY_FUZZ_SECONDS:-100}" scripts/api-fuzz.sh "$PARLEY_PREBUILT/parley"
 # The console's browser tests take the screenshots docs/console.md shows.
 step nextest logged nextest env PARLEY_CONSOLE_SCREENSHOTS="$source_root/docs/console" \
   cargo nextest run --workspace --locked --profile ci "$@"
