@@ -1,8 +1,9 @@
 //! The simulated network's controls (`/sandbox/*`, sandbox mode only): they act
 //! through the worker that owns the session, exactly where the network would.
+use super::checks;
 use crate::store::PhonePatch;
 use actix_web::{HttpRequest, get, post, web};
-use chrono::{DateTime, Utc};
+
 use parley_shared::address::{Jid, PhoneNumber};
 use parley_shared::command::{Command, Reply, SandboxOp};
 use parley_shared::error::ApiError;
@@ -17,9 +18,6 @@ use parley_shared::wire::sessions::{
 use parley_api::extension::authorized_client;
 use parley_api::extension::{ask_owner, known, unexpected};
 use parley_api::{AppState, HttpError};
-
-/// Fault kinds the simulated network understands.
-pub(super) const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxLink, responses((status = 200, body = SandboxLinked),
     (status = 400, description = "Invalid phone, or a QR that is not current"),
@@ -61,17 +59,8 @@ pub async fn enter_code(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     known(&state, id.as_str()).await?;
-    if body.code.trim().is_empty() {
-        return Err(ApiError::bad_request("code is required").into());
-    }
-    linked(
-        &state,
-        &id,
-        SandboxOp::EnterCode {
-            code: body.code.trim().to_string(),
-        },
-    )
-    .await
+    let code = checks::code(&body)?;
+    linked(&state, &id, SandboxOp::EnterCode { code }).await
 }
 
 async fn linked(
@@ -114,15 +103,7 @@ pub async fn faults(
 ) -> Result<web::Json<OkBody>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    if !FAULT_OPS.contains(&body.op.as_str()) {
-        return Err(
-            ApiError::bad_request(format!("op must be one of {}", FAULT_OPS.join(", "))).into(),
-        );
-    }
-    let count = body.count.unwrap_or(1);
-    if count == 0 || count > 10_000 {
-        return Err(ApiError::bad_request("count must be 1 to 10000").into());
-    }
+    let count = checks::fault(&body)?;
     known(&state, id.as_str()).await?;
     ask_owner(
         &state,
@@ -142,20 +123,7 @@ pub async fn contacts(
 ) -> Result<web::Json<SandboxPhoneInfo>, HttpError> {
     let body = body.into_inner();
     let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
-    if let Some(avatar) = body.avatar.as_deref()
-        && !matches!(avatar, "none" | "hidden")
-    {
-        use base64::Engine;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(avatar)
-            .map_err(|_| {
-                ApiError::bad_request("avatar must be none, hidden or a base64 PNG/JPEG")
-            })?;
-        let is_image = bytes.starts_with(b"\x89PNG") || bytes.starts_with(&[0xFF, 0xD8, 0xFF]);
-        if !is_image {
-            return Err(ApiError::bad_request("avatar must be a PNG or JPEG image").into());
-        }
-    }
+    checks::avatar(body.avatar.as_deref())?;
     let patch = PhonePatch {
         name: body.name,
         username: body.username,
@@ -186,16 +154,7 @@ pub async fn outbox(
 ) -> Result<web::Json<Outbox>, HttpError> {
     let query = query.into_inner();
     let id = authorized_client(&req, &query.client_id)?;
-    let since = query
-        .since
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            DateTime::parse_from_rfc3339(s.trim())
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|_| ApiError::bad_request("since must be an RFC 3339 timestamp"))
-        })
-        .transpose()?;
+    let since = checks::since(query.since.as_deref())?;
     let chats = match query.to.as_deref().filter(|t| !t.trim().is_empty()) {
         Some(to) => Some(chat_jids(&state, to).await?),
         None => None,
@@ -240,9 +199,6 @@ async fn chat_jids(state: &AppState, to: &str) -> Result<Vec<String>, ApiError> 
     })
 }
 
-/// Most participants of one sandbox group.
-const GROUP_PARTICIPANTS_MAX: usize = 1024;
-
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupRequest, responses((status = 200, body = SandboxGroupCreated),
     (status = 400, description = "Missing subject, invalid phones, or an admin who is not a participant"),
     (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
@@ -254,23 +210,12 @@ pub async fn groups(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let subject = parley_api::extension::subject(Some(body.subject))?;
-    if body.participants.len() > GROUP_PARTICIPANTS_MAX {
-        return Err(ApiError::bad_request(format!(
-            "participants has more than {GROUP_PARTICIPANTS_MAX} items"
-        ))
-        .into());
-    }
-    let phones = |field: &str, raw: &[String]| -> Result<Vec<PhoneNumber>, ApiError> {
-        raw.iter().map(|p| PhoneNumber::parse(field, p)).collect()
-    };
-    let participants = phones("participants", &body.participants)?;
-    let admins = phones("admins", &body.admins)?;
+    let group = checks::group(body)?;
     known(&state, id.as_str()).await?;
     let op = SandboxOp::CreateGroup {
-        subject,
-        participants,
-        admins,
+        subject: group.subject,
+        participants: group.participants,
+        admins: group.admins,
     };
     match ask_owner(&state, &id, Command::Sandbox(op)).await? {
         Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
@@ -290,16 +235,7 @@ pub async fn group_subject(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let jid = match Recipient::parse("jid", body.jid.trim()) {
-        Ok(g @ Recipient::Group(_)) if body.jid.contains('@') => g.jid(),
-        _ => {
-            return Err(ApiError::bad_request(format!(
-                "jid must be a group JID ending in @{GROUP_SERVER}"
-            ))
-            .into());
-        }
-    };
-    let subject = parley_api::extension::subject(Some(body.subject))?;
+    let (jid, subject) = checks::group_subject(body)?;
     known(&state, id.as_str()).await?;
     let op = SandboxOp::GroupSubject { jid, subject };
     match ask_owner(&state, &id, Command::Sandbox(op)).await? {

@@ -2,6 +2,7 @@
 //! binary when `PARLEY_NETWORK=sandbox` (feature `routes`): the simulated
 //! phone's controls, inbound messages, the outbox, and the picture CDN.
 mod cdn;
+pub mod checks;
 mod controls;
 mod messages;
 
@@ -86,7 +87,7 @@ fn field_rules() -> Vec<FieldRule> {
         (
             "SandboxFault",
             "op",
-            json!({"type": "string", "enum": controls::FAULT_OPS}),
+            json!({"type": "string", "enum": checks::FAULT_OPS}),
             true,
         ),
         (

@@ -17,7 +17,7 @@ use parley_shared::command::{Command, Reply};
 use parley_shared::db::SessionRow;
 use parley_shared::error::ApiError;
 use parley_shared::ids::ClientId;
-use parley_shared::recipients::{GROUP_SERVER, Recipient};
+use parley_shared::recipients::Recipient;
 use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
 use parley_shared::wire::outbox::{Outbox, OutboxQuery};
 use parley_shared::wire::sandbox_messages::{SandboxMessage, SandboxMessageSent};
@@ -27,6 +27,8 @@ use parley_shared::wire::sessions::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+use parley_network_sandbox::routes::checks;
 
 use crate::world::SessionRef;
 
@@ -38,9 +40,6 @@ pub const ROUTES: RouteSet = RouteSet {
     local_only: |path| path == "/sandbox/outbox" || path == "/sandbox/contacts",
     lenient: &["/sandbox/link"],
 };
-
-/// Fault kinds of the sandbox contract.
-const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
 
 /// How long a control may take on the test network (a new phone connects first).
 const WORLD_TIMEOUT: Duration = Duration::from_secs(60);
@@ -188,11 +187,9 @@ pub async fn enter_code(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     known(&state, id.as_str()).await?;
-    if body.code.trim().is_empty() {
-        return Err(ApiError::bad_request("code is required").into());
-    }
+    let code = checks::code(&body)?;
     let linked: crate::world::Linked =
-        world(&state, "/enter-code", json!({ "code": body.code.trim() })).await?;
+        world(&state, "/enter-code", json!({ "code": code })).await?;
     connected(&state, &id).await?;
     Ok(web::Json(SandboxLinked {
         client_id: id.to_string(),
@@ -226,15 +223,7 @@ pub async fn faults(
 ) -> Result<web::Json<OkBody>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    if !FAULT_OPS.contains(&body.op.as_str()) {
-        return Err(
-            ApiError::bad_request(format!("op must be one of {}", FAULT_OPS.join(", "))).into(),
-        );
-    }
-    let count = body.count.unwrap_or(1);
-    if count == 0 || count > 10_000 {
-        return Err(ApiError::bad_request("count must be 1 to 10000").into());
-    }
+    let count = checks::fault(&body)?;
     let session = linked_device(&known(&state, id.as_str()).await?)?;
     let _: Value = world(
         &state,
@@ -254,6 +243,7 @@ pub async fn contacts(
 ) -> Result<web::Json<SandboxPhoneInfo>, HttpError> {
     let body = body.into_inner();
     let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
+    checks::avatar(body.avatar.as_deref())?;
     let info: crate::world::PhoneInfo = world(
         &state,
         "/contacts",
@@ -286,16 +276,7 @@ pub async fn outbox(
 ) -> Result<web::Json<Outbox>, HttpError> {
     let query = query.into_inner();
     let id = authorized_client(&req, &query.client_id)?;
-    let since = query
-        .since
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            chrono::DateTime::parse_from_rfc3339(s.trim())
-                .map(|t| t.with_timezone(&chrono::Utc))
-                .map_err(|_| ApiError::bad_request("since must be an RFC 3339 timestamp"))
-        })
-        .transpose()?;
+    let since = checks::since(query.since.as_deref())?;
     let to = query.to.filter(|t| !t.trim().is_empty());
     if let Some(to) = &to {
         Recipient::parse("to", to.trim())?;
@@ -395,9 +376,6 @@ async fn logged(
     }
 }
 
-/// Most participants of one sandbox group.
-const GROUP_PARTICIPANTS_MAX: usize = 1024;
-
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupRequest, responses((status = 200, body = SandboxGroupCreated),
     (status = 400, description = "Missing subject, invalid phones, or an admin who is not a participant"),
     (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
@@ -409,25 +387,16 @@ pub async fn groups(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let subject = parley_api::extension::subject(Some(body.subject))?;
-    if body.participants.len() > GROUP_PARTICIPANTS_MAX {
-        return Err(ApiError::bad_request(format!(
-            "participants has more than {GROUP_PARTICIPANTS_MAX} items"
-        ))
-        .into());
-    }
-    let phones = |field: &str, raw: &[String]| -> Result<Vec<String>, ApiError> {
-        raw.iter()
-            .map(|p| PhoneNumber::parse(field, p).map(PhoneNumber::into_string))
-            .collect()
-    };
-    let participants = phones("participants", &body.participants)?;
-    let admins = phones("admins", &body.admins)?;
+    let group = checks::group(body)?;
     let session = linked_device(&known(&state, id.as_str()).await?)?;
+    let phones = |all: Vec<PhoneNumber>| -> Vec<String> {
+        all.into_iter().map(PhoneNumber::into_string).collect()
+    };
     let created = world(
         &state,
         "/groups",
-        json!({ "session": session, "subject": subject, "participants": participants, "admins": admins }),
+        json!({ "session": session, "subject": group.subject,
+                "participants": phones(group.participants), "admins": phones(group.admins) }),
     )
     .await?;
     Ok(web::Json(created))
@@ -445,16 +414,7 @@ pub async fn group_subject(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let jid = match Recipient::parse("jid", body.jid.trim()) {
-        Ok(g @ Recipient::Group(_)) if body.jid.contains('@') => g.jid(),
-        _ => {
-            return Err(ApiError::bad_request(format!(
-                "jid must be a group JID ending in @{GROUP_SERVER}"
-            ))
-            .into());
-        }
-    };
-    let subject = parley_api::extension::subject(Some(body.subject))?;
+    let (jid, subject) = checks::group_subject(body)?;
     let session = linked_device(&known(&state, id.as_str()).await?)?;
     let renamed = world(
         &state,
