@@ -13,6 +13,7 @@ use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
 use crate::code;
+use crate::faults::Fault;
 use crate::handshake::{Handshaken, respond};
 use crate::iq::{Asker, answer};
 use crate::nodes::{attr, child, element, iq_error, iq_result, now, stream_error};
@@ -308,6 +309,9 @@ fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) ->
     }
     match node.tag.as_ref() {
         "iq" => answer(inner, asker, node),
+        "message" if inner.faults.take(sender.phone, sender.device, Fault::Send) => {
+            relay::refused(node, crate::faults::REFUSED_MESSAGE)
+        }
         "message" => relay::message(inner, sender, node),
         "receipt" => relay::receipt(inner, sender, node),
         "chatstate" => {

@@ -182,6 +182,10 @@ impl TestDevice {
             .wait_for_connected(CONNECT_WAIT)
             .await
             .map_err(|e| anyhow!("test device {phone} did not connect: {e}"))?;
+        // Others reach it once its keys are on the server.
+        if !net.watcher().keys_uploaded(phone, 0, CONNECT_WAIT).await {
+            return Err(anyhow!("test device {phone} did not upload its keys"));
+        }
         Ok(Self {
             phone: phone.to_string(),
             client,

@@ -11,6 +11,7 @@ use whatsapp_rust::wacore_binary::node::Node;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::Inner;
+use crate::faults::Fault;
 use crate::nodes::{
     attr, child, child_bytes, children, element, iq_error, iq_result, leaf_bytes, now, text,
 };
@@ -30,6 +31,9 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         return None;
     }
     let xmlns = attr(iq, "xmlns").unwrap_or_default();
+    if is_lookup(&xmlns, &kind, iq) && inner.faults.take(who.phone, who.device, Fault::Lookup) {
+        return Some(iq_error(&id, 500, "internal-server-error"));
+    }
     let reply = match (xmlns.as_str(), kind.as_str()) {
         ("w:p", _) | ("passive", _) => iq_result(&id, vec![]),
         ("encrypt", "set") => encrypt_set(inner, who, &id, iq),
@@ -57,6 +61,27 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         }
     };
     Some(reply)
+}
+
+/// A lookup of other people (the `lookup` fault refuses these): a profile
+/// picture, or a user query for more than devices and LIDs (a number
+/// check, user info), never the device lists a send asks for.
+fn is_lookup(xmlns: &str, kind: &str, iq: &Node) -> bool {
+    match (xmlns, kind) {
+        ("w:profile:picture", "get") => true,
+        ("usync", _) => child(iq, "usync")
+            .and_then(|u| child(u, "query"))
+            .map(children)
+            .unwrap_or_default()
+            .iter()
+            .any(|q| {
+                matches!(
+                    q.tag.as_ref(),
+                    "contact" | "status" | "business" | "picture"
+                )
+            }),
+        _ => false,
+    }
 }
 
 fn privacy() -> Node {

@@ -143,16 +143,8 @@ impl TestDevice {
     /// Uploads `file` (encrypted, to the CDN) and sends it to `to`; returns
     /// the message id.
     pub async fn send_file(&self, to: &str, file: &File<'_>) -> anyhow::Result<String> {
-        let up = self
-            .client
-            .upload(
-                file.data.to_vec(),
-                file.kind.media_type(),
-                UploadOptions::default(),
-            )
-            .await
-            .map_err(|e| anyhow!("upload from {}: {e}", self.phone))?;
-        self.send(to, file_message(file, up)).await
+        let message = self.upload_file(file).await?;
+        self.send(to, message).await
     }
 
     /// Uploads `file` (encrypted, to the CDN) and returns the message that

@@ -15,6 +15,7 @@ mod code;
 mod conn;
 pub mod devices;
 pub mod dictionary;
+pub mod faults;
 mod groups;
 mod handshake;
 mod iq;
@@ -55,6 +56,8 @@ pub struct Inner {
     refuse_ik: AtomicBool,
     patterns: Mutex<HashMap<&'static str, usize>>,
     bans: Mutex<HashMap<String, u64>>,
+    /// Stanzas the server refuses, by device.
+    faults: faults::Faults,
     /// Woken at every change of accounts, keys or live sockets.
     changed: tokio::sync::Notify,
     /// The CDN's `host:port`, as `media_conn` names it.
@@ -220,6 +223,7 @@ impl WireNetwork {
             refuse_ik: AtomicBool::new(false),
             patterns: Mutex::new(HashMap::new()),
             bans: Mutex::new(HashMap::new()),
+            faults: faults::Faults::default(),
             changed: tokio::sync::Notify::new(),
             cdn_host: cdn.addr.to_string(),
             shelf: cdn.shelf(),
@@ -485,6 +489,11 @@ impl WireNetwork {
             Some(t) => bans.insert(phone.to_string(), t),
             None => bans.remove(phone),
         };
+    }
+
+    /// The device's next `count` stanzas of `fault`'s kind are refused (0 disarms).
+    pub fn arm_fault(&self, phone: &str, device: u16, fault: faults::Fault, count: u32) {
+        self.inner.faults.arm(phone, device, fault, count);
     }
 
     /// Answers IK hellos with the XX fallback from now on.

@@ -100,18 +100,28 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
     Some(ack(id, to))
 }
 
+/// The server's refusal of a message stanza: an ack with an error code;
+/// the message goes to no one.
+pub fn refused(stanza: &Node, code: &str) -> Option<Node> {
+    let id = attr(stanza, "id")?;
+    let to = attr(stanza, "to")?;
+    let mut attrs = ack_attrs(id, to);
+    attrs.push(("error", code.to_string()));
+    Some(element("ack", &attrs, vec![]))
+}
+
 /// The server's ack of a message stanza.
 fn ack(id: String, to: String) -> Node {
-    element(
-        "ack",
-        &[
-            ("class", "message".into()),
-            ("id", id),
-            ("from", to),
-            ("t", now().to_string()),
-        ],
-        vec![],
-    )
+    element("ack", &ack_attrs(id, to), vec![])
+}
+
+fn ack_attrs(id: String, to: String) -> Vec<(&'static str, String)> {
+    vec![
+        ("class", "message".into()),
+        ("id", id),
+        ("from", to),
+        ("t", now().to_string()),
+    ]
 }
 
 /// A group message: every member device but the sending one gets the

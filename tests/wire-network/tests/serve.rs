@@ -85,6 +85,34 @@ async fn serve_pairs_texts_both_ways_and_restarts_without_a_scan() {
     assert!(net.handshakes("IK") >= 1, "the restart resumed with IK");
 }
 
+/// The test-network build serves `/sandbox/*` over the test network only
+/// when it is given a test network's control API: without one its routes
+/// are the spec's 404, as in every build a user can get.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_routes_are_404_without_a_control_url() {
+    let net = WireNetwork::start().await.expect("test network");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = serve(dir.path(), &net, &[]).await;
+    let (status, started) = post(&p, "/start?clientId=plain", json!({})).await;
+    assert_eq!(status, 200, "{started}");
+    for (path, body) in [
+        (
+            "/sandbox/link",
+            json!({"clientId": "plain", "phone": "4915100000001"}),
+        ),
+        ("/sandbox/contacts", json!({"phone": "4915100000002"})),
+        (
+            "/sandbox/faults",
+            json!({"clientId": "plain", "op": "drop"}),
+        ),
+    ] {
+        let (status, answer) = post(&p, path, body).await;
+        assert_eq!(status, 404, "{path}: {answer}");
+    }
+    let (status, answer) = get(&p, "/sandbox/outbox?clientId=plain").await;
+    assert_eq!(status, 404, "{answer}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pairs_by_code_and_unlinks_on_disconnect_on_serve() {
     pairs_by_code_and_unlinks_on_disconnect(Shape::Serve).await;

@@ -2,7 +2,7 @@
 //! session's own phone (`from: "me"`), sends a real, encrypted message of the
 //! requested kind; the session's companion receives it from the server.
 use base64::Engine;
-use parley_shared::wire::sandbox_messages::SandboxMessage;
+use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage};
 use whatsapp_rust::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -50,9 +50,7 @@ impl World {
         session: &SessionRef,
         m: SandboxMessage,
     ) -> Result<String, Refusal> {
-        if !self.network().is_live(&session.phone, session.device) {
-            return Err(Refusal::Conflict("the session is not connected".into()));
-        }
+        self.reachable(session).await?;
         let from_me = m.from.trim() == "me";
         let (sender, to) = if from_me {
             let chat = required(&m.chat, "chat (for a message from \"me\")")?;
@@ -211,14 +209,12 @@ async fn received(device: &TestDevice, id: &str) -> Result<Received, Refusal> {
 
 /// A file message: `data` uploaded, encrypted, to the CDN.
 async fn media(device: &TestDevice, m: &SandboxMessage) -> Result<wa::Message, Refusal> {
-    if m.generate.is_some() {
-        return Err(invalid(
-            "generate is not supported on the test network: give the file as data",
-        ));
-    }
-    let data = base64::engine::general_purpose::STANDARD
-        .decode(required(&m.data, "data")?.trim())
-        .map_err(|_| invalid("data must be base64"))?;
+    let data = match &m.generate {
+        Some(generate) => generated(generate)?,
+        None => base64::engine::general_purpose::STANDARD
+            .decode(required(&m.data, "data")?.trim())
+            .map_err(|_| invalid("data must be base64"))?,
+    };
     if data.is_empty() {
         return Err(invalid("data must not be empty"));
     }
@@ -238,6 +234,24 @@ async fn media(device: &TestDevice, m: &SandboxMessage) -> Result<wa::Message, R
         file_name: m.file_name.as_deref(),
     };
     device.upload_file(&file).await.map_err(failed)
+}
+
+/// The largest file the test network generates: the sending device
+/// encrypts and uploads it whole, as a phone does.
+const GENERATED_MAX: u64 = 64 << 20;
+
+/// The bytes of a `generate`d file, the same as the sandbox's for the seed.
+fn generated(generate: &GeneratedFile) -> Result<Vec<u8>, Refusal> {
+    let size = generate.size.unwrap_or(0);
+    if size == 0 || size > GENERATED_MAX {
+        return Err(invalid(format!(
+            "generate.size must be 1 to {GENERATED_MAX} on the test network"
+        )));
+    }
+    let seed = generate.seed.unwrap_or(0);
+    Ok(parley_network_sandbox::store::generated::Generated::all(
+        seed, size,
+    ))
 }
 
 /// `message` with the quote, mentions and forwarded mark `m` asks for.

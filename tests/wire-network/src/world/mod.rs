@@ -153,6 +153,27 @@ impl World {
         &self.net
     }
 
+    /// Waits until the session has uploaded its keys, so that a message to
+    /// it reaches it: a companion uploads its prekeys just after it first
+    /// connects, and a sender finds no keys before that (the server answers
+    /// 404 for the device, and the sender leaves it out).
+    pub async fn reachable(&self, session: &SessionRef) -> Result<(), Refusal> {
+        const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+        if !self.net.is_live(&session.phone, session.device) {
+            return Err(Refusal::Conflict("the session is not connected".into()));
+        }
+        let watcher = self.net.watcher();
+        if !watcher
+            .keys_uploaded(&session.phone, session.device, WAIT)
+            .await
+        {
+            return Err(Refusal::Conflict(
+                "the session has not uploaded its keys".into(),
+            ));
+        }
+        Ok(())
+    }
+
     fn profiles(&self) -> std::sync::MutexGuard<'_, HashMap<String, Profile>> {
         self.profiles.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -286,7 +307,12 @@ impl World {
 
     /// Makes the network misbehave for the session (`op` of the sandbox
     /// contract, `count` times).
-    pub fn fault(&self, session: &SessionRef, op: &str, _count: u32) -> Result<(), Refusal> {
+    pub fn fault(&self, session: &SessionRef, op: &str, count: u32) -> Result<(), Refusal> {
+        if let Some(fault) = crate::faults::Fault::of_op(op) {
+            self.net
+                .arm_fault(&session.phone, session.device, fault, count);
+            return Ok(());
+        }
         match op {
             "drop" => {
                 if self.net.drop_socket(&session.phone, session.device) {

@@ -1,0 +1,87 @@
+//! Faults armed for one device: the server refuses its next stanzas of a
+//! kind, as the real server does when it will not take them (see
+//! `docs/sandbox.md`, "The sandbox over the test network").
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// What a fault makes the server refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// A `<message>` stanza: answered with an error ack, relayed to no one.
+    Send,
+    /// A lookup of other people (user info, number checks, profile
+    /// pictures): answered with an IQ error 500.
+    Lookup,
+}
+
+impl Fault {
+    /// The fault of a sandbox `op`, when the test network models it.
+    pub fn of_op(op: &str) -> Option<Fault> {
+        match op {
+            "send" => Some(Fault::Send),
+            "lookup" => Some(Fault::Lookup),
+            _ => None,
+        }
+    }
+}
+
+/// The error code of the ack that refuses a message (the real server's
+/// "service unavailable").
+pub const REFUSED_MESSAGE: &str = "503";
+
+/// Faults armed, by device, with how many stanzas each still refuses.
+#[derive(Default)]
+pub struct Faults(Mutex<HashMap<(String, u16, Fault), u32>>);
+
+impl Faults {
+    /// The device's next `count` stanzas of `fault`'s kind are refused.
+    pub fn arm(&self, phone: &str, device: u16, fault: Fault, count: u32) {
+        let mut armed = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (phone.to_string(), device, fault);
+        if count == 0 {
+            armed.remove(&key);
+        } else {
+            *armed.entry(key).or_default() += count;
+        }
+    }
+
+    /// Whether this stanza of the device is refused (using one up).
+    pub fn take(&self, phone: &str, device: u16, fault: Fault) -> bool {
+        let mut armed = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (phone.to_string(), device, fault);
+        let Some(left) = armed.get_mut(&key) else {
+            return false;
+        };
+        *left -= 1;
+        if *left == 0 {
+            armed.remove(&key);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_refuses_as_many_stanzas_as_armed_and_only_of_its_device() {
+        let faults = Faults::default();
+        faults.arm("49151", 3, Fault::Send, 2);
+        assert!(!faults.take("49151", 0, Fault::Send), "another device");
+        assert!(faults.take("49151", 3, Fault::Send));
+        assert!(faults.take("49151", 3, Fault::Send));
+        assert!(!faults.take("49151", 3, Fault::Send), "used up");
+        faults.arm("49151", 3, Fault::Send, 5);
+        faults.arm("49151", 3, Fault::Send, 0);
+        assert!(!faults.take("49151", 3, Fault::Send), "disarmed");
+    }
+
+    #[test]
+    fn only_modelled_ops_have_a_fault() {
+        assert_eq!(Fault::of_op("send"), Some(Fault::Send));
+        assert_eq!(Fault::of_op("lookup"), Some(Fault::Lookup));
+        assert_eq!(Fault::of_op("drop"), None);
+        assert_eq!(Fault::of_op("nonsense"), None);
+    }
+}
