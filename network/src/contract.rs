@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 
 use crate::inbound::Content;
 use crate::{
-    Connection, DisconnectReason, Identity, Jid, Network, NetworkEvent, Outgoing, OutgoingBody,
-    PhoneNumber, PictureLookup, SessionContext,
+    Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent, Outgoing,
+    OutgoingBody, PhoneNumber, PictureLookup, SessionContext,
 };
 
 /// One of the suite's phone numbers.
@@ -60,6 +60,8 @@ pub trait Counterpart: Send + Sync {
     async fn carried(&self, client_id: &str, message_id: &str) -> Result<Option<Carried>, String>;
     /// The linked phone removes the session's device.
     async fn unlink(&self, client_id: &str) -> Result<(), String>;
+    /// The network refuses the session's next `count` messages.
+    async fn refuse_sends(&self, client_id: &str, count: u32) -> Result<(), String>;
     /// `phone` (registered on the network if it was not) shows `about` and
     /// `avatar` to others.
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String>;
@@ -236,6 +238,36 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
     assert!(message.chat.is_lid(), "{message:?}");
     assert_eq!(message.chat.user(), message.chat_lid, "{message:?}");
     assert_eq!(message.sender, message.chat, "{message:?}");
+    conn.close().await;
+}
+
+/// A message the network refuses is an error of the send, not a message
+/// sent: the network answers each send, and the send waits for the answer.
+/// The next one goes out again.
+pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
+    let (conn, _events, _) = pair(&s, 1).await;
+    let text = |body: &str| Outgoing {
+        to: Jid::phone(&phone(CONTACT)),
+        body: OutgoingBody::Text { body: body.into() },
+        quoted_id: None,
+        mentions: vec![],
+    };
+    s.counterpart
+        .refuse_sends(s.client_id, 1)
+        .await
+        .expect("refuse the next send");
+    match conn.send(text("refused")).await {
+        Err(NetworkError::Rejected(why)) => assert!(!why.is_empty()),
+        other => panic!("a refused send answered {other:?}"),
+    }
+    let sent = conn.send(text("taken")).await.expect("the next send");
+    let carried = s
+        .counterpart
+        .carried(s.client_id, sent.message_id.as_str())
+        .await
+        .expect("carried")
+        .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
+    assert_eq!(carried.body, "taken");
     conn.close().await;
 }
 

@@ -69,6 +69,14 @@ impl Counterpart for SandboxSide<'_> {
         refused(self.0.network.control(client_id, SandboxOp::Unlink).await)
     }
 
+    async fn refuse_sends(&self, client_id: &str, count: u32) -> Result<(), String> {
+        let fault = SandboxOp::Fault {
+            op: "send".into(),
+            count,
+        };
+        refused(self.0.network.control(client_id, fault).await)
+    }
+
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
         use base64::Engine;
         let avatar = match avatar {
@@ -131,4 +139,11 @@ async fn contract_looks_up_numbers_people_and_pictures() {
     let f = steady().await;
     let side = SandboxSide(&f);
     contract::looks_up_numbers_people_and_pictures(subject(&f, &side, "k5")).await;
+}
+
+#[tokio::test]
+async fn contract_a_refused_send_is_an_error() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::a_refused_send_is_an_error(subject(&f, &side, "k6")).await;
 }

@@ -10,6 +10,7 @@ use whatsapp_rust::pair_code::PairCodeOptions;
 use super::authors::Authors;
 use super::durable::Acks;
 use super::errors::{failed, jid};
+use super::server_acks::ServerAcks;
 use parley_network::{NetworkError, PhoneNumber};
 
 pub(super) struct LiveConnection {
@@ -21,6 +22,8 @@ pub(super) struct LiveConnection {
     /// Received messages waiting for the session's answer before the
     /// network is acknowledged (see `durable`).
     pub(super) acks: Acks,
+    /// The server's answers to the messages this connection sends.
+    pub(super) server_acks: ServerAcks,
 }
 
 impl LiveConnection {
@@ -29,12 +32,14 @@ impl LiveConnection {
         run: Option<JoinHandle<()>>,
         authors: Authors,
         acks: Acks,
+        server_acks: ServerAcks,
     ) -> Self {
         Self {
             client,
             run: Mutex::new(run),
             authors,
             acks,
+            server_acks,
         }
     }
 

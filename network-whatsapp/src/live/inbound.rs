@@ -20,6 +20,7 @@ use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
 use super::authors::Authors;
 use super::errors::port_jid;
 use super::lifecycle::{identity_of, lifecycle};
+use super::server_acks::ServerAcks;
 use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
 use crate::store::SeaOrmDeviceStore;
 use parley_network::{DisconnectReason, NetworkEvent};
@@ -36,19 +37,32 @@ const SECRET_PAUSES: [Duration; 5] = [
 
 /// Hands every library event, in order and without blocking the library, to
 /// the pump (an unbounded queue: the pump drains it as fast as the session
-/// takes events).
-pub(super) struct Forward(whatsapp_rust::async_channel::Sender<Arc<Event>>);
+/// takes events); the server's answers to sent messages go straight to the
+/// sends waiting for them.
+pub(super) struct Forward {
+    events: whatsapp_rust::async_channel::Sender<Arc<Event>>,
+    acks: ServerAcks,
+}
 
 impl Forward {
-    pub fn new() -> (Forward, Receiver<Arc<Event>>) {
-        let (tx, rx) = whatsapp_rust::async_channel::unbounded();
-        (Forward(tx), rx)
+    pub fn new(acks: ServerAcks) -> (Forward, Receiver<Arc<Event>>) {
+        let (events, rx) = whatsapp_rust::async_channel::unbounded();
+        (Forward { events, acks }, rx)
     }
 }
 
 impl EventHandler for Forward {
     fn handle_event(&self, event: Arc<Event>) {
-        let _ = self.0.try_send(event);
+        match &*event {
+            Event::ServerAck(ack) if ack.class.as_deref() == Some("message") => {
+                self.acks.arrived(&ack.id, ack.error.clone());
+                return;
+            }
+            Event::ServerAck(_) => return,
+            Event::Disconnected(_) => self.acks.ended(),
+            _ => {}
+        }
+        let _ = self.events.try_send(event);
     }
 }
 

@@ -24,6 +24,7 @@ mod mentions;
 mod port;
 mod proxy;
 mod sends;
+mod server_acks;
 mod transport;
 mod upload;
 
@@ -48,6 +49,7 @@ use connection::LiveConnection;
 use durable::{Acks, Durable, Hooked};
 use inbound::{Forward, Pump};
 use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use server_acks::ServerAcks;
 use transport::{Observed, ProxiedTransport};
 
 pub use lifecycle::{identity_of, lifecycle};
@@ -250,7 +252,8 @@ impl Network for WhatsappNetwork {
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         self.open.track(&store);
         let (factory, failure) = Observed::new(self.transport());
-        let (handler, library_events) = Forward::new();
+        let server_acks = ServerAcks::default();
+        let (handler, library_events) = Forward::new(server_acks.clone());
         let durable = Durable {
             pump: Hooked::default(),
             acks: Acks::default(),
@@ -316,7 +319,7 @@ impl Network for WhatsappNetwork {
         client.enable_auto_reconnect.store(true, Ordering::SeqCst);
         close_when_fenced_out(store.clone(), Arc::clone(&client), ended);
         let run = guard.defuse();
-        let connection = LiveConnection::new(client, run, authors, acks);
+        let connection = LiveConnection::new(client, run, authors, acks, server_acks);
         Ok((Box::new(connection), events))
     }
 

@@ -14,6 +14,7 @@ use whatsapp_rust::{RevokeType, SendResult};
 use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
 use super::errors::{failed, jid, ready};
+use super::server_acks::ANSWER_WAIT;
 use super::upload;
 use crate::convert::ConvertError;
 use crate::convert::outbound::{
@@ -232,6 +233,9 @@ impl LiveConnection {
             .send_message(to, msg)
             .await
             .map_err(|e| failed(&self.client, "send", e))?;
+        self.server_acks
+            .confirmed(&result.message_id, ANSWER_WAIT)
+            .await?;
         self.sent(result, &message.to, kind)
     }
 
@@ -285,6 +289,9 @@ impl LiveConnection {
             .send_reaction(chat_jid, key, emoji)
             .await
             .map_err(|e| failed(&self.client, "reaction", e))?;
+        self.server_acks
+            .confirmed(&result.message_id, ANSWER_WAIT)
+            .await?;
         self.sent(result, chat, "reaction")
     }
 

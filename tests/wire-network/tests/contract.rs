@@ -39,3 +39,9 @@ async fn contract_looks_up_numbers_people_and_pictures() {
     let f = fixture("w5").await;
     contract::looks_up_numbers_people_and_pictures(subject(&f, "w5")).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_a_refused_send_is_an_error() {
+    let f = fixture("w6").await;
+    contract::a_refused_send_is_an_error(subject(&f, "w6")).await;
+}

@@ -33,6 +33,7 @@ async fn mentions_resolve_through_the_stored_mapping() {
         None,
         Authors::default(),
         crate::live::durable::Acks::default(),
+        crate::live::server_acks::ServerAcks::default(),
     );
 
     let given: Vec<String> = [

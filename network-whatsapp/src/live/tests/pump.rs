@@ -23,6 +23,7 @@ use super::connect::sqlite;
 use super::offline_bot;
 use crate::live::authors::Authors;
 use crate::live::inbound::{Forward, Pump};
+use crate::live::server_acks::ServerAcks;
 use crate::store::{FenceRejected, SeaOrmDeviceStore, fence_rejection};
 use parley_network::inbound::Content;
 use parley_network::{DisconnectReason, NetworkEvent};
@@ -133,7 +134,7 @@ async fn with_poll_secret() -> (parley_shared::db::Db, tempfile::TempDir, SeaOrm
 
 async fn running(store: &SeaOrmDeviceStore) -> Running {
     let bot = offline_bot(store.clone()).await;
-    let (forward, library_events) = Forward::new();
+    let (forward, library_events) = Forward::new(ServerAcks::default());
     let (out, events) = mpsc::channel(16);
     let (ended, ended_rx) = watch::channel(false);
     let authors = Authors::stored(store.clone());
@@ -329,4 +330,40 @@ async fn a_logout_deletes_the_device_state_before_the_session_hears_of_it() {
             .expect("read"),
         None
     );
+}
+
+/// The server's answers to sent messages go to the sends waiting for them
+/// (a nack with its code), never to the session as events; answers of other
+/// classes (receipts, notifications) are no send's.
+#[tokio::test]
+async fn server_answers_reach_the_waiting_sends_not_the_session() {
+    use parley_network::NetworkError;
+    use whatsapp_rust::types::events::ServerAck;
+    let acks = ServerAcks::default();
+    let (forward, library_events) = Forward::new(acks.clone());
+    let answer = |id: &str, class: &str, error: Option<&str>| {
+        let ack = ServerAck::builder()
+            .id(id.to_string())
+            .class(class.to_string())
+            .maybe_error(error.map(str::to_string))
+            .build();
+        Arc::new(Event::ServerAck(ack))
+    };
+    forward.handle_event(answer("3EB0TAKEN", "message", None));
+    forward.handle_event(answer("3EB0REFUSED", "message", Some("463")));
+    forward.handle_event(answer("3EB0RECEIPT", "receipt", Some("500")));
+    let short = Duration::from_millis(50);
+    assert!(acks.confirmed("3EB0TAKEN", short).await.is_ok());
+    match acks.confirmed("3EB0REFUSED", short).await {
+        Err(NetworkError::Rejected(why)) => assert!(why.contains("463"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(
+            acks.confirmed("3EB0RECEIPT", short).await,
+            Err(NetworkError::Unreachable(_))
+        ),
+        "a receipt's answer confirms no send"
+    );
+    assert!(library_events.is_empty(), "no answer reaches the session");
 }

@@ -72,6 +72,18 @@ impl Counterpart for Wire {
         Ok(())
     }
 
+    async fn refuse_sends(&self, client_id: &str, count: u32) -> Result<(), String> {
+        let device = *self
+            .linked
+            .lock()
+            .unwrap()
+            .get(client_id)
+            .ok_or("not linked")?;
+        let send = parley_wire_network::faults::Fault::Send;
+        self.net.arm_fault(&self.phone.phone, device, send, count);
+        Ok(())
+    }
+
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
         let avatar = match avatar {
             Avatar::None => parley_wire_network::Avatar::None,
