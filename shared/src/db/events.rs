@@ -137,6 +137,16 @@ impl Db {
             .await
     }
 
+    /// Whether the event `event_id` is in a log (its body is not read).
+    pub async fn event_logged(&self, event_id: &str) -> Result<bool, DbError> {
+        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+        let found = events::Entity::find()
+            .filter(events::Column::EventId.eq(event_id))
+            .count(self.conn())
+            .await?;
+        Ok(found > 0)
+    }
+
     /// Up to `limit` events after `after`, oldest first.
     pub async fn events_after(
         &self,

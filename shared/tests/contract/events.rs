@@ -475,7 +475,9 @@ async fn a_sessions_queued_appends_keep_their_order(db: &Db) {
             .collect();
         let ids: Vec<String> = (0..EACH).map(|i| format!("{client_id}-{i}")).collect();
         assert_eq!(logged, ids, "{client_id}'s log in queued order");
+        assert!(db.event_logged(&ids[0]).await.expect("look"));
     }
+    assert!(!db.event_logged("never-queued").await.expect("look"));
 }
 
 async fn wait_until(what: &str, done: impl Fn() -> bool) {
