@@ -75,6 +75,10 @@ impl LiveConnection {
         Ok(())
     }
 
+    /// The LID of `phone`: the one the device learned, else the network's
+    /// (a number check, as a phone resolves a new contact before its first
+    /// message, so that the first message goes to the same chat as the
+    /// next ones); `None` for a number nobody registered.
     pub async fn lid_of_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
         let pn = jid(parley_network::Jid::phone(phone).as_str())?;
         let entry = self
@@ -82,7 +86,20 @@ impl LiveConnection {
             .get_lid_pn_entry(&pn)
             .await
             .map_err(|e| failed(&self.client, "LID lookup", e))?;
-        Ok(entry.map(|e| e.lid.to_string()))
+        if let Some(entry) = entry {
+            return Ok(Some(entry.lid.to_string()));
+        }
+        let answers = self
+            .client
+            .contacts()
+            .is_on_whatsapp(std::slice::from_ref(&pn))
+            .await
+            .map_err(|e| failed(&self.client, "LID lookup", e))?;
+        Ok(answers
+            .into_iter()
+            .filter(|a| a.is_registered)
+            .find_map(|a| a.lid)
+            .map(|lid| lid.user.to_string()))
     }
 }
 
