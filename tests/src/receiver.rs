@@ -21,6 +21,9 @@ pub enum Behaviour {
     /// This status to the first request of each `webhook-id`, `200` to the
     /// ones after it: every event goes into retry once, then is delivered.
     FailFirst(u16),
+    /// This status, once the request has waited this long (it is reported
+    /// as received at once: the attempt is under way meanwhile).
+    Slow(Duration, u16),
 }
 
 /// One request as received.
@@ -184,9 +187,10 @@ async fn serve(stream: TcpStream, state: State, tx: mpsc::UnboundedSender<Receiv
         }
         let behaviour = state.behaviour(&headers);
         let status = match &behaviour {
-            Behaviour::Status(code) | Behaviour::RetryAfter(code, _) | Behaviour::Json(code, _) => {
-                Some(*code)
-            }
+            Behaviour::Status(code)
+            | Behaviour::RetryAfter(code, _)
+            | Behaviour::Json(code, _)
+            | Behaviour::Slow(_, code) => Some(*code),
             Behaviour::Hang | Behaviour::FailFirst(_) => None,
         };
         let _ = tx.send(Received {
@@ -203,6 +207,10 @@ async fn serve(stream: TcpStream, state: State, tx: mpsc::UnboundedSender<Receiv
                 return;
             }
             Behaviour::Status(code) | Behaviour::FailFirst(code) => {
+                format!("HTTP/1.1 {code} X\r\ncontent-length: 0\r\n\r\n")
+            }
+            Behaviour::Slow(wait, code) => {
+                tokio::time::sleep(wait).await;
                 format!("HTTP/1.1 {code} X\r\ncontent-length: 0\r\n\r\n")
             }
             Behaviour::RetryAfter(code, secs) => {

@@ -23,6 +23,11 @@ use crate::send::Me;
 /// session stops (a round trip to the NATS server).
 const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long a handover waits for the webhook attempts under way to end and
+/// be recorded (a receiver that hangs longer gets the event again from the
+/// next owner: at least once).
+const DELIVERIES_ENDING: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Status while connecting, reconnecting or before the network said anything.
 pub const INITIALIZING: &str = "initializing";
 /// Status while a QR code waits to be scanned.
@@ -233,6 +238,14 @@ impl Actor {
             };
             // A newer owner may exist already: then this write is refused, as it should be.
             let _ = self.write(patch).await;
+        }
+        // Deliveries under way end and are recorded before the lease goes: the
+        // next owner then finds them delivered, not pending (no duplicates).
+        if timeout(DELIVERIES_ENDING, self.output.stop_deliveries())
+            .await
+            .is_err()
+        {
+            tracing::warn!(client_id = %self.id, "deliveries under way did not end in time; the next owner repeats them");
         }
         keeper.abort();
         on_exit();

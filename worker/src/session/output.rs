@@ -115,6 +115,12 @@ impl Output {
         self.sink.events.queue.is_full()
     }
 
+    /// Stops the session's deliveries for a handover: the attempts under way
+    /// end and are recorded, the rest stays in the log for the next owner.
+    pub async fn stop_deliveries(&self) {
+        self.sink.events.queue.stop().await;
+    }
+
     /// Delivers the log's pending events after `after` (queued again by `/events/redeliver`).
     pub fn deliver_pending(&self, after: u64) {
         self.sink.events.queue.deliver_pending(after);

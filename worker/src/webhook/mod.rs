@@ -105,8 +105,34 @@ impl Dispatcher {
         target: &watch::Receiver<Target>,
         d: &Delivery,
     ) -> Result<(), DropReason> {
+        match self.deliver_until(client_id, target, d, None).await {
+            Delivered::Ended(outcome) => outcome,
+            // Without a stop signal a delivery always ends.
+            Delivered::Stopped => Err(DropReason::Exhausted),
+        }
+    }
+
+    /// Delivers one event with retries until it ends, or until `stop` turns
+    /// true while it waits for its next attempt: its session is handed over,
+    /// and the event stays pending in the log, its attempts counted, for the
+    /// next owner. An attempt under way is always finished and recorded
+    /// first, so a handover never leaves a delivered event unrecorded.
+    pub async fn deliver_until(
+        &self,
+        client_id: &str,
+        target: &watch::Receiver<Target>,
+        d: &Delivery,
+        stop: Option<watch::Receiver<bool>>,
+    ) -> Delivered {
         let started = Instant::now();
-        let outcome = self.attempts(client_id, target, d).await;
+        let outcome = match self.attempts(client_id, target, d, stop).await {
+            Delivered::Ended(outcome) => outcome,
+            Delivered::Stopped => {
+                tracing::debug!(client_id, event_id = %d.id, event_type = %d.kind,
+                    "handed over while waiting for a retry; the event stays pending");
+                return Delivered::Stopped;
+            }
+        };
         match outcome {
             Ok(()) => self.stats.delivered(started.elapsed()),
             Err(DropReason::NoWebhook) => {
@@ -119,7 +145,7 @@ impl Dispatcher {
                 tracing::warn!(client_id, event_id = %d.id, event_type = %d.kind, reason = reason.as_str(), "webhook event dropped");
             }
         }
-        outcome
+        Delivered::Ended(outcome)
     }
 
     async fn attempts(
@@ -127,7 +153,9 @@ impl Dispatcher {
         client_id: &str,
         target: &watch::Receiver<Target>,
         d: &Delivery,
-    ) -> Result<(), DropReason> {
+        mut stop: Option<watch::Receiver<bool>>,
+    ) -> Delivered {
+        use Delivered::Ended;
         // An event taken over mid-retry continues its count; it gets one more
         // attempt at least.
         let first = d.attempts.min(self.policy.attempts.saturating_sub(1)) + 1;
@@ -137,7 +165,7 @@ impl Dispatcher {
             if url.is_empty() {
                 self.record(client_id, d, DeliveryState::None, None, false)
                     .await;
-                return Err(DropReason::NoWebhook);
+                return Ended(Err(DropReason::NoWebhook));
             }
             let (verdict, status) = match self.attempt(&url, &token, d).await {
                 Ok(answer) => answer,
@@ -147,19 +175,19 @@ impl Dispatcher {
                         _ => DeliveryState::Dead,
                     };
                     self.record(client_id, d, state, None, true).await;
-                    return Err(reason);
+                    return Ended(Err(reason));
                 }
             };
             let wait = match verdict {
                 Verdict::Delivered => {
                     self.record(client_id, d, DeliveryState::Delivered, status, true)
                         .await;
-                    return Ok(());
+                    return Ended(Ok(()));
                 }
                 Verdict::Rejected => {
                     self.record(client_id, d, DeliveryState::Rejected, status, true)
                         .await;
-                    return Err(DropReason::Rejected);
+                    return Ended(Err(DropReason::Rejected));
                 }
                 Verdict::Retry(after) => after,
             };
@@ -172,14 +200,16 @@ impl Dispatcher {
             let Some(wait) = wait else {
                 self.record(client_id, d, DeliveryState::Dead, status, true)
                     .await;
-                return Err(DropReason::Exhausted);
+                return Ended(Err(DropReason::Exhausted));
             };
             self.record(client_id, d, DeliveryState::Pending, status, true)
                 .await;
             self.stats.retried();
-            tokio::time::sleep(wait).await;
+            if !wait_unless_stopped(wait, stop.as_mut()).await {
+                return Delivered::Stopped;
+            }
         }
-        Err(DropReason::Exhausted)
+        Ended(Err(DropReason::Exhausted))
     }
 
     /// Records how an attempt ended in the event log (when there is one). A
@@ -248,6 +278,29 @@ impl Dispatcher {
             // Timeouts and connection failures: the receiver may come back.
             Err(_) => Ok((Verdict::Retry(None), None)),
         }
+    }
+}
+
+/// How a delivery ended, or that it was stopped between attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivered {
+    Ended(Result<(), DropReason>),
+    Stopped,
+}
+
+/// Sleeps `wait`; `false` when `stop` turned true (or its sender went away)
+/// first.
+async fn wait_unless_stopped(
+    wait: std::time::Duration,
+    stop: Option<&mut watch::Receiver<bool>>,
+) -> bool {
+    let Some(stop) = stop else {
+        tokio::time::sleep(wait).await;
+        return true;
+    };
+    tokio::select! {
+        () = tokio::time::sleep(wait) => true,
+        _ = stop.wait_for(|stopped| *stopped) => false,
     }
 }
 

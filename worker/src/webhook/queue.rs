@@ -26,7 +26,7 @@ const LOG_RETRY: Duration = Duration::from_secs(1);
 /// the events in flight.
 pub struct SessionQueue {
     tx: mpsc::Sender<(Delivery, Instant)>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     shared: Arc<Shared>,
     dispatcher: Arc<Dispatcher>,
     client_id: String,
@@ -38,6 +38,9 @@ struct Shared {
     backlog: Mutex<Option<u64>>,
     wake: Notify,
     closing: AtomicBool,
+    /// Turned true with `closing` (with a log): deliveries waiting for a
+    /// retry stop waiting, and the event stays pending for the next owner.
+    stop: watch::Sender<bool>,
     /// The log refused an event for want of room; cleared when a delivery ends.
     full: AtomicBool,
 }
@@ -72,6 +75,7 @@ impl SessionQueue {
             backlog: Mutex::new(None),
             wake: Notify::new(),
             closing: AtomicBool::new(false),
+            stop: watch::Sender::new(false),
             full: AtomicBool::new(false),
         });
         if dispatcher.log.is_some() {
@@ -90,7 +94,7 @@ impl SessionQueue {
         };
         SessionQueue {
             tx,
-            task: Some(tokio::spawn(run.run(rx))),
+            task: Mutex::new(Some(tokio::spawn(run.run(rx)))),
             shared,
             dispatcher,
             client_id: client_id.to_string(),
@@ -146,15 +150,30 @@ impl SessionQueue {
             .dropped(DropReason::NoWebhook, Duration::ZERO);
     }
 
-    /// Stops taking events and waits until those in flight are done. With a
-    /// log, what is still pending stays there for the session's next owner;
-    /// without one, the events queued are delivered first.
-    pub async fn close(mut self) {
-        let task = self.task.take();
-        drop(self);
+    /// With a log: stops taking events and waits until the attempts under
+    /// way have ended and are recorded; deliveries waiting for a retry stop
+    /// waiting. What is still pending stays in the log for the session's next
+    /// owner, so a handover that waits for this before releasing the lease
+    /// leaves no delivered event unrecorded (none delivered twice for it).
+    /// Without a log the queue goes on until it is dropped.
+    pub async fn stop(&self) {
+        if self.dispatcher.log.is_none() {
+            return;
+        }
+        self.shared.close();
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(task) = task {
             let _ = task.await;
         }
+    }
+}
+
+impl Shared {
+    /// The queue stops taking events (with a log, its retries stop waiting).
+    fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.stop.send_replace(true);
+        self.wake.notify_one();
     }
 }
 
@@ -162,8 +181,12 @@ impl SessionQueue {
 /// pending ones stay there for the session's next owner).
 impl Drop for SessionQueue {
     fn drop(&mut self) {
-        self.shared.closing.store(true, Ordering::SeqCst);
-        self.shared.wake.notify_one();
+        if self.dispatcher.log.is_some() {
+            self.shared.close();
+        } else {
+            self.shared.closing.store(true, Ordering::SeqCst);
+            self.shared.wake.notify_one();
+        }
     }
 }
 
@@ -283,6 +306,7 @@ impl Run {
         };
         let seq = delivery.seq;
         self.in_flight.insert(seq);
+        let stop = durable_stop(&self.dispatcher, &self.shared);
         let (dispatcher, target, client_id, finished, shared) = (
             Arc::clone(&self.dispatcher),
             self.target.clone(),
@@ -294,7 +318,9 @@ impl Run {
             client_id = %client_id, event_type = %delivery.kind);
         self.tasks.spawn(
             async move {
-                let _ = dispatcher.deliver(&client_id, &target, &delivery).await;
+                let _ = dispatcher
+                    .deliver_until(&client_id, &target, &delivery, stop)
+                    .await;
                 // Delivered, rejected or dead: the event no longer holds room.
                 shared.full.store(false, Ordering::SeqCst);
                 finished.lock().unwrap_or_else(|e| e.into_inner()).push(seq);
@@ -303,6 +329,11 @@ impl Run {
             .instrument(span),
         );
     }
+}
+
+/// With a log, a delivery's retries stop waiting when the queue closes.
+fn durable_stop(dispatcher: &Dispatcher, shared: &Shared) -> Option<watch::Receiver<bool>> {
+    dispatcher.log.as_ref().map(|_| shared.stop.subscribe())
 }
 
 fn delivery_of(event: LoggedEvent) -> Delivery {

@@ -254,9 +254,100 @@ async fn the_egress_guard_refuses_internal_receivers() {
 /// queueing, a channel of 2, one delivery at a time).
 #[tokio::test]
 async fn a_full_channel_loses_no_logged_event_and_repeats_none() {
-    use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
-    use parley_shared::db::{Db, NewSession, StatePatch};
     const EVENTS: u32 = 150;
+    let (db, _dir) = claimed_log().await;
+    let mut rx = Receiver::start().await;
+    let policy = RetryPolicy {
+        concurrency: 1,
+        queue: 2,
+        ..fast()
+    };
+    let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
+    let (_t, target) = target(&rx.url);
+    let q = d.session("c1", target);
+    // Logged ahead of their queueing, as a session's events are while the
+    // ones before them commit.
+    let mut logged = Vec::new();
+    for n in 0..EVENTS {
+        logged.push(log_event(&db, n).await);
+    }
+    for event in logged {
+        assert!(q.enqueue(event));
+    }
+    let mut seen = std::collections::BTreeMap::<String, u32>::new();
+    for _ in 0..EVENTS {
+        let req = rx.next(Duration::from_secs(20)).await;
+        let id = req.header("webhook-id").unwrap_or_default().to_string();
+        *seen.entry(id).or_default() += 1;
+    }
+    assert_eq!(seen.len(), EVENTS as usize, "every event arrived");
+    assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
+    assert!(
+        rx.maybe_next(Duration::from_millis(300)).await.is_none(),
+        "nothing more"
+    );
+}
+
+#[tokio::test]
+async fn a_stopped_queue_records_the_attempt_under_way_and_leaves_retries_pending() {
+    let (db, _dir) = claimed_log().await;
+    let mut rx = Receiver::start().await;
+    // The first request to arrive is answered 200 after a while, the second
+    // 503 (its retry would come only after 30 s).
+    rx.script([
+        Behaviour::Slow(Duration::from_millis(800), 200),
+        Behaviour::Status(503),
+    ]);
+    let policy = RetryPolicy {
+        first_delay: Duration::from_secs(30),
+        timeout: Duration::from_secs(3),
+        ..fast()
+    };
+    let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
+    let (_t, target) = target(&rx.url);
+    let q = d.session("c1", target);
+    for n in 0..2 {
+        let event = log_event(&db, n).await;
+        assert!(q.enqueue(event));
+    }
+    let mut answered = std::collections::HashMap::new();
+    for _ in 0..2 {
+        let req = rx.next(Duration::from_secs(5)).await;
+        let id = req.header("webhook-id").unwrap_or_default().to_string();
+        answered.insert(req.status, id);
+    }
+    let (slow, refused) = (&answered[&Some(200)], &answered[&Some(503)]);
+
+    // Stopped while the slow attempt is under way and the other waits.
+    let t0 = Instant::now();
+    q.stop().await;
+    let took = t0.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "the retry's wait was not waited out: {took:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(500),
+        "the slow attempt was waited for: {took:?}"
+    );
+    let pending = db.pending_events("c1", 0, 10).await.expect("pending");
+    let ids: Vec<&str> = pending.iter().map(|e| e.event_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [refused.as_str()],
+        "the delivered one is recorded: {slow}"
+    );
+    assert_eq!(pending[0].delivery.attempts, 1, "its attempt is counted");
+    assert_eq!(pending[0].delivery.last_status, Some(503));
+    assert!(
+        rx.maybe_next(Duration::from_millis(300)).await.is_none(),
+        "nothing more is tried after the stop"
+    );
+}
+
+/// A SQLite event log with session `c1` claimed under fence 1.
+async fn claimed_log() -> (parley_shared::db::Db, tempfile::TempDir) {
+    use parley_shared::db::{Db, NewSession, StatePatch};
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite://{}", dir.path().join("parley.db").display());
     let db = Db::connect(&url).await.expect("sqlite");
@@ -272,53 +363,29 @@ async fn a_full_channel_loses_no_logged_event_and_repeats_none() {
             .await
             .expect("claim")
     );
-    let mut rx = Receiver::start().await;
-    let policy = RetryPolicy {
-        concurrency: 1,
-        queue: 2,
-        ..fast()
+    (db, dir)
+}
+
+/// Logs event `evt_<n>` of `c1`; the delivery of what was logged.
+async fn log_event(db: &parley_shared::db::Db, n: u32) -> Delivery {
+    use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
+    let id = format!("evt_{n}");
+    let new = NewEvent {
+        event_id: &id,
+        kind: "text",
+        state: DeliveryState::Pending,
+        cap: 10_000,
     };
-    let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
-    let (_t, target) = target(&rx.url);
-    let q = d.session("c1", target);
-    // Logged ahead of their queueing, as a session's events are while the
-    // ones before them commit.
-    let mut logged = Vec::new();
-    for n in 0..EVENTS {
-        let id = format!("evt_{n}");
-        let new = NewEvent {
-            event_id: &id,
-            kind: "text",
-            state: DeliveryState::Pending,
-            cap: 10_000,
-        };
-        let body = |seq: u64| format!(r#"{{"seq":{seq}}}"#).into_bytes();
-        let Appended::Logged(event) = db.append_event("c1", 1, new, body).await.expect("append")
-        else {
-            panic!("{id} not logged");
-        };
-        logged.push(event);
+    let body = |seq: u64| format!(r#"{{"seq":{seq}}}"#).into_bytes();
+    let Appended::Logged(event) = db.append_event("c1", 1, new, body).await.expect("append") else {
+        panic!("{id} not logged");
+    };
+    Delivery {
+        parent: tracing::Span::none(),
+        id: event.event_id,
+        seq: event.seq,
+        attempts: 0,
+        kind: "text".into(),
+        body: Bytes::from(event.body),
     }
-    for event in logged {
-        assert!(q.enqueue(Delivery {
-            parent: tracing::Span::none(),
-            id: event.event_id,
-            seq: event.seq,
-            attempts: 0,
-            kind: "text".into(),
-            body: Bytes::from(event.body),
-        }));
-    }
-    let mut seen = std::collections::BTreeMap::<String, u32>::new();
-    for _ in 0..EVENTS {
-        let req = rx.next(Duration::from_secs(20)).await;
-        let id = req.header("webhook-id").unwrap_or_default().to_string();
-        *seen.entry(id).or_default() += 1;
-    }
-    assert_eq!(seen.len(), EVENTS as usize, "every event arrived");
-    assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
-    assert!(
-        rx.maybe_next(Duration::from_millis(300)).await.is_none(),
-        "nothing more"
-    );
 }
