@@ -10,9 +10,9 @@ mod memory;
 mod mirror;
 mod sends;
 mod takeover;
+mod texts;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -157,42 +157,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     if args.send_rate > 0.0 {
-        let pids = p.labelled_pids();
-        let cpu_before = cpu::Snapshot::take(&pids);
-        let report = open_model(args.send_rate, args.duration, {
-            let (http, ids) = (http.clone(), Arc::new(ids.clone()));
-            let bases: Arc<Vec<String>> = Arc::new(p.apis.iter().map(|a| a.base.clone()).collect());
-            move |n| {
-                let (http, ids, bases) = (http.clone(), ids.clone(), bases.clone());
-                async move {
-                    let id = &ids[n % ids.len()];
-                    let base = &bases[n % bases.len()];
-                    let body =
-                        json!({"clientId": id, "to": "4915199990000", "body": format!("load {n}")});
-                    let res = http
-                        .post(format!("{base}/send-message"))
-                        .bearer_auth(TOKEN)
-                        .json(&body)
-                        .send()
-                        .await;
-                    match res {
-                        Ok(r) if r.status().is_success() => Ok(()),
-                        Ok(r) => {
-                            let status = r.status().as_u16();
-                            Err(format!("{status} {}", r.text().await.unwrap_or_default()))
-                        }
-                        Err(e) => Err(format!("request failed: {e}")),
-                    }
-                }
-            }
-        })
-        .await;
-        report.print("send-message");
-        cpu_before.print_per_request(
-            &cpu::Snapshot::take(&pids),
-            report.ok as u64,
-            report.elapsed.as_secs_f64(),
-        );
+        texts::run(&http, &p, &ids, args.send_rate, args.duration).await?;
         if args.nats_baseline {
             nats_baseline(args.send_rate, args.duration)
                 .await?
