@@ -84,10 +84,11 @@ pub struct SentMessage {
     pub at: DateTime<Utc>,
 }
 
-/// A fresh message id as the network assigns them: `3EB0` and 16 uppercase hex digits.
+/// A fresh message id as the network's clients make them (WhatsApp Web, and
+/// whatsapp-rust after it): `3EB0` and 18 uppercase hex digits.
 pub fn new_message_id() -> MessageId {
     use rand::RngCore;
-    let mut raw = [0u8; 8];
+    let mut raw = [0u8; 9];
     rand::thread_rng().fill_bytes(&mut raw);
     let hex: String = raw.iter().map(|b| format!("{b:02X}")).collect();
     MessageId::new(format!("3EB0{hex}")).expect("not empty")
@@ -100,7 +101,7 @@ mod tests {
     #[test]
     fn message_ids_look_like_the_networks() {
         let a = new_message_id().into_string();
-        assert_eq!(a.len(), 20);
+        assert_eq!(a.len(), 22);
         assert!(a.starts_with("3EB0"));
         assert!(
             a[4..]

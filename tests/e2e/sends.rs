@@ -15,7 +15,7 @@ const PHONE: &str = "4917600000201";
 
 fn is_message_id(v: &Value) -> bool {
     v.as_str()
-        .is_some_and(|s| s.len() == 20 && s.starts_with("3EB0"))
+        .is_some_and(|s| s.len() == 22 && s.starts_with("3EB0"))
 }
 
 #[tokio::test]

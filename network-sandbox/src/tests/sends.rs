@@ -58,7 +58,7 @@ async fn sends_land_in_the_outbox_with_network_ids() {
     let conn = linked_connection(&f).await;
     let sent = conn.send(text("hello")).await.expect("send");
     let sent_id = sent.message_id.as_str();
-    assert!(sent_id.starts_with("3EB0") && sent_id.len() == 20);
+    assert!(sent_id.starts_with("3EB0") && sent_id.len() == 22);
     assert_eq!((sent.to.as_str(), sent.kind), (CHAT_JID, "text"));
     let file = MediaFile {
         kind: MediaKind::Image,

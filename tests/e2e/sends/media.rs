@@ -57,8 +57,10 @@ async fn media_by_url_is_typed_named_and_digested() {
     assert_eq!(entry["kind"], "image");
     assert_eq!(
         entry["payload"],
-        json!({"mimeType": "image/png", "bytes": 5000, "sha256": sha256(&png), "fileName": "photo.png",
+        photo_as_carried(
+            json!({"mimeType": "image/png", "bytes": 5000, "sha256": sha256(&png), "fileName": "photo.png",
                "caption": "Look", "quotedMessageId": "3EB0Q"})
+        )
     );
     assert_eq!(server.hits(), 1);
 
@@ -229,9 +231,11 @@ async fn multipart_uploads_round_trip_and_leave_nothing_behind() {
     assert_eq!(entry["to"], format!("{TO}@lid"));
     assert_eq!(
         entry["payload"],
-        json!({"mimeType": "image/jpeg", "bytes": 300_000, "sha256": sha256(&data), "fileName": "pic.jpg",
+        photo_as_carried(
+            json!({"mimeType": "image/jpeg", "bytes": 300_000, "sha256": sha256(&data), "fileName": "pic.jpg",
                "caption": "From the shop", "quotedMessageId": "3EB0Q",
                "mentions": ["4915112345678", "123456789012345"]})
+        )
     );
 
     // Audio as a voice note; anything else is a document.
