@@ -53,6 +53,9 @@ WIRE_E2E=(
   security::mirror::serve_mirrors_files_up_to_the_cap_and_says_why_not_beyond
   security::files_from_contacts_are_stored_inert_in_the_bucket
   security::at_rest::serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys
+  sends::cluster::sends_reach_the_network_through_api_and_worker_processes
+  sends::media::media_by_url_is_typed_named_and_digested
+  sends::media::multipart_uploads_round_trip_and_leave_nothing_behind
 )
 filter=()
 if [ "${PARLEY_WIRE_E2E:-}" != all ]; then

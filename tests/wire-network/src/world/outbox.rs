@@ -1,8 +1,12 @@
 //! `/sandbox/outbox` on the test network: what a session put on the network,
-//! read back from the devices it reached. Messages are what the contacts'
-//! (and group members') devices received from the session's device and
-//! decrypted, files downloaded and hashed; typing and read receipts are what
-//! those devices saw. Each entry has the sandbox's kind and payload.
+//! read back from the devices it reached. Messages are the copies the
+//! session's own phone received of them (a linked device sends its phone a
+//! copy of every message, naming the chat as the session addressed it:
+//! that also covers a message to a number nobody registered, which reaches
+//! no one else), else what the contacts' (and group members') devices
+//! received from the session's device and decrypted; files downloaded and
+//! hashed. Typing and read receipts are what the contacts' devices saw.
+//! Each entry has the sandbox's kind and payload.
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
@@ -28,7 +32,25 @@ impl World {
         let own = Own::of(self, session);
         let mut entries = Vec::new();
         let mut seen_ids = HashSet::new();
-        for device in self.devices().await {
+        let devices = self.devices().await;
+        // The phone's copies first: their chat is the one the session named.
+        for device in devices.iter().filter(|d| d.phone == session.phone) {
+            for r in device.received() {
+                let copy = own.is(&r.sender) && r.sender_device == session.device && r.from_me;
+                if !copy || !seen_ids.insert(r.id.clone()) {
+                    continue;
+                }
+                let (kind, payload) = message(device, &r).await;
+                entries.push(OutboxEntry {
+                    message_id: r.id.clone(),
+                    to: r.chat.clone(),
+                    kind: kind.to_string(),
+                    payload,
+                    at: r.at,
+                });
+            }
+        }
+        for device in devices {
             if device.phone == session.phone {
                 continue;
             }
@@ -114,25 +136,35 @@ impl World {
     }
 
     /// The chat JIDs `to` names: a JID itself; a user-part as a phone, LID
-    /// or group; a `+phone` as its phone JID.
+    /// or group; a `+phone` as its phone JID. An account's phone JID and LID
+    /// JID name the same chat (a message to either is in it).
     fn chats(&self, to: &str) -> Vec<String> {
         let to = to.trim();
+        let net = self.network();
+        let account = |phone: &str| {
+            let mut both = vec![format!("{phone}@s.whatsapp.net")];
+            if let Some(lid) = net.lid_of(phone) {
+                both.push(format!("{lid}@lid"));
+            }
+            both
+        };
         if to.contains('@') {
             let (user, server) = to.split_once('@').unwrap_or((to, ""));
-            if server == "lid" {
+            return match server {
                 // The network's own map: a LID's phone is its account's.
-                return self
-                    .network()
+                "lid" => net
                     .phone_of_lid(user)
-                    .map(|p| vec![format!("{p}@s.whatsapp.net")])
-                    .unwrap_or_default();
-            }
-            return vec![to.to_string()];
+                    .map(|p| account(&p))
+                    .unwrap_or_else(|| vec![to.to_string()]),
+                "s.whatsapp.net" => account(user),
+                _ => vec![to.to_string()],
+            };
         }
         let user = to.trim_start_matches('+');
-        let mut chats = vec![format!("{user}@s.whatsapp.net"), format!("{user}@g.us")];
-        if let Some(phone) = self.network().phone_of_lid(user) {
-            chats.push(format!("{phone}@s.whatsapp.net"));
+        let mut chats = account(user);
+        chats.extend([format!("{user}@g.us"), format!("{user}@lid")]);
+        if let Some(phone) = net.phone_of_lid(user) {
+            chats.extend(account(&phone));
         }
         chats
     }
