@@ -81,25 +81,9 @@ impl LiveConnection {
     /// next ones); `None` for a number nobody registered.
     pub async fn lid_of_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError> {
         let pn = jid(parley_network::Jid::phone(phone).as_str())?;
-        let entry = self
-            .client
-            .get_lid_pn_entry(&pn)
+        super::lid_lookup::lid_of(&self.client, &pn)
             .await
-            .map_err(|e| failed(&self.client, "LID lookup", e))?;
-        if let Some(entry) = entry {
-            return Ok(Some(entry.lid.to_string()));
-        }
-        let answers = self
-            .client
-            .contacts()
-            .is_on_whatsapp(std::slice::from_ref(&pn))
-            .await
-            .map_err(|e| failed(&self.client, "LID lookup", e))?;
-        Ok(answers
-            .into_iter()
-            .filter(|a| a.is_registered)
-            .find_map(|a| a.lid)
-            .map(|lid| lid.user.to_string()))
+            .map_err(|e| failed(&self.client, "LID lookup", e))
     }
 }
 

@@ -144,13 +144,19 @@ impl Pump {
             self.authors
                 .note(&info.source.chat.to_string(), &info.id, &author);
         }
-        let envelope = match Envelope::from_info(info, None) {
+        let mut envelope = match Envelope::from_info(info, None) {
             Ok(envelope) => envelope,
             Err(e) => {
                 tracing::warn!(client_id = self.store.client_id(), error = %e, "a received message is not readable");
                 return None;
             }
         };
+        if envelope.chat_lid.is_empty() && info.source.chat.is_pn() {
+            // A chat named by phone only (the linked phone writing to a new
+            // contact, say): the contact's LID names its room, as it does for
+            // the chat's other messages.
+            envelope.chat_lid = self.chat_lid(&info.source.chat).await;
+        }
         let voter = info.source.sender.to_non_ad().to_string();
         let vote = match vote_target(&msg.message, &voter) {
             Some(target) => {
@@ -239,6 +245,19 @@ impl Pump {
             }
         }
         None
+    }
+
+    /// The LID user-part of the account of phone JID `chat` (empty when
+    /// nobody registered it, or the lookup failed: said in the log).
+    async fn chat_lid(&self, chat: &Jid) -> String {
+        match super::lid_lookup::lid_of(&self.client, &chat.to_non_ad()).await {
+            Ok(lid) => lid.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(client_id = self.store.client_id(), error = %e,
+                    "the LID of a chat named by phone is unknown; its room has none");
+                String::new()
+            }
+        }
     }
 
     /// `jid` in the other namespace (LID for a phone JID and back), when known.

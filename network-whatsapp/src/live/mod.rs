@@ -17,6 +17,7 @@ mod durable;
 mod errors;
 mod http_client;
 mod inbound;
+mod lid_lookup;
 mod lifecycle;
 mod lookups;
 mod loopback_http;
