@@ -9,7 +9,7 @@ use parley_shared::outgoing::Button as PortButton;
 use whatsapp_rust::download::{DownloadParams, MediaType};
 use whatsapp_rust::wacore_binary::JidExt;
 use whatsapp_rust::waproto::whatsapp as wa;
-use whatsapp_rust::{RevokeType, SendResult};
+use whatsapp_rust::{EditOptions, RevokeType, SendResult};
 
 use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
@@ -303,11 +303,18 @@ impl LiveConnection {
     ) -> Result<SentMessage, NetworkError> {
         ready(&self.client)?;
         let content = outbound::edit_content(body).map_err(invalid)?;
-        let id = self
-            .client
-            .edit_message(jid(chat.as_str())?, target_id.as_str(), content)
+        // The edit goes under a stanza id of its own that the library would
+        // not return: chosen here, it is the edit's message id (the target's
+        // is inside the edit), and the server's answer to it is waited for.
+        // The library then keeps no retry copy under it: a recipient that
+        // cannot decrypt the edit keeps showing the original.
+        let id = self.client.generate_message_id();
+        let options = EditOptions::default().with_stanza_id(id.clone());
+        self.client
+            .edit_message_with_options(jid(chat.as_str())?, target_id.as_str(), content, options)
             .await
             .map_err(|e| failed(&self.client, "edit", e))?;
+        self.server_acks.confirmed(&id, ANSWER_WAIT).await?;
         Ok(SentMessage {
             message_id: network_id(id)?,
             to: chat.clone(),

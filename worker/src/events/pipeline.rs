@@ -233,7 +233,7 @@ impl EventPipeline {
                 avatars.watch(target, &facts.my_lid, Arc::clone(connection));
             }
         }
-        envelope.event_id = format!("msg_{}_{}", facts.client_id, msg.id);
+        envelope.event_id = normalize::event_id(&facts.client_id, msg);
         let write = self.submit(session, &envelope, pushed).await;
         Begun(Stage::Writing(Box::new(Writing {
             envelope,

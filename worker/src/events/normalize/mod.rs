@@ -45,6 +45,19 @@ fn other_party(msg: &InboundMessage) -> &str {
     }
 }
 
+/// A message's event id: one per network message, so a message the network
+/// delivers again is logged once. A delete for everyone sent through the
+/// real adapter carries the deleted message's id (whatsapp-rust does not
+/// return the delete's own): its event is told apart from that message's.
+pub fn event_id(client_id: &str, msg: &InboundMessage) -> String {
+    match &msg.content {
+        Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
+            format!("msg_{client_id}_{}_revoke", msg.id)
+        }
+        _ => format!("msg_{client_id}_{}", msg.id),
+    }
+}
+
 /// The hosted inbox's room of the message's chat.
 pub fn chat_room(facts: &SessionFacts, msg: &InboundMessage) -> ChatRoomId {
     ChatRoomId::new(&facts.client_id, &facts.my_lid, other_party(msg))

@@ -332,3 +332,30 @@ fn quoted_mentions_and_forwarding_are_carried() {
     assert_eq!(v["mentions"], json!([THEM]));
     assert_eq!(v["isForwarded"], true);
 }
+
+#[test]
+fn a_delete_sent_under_its_targets_id_has_an_event_id_of_its_own() {
+    let text = message(
+        Content::Text { body: "hi".into() },
+        true,
+        "222222222222222@lid",
+    );
+    assert_eq!(event_id("shop1", &text), "msg_shop1_3EB0AAAA");
+    let delete = Content::Revoke {
+        target_id: mid("3EB0AAAA"),
+    };
+    let mine = message(delete.clone(), true, "222222222222222@lid");
+    assert_eq!(event_id("shop1", &mine), "msg_shop1_3EB0AAAA_revoke");
+    // A delete with an id of its own (the sandbox's, or a contact's) keeps
+    // the usual one.
+    let theirs = message(delete, false, "222222222222222@lid");
+    assert_eq!(event_id("shop1", &theirs), "msg_shop1_3EB0AAAA");
+    let other = message(
+        Content::Revoke {
+            target_id: mid("3EB0BBBB"),
+        },
+        true,
+        "222222222222222@lid",
+    );
+    assert_eq!(event_id("shop1", &other), "msg_shop1_3EB0AAAA");
+}
