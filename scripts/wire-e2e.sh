@@ -56,6 +56,7 @@ WIRE_E2E=(
   sends::cluster::sends_reach_the_network_through_api_and_worker_processes
   sends::media::media_by_url_is_typed_named_and_digested
   sends::media::multipart_uploads_round_trip_and_leave_nothing_behind
+  events::from_me_events_come_from_the_phone_and_from_api_sends_with_meta
 )
 filter=()
 if [ "${PARLEY_WIRE_E2E:-}" != all ]; then
