@@ -13,10 +13,42 @@ use super::TOKEN;
 
 /// Messages seen (by number), duplicates, and the latency of each first arrival.
 #[derive(Default)]
-struct Seen {
-    numbers: HashSet<usize>,
-    duplicates: usize,
-    latencies: Vec<Duration>,
+pub struct Seen {
+    pub numbers: HashSet<usize>,
+    pub duplicates: usize,
+    pub latencies: Vec<Duration>,
+}
+
+/// Counts, until aborted, the events at `rx` whose body is `prefix` and a
+/// number `n`; a first arrival's latency is measured from `due(n)`.
+pub fn collect(
+    mut rx: Receiver,
+    prefix: &'static str,
+    due: impl Fn(usize) -> Instant + Send + 'static,
+) -> (Arc<Mutex<Seen>>, tokio::task::JoinHandle<()>) {
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let collector = {
+        let seen = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Some(req) = rx.maybe_next(Duration::from_secs(3600)).await {
+                let event = req.json();
+                let Some(n) = event["body"]
+                    .as_str()
+                    .and_then(|b| b.strip_prefix(prefix))
+                    .and_then(|n| n.parse::<usize>().ok())
+                else {
+                    continue;
+                };
+                let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
+                if s.numbers.insert(n) {
+                    s.latencies.push(req.at.saturating_duration_since(due(n)));
+                } else {
+                    s.duplicates += 1;
+                }
+            }
+        })
+    };
+    (seen, collector)
 }
 
 const WEBHOOK_TOKEN: &str = "harness-webhook-token-0123456789abcdef";
@@ -50,35 +82,14 @@ pub async fn run(
     http: &reqwest::Client,
     bases: &[String],
     ids: &[String],
-    mut rx: Receiver,
+    rx: Receiver,
     rate: f64,
     secs: u64,
 ) {
     let total = (rate * secs as f64) as usize;
     let t0 = Instant::now();
     let due = move |n: usize| t0 + Duration::from_secs_f64(n as f64 / rate);
-    let seen: Arc<Mutex<Seen>> = Arc::default();
-    let collector = {
-        let seen = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Some(req) = rx.maybe_next(Duration::from_secs(3600)).await {
-                let event = req.json();
-                let Some(n) = event["body"]
-                    .as_str()
-                    .and_then(|b| b.strip_prefix("event "))
-                    .and_then(|n| n.parse::<usize>().ok())
-                else {
-                    continue;
-                };
-                let mut s = seen.lock().unwrap();
-                if s.numbers.insert(n) {
-                    s.latencies.push(req.at.saturating_duration_since(due(n)));
-                } else {
-                    s.duplicates += 1;
-                }
-            }
-        })
-    };
+    let (seen, collector) = collect(rx, "event ", due);
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..total {
         tokio::time::sleep_until(due(n).into()).await;

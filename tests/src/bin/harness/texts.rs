@@ -2,7 +2,6 @@
 //! pods, every session hooked to a receiver first, so each send's `fromMe`
 //! event is counted there (delivered, lost, twice): a send is done once its
 //! event reached the customer, and the CPU figures include that delivery.
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,12 +13,6 @@ use super::{Processes, TOKEN, cpu, events, open_model};
 /// still on their way.
 const EVENTS_WAIT: Duration = Duration::from_secs(30);
 
-#[derive(Default)]
-struct Seen {
-    numbers: HashSet<usize>,
-    duplicates: usize,
-}
-
 pub async fn run(
     http: &reqwest::Client,
     p: &Processes,
@@ -28,27 +21,10 @@ pub async fn run(
     secs: u64,
 ) -> anyhow::Result<()> {
     let bases: Vec<String> = p.apis.iter().map(|a| a.base.clone()).collect();
-    let mut rx = events::hook_all(http, &bases[0], ids).await?;
-    let seen: Arc<Mutex<Seen>> = Arc::default();
-    let collector = {
-        let seen = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Some(req) = rx.maybe_next(Duration::from_secs(3600)).await {
-                let event = req.json();
-                let Some(n) = event["body"]
-                    .as_str()
-                    .and_then(|b| b.strip_prefix("load "))
-                    .and_then(|n| n.parse::<usize>().ok())
-                else {
-                    continue;
-                };
-                let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
-                if !s.numbers.insert(n) {
-                    s.duplicates += 1;
-                }
-            }
-        })
-    };
+    let rx = events::hook_all(http, &bases[0], ids).await?;
+    // Latencies are the send phase's own (the answers'); these count only.
+    let t0 = Instant::now();
+    let (seen, collector) = events::collect(rx, "load ", move |_| t0);
     let pids = p.labelled_pids();
     let cpu_before = cpu::Snapshot::take(&pids);
     let report = open_model(rate, secs, {
@@ -79,7 +55,7 @@ pub async fn run(
     Ok(())
 }
 
-fn delivered(seen: &Mutex<Seen>) -> usize {
+fn delivered(seen: &Mutex<events::Seen>) -> usize {
     seen.lock().unwrap_or_else(|e| e.into_inner()).numbers.len()
 }
 
