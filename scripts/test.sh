@@ -8,9 +8,9 @@
 #   deploy     the deployment files (deploy/validate.py)
 #   locks      the wire-level workspace's lock file follows the root's
 #   fmt        cargo fmt --check, both workspaces
-#   clippy     cargo clippy -D warnings, both workspaces
 #   build      every binary the later steps run, once, in the dev profile
-#              (docs/development.md): tests, the harness, the benchmarks,
+#              (docs/development.md), Parley's own crates linted by clippy
+#              (-D warnings) as they compile: tests, the harness, the benchmarks,
 #              `parley`, and the wire-level workspace (`parley-test-network`,
 #              its tests and `wire-bench`); cargo's timing report is kept
 #   docs       the commands in README.md and docs/, with the prebuilt binaries
@@ -50,6 +50,14 @@ source scripts/lib/steps.sh
 source scripts/lib/target_dir.sh
 
 command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (see README.md, Prerequisites)"
+# Clippy runs inside the build: Parley's own crates (and only they) compile
+# through clippy's driver, which lints them with -D warnings as it builds
+# them, so the dependency graph compiles once instead of once checked for
+# `cargo clippy` and once more built. Every cargo command of the suite runs
+# with these settings, so no later step compiles again.
+RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 services_begin
 trap 'rc=$?; trap - EXIT INT TERM; steps_summary; services_stop || { [ $rc = 0 ] && rc=1; }; exit $rc' EXIT
 wire=(--manifest-path tests/wire-network/Cargo.toml)
@@ -81,12 +89,6 @@ fmt() {
 }
 step fmt fmt
 
-clippy() {
-  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings || return
-  cargo clippy "${wire[@]}" --all-targets --locked --quiet -- -D warnings
-}
-step clippy clippy
-
 build() {
   # The benchmarks' executables, for the docs checker (its `cargo bench` blocks).
   mkdir -p "$CARGO_TARGET_DIR/debug"
@@ -101,7 +103,9 @@ export PARLEY_PREBUILT=$CARGO_TARGET_DIR/debug
 logged() { # logged NAME COMMAND...: runs COMMAND, its output also in a log checked for compiling
   local log=$CARGO_TARGET_DIR/step-$1.log rc=0
   shift
-  "$@" 2>&1 | tee "$log" || rc=$?
+  # Cargo says why a crate is stale (at info level only for stale ones), so
+  # a compile after the build step comes with its reason.
+  CARGO_LOG=${CARGO_LOG:-cargo::core::compiler::fingerprint=info} "$@" 2>&1 | tee "$log" || rc=$?
   ((rc == 0)) || return "$rc"
   no_compiling "$log"
 }
