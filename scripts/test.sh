@@ -94,6 +94,7 @@ build() {
   mkdir -p "$CARGO_TARGET_DIR/debug"
   cargo build --workspace --all-targets --locked --timings --message-format=json-render-diagnostics |
     python3 scripts/bench_executables.py >"$CARGO_TARGET_DIR/debug/benches.tsv" || return
+  settle_build_scripts "$CARGO_TARGET_DIR/debug"
   cargo build "${wire[@]}" --all-targets --locked || return
   log "cargo's timing report: $CARGO_TARGET_DIR/cargo-timings/cargo-timing.html"
 }
