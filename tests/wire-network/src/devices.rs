@@ -70,6 +70,9 @@ pub struct Seen {
 #[derive(Default)]
 struct Inbox {
     messages: Mutex<Vec<Received>>,
+    /// The polls this device created, with their secrets (its owner may
+    /// vote on them too).
+    own_polls: Mutex<Vec<Received>>,
     signals: Mutex<Vec<Seen>>,
     arrived: Notify,
 }
@@ -270,6 +273,29 @@ impl TestDevice {
     /// What the device received so far.
     pub fn received(&self) -> Vec<Received> {
         lock(&self.inbox.messages).clone()
+    }
+
+    /// Remembers a poll this device created (`id`, sent to `chat`).
+    pub(crate) fn created_poll(&self, id: &str, chat: &str, secret: Vec<u8>) {
+        lock(&self.inbox.own_polls).push(Received {
+            id: id.to_string(),
+            chat: chat.to_string(),
+            sender: self.jid(),
+            sender_device: 0,
+            at: chrono::Utc::now(),
+            from_me: true,
+            text: None,
+            message: Box::default(),
+            secret: Some(secret),
+        });
+    }
+
+    /// The poll `id` when this device created it.
+    pub fn own_poll(&self, id: &str) -> Option<Received> {
+        lock(&self.inbox.own_polls)
+            .iter()
+            .find(|p| p.id == id)
+            .cloned()
     }
 
     /// The typing indicators and receipts the device saw so far.

@@ -190,13 +190,15 @@ impl TestDevice {
         options: &[String],
         selectable: u32,
     ) -> anyhow::Result<String> {
-        let (sent, _secret) = self
+        let (sent, secret) = self
             .client
             .polls()
             .create(jid(to)?, name, options, selectable)
             .await
             .map_err(|e| anyhow!("poll from {}: {e}", self.phone))?;
-        Ok(sent.message_id.to_string())
+        let id = sent.message_id.to_string();
+        self.created_poll(&id, to, secret);
+        Ok(id)
     }
 
     /// Sends an image; returns the message id.

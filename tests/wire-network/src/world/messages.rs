@@ -129,10 +129,16 @@ async fn send(
         }
         "vote_update" => {
             let poll_id = required(&m.poll_message_id, "pollMessageId")?;
-            let poll = received(device, poll_id).await?;
+            // A poll of the voter's own, or one the session sent it.
+            let (poll, creator) = match device.own_poll(poll_id) {
+                Some(own) => (own, device.jid()),
+                None => (
+                    received(device, poll_id).await?,
+                    format!("{session_phone}@s.whatsapp.net"),
+                ),
+            };
             let chosen = m.selected_options.clone().unwrap_or_default();
             let chosen: Vec<&str> = chosen.iter().map(String::as_str).collect();
-            let creator = format!("{session_phone}@s.whatsapp.net");
             return device
                 .vote(to, &poll, &creator, &chosen)
                 .await
