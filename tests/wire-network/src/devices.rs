@@ -90,9 +90,15 @@ impl EventHandler for Collect {
                 let mut messages = lock(&self.0.messages);
                 for msg in batch.iter() {
                     let info = &msg.info;
+                    // A copy of this account's own message names the chat
+                    // as its sender addressed it.
+                    let chat = match &info.source.recipient {
+                        Some(recipient) if info.source.is_from_me => recipient,
+                        _ => &info.source.chat,
+                    };
                     messages.push(Received {
                         id: info.id.to_string(),
-                        chat: info.source.chat.to_non_ad().to_string(),
+                        chat: chat.to_non_ad().to_string(),
                         sender: info.source.sender.to_non_ad().to_string(),
                         sender_device: info.source.sender.device,
                         at: chrono::Utc::now(),

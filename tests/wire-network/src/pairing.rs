@@ -110,10 +110,22 @@ pub fn pair_success(
         vec![],
     );
     let platform = element("platform", &[("name", "android".into())], vec![]);
+    // Accounts on the network today have their 1:1 chats on LIDs: a companion
+    // learns it at pairing and addresses direct messages by LID.
+    let props = wa::ClientPairingProps {
+        is_chat_db_lid_migrated: Some(true),
+        ..Default::default()
+    }
+    .encode_to_vec();
     let success = element(
         "pair-success",
         &[],
-        vec![leaf_bytes("device-identity", container), device, platform],
+        vec![
+            leaf_bytes("device-identity", container),
+            device,
+            platform,
+            leaf_bytes("client-props", props),
+        ],
     );
     Ok(element(
         "iq",

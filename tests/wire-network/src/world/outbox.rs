@@ -17,7 +17,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{SessionRef, World};
 use crate::kinds::received_file;
-use crate::{Received, Relayed, Seen, Signal, TestDevice};
+use crate::{Received, Relayed, Seen, Signal, TestDevice, WireNetwork};
 
 impl World {
     /// What `session` sent, oldest first: to chat `to` only when given (a
@@ -40,7 +40,7 @@ impl World {
                 if !copy || !seen_ids.insert(r.id.clone()) {
                     continue;
                 }
-                let (kind, payload) = message(device, &r).await;
+                let (kind, payload) = message(&self.net, device, &r).await;
                 entries.push(OutboxEntry {
                     message_id: r.id.clone(),
                     to: r.chat.clone(),
@@ -66,7 +66,7 @@ impl World {
                 } else {
                     own_chat.clone()
                 };
-                let (kind, payload) = message(&device, &r).await;
+                let (kind, payload) = message(&self.net, &device, &r).await;
                 entries.push(OutboxEntry {
                     message_id: r.id.clone(),
                     to,
@@ -221,7 +221,7 @@ fn signal(own: &Own, own_chat: &str, s: Seen) -> Option<OutboxEntry> {
 }
 
 /// The outbox kind and payload of a message `device` received.
-async fn message(device: &TestDevice, r: &Received) -> (&'static str, Value) {
+async fn message(net: &WireNetwork, device: &TestDevice, r: &Received) -> (&'static str, Value) {
     let m = &r.message;
     let (kind, mut payload) = if let Some(text) = m.conversation.as_deref() {
         ("text", json!({ "body": text }))
@@ -285,10 +285,16 @@ async fn message(device: &TestDevice, r: &Received) -> (&'static str, Value) {
         if !c.mentioned_jid.is_empty()
             && let Some(map) = payload.as_object_mut()
         {
-            let users: Vec<&str> = c
+            // Mentioned accounts by phone number, as the sandbox lists
+            // them (on the network a mention in a LID chat names a LID).
+            let users: Vec<String> = c
                 .mentioned_jid
                 .iter()
-                .map(|j| j.split('@').next().unwrap_or(j))
+                .map(|j| match j.split_once('@') {
+                    Some((lid, "lid")) => net.phone_of_lid(lid).unwrap_or_else(|| lid.to_string()),
+                    Some((user, _)) => user.to_string(),
+                    None => j.clone(),
+                })
                 .collect();
             map.insert("mentions".into(), json!(users));
         }
