@@ -8,7 +8,9 @@ use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
 use crate::events::history::org;
-use crate::events::support::{CONTACT, EVENT_VARS, contact, hooked, text, until_message};
+use crate::events::support::{
+    CONTACT, EVENT_VARS, contact, hooked, hooked_as, text, until_message,
+};
 use crate::sends::support::{Answer, Part, file_server, outbox, upload};
 use crate::shapes::{Deployment, Shape};
 use crate::support::*;
@@ -234,7 +236,8 @@ async fn mark_unread(shape: Shape) {
     assert_eq!(status, 502, "{body}");
 
     // A session without the hosted inbox stores nothing: always 404.
-    hooked(p, "plain", &plain_rx.url, json!({})).await;
+    // Another account (one account's sessions share its app state).
+    hooked_as(p, "plain", &plain_rx.url, json!({}), "4915100000302").await;
     inject_text(p, "plain").await;
     let (status, body) = post(p, "/mark-unread", json!({"clientId": "plain", "to": lid})).await;
     assert_eq!(status, 404, "{body}");

@@ -108,7 +108,8 @@ async fn a_dead_receiver_does_not_delay_another_session() {
     dead.set_default(Behaviour::Hang);
     let mut live = Receiver::start().await;
     hooked(&p, "dead", &dead.url, json!({})).await;
-    hooked(&p, "alive", &live.url, json!({})).await;
+    // Another account: one account's sessions all receive its messages.
+    hooked_as(&p, "alive", &live.url, json!({}), "4915100000302").await;
     contact(&p).await;
     for n in 0..30 {
         text(&p, "dead", &format!("stuck {n}")).await;

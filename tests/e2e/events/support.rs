@@ -32,6 +32,12 @@ pub async fn serve_events(dir: &std::path::Path) -> Parley {
 /// Starts `id` with its webhook at `hook` (plus `more` start settings), links
 /// it as [`OWN_PHONE`] and waits until it is connected; returns its LID.
 pub async fn hooked(p: &Parley, id: &str, hook: &str, more: Value) -> String {
+    hooked_as(p, id, hook, more, OWN_PHONE).await
+}
+
+/// [`hooked`], linked as `phone` (sessions of one phone are devices of one
+/// account on the real network: each receives what the account receives).
+pub async fn hooked_as(p: &Parley, id: &str, hook: &str, more: Value, phone: &str) -> String {
     let mut body = json!({"webhookUrl": hook, "webhookToken": HOOK_TOKEN});
     if let (Some(body), Some(more)) = (body.as_object_mut(), more.as_object()) {
         body.extend(more.clone());
@@ -46,7 +52,7 @@ pub async fn hooked(p: &Parley, id: &str, hook: &str, more: Value) -> String {
     let (status, linked) = post(
         p,
         "/sandbox/link",
-        json!({"phone": OWN_PHONE, "clientId": id, "name": "Own Phone"}),
+        json!({"phone": phone, "clientId": id, "name": "Own Phone"}),
     )
     .await;
     assert_eq!(status, 200, "{linked}");

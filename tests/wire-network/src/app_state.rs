@@ -63,6 +63,15 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     iq_result(id, vec![element("sync", &[], collections)])
 }
 
+/// Whether a sync IQ sends a patch (rather than asking for collections).
+pub fn carries_patch(iq: &Node) -> bool {
+    child(iq, "sync")
+        .map(children)
+        .unwrap_or_default()
+        .iter()
+        .any(|c| c.tag == "collection" && child(c, "patch").is_some())
+}
+
 /// The changes in `patch`, decrypted with the app-state key `key` (its id and data).
 pub fn decrypt(patch: &Patch, key_id: &[u8], key: &[u8]) -> anyhow::Result<Vec<Change>> {
     let patch = whatsapp_rust::waproto::codec::syncd_patch_decode(&patch.bytes)

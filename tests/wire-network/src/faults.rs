@@ -12,6 +12,10 @@ pub enum Fault {
     /// A lookup of other people (user info, number checks, profile
     /// pictures): answered with an IQ error 500.
     Lookup,
+    /// An app-state patch (a chat marked unread, a message deleted for the
+    /// account): answered with an IQ error 500, kept by no one. Read receipts
+    /// have no answer on the network, so they are not refused.
+    Receipt,
 }
 
 impl Fault {
@@ -20,6 +24,7 @@ impl Fault {
         match op {
             "send" => Some(Fault::Send),
             "lookup" => Some(Fault::Lookup),
+            "receipt" => Some(Fault::Receipt),
             _ => None,
         }
     }
@@ -81,6 +86,7 @@ mod tests {
     fn only_modelled_ops_have_a_fault() {
         assert_eq!(Fault::of_op("send"), Some(Fault::Send));
         assert_eq!(Fault::of_op("lookup"), Some(Fault::Lookup));
+        assert_eq!(Fault::of_op("receipt"), Some(Fault::Receipt));
         assert_eq!(Fault::of_op("drop"), None);
         assert_eq!(Fault::of_op("nonsense"), None);
     }

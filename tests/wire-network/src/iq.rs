@@ -34,6 +34,12 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
     if is_lookup(&xmlns, &kind, iq) && inner.faults.take(who.phone, who.device, Fault::Lookup) {
         return Some(iq_error(&id, 500, "internal-server-error"));
     }
+    if xmlns == "w:sync:app:state"
+        && crate::app_state::carries_patch(iq)
+        && inner.faults.take(who.phone, who.device, Fault::Receipt)
+    {
+        return Some(iq_error(&id, 500, "internal-server-error"));
+    }
     let reply = match (xmlns.as_str(), kind.as_str()) {
         ("w:p", _) | ("passive", _) => iq_result(&id, vec![]),
         ("encrypt", "set") => encrypt_set(inner, who, &id, iq),

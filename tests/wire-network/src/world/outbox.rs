@@ -49,6 +49,13 @@ impl World {
                     at: r.at,
                 });
             }
+            // What the account's companions changed in its app state (kept by
+            // the server, read with the key the phone shared with them).
+            match device.app_state_changes(&self.net) {
+                Ok(changes) => entries.extend(changes.iter().filter_map(app_state_entry)),
+                Err(e) => tracing::warn!(phone = %device.phone, error = %e,
+                    "the account's app-state patches do not decrypt"),
+            }
         }
         for device in devices {
             if device.phone == session.phone {
@@ -192,6 +199,40 @@ impl Own {
         let user = jid.split('@').next().unwrap_or(jid);
         user == self.phone || user == self.lid
     }
+}
+
+/// The outbox entry of an app-state change: a chat marked unread, or a
+/// message deleted for the account only (`None` for any other change).
+fn app_state_entry(change: &crate::app_state::Change) -> Option<OutboxEntry> {
+    let value = change.value.as_ref();
+    let at = value
+        .and_then(|v| v.timestamp)
+        .and_then(DateTime::<Utc>::from_timestamp_millis)
+        .unwrap_or_else(Utc::now);
+    let (kind, chat, payload) = match change.index.as_slice() {
+        [action, chat, ..] if action == "markChatAsRead" => {
+            let read = value
+                .and_then(|v| v.mark_chat_as_read_action.as_option())
+                .and_then(|a| a.read);
+            if read != Some(false) {
+                return None;
+            }
+            ("unread", chat, json!({}))
+        }
+        [action, chat, id, from_me, ..] if action == "deleteMessageForMe" => (
+            "delete_for_me",
+            chat,
+            json!({ "targetId": id, "fromMe": from_me == "1" }),
+        ),
+        _ => return None,
+    };
+    Some(OutboxEntry {
+        message_id: String::new(),
+        to: chat.clone(),
+        kind: kind.into(),
+        payload,
+        at,
+    })
 }
 
 /// A typing indicator or read receipt the session's device sent, as `device`
