@@ -354,10 +354,13 @@ impl WireNetwork {
         let mut reg = self.inner.registry();
         let (bundle, companion) = reg
             .codes
-            .remove(phone)
-            .and_then(|r| r.finish)
+            .get_mut(phone)
+            .and_then(|r| r.finish.take())
             .context("the code request went away")?;
+        // A wrong code does not open the companion's key bundle; the request
+        // stays, so the right code can still be typed in.
         let adv_secret = code::open_bundle(&hello, &bundle, &companion, identity)?;
+        reg.codes.remove(phone);
         let tx = reg
             .pairing
             .get(&request.noise)
