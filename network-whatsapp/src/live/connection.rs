@@ -6,6 +6,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use whatsapp_rust::Client;
 use whatsapp_rust::pair_code::PairCodeOptions;
+use whatsapp_rust::wacore::iq::devices::RemoveCompanionDeviceSpec;
 
 use super::authors::Authors;
 use super::durable::Acks;
@@ -71,8 +72,20 @@ impl LiveConnection {
                 "not connected to the network".into(),
             ));
         }
+        // The library's logout asks the network to remove this device but
+        // only logs the answer: ask first, so an unconfirmed logout is said.
+        let confirmed = match self.client.pn() {
+            Some(own) => self
+                .client
+                .execute(RemoveCompanionDeviceSpec::new(&own))
+                .await
+                .map_err(|e| failed(&self.client, "logout", e)),
+            None => Err(NetworkError::Rejected(
+                "logout: the session has no phone number yet".into(),
+            )),
+        };
         self.client.logout().await;
-        Ok(())
+        confirmed
     }
 
     /// The LID of `phone`: the one the device learned, else the network's

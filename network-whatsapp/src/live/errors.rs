@@ -4,6 +4,7 @@
 //! text: 404 is "not found", 401 and 403 "not allowed", a lost connection is
 //! "unreachable" and anything else the network said is a refusal.
 use std::fmt::Display;
+use std::time::Duration;
 
 use whatsapp_rust::{Client, ContactError, GroupError, IqError, Jid, MexError};
 
@@ -23,9 +24,16 @@ pub fn port_jid(j: &Jid) -> Result<parley_network::Jid, NetworkError> {
         .ok_or_else(|| NetworkError::Rejected(format!("the network named an invalid JID {j}")))
 }
 
+/// How long an operation waits for the connection to come back.
+const RECONNECT_WAIT: Duration = Duration::from_secs(5);
+
 /// Refuses an operation while the session is not online and linked.
-pub fn ready(client: &Client) -> Result<(), NetworkError> {
-    if !client.is_connected() {
+/// A connection that is coming back is waited for, a while: the library
+/// reconnects by itself (after a pairing the server closes the first socket
+/// and the device logs in again; a dropped socket comes back too), and an
+/// operation that arrives in that gap should not fail for it.
+pub async fn ready(client: &Client) -> Result<(), NetworkError> {
+    if !client.is_connected() && client.wait_for_connected(RECONNECT_WAIT).await.is_err() {
         return Err(NetworkError::Unreachable(
             "not connected to the network".into(),
         ));

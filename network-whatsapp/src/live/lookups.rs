@@ -70,12 +70,12 @@ pub fn change(r: &ParticipantChangeResponse) -> Result<ParticipantChange, Networ
 }
 
 impl LiveConnection {
-    fn admit(&self) -> Result<(), QueryError> {
-        ready(&self.client).map_err(QueryError::from)
+    async fn admit(&self) -> Result<(), QueryError> {
+        ready(&self.client).await.map_err(QueryError::from)
     }
 
     pub async fn user(&self, who: &PortJid) -> Result<Option<UserInfo>, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let who = jid(who.as_str())?;
         let mut found = self
             .client
@@ -99,7 +99,7 @@ impl LiveConnection {
     }
 
     pub async fn number(&self, phone: &PhoneNumber) -> Result<NumberCheck, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let pn = jid(PortJid::phone(phone).as_str())?;
         let answers = self
             .client
@@ -118,7 +118,7 @@ impl LiveConnection {
     }
 
     pub async fn picture(&self, who: &PortJid, preview: bool) -> Result<PictureLookup, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let who = jid(who.as_str())?;
         match self
             .client
@@ -170,7 +170,7 @@ impl LiveConnection {
     }
 
     pub async fn all_groups(&self) -> Result<Vec<GroupMetadata>, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let groups = self
             .client
             .groups()
@@ -186,7 +186,7 @@ impl LiveConnection {
     }
 
     pub async fn one_group(&self, raw: &PortJid) -> Result<GroupMetadata, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let meta = self
             .client
             .groups()
@@ -201,7 +201,7 @@ impl LiveConnection {
         subject: &str,
         participants: &[PortJid],
     ) -> Result<CreatedGroup, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let members = participants
             .iter()
             .map(|p| jid(p.as_str()).map(GroupParticipantOptions::new))
@@ -242,7 +242,7 @@ impl LiveConnection {
         action: ParticipantAction,
         participants: &[PortJid],
     ) -> Result<Vec<ParticipantChange>, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let group_jid = jid(raw.as_str())?;
         let jids = participants
             .iter()
@@ -260,7 +260,7 @@ impl LiveConnection {
     }
 
     pub async fn invite(&self, raw: &PortJid, reset: bool) -> Result<String, QueryError> {
-        self.admit()?;
+        self.admit().await?;
         let code = self
             .client
             .groups()
@@ -275,7 +275,7 @@ impl LiveConnection {
     }
 
     pub async fn leave(&self, raw: &PortJid) -> Result<(), QueryError> {
-        self.admit()?;
+        self.admit().await?;
         self.client
             .groups()
             .leave(jid(raw.as_str())?)

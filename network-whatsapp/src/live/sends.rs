@@ -212,7 +212,7 @@ impl LiveConnection {
     }
 
     pub async fn send_out(&self, mut message: Outgoing) -> Result<SentMessage, NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let to = jid(message.to.as_str())?;
         if !message.mentions.is_empty() {
             message.mentions = self.mention_jids(&message.mentions).await;
@@ -269,7 +269,7 @@ impl LiveConnection {
         target: &MessageRef,
         emoji: &str,
     ) -> Result<SentMessage, NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let chat_jid = jid(chat.as_str())?;
         // In a group, another member's message is named with its author.
         let participant = match target.from_me {
@@ -301,7 +301,7 @@ impl LiveConnection {
         target_id: &MessageId,
         body: &str,
     ) -> Result<SentMessage, NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let content = outbound::edit_content(body).map_err(invalid)?;
         // The edit goes under a stanza id of its own that the library would
         // not return: chosen here, it is the edit's message id (the target's
@@ -328,7 +328,7 @@ impl LiveConnection {
         chat: &Jid,
         target: &MessageRef,
     ) -> Result<SentMessage, NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         if !target.from_me {
             return Err(NetworkError::Rejected(
                 "revoking another member's message needs its author, which this request lacks"
@@ -352,7 +352,7 @@ impl LiveConnection {
     }
 
     pub async fn delete_mine(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let chat = jid(chat.as_str())?;
         self.client
             .chat_actions()
@@ -362,7 +362,7 @@ impl LiveConnection {
     }
 
     pub async fn chat_state(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let to = jid(chat.as_str())?;
         let states = self.client.chatstate();
         let sent = if composing {
@@ -374,7 +374,7 @@ impl LiveConnection {
     }
 
     pub async fn read(&self, chat: &Jid, ids: &[MessageId]) -> Result<(), NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let chat_jid = jid(chat.as_str())?;
         if !chat_jid.is_group() {
             let ids: Vec<&str> = ids.iter().map(MessageId::as_str).collect();
@@ -396,7 +396,7 @@ impl LiveConnection {
     }
 
     pub async fn unread(&self, chat: &Jid) -> Result<(), NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         let chat = jid(chat.as_str())?;
         self.client
             .chat_actions()
@@ -416,7 +416,7 @@ impl LiveConnection {
         media: &MediaDownload,
         max_bytes: u64,
     ) -> Result<ByteStream, NetworkError> {
-        ready(&self.client)?;
+        ready(&self.client).await?;
         if media.file_length > max_bytes {
             return Err(NetworkError::Rejected(format!(
                 "media download refused: the file is larger than {max_bytes} bytes"

@@ -16,6 +16,9 @@ pub enum Fault {
     /// account): answered with an IQ error 500, kept by no one. Read receipts
     /// have no answer on the network, so they are not refused.
     Receipt,
+    /// A companion's request to remove itself (a logout): answered with an
+    /// IQ error 500, the device kept.
+    Logout,
 }
 
 impl Fault {
@@ -25,6 +28,7 @@ impl Fault {
             "send" => Some(Fault::Send),
             "lookup" => Some(Fault::Lookup),
             "receipt" => Some(Fault::Receipt),
+            "logout" => Some(Fault::Logout),
             _ => None,
         }
     }
@@ -87,6 +91,7 @@ mod tests {
         assert_eq!(Fault::of_op("send"), Some(Fault::Send));
         assert_eq!(Fault::of_op("lookup"), Some(Fault::Lookup));
         assert_eq!(Fault::of_op("receipt"), Some(Fault::Receipt));
+        assert_eq!(Fault::of_op("logout"), Some(Fault::Logout));
         assert_eq!(Fault::of_op("drop"), None);
         assert_eq!(Fault::of_op("nonsense"), None);
     }

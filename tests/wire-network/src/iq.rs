@@ -40,6 +40,11 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
     {
         return Some(iq_error(&id, 500, "internal-server-error"));
     }
+    if (xmlns.as_str(), kind.as_str()) == ("md", "set")
+        && inner.faults.take(who.phone, who.device, Fault::Logout)
+    {
+        return Some(iq_error(&id, 500, "internal-server-error"));
+    }
     let reply = match (xmlns.as_str(), kind.as_str()) {
         ("w:p", _) | ("passive", _) => iq_result(&id, vec![]),
         ("encrypt", "set") => encrypt_set(inner, who, &id, iq),
