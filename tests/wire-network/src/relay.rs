@@ -73,7 +73,9 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         targets.push((phone.clone(), to_device, encs));
     }
     for (phone, device, mut kids) in targets {
-        if phone != from.phone {
+        // What reached other people, and a companion's copy to its phone
+        // (the outbox reads the phone's copies, so it waits for them too).
+        if phone != from.phone || (device == 0 && from.device != 0) {
             reg.relayed.push(Relayed {
                 from: (from.phone.to_string(), from.device),
                 to: (phone.clone(), device),
