@@ -61,14 +61,14 @@ if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
 fi
 
 # This machine's Rust toolchain, read-only: rustup's home and the cargo
-# proxies; cargo-nextest too when it is installed.
+# proxies (the README has Rust installed with rustup). Nothing else comes
+# from this machine: cargo-nextest is installed by the test script itself
+# (`--prepare`), from crates.io, as on a newcomer's machine.
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 cargo_bin=$(dirname "$(command -v cargo)")
 bind "$rustup_home" /opt/rust/rustup ro
 bind "$cargo_bin" /opt/rust/bin ro
 toolchain=$(rustup show active-toolchain 2>/dev/null | cut -d' ' -f1)
-nextest=$(command -v cargo-nextest || true)
-[ -n "$nextest" ] && { mkdir -p "$root/opt/rust/extra"; cp "$nextest" "$root/opt/rust/extra/"; }
 
 # The newcomer: a user with sudo, and the project cloned into their home.
 chroot "$root" /bin/bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo ca-certificates >/dev/null && update-ca-certificates >/dev/null'
@@ -82,7 +82,7 @@ chroot "$root" chown -R newcomer: /home/newcomer
 # namespace of its own with loopback only.
 newcomer() {
   cmd=(chroot "$root" /usr/bin/sudo -u newcomer -H env -i HOME=/home/newcomer USER=newcomer LANG=C.UTF-8
-    PATH=/opt/rust/bin:/opt/rust/extra:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+    PATH=/opt/rust/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
     RUSTUP_HOME=/opt/rust/rustup RUSTUP_TOOLCHAIN="$toolchain" CI="${CI:-}"
     PIP_CERT=/etc/ssl/certs/ca-certificates.crt
     bash -c "cd ~/parley && $1")
