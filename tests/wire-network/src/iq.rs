@@ -31,17 +31,8 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         return None;
     }
     let xmlns = attr(iq, "xmlns").unwrap_or_default();
-    if is_lookup(&xmlns, &kind, iq) && inner.faults.take(who.phone, who.device, Fault::Lookup) {
-        return Some(iq_error(&id, 500, "internal-server-error"));
-    }
-    if xmlns == "w:sync:app:state"
-        && crate::app_state::carries_patch(iq)
-        && inner.faults.take(who.phone, who.device, Fault::Receipt)
-    {
-        return Some(iq_error(&id, 500, "internal-server-error"));
-    }
-    if (xmlns.as_str(), kind.as_str()) == ("md", "set")
-        && inner.faults.take(who.phone, who.device, Fault::Logout)
+    if let Some(fault) = fault_of(&xmlns, &kind, iq)
+        && inner.faults.take(who.phone, who.device, fault)
     {
         return Some(iq_error(&id, 500, "internal-server-error"));
     }
@@ -72,6 +63,17 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         }
     };
     Some(reply)
+}
+
+/// The fault that would refuse this IQ, if one can: a lookup of other
+/// people, an app-state patch, or a companion removing itself.
+fn fault_of(xmlns: &str, kind: &str, iq: &Node) -> Option<Fault> {
+    match (xmlns, kind) {
+        _ if is_lookup(xmlns, kind, iq) => Some(Fault::Lookup),
+        ("w:sync:app:state", _) if crate::app_state::carries_patch(iq) => Some(Fault::Receipt),
+        ("md", "set") => Some(Fault::Logout),
+        _ => None,
+    }
 }
 
 /// A lookup of other people (the `lookup` fault refuses these): a profile
