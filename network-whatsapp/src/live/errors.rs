@@ -124,6 +124,22 @@ pub fn query_failed(client: &Client, what: &str, e: impl IqCause) -> QueryError 
     query_error(client.is_connected(), what, &e)
 }
 
+/// A failed request about one group: the network answers 403 to someone not
+/// (or no longer) in it, which the port calls not found, as it does a group
+/// that does not exist (401 stays "not allowed": not an admin).
+pub fn group_failed(client: &Client, what: &str, e: impl IqCause) -> QueryError {
+    group_error(client.is_connected(), what, &e)
+}
+
+fn group_error(connected: bool, what: &str, e: &impl IqCause) -> QueryError {
+    match e.iq() {
+        Some(IqError::ServerError { code: 403, .. }) => {
+            QueryError::NotFound(format!("{what}: not a member of the group"))
+        }
+        _ => query_error(connected, what, e),
+    }
+}
+
 fn query_error(connected: bool, what: &str, e: &impl IqCause) -> QueryError {
     let message = format!("{what}: {e}");
     match e.iq().map(meaning) {
@@ -145,6 +161,16 @@ mod tests {
             error_type: None,
             backoff: None,
         }
+    }
+
+    #[test]
+    fn a_group_one_is_not_in_is_not_found_and_not_an_admin_is_not_allowed() {
+        let gone = group_error(true, "group", &GroupError::Iq(server(403)));
+        assert!(matches!(gone, QueryError::NotFound(_)), "{gone:?}");
+        let plain = group_error(true, "group members", &GroupError::Iq(server(401)));
+        assert!(matches!(plain, QueryError::NotAllowed(_)), "{plain:?}");
+        let anyone = query_error(true, "user info", &GroupError::Iq(server(403)));
+        assert!(matches!(anyone, QueryError::NotAllowed(_)), "{anyone:?}");
     }
 
     #[test]

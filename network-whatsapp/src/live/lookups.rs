@@ -5,7 +5,9 @@ use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOpti
 use whatsapp_rust::{Jid, ParticipantChangeResponse};
 
 use super::connection::LiveConnection;
-use super::errors::{IqCause, IqMeaning, failed, jid, meaning, port_jid, query_failed, ready};
+use super::errors::{
+    IqCause, IqMeaning, failed, group_failed, jid, meaning, port_jid, query_failed, ready,
+};
 use parley_network::{
     CreatedGroup, GroupMetadata, GroupParticipant, Jid as PortJid, NetworkError, NumberCheck,
     ParticipantAction, ParticipantChange, PhoneNumber, Picture, PictureFile, PictureLookup,
@@ -192,7 +194,7 @@ impl LiveConnection {
             .groups()
             .get_metadata(&jid(raw.as_str())?)
             .await
-            .map_err(|e| query_failed(&self.client, "group", e))?;
+            .map_err(|e| group_failed(&self.client, "group", e))?;
         Ok(group(&meta)?)
     }
 
@@ -255,7 +257,7 @@ impl LiveConnection {
             ParticipantAction::Promote => groups.promote_participants(group_jid, &jids).await,
             ParticipantAction::Demote => groups.demote_participants(group_jid, &jids).await,
         }
-        .map_err(|e| query_failed(&self.client, "group members", e))?;
+        .map_err(|e| group_failed(&self.client, "group members", e))?;
         Ok(answers.iter().map(change).collect::<Result<_, _>>()?)
     }
 
@@ -266,7 +268,7 @@ impl LiveConnection {
             .groups()
             .get_invite_link(jid(raw.as_str())?, reset)
             .await
-            .map_err(|e| query_failed(&self.client, "invite link", e))?;
+            .map_err(|e| group_failed(&self.client, "invite link", e))?;
         Ok(if code.starts_with("https://") {
             code
         } else {
@@ -280,6 +282,6 @@ impl LiveConnection {
             .groups()
             .leave(jid(raw.as_str())?)
             .await
-            .map_err(|e| query_failed(&self.client, "leave group", e))
+            .map_err(|e| group_failed(&self.client, "leave group", e))
     }
 }

@@ -1,6 +1,8 @@
 //! Groups (`xmlns="w:g2"`): create, the groups one is in, metadata, members
 //! added, removed, promoted and demoted, the subject, the invite code, and
-//! leaving. Members are addressed by phone number (`addressing_mode="pn"`).
+//! leaving. Groups are addressed by LID (`addressing_mode="lid"`), as the
+//! network's groups are now: members by their LIDs, each with its phone
+//! number beside it (`phone_number`, `participant_pn`).
 //! Changes reach the members' live devices as `w:gp2` notifications; group
 //! messages are fanned out by `relay`.
 use whatsapp_rust::wacore_binary::node::Node;
@@ -15,6 +17,8 @@ use crate::registry::{Control, Registry, device_jid, split_jid};
 pub struct Group {
     pub subject: String,
     pub subject_time: u64,
+    /// Who set the subject last.
+    pub subject_owner: String,
     pub creator: String,
     pub creation: u64,
     pub members: Vec<Member>,
@@ -38,6 +42,31 @@ fn pn(phone: &str) -> String {
     format!("{phone}@s.whatsapp.net")
 }
 
+/// A member as a LID-addressed group names it (its phone JID when the
+/// network has no account for the number).
+fn lid_jid(reg: &Registry, phone: &str) -> String {
+    reg.accounts
+        .get(phone)
+        .map_or_else(|| pn(phone), |a| format!("{}@lid", a.lid))
+}
+
+/// A `<participant>`: its LID, its phone number, and its role when it has one.
+fn member_node(reg: &Registry, phone: &str, role: Option<&str>) -> Node {
+    let mut attrs = vec![("jid", lid_jid(reg, phone)), ("phone_number", pn(phone))];
+    if let Some(role) = role {
+        attrs.push(("type", role.to_string()));
+    }
+    element("participant", &attrs, vec![])
+}
+
+/// A new invite code: 22 letters and digits, as the network's.
+fn invite_code() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    (0..22)
+        .map(|_| char::from(ALPHABET[rand10::random_range(0..ALPHABET.len())]))
+        .collect()
+}
+
 fn group_jid(id: &str) -> String {
     format!("{id}@g.us")
 }
@@ -47,16 +76,7 @@ fn group_node(reg: &Registry, id: &str, g: &Group) -> Node {
     let participants = g
         .members
         .iter()
-        .map(|m| {
-            let mut attrs = vec![("jid", pn(&m.phone))];
-            if let Some(a) = reg.accounts.get(&m.phone) {
-                attrs.push(("lid", format!("{}@lid", a.lid)));
-            }
-            if let Some(role) = m.role {
-                attrs.push(("type", role.to_string()));
-            }
-            element("participant", &attrs, vec![])
-        })
+        .map(|m| member_node(reg, &m.phone, m.role))
         .collect();
     element(
         "group",
@@ -64,10 +84,12 @@ fn group_node(reg: &Registry, id: &str, g: &Group) -> Node {
             ("id", id.to_string()),
             ("subject", g.subject.clone()),
             ("s_t", g.subject_time.to_string()),
-            ("s_o", pn(&g.creator)),
+            ("s_o", lid_jid(reg, &g.subject_owner)),
+            ("s_o_pn", pn(&g.subject_owner)),
             ("creation", g.creation.to_string()),
-            ("creator", pn(&g.creator)),
-            ("addressing_mode", "pn".into()),
+            ("creator", lid_jid(reg, &g.creator)),
+            ("creator_pn", pn(&g.creator)),
+            ("addressing_mode", "lid".into()),
         ],
         participants,
     )
@@ -96,7 +118,9 @@ fn notify(reg: &Registry, id: &str, by: &str, action: Node, also: &[String]) {
             ("from", group_jid(id)),
             ("type", "w:gp2".into()),
             ("id", format!("gp2-{}", rand10::random::<u32>())),
-            ("participant", pn(by)),
+            ("participant", lid_jid(reg, by)),
+            ("participant_pn", pn(by)),
+            ("addressing_mode", "lid".into()),
             ("t", now().to_string()),
         ],
         vec![action],
@@ -145,7 +169,8 @@ fn on_server(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
             creator: who.phone.to_string(),
             creation: now(),
             members,
-            invite: format!("Inv{:016x}", rand10::random::<u64>()),
+            subject_owner: who.phone.to_string(),
+            invite: invite_code(),
         };
         let node = group_node(reg, &group_id, &g);
         reg.groups.insert(group_id.clone(), g);
@@ -163,14 +188,26 @@ fn on_server(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
         return iq_result(id, vec![element("groups", &[], groups)]);
     }
     if let Some(leave) = child(iq, "leave") {
-        for g in children(leave).iter().filter(|n| n.tag == "group") {
-            let (gid, _, _) = split_jid(&attr(g, "id").unwrap_or_default());
+        let gids: Vec<String> = children(leave)
+            .iter()
+            .filter(|n| n.tag == "group")
+            .map(|g| split_jid(&attr(g, "id").unwrap_or_default()).0)
+            .collect();
+        // A group one is not in cannot be left, as its other requests answer.
+        for gid in &gids {
+            match reg.groups.get(gid) {
+                None => return iq_error(id, 404, "item-not-found"),
+                Some(g) if !g.has(who.phone) => return iq_error(id, 403, "forbidden"),
+                Some(_) => {}
+            }
+        }
+        for gid in gids {
             if let Some(group) = reg.groups.get_mut(&gid) {
                 group.members.retain(|m| m.phone != who.phone);
                 let gone = element(
                     "remove",
                     &[("reason", "leave".into())],
-                    vec![element("participant", &[("jid", pn(who.phone))], vec![])],
+                    vec![member_node(reg, who.phone, None)],
                 );
                 notify(reg, &gid, who.phone, gone, &[who.phone.to_string()]);
             }
@@ -200,11 +237,13 @@ fn on_group(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node, gid: &str)
         let g = reg.groups.get_mut(gid).expect("looked up above");
         g.subject = text.clone();
         g.subject_time = now();
+        g.subject_owner = who.phone.to_string();
         let change = element(
             "subject",
             &[
                 ("subject", text),
-                ("s_o", pn(who.phone)),
+                ("s_o", lid_jid(reg, who.phone)),
+                ("s_o_pn", pn(who.phone)),
                 ("s_t", now().to_string()),
             ],
             vec![],
@@ -218,7 +257,7 @@ fn on_group(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node, gid: &str)
         }
         let g = reg.groups.get_mut(gid).expect("looked up above");
         if attr(iq, "type").as_deref() == Some("set") {
-            g.invite = format!("Inv{:016x}", rand10::random::<u64>());
+            g.invite = invite_code();
         }
         let code = g.invite.clone();
         return iq_result(id, vec![element("invite", &[("code", code)], vec![])]);
@@ -283,10 +322,7 @@ fn members(
         answers.push(element("participant", &attrs, vec![]));
     }
     if !changed.is_empty() {
-        let listed = changed
-            .iter()
-            .map(|p| element("participant", &[("jid", pn(p))], vec![]))
-            .collect();
+        let listed = changed.iter().map(|p| member_node(reg, p, None)).collect();
         notify(reg, gid, who.phone, element(action, &[], listed), &removed);
     }
     iq_result(id, vec![element(action, &[], answers)])
@@ -314,7 +350,12 @@ pub fn member_devices(reg: &Registry, gid: &str, from: (&str, u16)) -> Vec<(Stri
         .collect()
 }
 
-/// The sender as a group message names it.
-pub fn participant(phone: &str, device: u16) -> String {
-    device_jid(phone, device, "s.whatsapp.net")
+/// The sender as a group message names it: its LID device, and its phone
+/// number beside it (`participant_pn`).
+pub fn participant(reg: &Registry, phone: &str, device: u16) -> [(&'static str, String); 2] {
+    let lid = reg.accounts.get(phone).map_or(phone, |a| a.lid.as_str());
+    [
+        ("participant", device_jid(lid, device, "lid")),
+        ("participant_pn", pn(phone)),
+    ]
 }

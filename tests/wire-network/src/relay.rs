@@ -177,8 +177,8 @@ fn group_message(
         }
         let mut attrs = common.clone();
         attrs.push(("from", group.to_string()));
-        attrs.push(("participant", groups::participant(from.phone, from.device)));
-        attrs.push(("addressing_mode", "pn".into()));
+        attrs.extend(groups::participant(reg, from.phone, from.device));
+        attrs.push(("addressing_mode", "lid".into()));
         reg.deliver(&phone, device, element("message", &attrs, kids));
     }
 }

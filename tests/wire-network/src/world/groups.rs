@@ -1,8 +1,10 @@
 //! `/sandbox/groups` on the test network: a group the session's phone is in,
-//! created by one of its people with a real `w:g2` create. The sandbox makes
-//! the first admin the owner and the session's phone a plain member unless
-//! it is listed; here the owner (an admin by the network's rules) is the
-//! first admin, or the first participant when none is named.
+//! made with real `w:g2` requests. The sandbox's group has the listed admins
+//! as admins and everyone else as plain members, the session's phone
+//! included unless listed; on the network every group has a creator, a
+//! superadmin, so here the network's own founding account creates it with
+//! everyone in it, promotes the admins and leaves: a group whose creator
+//! left, as groups on the real network often are.
 use serde::{Deserialize, Serialize};
 use whatsapp_rust::Jid;
 use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOptions};
@@ -15,6 +17,9 @@ pub struct Group {
     pub jid: String,
     pub subject: String,
 }
+
+/// The test network's own account that founds `/sandbox/groups`' groups.
+pub const FOUNDER: &str = "4930990000001";
 
 fn jid(phone: &str) -> Result<Jid, Refusal> {
     format!("{phone}@s.whatsapp.net").parse().map_err(failed)
@@ -41,37 +46,26 @@ impl World {
                 "admin {stranger} is not a participant"
             )));
         }
-        let owner = admins
-            .first()
-            .or_else(|| phones.get(1))
-            .cloned()
-            .unwrap_or_else(|| session.phone.clone());
         let mut members = Vec::new();
-        for phone in phones.iter().filter(|p| **p != owner) {
+        for phone in &phones {
             self.phone(phone).await?;
             members.push(GroupParticipantOptions::new(jid(phone)?));
         }
-        let creator = self.phone(&owner).await?;
-        let created = creator
-            .client
-            .groups()
+        let founder = self.phone(FOUNDER).await?;
+        let groups = founder.client.groups();
+        let created = groups
             .create_group(GroupCreateOptions::new(subject).with_participants(members))
             .await
             .map_err(failed)?;
         let group = created.metadata.id.clone();
-        let promoted: Vec<Jid> = admins
-            .iter()
-            .filter(|a| **a != owner)
-            .map(|a| jid(a))
-            .collect::<Result<_, _>>()?;
+        let promoted: Vec<Jid> = admins.iter().map(|a| jid(a)).collect::<Result<_, _>>()?;
         if !promoted.is_empty() {
-            creator
-                .client
-                .groups()
+            groups
                 .promote_participants(group.clone(), &promoted)
                 .await
                 .map_err(failed)?;
         }
+        groups.leave(group.clone()).await.map_err(failed)?;
         Ok(Group {
             jid: group.to_string(),
             subject: subject.to_string(),
