@@ -16,6 +16,18 @@ use crate::event_stream::EventStream;
 use crate::store_keys::StoreKeys;
 use std::time::Duration;
 
+/// A PostgreSQL array parameter of `items` (for `= ANY($n)` and
+/// `unnest($n)`): one statement text for any number of values.
+pub fn pg_array<T: Into<sea_orm::Value>>(
+    ty: sea_orm::sea_query::ArrayType,
+    items: impl IntoIterator<Item = T>,
+) -> sea_orm::Value {
+    sea_orm::Value::Array(
+        ty,
+        Some(Box::new(items.into_iter().map(Into::into).collect())),
+    )
+}
+
 pub use group_commit::Queued;
 pub use sea_orm::ConnectionTrait;
 pub use sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};

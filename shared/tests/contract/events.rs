@@ -23,6 +23,7 @@ db_contract! {
         a_full_window_refuses_pending_events_and_trims_the_rest,
         appends_committed_together_each_get_their_own_answer,
         a_sessions_queued_appends_keep_their_order,
+        an_events_records_in_one_transaction_apply_in_order,
     ]
 }
 
@@ -478,6 +479,67 @@ async fn a_sessions_queued_appends_keep_their_order(db: &Db) {
         assert!(db.event_logged(&ids[0]).await.expect("look"));
     }
     assert!(!db.event_logged("never-queued").await.expect("look"));
+}
+
+/// Delivery records of one event that queue up together are written in one
+/// transaction as if one after another: its last state, every attempt
+/// counted, the last attempt's status.
+async fn an_events_records_in_one_transaction_apply_in_order(db: &Db) {
+    owned(db, "r", 1).await;
+    append(db, "r", 1, "r1").await.expect("append");
+    append(db, "r", 1, "r2").await.expect("append");
+    let blocker = db.begin_write().await.expect("begin");
+    blocker
+        .execute_unprepared(match db.backend() {
+            "postgres" => "SELECT 1 FROM events WHERE client_id = 'r' FOR UPDATE",
+            _ => "UPDATE sessions SET event_seq = event_seq WHERE client_id = 'r'",
+        })
+        .await
+        .expect("lock");
+    let record = |seq: u64, state: DeliveryState, status: Option<Option<u16>>| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            match status {
+                Some(status) => db.record_attempt("r", seq, state, status).await,
+                None => db.set_event_state("r", seq, state).await,
+            }
+        })
+    };
+    let (transactions, requests) = db.event_log_transactions();
+    let mut tasks = vec![record(2, DeliveryState::Pending, Some(Some(500)))];
+    wait_until("the first record is in the held transaction", || {
+        db.event_log_transactions() == (transactions + 1, requests + 1)
+    })
+    .await;
+    let queued = [
+        (1, DeliveryState::Pending, Some(Some(503))),
+        (1, DeliveryState::Pending, Some(None)),
+        (2, DeliveryState::Dead, None),
+        (1, DeliveryState::Delivered, Some(Some(200))),
+    ];
+    for (i, (seq, state, status)) in queued.into_iter().enumerate() {
+        tasks.push(record(seq, state, status));
+        wait_until("queued in order", || db.queued_appends() == i + 1).await;
+    }
+    blocker.rollback().await.expect("release");
+    for task in tasks {
+        task.await.expect("task").expect("recorded");
+    }
+    assert_eq!(
+        db.event_log_transactions(),
+        (transactions + 2, requests + 5),
+        "the held record, then the four queued behind it together"
+    );
+    let events = db.events_after("r", 0, 10).await.unwrap();
+    let (first, second) = (&events[0].delivery, &events[1].delivery);
+    assert_eq!((first.state, first.attempts), (DeliveryState::Delivered, 3));
+    assert_eq!(first.last_status, Some(200), "the last attempt's status");
+    assert_eq!((second.state, second.attempts), (DeliveryState::Dead, 1));
+    assert_eq!(
+        second.last_status,
+        Some(500),
+        "a state change keeps the status"
+    );
 }
 
 async fn wait_until(what: &str, done: impl Fn() -> bool) {

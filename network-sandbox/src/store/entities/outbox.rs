@@ -2,9 +2,10 @@
 //! in the order it got there.
 use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
-use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect};
+use sea_orm::sea_query::ArrayType;
+use sea_orm::{ActiveValue::Set, DbBackend, QueryOrder, QuerySelect, Statement};
 
-use parley_shared::db::{Db, DbError};
+use parley_shared::db::{Db, DbError, pg_array as array};
 
 /// Something a session put on the network, as the sandbox recorded it.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,9 +99,42 @@ pub async fn insert_many(db: &Db, entries: Vec<NewOutboxEntry>) -> Result<(), Db
     if entries.is_empty() {
         return Ok(());
     }
+    if db.backend() == "postgres" {
+        return insert_arrays(db, entries).await;
+    }
     Entity::insert_many(entries.into_iter().map(row))
         .exec_without_returning(db.conn())
         .await?;
+    Ok(())
+}
+
+/// `insert_many` on PostgreSQL: one statement text whatever the number of
+/// entries (their values as arrays), prepared once per connection.
+async fn insert_arrays(db: &Db, entries: Vec<NewOutboxEntry>) -> Result<(), DbError> {
+    const INSERT: &str = "INSERT INTO sandbox_outbox (client_id, message_id, to_jid, kind, payload, at) \
+         SELECT v.client_id, v.message_id, v.to_jid, v.kind, v.payload, v.at \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) \
+           WITH ORDINALITY AS v(client_id, message_id, to_jid, kind, payload, at, n) \
+         ORDER BY v.n";
+    let values = vec![
+        array(
+            ArrayType::String,
+            entries.iter().map(|e| e.client_id.clone()),
+        ),
+        array(
+            ArrayType::String,
+            entries.iter().map(|e| e.message_id.clone()),
+        ),
+        array(ArrayType::String, entries.iter().map(|e| e.to_jid.clone())),
+        array(ArrayType::String, entries.iter().map(|e| e.kind.clone())),
+        array(
+            ArrayType::String,
+            entries.iter().map(|e| e.payload.to_string()),
+        ),
+        array(ArrayType::ChronoDateTimeUtc, entries.iter().map(|e| e.at)),
+    ];
+    let insert = Statement::from_sql_and_values(DbBackend::Postgres, INSERT, values);
+    db.conn().execute_raw(insert).await?;
     Ok(())
 }
 

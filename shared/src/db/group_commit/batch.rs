@@ -1,16 +1,16 @@
-//! One transaction of the event log's writer: its appends (duplicates found,
-//! sessions locked in one order, `seq`s allocated, bodies built and, in the
-//! cluster, published before the rows) and its delivery records.
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+//! One transaction of the event log's writer: its appends (sessions locked in
+//! one order, duplicates found, `seq`s allocated, bodies built and, in the
+//! cluster, published before the rows) and its delivery records. The
+//! statements are PostgreSQL's (`postgres`: two per transaction) or the
+//! portable ones (`portable`).
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Func, Order, Query};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
-    QuerySelect,
+    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
 };
 
-use super::{Append, Record};
-use crate::db::entities::events::{self as rows, ActiveModel, Column, Entity, Model};
+use super::{Append, Record, portable, postgres};
+use crate::db::entities::events::{self as rows, Column, Entity, Model};
 use crate::db::events::{Appended, DeliveryState};
 use crate::db::{Db, DbError};
 use crate::event_stream::StreamedEvent;
@@ -43,13 +43,9 @@ pub(super) async fn write(
     let mut owners = BTreeMap::new();
     let mut seqs = vec![None; appends.len()];
     if !appends.is_empty() {
-        duplicates(&txn, appends, &mut outcomes).await?;
-        owners = lock_owners(&txn, appends, &outcomes).await?;
+        owners = lock_owners(&txn, appends, &mut outcomes).await?;
         seqs = allocate(appends, &mut owners, &mut outcomes)?;
-        advance(&txn, &owners).await?;
-    }
-    if !records.is_empty() {
-        recorded(&txn, records).await?;
+        trim(&txn, &owners).await?;
     }
     let mut plains: Vec<Option<Vec<u8>>> = appends
         .iter_mut()
@@ -65,7 +61,18 @@ pub(super) async fn write(
             return Err(e);
         }
     };
-    let models = insert(db, &txn, appends, &seqs, &plains, &stream_seqs).await?;
+    let models = new_rows(db, appends, &seqs, &plains, &stream_seqs);
+    let moved: Vec<(&str, i64)> = owners
+        .iter()
+        .filter_map(|(client_id, o)| Some((client_id.as_str(), o.last?)))
+        .collect();
+    let recorded = fold(records)?;
+    let new: Vec<&Model> = models.iter().map(|(_, m)| m).collect();
+    if on_postgres(&txn) {
+        postgres::write(&txn, &moved, &recorded, &new).await?;
+    } else {
+        portable::write(&txn, &moved, &recorded, &new).await?;
+    }
     txn.commit().await?;
     trim_stream(db, &owners).await;
     for (i, model) in models {
@@ -83,22 +90,27 @@ pub(super) fn not_written() -> Outcome {
     Err(DbError::Unavailable("event not written".into()))
 }
 
-/// Known events are duplicates, and so is a second copy within the batch.
-async fn duplicates(
+/// The rows of the batch's sessions, locked in one order (writers never
+/// deadlock on them), with their oldest undelivered events; appends of
+/// events logged already, or twice in the batch, are duplicates.
+async fn lock_owners(
     txn: &DatabaseTransaction,
     appends: &[Append],
     outcomes: &mut [Option<Outcome>],
-) -> Result<(), DbError> {
-    let ids: Vec<String> = appends.iter().map(|a| a.event_id.clone()).collect();
-    let known: HashSet<String> = Entity::find()
-        .select_only()
-        .column(Column::EventId)
-        .filter(Column::EventId.is_in(ids))
-        .into_tuple::<String>()
-        .all(txn)
-        .await?
+) -> Result<BTreeMap<String, Owner>, DbError> {
+    let clients: Vec<&str> = appends
+        .iter()
+        .map(|a| a.client_id.as_str())
+        .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    let ids: Vec<&str> = appends.iter().map(|a| a.event_id.as_str()).collect();
+    let (rows, known) = if on_postgres(txn) {
+        postgres::lock(txn, &clients, &ids).await?
+    } else {
+        portable::lock(txn, &clients, &ids).await?
+    };
+    let known: HashSet<String> = known.into_iter().collect();
     let mut seen = HashSet::new();
     for (a, outcome) in appends.iter().zip(outcomes) {
         if known.contains(&a.event_id) || !seen.insert(a.event_id.as_str()) {
@@ -108,54 +120,8 @@ async fn duplicates(
             ))));
         }
     }
-    Ok(())
-}
-
-/// The rows of the sessions still appending, locked in one order (writers
-/// never deadlock on them), with their oldest undelivered events.
-async fn lock_owners(
-    txn: &DatabaseTransaction,
-    appends: &[Append],
-    outcomes: &[Option<Outcome>],
-) -> Result<BTreeMap<String, Owner>, DbError> {
-    let clients: Vec<String> = appends
-        .iter()
-        .zip(outcomes)
-        .filter(|(_, o)| o.is_none())
-        .map(|(a, _)| a.client_id.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
     let mut owners = BTreeMap::new();
-    if clients.is_empty() {
-        return Ok(owners);
-    }
-    // Each session's oldest undelivered event, by the index on
-    // (client_id, state, seq): a lookup per session, however many wait.
-    let oldest = Query::select()
-        .expr(Func::min(Expr::col((Alias::new("e"), Alias::new("seq")))))
-        .from_as(Alias::new("events"), Alias::new("e"))
-        .and_where(
-            Expr::col((Alias::new("e"), Alias::new("client_id")))
-                .equals((Alias::new("sessions"), Alias::new("client_id"))),
-        )
-        .and_where(
-            Expr::col((Alias::new("e"), Alias::new("state"))).eq(DeliveryState::Pending.as_str()),
-        )
-        .to_owned();
-    let locked = Query::select()
-        .columns([
-            Alias::new("client_id"),
-            Alias::new("event_seq"),
-            Alias::new("fence"),
-        ])
-        .expr_as(oldest, Alias::new("oldest"))
-        .from(Alias::new("sessions"))
-        .and_where(Expr::col(Alias::new("client_id")).is_in(clients))
-        .order_by(Alias::new("client_id"), Order::Asc)
-        .lock_exclusive()
-        .to_owned();
-    for row in txn.query_all(&locked).await? {
+    for row in rows {
         let client_id: String = row.try_get("", "client_id")?;
         let owner = Owner {
             next_seq: row.try_get::<i64>("", "event_seq")? + 1,
@@ -210,39 +176,11 @@ fn allocate(
     Ok(seqs)
 }
 
-/// Moves the appending sessions' counters past their new events (one
-/// statement for all), and trims the logs whose turn it is.
-async fn advance(
-    txn: &DatabaseTransaction,
-    owners: &BTreeMap<String, Owner>,
-) -> Result<(), DbError> {
-    let client = || Expr::col(Alias::new("client_id"));
-    let moved: Vec<(&str, i64)> = owners
-        .iter()
-        .filter_map(|(client_id, o)| Some((client_id.as_str(), o.last?)))
-        .collect();
-    let mut case: Option<CaseStatement> = None;
-    for &(client_id, last) in &moved {
-        let when = client().eq(client_id);
-        case = Some(match case {
-            None => Expr::case(when, last),
-            Some(case) => case.case(when, last),
-        });
-    }
-    if let Some(case) = case {
-        let advance = Query::update()
-            .table(Alias::new("sessions"))
-            .value(
-                Alias::new("event_seq"),
-                case.finally(Expr::col(Alias::new("event_seq"))),
-            )
-            .and_where(client().is_in(moved.iter().map(|(c, _)| *c)))
-            .to_owned();
-        txn.execute(&advance).await?;
-    }
+/// Trims the logs whose turn it is: kept events beyond the cap that need
+/// nothing more go, oldest first.
+async fn trim(txn: &DatabaseTransaction, owners: &BTreeMap<String, Owner>) -> Result<(), DbError> {
     for (client_id, owner) in owners {
         if let Some(at) = owner.trim_at {
-            // Kept events beyond the cap that need nothing more go, oldest first.
             Entity::delete_many()
                 .filter(Column::ClientId.eq(client_id.as_str()))
                 .filter(Column::Seq.lte(at - owner.cap))
@@ -254,33 +192,42 @@ async fn advance(
     Ok(())
 }
 
-/// The deliveries' outcomes on their events' rows: one statement per kind
-/// of outcome (state, attempt and status), usually one for the batch.
-async fn recorded(txn: &DatabaseTransaction, records: &[Record]) -> Result<(), DbError> {
-    let mut kinds: BTreeMap<(&str, Option<Option<u16>>), Condition> = BTreeMap::new();
+/// One event's delivery records of a batch, as one.
+pub(super) struct Recorded<'a> {
+    pub client_id: &'a str,
+    pub seq: i64,
+    /// The last record's state.
+    pub state: DeliveryState,
+    /// The attempts the records counted.
+    pub attempts: i32,
+    /// The last attempt's HTTP status (0: none, or no attempt).
+    pub status: i32,
+}
+
+/// Folds each event's records, in the order queued, into one.
+fn fold(records: &[Record]) -> Result<Vec<Recorded<'_>>, DbError> {
+    let mut folded: Vec<Recorded<'_>> = Vec::with_capacity(records.len());
+    let mut at: HashMap<(&str, u64), usize> = HashMap::with_capacity(records.len());
     for r in records {
-        let event = Condition::all()
-            .add(Column::ClientId.eq(r.client_id.as_str()))
-            .add(Column::Seq.eq(bigint(r.seq)?));
-        let events = kinds
-            .entry((r.state.as_str(), r.attempt))
-            .or_insert_with(Condition::any);
-        *events = std::mem::replace(events, Condition::any()).add(event);
-    }
-    let now = chrono::Utc::now();
-    for ((state, attempt), events) in kinds {
-        let mut update = Entity::update_many()
-            .col_expr(Column::State, Expr::value(state))
-            .filter(events);
-        if let Some(status) = attempt {
-            update = update
-                .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
-                .col_expr(Column::LastStatus, Expr::value(status.map(i32::from)))
-                .col_expr(Column::LastAttemptAt, Expr::value(now));
+        let seq = bigint(r.seq)?;
+        let i = *at.entry((r.client_id.as_str(), r.seq)).or_insert_with(|| {
+            folded.push(Recorded {
+                client_id: &r.client_id,
+                seq,
+                state: r.state,
+                attempts: 0,
+                status: 0,
+            });
+            folded.len() - 1
+        });
+        let event = &mut folded[i];
+        event.state = r.state;
+        if let Some(status) = r.attempt {
+            event.attempts += 1;
+            event.status = status.map_or(0, i32::from);
         }
-        update.exec(txn).await?;
     }
-    Ok(())
+    Ok(folded)
 }
 
 /// Publishes the new events' bodies to the cluster's stream (all sent, then
@@ -323,15 +270,14 @@ async fn publish(
     Ok(at)
 }
 
-/// The new events' rows, in one statement; answers them by position.
-async fn insert(
+/// The new events' rows, by their requests' positions.
+fn new_rows(
     db: &Db,
-    txn: &DatabaseTransaction,
     appends: &[Append],
     seqs: &[Option<i64>],
     plains: &[Option<Vec<u8>>],
     stream_seqs: &[Option<i64>],
-) -> Result<Vec<(usize, Model)>, DbError> {
+) -> Vec<(usize, Model)> {
     let now = chrono::Utc::now();
     let mut models = Vec::new();
     for (i, a) in appends.iter().enumerate() {
@@ -357,12 +303,7 @@ async fn insert(
         };
         models.push((i, model));
     }
-    if !models.is_empty() {
-        Entity::insert_many(models.iter().map(|(_, m)| ActiveModel::from(m.clone())))
-            .exec_without_returning(txn)
-            .await?;
-    }
-    Ok(models)
+    models
 }
 
 /// The trimmed rows' bodies leave the stream too: every event older than the
@@ -379,6 +320,10 @@ async fn trim_stream(db: &Db, owners: &BTreeMap<String, Owner>) {
                 "trimmed events' bodies stay in the stream until they age out");
         }
     }
+}
+
+fn on_postgres(txn: &DatabaseTransaction) -> bool {
+    txn.get_database_backend() == DbBackend::Postgres
 }
 
 fn bigint(n: u64) -> Result<i64, DbError> {

@@ -18,6 +18,8 @@
 //! one. With nothing queued the writer takes a lone request at once: group
 //! commit adds no wait, it only batches what arrives while a commit runs.
 mod batch;
+mod portable;
+mod postgres;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

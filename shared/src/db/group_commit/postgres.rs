@@ -1,0 +1,114 @@
+//! The batch's statements on PostgreSQL: two per transaction whatever its
+//! size, each one text (the requests' values go as arrays, `= ANY` and
+//! `unnest`), so a connection prepares each once and the server can keep its
+//! plan. The locking read also finds the duplicates; one statement then
+//! moves the counters, records the deliveries and inserts the new rows.
+use sea_orm::sea_query::ArrayType;
+use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, QueryResult, Statement, Value};
+
+use super::batch::Recorded;
+use crate::db::entities::events::Model;
+use crate::db::events::DeliveryState;
+use crate::db::{DbError, pg_array as array};
+
+/// Locks in `client_id` order (the sort is below the lock), and reads which
+/// of the batch's event ids are logged already.
+const LOCK: &str = "SELECT s.client_id, s.event_seq, s.fence, \
+       (SELECT min(e.seq) FROM events e WHERE e.client_id = s.client_id AND e.state = $2) \
+         AS oldest, \
+       ARRAY(SELECT event_id FROM events WHERE event_id = ANY($3)) AS known \
+     FROM sessions s WHERE s.client_id = ANY($1) ORDER BY s.client_id FOR UPDATE";
+
+const KNOWN: &str = "SELECT event_id FROM events WHERE event_id = ANY($1)";
+
+/// Counters, delivery records and new rows. A record's status of 0 is "no
+/// answer" (no HTTP status is 0); a stream sequence of 0 is "body in the
+/// row" (the stream's start at 1).
+const WRITE: &str = "WITH advanced AS ( \
+       UPDATE sessions AS s SET event_seq = a.last \
+       FROM unnest($1::text[], $2::bigint[]) AS a(client_id, last) \
+       WHERE s.client_id = a.client_id \
+     ), recorded AS ( \
+       UPDATE events AS e SET state = r.state, \
+         attempts = e.attempts + r.attempts, \
+         last_status = CASE WHEN r.attempts > 0 THEN NULLIF(r.status, 0) ELSE e.last_status END, \
+         last_attempt_at = CASE WHEN r.attempts > 0 THEN $8::timestamptz ELSE e.last_attempt_at END \
+       FROM unnest($3::text[], $4::bigint[], $5::text[], $6::int[], $7::int[]) \
+         AS r(client_id, seq, state, attempts, status) \
+       WHERE e.client_id = r.client_id AND e.seq = r.seq \
+     ) \
+     INSERT INTO events (client_id, seq, event_id, kind, body, state, created_at, stream_seq) \
+     SELECT n.client_id, n.seq, n.event_id, n.kind, n.body, n.state, $9::timestamptz, \
+       NULLIF(n.stream_seq, 0) \
+     FROM unnest($10::text[], $11::bigint[], $12::text[], $13::text[], $14::bytea[], \
+       $15::text[], $16::bigint[]) AS n(client_id, seq, event_id, kind, body, state, stream_seq)";
+
+fn statement(sql: &str, values: Vec<Value>) -> Statement {
+    Statement::from_sql_and_values(DbBackend::Postgres, sql, values)
+}
+
+fn texts<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
+    array(ArrayType::String, items.into_iter().map(str::to_string))
+}
+
+/// The sessions' rows, locked, with their oldest undelivered events; and
+/// which of `ids` are logged already.
+pub(super) async fn lock(
+    txn: &DatabaseTransaction,
+    clients: &[&str],
+    ids: &[&str],
+) -> Result<(Vec<QueryResult>, Vec<String>), DbError> {
+    let values = vec![
+        texts(clients.iter().copied()),
+        DeliveryState::Pending.as_str().into(),
+        texts(ids.iter().copied()),
+    ];
+    let rows = txn.query_all_raw(statement(LOCK, values)).await?;
+    let known = match rows.first() {
+        Some(row) => row.try_get::<Vec<String>>("", "known")?,
+        // No session to lock: the ids are looked up alone.
+        None => txn
+            .query_all_raw(statement(KNOWN, vec![texts(ids.iter().copied())]))
+            .await?
+            .iter()
+            .map(|row| row.try_get::<String>("", "event_id"))
+            .collect::<Result<_, _>>()?,
+    };
+    Ok((rows, known))
+}
+
+/// Sets each session's `event_seq` to its last new `seq`, writes the
+/// delivery records (one per event) and inserts the new rows (all of one
+/// `created_at`).
+pub(super) async fn write(
+    txn: &DatabaseTransaction,
+    moved: &[(&str, i64)],
+    records: &[Recorded<'_>],
+    rows: &[&Model],
+) -> Result<(), DbError> {
+    let now = chrono::Utc::now();
+    let created_at = rows.first().map_or(now, |m| m.created_at);
+    let values = vec![
+        texts(moved.iter().map(|&(c, _)| c)),
+        array(ArrayType::BigInt, moved.iter().map(|&(_, last)| last)),
+        texts(records.iter().map(|r| r.client_id)),
+        array(ArrayType::BigInt, records.iter().map(|r| r.seq)),
+        texts(records.iter().map(|r| r.state.as_str())),
+        array(ArrayType::Int, records.iter().map(|r| r.attempts)),
+        array(ArrayType::Int, records.iter().map(|r| r.status)),
+        now.into(),
+        created_at.into(),
+        texts(rows.iter().map(|m| m.client_id.as_str())),
+        array(ArrayType::BigInt, rows.iter().map(|m| m.seq)),
+        texts(rows.iter().map(|m| m.event_id.as_str())),
+        texts(rows.iter().map(|m| m.kind.as_str())),
+        array(ArrayType::Bytes, rows.iter().map(|m| m.body.clone())),
+        texts(rows.iter().map(|m| m.state.as_str())),
+        array(
+            ArrayType::BigInt,
+            rows.iter().map(|m| m.stream_seq.unwrap_or(0)),
+        ),
+    ];
+    txn.execute_raw(statement(WRITE, values)).await?;
+    Ok(())
+}
