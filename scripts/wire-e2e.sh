@@ -41,6 +41,7 @@ cargo nextest run --manifest-path tests/wire-network/Cargo.toml --locked --profi
 WIRE_E2E=(
   events::every_inbound_type_arrives_signed_with_its_envelope
   events::sandbox_messages_reject_bad_input
+  events::groups_only_when_enabled_and_broadcasts_and_channels_never
   events::subjects::group_events_name_the_subject_on_serve
   events::delivery::pause_resume_and_token_rotation_apply_to_the_next_event
   events::avatars::rooms_and_events_carry_mirrored_avatars_and_refreshes_count_them

@@ -306,13 +306,18 @@ fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) ->
     if let Some(ids) = acknowledged(node) {
         let key = (sender.phone.to_string(), sender.device);
         inner.registry().acked(&key, &ids);
+        inner.changed.notify_waiters();
     }
     match node.tag.as_ref() {
         "iq" => answer(inner, asker, node),
         "message" if inner.faults.take(sender.phone, sender.device, Fault::Send) => {
             relay::refused(node, crate::faults::REFUSED_MESSAGE)
         }
-        "message" => relay::message(inner, sender, node),
+        "message" => {
+            let ack = relay::message(inner, sender, node);
+            inner.changed.notify_waiters();
+            ack
+        }
         "receipt" => relay::receipt(inner, sender, node),
         "chatstate" => {
             relay::chatstate(inner, sender, node);

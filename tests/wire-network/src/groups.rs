@@ -147,35 +147,63 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     answer
 }
 
+/// Founds group `group_id` (the user part of its JID): `creator` its
+/// superadmin, `members` (phone numbers) plain members; every member's live
+/// devices are told. Returns the group's `<group>` node.
+pub fn found(
+    reg: &mut Registry,
+    group_id: &str,
+    creator: &str,
+    members: &[String],
+    subject: &str,
+) -> Node {
+    let mut all = vec![Member {
+        phone: creator.to_string(),
+        role: Some("superadmin"),
+    }];
+    for phone in members {
+        if !all.iter().any(|m| &m.phone == phone) {
+            all.push(Member {
+                phone: phone.clone(),
+                role: None,
+            });
+        }
+    }
+    let g = Group {
+        subject: subject.to_string(),
+        subject_time: now(),
+        creator: creator.to_string(),
+        creation: now(),
+        members: all,
+        subject_owner: creator.to_string(),
+        invite: invite_code(),
+    };
+    let node = group_node(reg, group_id, &g);
+    reg.groups.insert(group_id.to_string(), g);
+    let created = element("create", &[], vec![node.clone()]);
+    notify(reg, group_id, creator, created, &[]);
+    node
+}
+
 /// IQs to `@g.us`: create, participating, leave.
 fn on_server(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     if let Some(create) = child(iq, "create") {
-        let mut members = vec![Member {
-            phone: who.phone.to_string(),
-            role: Some("superadmin"),
-        }];
+        let mut members = Vec::new();
         for (_, phone) in named(reg, create) {
-            if let Some(phone) = phone
-                && !members.iter().any(|m| m.phone == phone)
-            {
-                members.push(Member { phone, role: None });
+            if let Some(phone) = phone {
+                members.push(phone);
             }
         }
-        reg.next_group += 1;
-        let group_id = format!("1203630000{:08}", reg.next_group);
-        let g = Group {
-            subject: attr(create, "subject").unwrap_or_default(),
-            subject_time: now(),
-            creator: who.phone.to_string(),
-            creation: now(),
-            members,
-            subject_owner: who.phone.to_string(),
-            invite: invite_code(),
+        // The next free id: a group the world founded may hold one already.
+        let group_id = loop {
+            reg.next_group += 1;
+            let id = format!("1203630000{:08}", reg.next_group);
+            if !reg.groups.contains_key(&id) {
+                break id;
+            }
         };
-        let node = group_node(reg, &group_id, &g);
-        reg.groups.insert(group_id.clone(), g);
-        let created = element("create", &[], vec![node.clone()]);
-        notify(reg, &group_id, who.phone, created, &[]);
+        let subject = attr(create, "subject").unwrap_or_default();
+        let node = found(reg, &group_id, who.phone, &members, &subject);
         return iq_result(id, vec![node]);
     }
     if child(iq, "participating").is_some() {

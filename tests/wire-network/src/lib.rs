@@ -10,6 +10,7 @@
 //! refused IK) are set from the test, like the sandbox's.
 pub mod app_state;
 pub mod baileys;
+mod broadcasts;
 mod cdn;
 mod code;
 mod conn;
@@ -163,6 +164,45 @@ impl Watcher {
                     .get(phone)
                     .and_then(|a| a.devices.get(&device))
                     .is_some_and(|d| d.bundle.is_some())
+            })
+            .await
+    }
+
+    /// Waits up to `deadline` until the device has acknowledged message `id`
+    /// (by a receipt or an ack).
+    pub async fn acknowledged(
+        &self,
+        phone: &str,
+        device: u16,
+        id: &str,
+        deadline: std::time::Duration,
+    ) -> bool {
+        let key = (phone.to_string(), device);
+        self.0
+            .wait_until(deadline, |reg| {
+                reg.acks
+                    .get(&key)
+                    .is_some_and(|ids| ids.iter().any(|i| i == id))
+            })
+            .await
+    }
+
+    /// Waits up to `deadline` until the server relayed message `id` from
+    /// device `from` to device `to` (each a phone and a device number).
+    pub async fn relayed(
+        &self,
+        from: (&str, u16),
+        to: (&str, u16),
+        id: &str,
+        deadline: std::time::Duration,
+    ) -> bool {
+        self.0
+            .wait_until(deadline, |reg| {
+                reg.relayed.iter().rev().any(|r| {
+                    r.id == id
+                        && (r.from.0.as_str(), r.from.1) == from
+                        && (r.to.0.as_str(), r.to.1) == to
+                })
             })
             .await
     }

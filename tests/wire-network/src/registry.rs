@@ -2,7 +2,7 @@
 //! devices), each device's noise key, uploaded Signal keys and signed
 //! identity, which devices have a live socket, and what waits for the
 //! offline ones.
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use parley_network_sandbox::store::derive_lid;
 use tokio::sync::mpsc;
@@ -97,6 +97,15 @@ pub struct Registry {
     /// Groups by id (the user part of `id@g.us`).
     pub groups: HashMap<String, crate::groups::Group>,
     pub next_group: u64,
+    /// The devices each phone's statuses reach: those it ever gave its
+    /// status sender key (`broadcasts::status`).
+    pub status_audience: HashMap<String, BTreeSet<(String, u16)>>,
+    /// Messages to deliver as a broadcast list's: list JID by message id.
+    pub lists: HashMap<String, String>,
+    /// The last channel post's server id.
+    pub next_post: u64,
+    /// The ids each device acknowledged last (by a receipt or an ack), newest last.
+    pub acks: HashMap<(String, u16), VecDeque<String>>,
     /// Companions waiting for a code to be typed, by phone number.
     pub codes: HashMap<String, crate::code::CodeRequest>,
     /// App-state patches the devices of an account sent, by phone.
@@ -226,6 +235,12 @@ impl Registry {
     pub fn acked(&mut self, key: &(String, u16), ids: &[String]) {
         if let Some(waiting) = self.unacked.get_mut(key) {
             waiting.retain(|(id, _)| !ids.contains(id));
+        }
+        const KEPT: usize = 1024;
+        let acks = self.acks.entry(key.clone()).or_default();
+        acks.extend(ids.iter().cloned());
+        while acks.len() > KEPT {
+            acks.pop_front();
         }
     }
 

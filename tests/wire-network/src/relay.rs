@@ -1,14 +1,16 @@
 //! Routing between clients. The server never decrypts: a `<message>`'s
 //! per-device `<enc>` go each to its device (now, or at its next login), the
 //! sender gets the server's ack; receipts and typing go to the devices they
-//! name. Group messages go to every member device (see `group_message`).
+//! name. Group messages go to every member device (see `group_message`),
+//! statuses to their audience and broadcast lists' messages to each
+//! recipient (see `broadcasts`).
 use whatsapp_rust::wacore_binary::node::Node;
 
 use std::collections::HashMap;
 
 use crate::nodes::{attr, child, children, element, now};
 use crate::registry::{Registry, Relayed, device_jid, split_jid};
-use crate::{Inner, groups};
+use crate::{Inner, broadcasts, groups};
 
 /// The sender of a stanza.
 pub struct Sender<'a> {
@@ -53,6 +55,12 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         group_message(&mut reg, from, stanza, &to, &to_user, common);
         return Some(ack(id, to));
     }
+    if to_server == "broadcast" {
+        broadcasts::status(&mut reg, from, stanza, &to, common);
+        return Some(ack(id, to));
+    }
+    // A message to a broadcast list reaches each recipient from the list.
+    let list = reg.lists.remove(&id);
     let mut targets: Vec<(String, u16, Vec<Node>)> = Vec::new();
     if let Some(participants) = child(stanza, "participants") {
         for to_node in children(participants).iter().filter(|n| n.tag == "to") {
@@ -88,6 +96,10 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
             // One of the sender's own devices: it learns which chat this was.
             attrs.push(("from", from_jid.clone()));
             attrs.push(("recipient", to.clone()));
+        } else if let Some(list) = &list {
+            attrs.push(("from", list.clone()));
+            attrs.extend(groups::participant(&reg, from.phone, from.device));
+            attrs.push(("addressing_mode", "lid".into()));
         } else {
             // Others know the sender by its hidden LID, its phone number beside it.
             attrs.push(("from", device_jid(&from_lid, from.device, "lid")));

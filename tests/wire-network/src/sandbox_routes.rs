@@ -328,14 +328,30 @@ pub async fn messages(
     // Where the session's log ends now (reading it is only a fallback of
     // `logged`: a log it cannot read does not fail the injection).
     let after = last_seq(&state, &id).await.unwrap_or(0);
+    // A message the gateway logs no event of is answered once the session's
+    // device acknowledged it instead.
+    let logs = logs_event(parsed.chat.as_deref(), row.enable_group_ai);
     let sent: SandboxMessageSent = world(
         &state,
         "/messages",
-        json!({ "session": session, "message": raw }),
+        json!({ "session": session, "message": raw, "acknowledged": !logs }),
     )
     .await?;
-    logged(&state, &id, after, &sent.message_id).await?;
+    if logs {
+        logged(&state, &id, after, &sent.message_id).await?;
+    }
     Ok(web::Json(sent))
+}
+
+/// Whether the gateway logs an event of a message into `chat`: never of a
+/// status, a broadcast list's or a channel's, of a group's only while the
+/// session takes group messages (`enable_group_ai`).
+fn logs_event(chat: Option<&str>, takes_groups: bool) -> bool {
+    let chat = chat.unwrap_or_default().trim();
+    if chat.ends_with("@broadcast") || chat.ends_with("@newsletter") {
+        return false;
+    }
+    takes_groups || !chat.ends_with("@g.us")
 }
 
 /// The session's last logged event.

@@ -43,6 +43,10 @@ pub struct CodeRequest {
 pub struct MessageRequest {
     /// The body of `/sandbox/messages`.
     pub message: Value,
+    /// Whether to answer only once the session's device acknowledged the
+    /// message (for one the gateway logs no event of).
+    #[serde(default)]
+    pub acknowledged: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -164,6 +168,9 @@ async fn messages(
         let message = serde_json::from_value(b.request.message)
             .map_err(|e| Refusal::Invalid(format!("invalid body: {e}")))?;
         let id = w.message(&b.session, message).await?;
+        if b.request.acknowledged {
+            w.acknowledged(&b.session, &id).await?;
+        }
         Ok(json!({ "messageId": id }))
     })
     .await

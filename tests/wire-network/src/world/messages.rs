@@ -6,11 +6,12 @@ use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage};
 use whatsapp_rust::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
+use super::outside::Outside;
 use super::{Refusal, SessionRef, World, failed};
 use crate::kinds::{File, FileKind};
 use crate::{Received, TestDevice};
 
-fn invalid(why: impl Into<String>) -> Refusal {
+pub(super) fn invalid(why: impl Into<String>) -> Refusal {
     Refusal::Invalid(why.into())
 }
 
@@ -27,20 +28,37 @@ fn digits(raw: &str) -> Option<String> {
     (d.len() >= 8 && d.len() <= 15 && d.bytes().all(|b| b.is_ascii_digit())).then(|| d.to_string())
 }
 
-/// The chat a message goes to, as a JID the sender addresses.
-fn chat_jid(raw: &str) -> Result<String, Refusal> {
+/// Where a message goes.
+enum Chat {
+    /// A person's chat or a group, as a JID the sender addresses.
+    Conversation(String),
+    Outside(Outside),
+}
+
+fn chat_of(raw: &str) -> Result<Chat, Refusal> {
     let raw = raw.trim();
-    if raw == "status@broadcast" || raw.ends_with("@broadcast") || raw.ends_with("@newsletter") {
-        return Err(invalid(format!(
-            "the test network does not carry messages to {raw} (docs/sandbox.md)"
-        )));
+    let named = |suffix: &str| {
+        raw.strip_suffix(suffix).is_some_and(|id| {
+            !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+    };
+    if raw == "status@broadcast" {
+        return Ok(Chat::Outside(Outside::Status));
     }
-    if raw.ends_with("@g.us") {
-        return Ok(raw.to_string());
+    if named("@broadcast") {
+        return Ok(Chat::Outside(Outside::List(raw.to_string())));
+    }
+    if named("@newsletter") {
+        return Ok(Chat::Outside(Outside::Channel(raw.to_string())));
+    }
+    if named("@g.us") {
+        return Ok(Chat::Conversation(raw.to_string()));
     }
     digits(raw)
-        .map(|d| format!("{d}@s.whatsapp.net"))
-        .ok_or_else(|| invalid("chat must be a phone number or a group JID"))
+        .map(|d| Chat::Conversation(format!("{d}@s.whatsapp.net")))
+        .ok_or_else(|| {
+            invalid("chat must be a phone number, a group, a broadcast list or a channel JID")
+        })
 }
 
 impl World {
@@ -52,19 +70,30 @@ impl World {
     ) -> Result<String, Refusal> {
         self.reachable(session).await?;
         let from_me = m.from.trim() == "me";
-        let (sender, to) = if from_me {
-            let chat = required(&m.chat, "chat (for a message from \"me\")")?;
-            (session.phone.clone(), chat_jid(chat)?)
+        let (sender, chat) = if from_me {
+            let raw = required(&m.chat, "chat (for a message from \"me\")")?;
+            (session.phone.clone(), chat_of(raw)?)
         } else {
             let sender =
                 digits(&m.from).ok_or_else(|| invalid("from must be a phone number or \"me\""))?;
             let to = match m.chat.as_deref().filter(|c| !c.trim().is_empty()) {
-                Some(chat) => chat_jid(chat)?,
-                None => format!("{}@s.whatsapp.net", session.phone),
+                Some(raw) => chat_of(raw)?,
+                None => Chat::Conversation(format!("{}@s.whatsapp.net", session.phone)),
             };
             (sender, to)
         };
+        let to = match chat {
+            Chat::Conversation(to) => to,
+            Chat::Outside(outside) => {
+                return self.outside_chats(session, &sender, outside, m).await;
+            }
+        };
         let device = self.phone(&sender).await?;
+        if let Some(gid) = to.strip_suffix("@g.us") {
+            // A message into a group presumes one with both in it.
+            self.net
+                .found_group_once(gid, &sender, std::slice::from_ref(&session.phone));
+        }
         send(&device, &to, &session.phone, m).await
     }
 }
@@ -79,7 +108,104 @@ async fn send(
 ) -> Result<String, Refusal> {
     let id = m.message_id.as_deref().filter(|i| !i.trim().is_empty());
     let target = || required(&m.target_id, "targetId");
-    let message = match m.kind.as_str() {
+    let message = match plain(device, &m).await? {
+        Some(message) => message,
+        None => match m.kind.as_str() {
+            "poll_creation" => {
+                let name = required(&m.poll_name, "pollName")?;
+                let options = m.poll_options.clone().unwrap_or_default();
+                if options.len() < 2 {
+                    return Err(invalid("pollOptions needs at least two options"));
+                }
+                let selectable = m.selectable_count.unwrap_or(1);
+                return device
+                    .send_poll(to, name, &options, selectable)
+                    .await
+                    .map_err(failed);
+            }
+            "vote_update" => {
+                let poll_id = required(&m.poll_message_id, "pollMessageId")?;
+                // A poll of the voter's own, or one the session sent it.
+                let (poll, creator) = match device.own_poll(poll_id) {
+                    Some(own) => (own, device.jid()),
+                    None => (
+                        received(device, poll_id).await?,
+                        format!("{session_phone}@s.whatsapp.net"),
+                    ),
+                };
+                let chosen = m.selected_options.clone().unwrap_or_default();
+                let chosen: Vec<&str> = chosen.iter().map(String::as_str).collect();
+                return device
+                    .vote(to, &poll, &creator, &chosen)
+                    .await
+                    .map_err(failed);
+            }
+            "interactive_reply" => {
+                let button = required(&m.button_id, "buttonId")?;
+                let text = m.display_text.as_deref().unwrap_or_default();
+                return device
+                    .tap_button(to, target()?, button, text)
+                    .await
+                    .map_err(failed);
+            }
+            "reaction" => {
+                let target = target()?;
+                let emoji = m.emoji.clone().unwrap_or_default();
+                // The session's message came to this device; any other is its own.
+                let target_from_me = !device.received().iter().any(|r| r.id == target);
+                return device
+                    .react(to, target, target_from_me, &emoji)
+                    .await
+                    .map_err(failed);
+            }
+            "edit" => {
+                let body = required(&m.body, "body")?;
+                let new = wa::Message {
+                    conversation: Some(body.to_string()),
+                    ..Default::default()
+                };
+                // The library answers an edit with the edited message's id: the
+                // edit's own is chosen here (or given as messageId).
+                let own = id.map_or_else(|| device.client.generate_message_id(), str::to_string);
+                let options =
+                    whatsapp_rust::send::EditOptions::default().with_stanza_id(own.clone());
+                let to = to.parse::<whatsapp_rust::Jid>().map_err(failed)?;
+                device
+                    .client
+                    .edit_message_with_options(to, target()?, new, options)
+                    .await
+                    .map_err(failed)?;
+                return Ok(own);
+            }
+            // The sender deletes its own message for everyone: built here (the
+            // library's revoke does not say the revoke's own id).
+            "revoke" => wa::Message {
+                protocol_message: MessageField::some(wa::message::ProtocolMessage {
+                    key: MessageField::some(wa::MessageKey {
+                        remote_jid: Some(to.to_string()),
+                        from_me: Some(true),
+                        id: Some(target()?.to_string()),
+                        ..Default::default()
+                    }),
+                    r#type: Some(wa::message::protocol_message::Type::REVOKE),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            other => return Err(invalid(format!("unknown type {other}"))),
+        },
+    };
+    let message = with_context(message, &m);
+    device.send_as(to, message, id).await.map_err(failed)
+}
+
+/// A message of a kind that is content alone (text, a file, a location, a
+/// contact card), or `None` for the other kinds.
+pub(super) async fn plain(
+    device: &TestDevice,
+    m: &SandboxMessage,
+) -> Result<Option<wa::Message>, Refusal> {
+    Ok(Some(match m.kind.as_str() {
         "text" => {
             let body = required(&m.body, "body")?;
             wa::Message {
@@ -90,7 +216,7 @@ async fn send(
                 ..Default::default()
             }
         }
-        "image" | "video" | "audio" | "document" | "sticker" => media(device, &m).await?,
+        "image" | "video" | "audio" | "document" | "sticker" => media(device, m).await?,
         "location" => {
             let (Some(lat), Some(lon)) = (m.latitude, m.longitude) else {
                 return Err(invalid("latitude and longitude are required"));
@@ -115,90 +241,8 @@ async fn send(
             }),
             ..Default::default()
         },
-        "poll_creation" => {
-            let name = required(&m.poll_name, "pollName")?;
-            let options = m.poll_options.clone().unwrap_or_default();
-            if options.len() < 2 {
-                return Err(invalid("pollOptions needs at least two options"));
-            }
-            let selectable = m.selectable_count.unwrap_or(1);
-            return device
-                .send_poll(to, name, &options, selectable)
-                .await
-                .map_err(failed);
-        }
-        "vote_update" => {
-            let poll_id = required(&m.poll_message_id, "pollMessageId")?;
-            // A poll of the voter's own, or one the session sent it.
-            let (poll, creator) = match device.own_poll(poll_id) {
-                Some(own) => (own, device.jid()),
-                None => (
-                    received(device, poll_id).await?,
-                    format!("{session_phone}@s.whatsapp.net"),
-                ),
-            };
-            let chosen = m.selected_options.clone().unwrap_or_default();
-            let chosen: Vec<&str> = chosen.iter().map(String::as_str).collect();
-            return device
-                .vote(to, &poll, &creator, &chosen)
-                .await
-                .map_err(failed);
-        }
-        "interactive_reply" => {
-            let button = required(&m.button_id, "buttonId")?;
-            let text = m.display_text.as_deref().unwrap_or_default();
-            return device
-                .tap_button(to, target()?, button, text)
-                .await
-                .map_err(failed);
-        }
-        "reaction" => {
-            let target = target()?;
-            let emoji = m.emoji.clone().unwrap_or_default();
-            // The session's message came to this device; any other is its own.
-            let target_from_me = !device.received().iter().any(|r| r.id == target);
-            return device
-                .react(to, target, target_from_me, &emoji)
-                .await
-                .map_err(failed);
-        }
-        "edit" => {
-            let body = required(&m.body, "body")?;
-            let new = wa::Message {
-                conversation: Some(body.to_string()),
-                ..Default::default()
-            };
-            // The library answers an edit with the edited message's id: the
-            // edit's own is chosen here (or given as messageId).
-            let own = id.map_or_else(|| device.client.generate_message_id(), str::to_string);
-            let options = whatsapp_rust::send::EditOptions::default().with_stanza_id(own.clone());
-            let to = to.parse::<whatsapp_rust::Jid>().map_err(failed)?;
-            device
-                .client
-                .edit_message_with_options(to, target()?, new, options)
-                .await
-                .map_err(failed)?;
-            return Ok(own);
-        }
-        // The sender deletes its own message for everyone: built here (the
-        // library's revoke does not say the revoke's own id).
-        "revoke" => wa::Message {
-            protocol_message: MessageField::some(wa::message::ProtocolMessage {
-                key: MessageField::some(wa::MessageKey {
-                    remote_jid: Some(to.to_string()),
-                    from_me: Some(true),
-                    id: Some(target()?.to_string()),
-                    ..Default::default()
-                }),
-                r#type: Some(wa::message::protocol_message::Type::REVOKE),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        other => return Err(invalid(format!("unknown type {other}"))),
-    };
-    let message = with_context(message, &m);
-    device.send_as(to, message, id).await.map_err(failed)
+        _ => return Ok(None),
+    }))
 }
 
 /// How long a vote waits for its poll to reach the voter.
@@ -261,7 +305,7 @@ fn generated(generate: &GeneratedFile) -> Result<Vec<u8>, Refusal> {
 }
 
 /// `message` with the quote, mentions and forwarded mark `m` asks for.
-fn with_context(mut message: wa::Message, m: &SandboxMessage) -> wa::Message {
+pub(super) fn with_context(mut message: wa::Message, m: &SandboxMessage) -> wa::Message {
     let quoted = m.quoted_message_id.clone().filter(|q| !q.is_empty());
     let mentions: Vec<String> = m
         .mentions

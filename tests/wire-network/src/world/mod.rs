@@ -14,6 +14,7 @@ pub mod control;
 mod groups;
 mod messages;
 mod outbox;
+mod outside;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -172,6 +173,23 @@ impl World {
             ));
         }
         Ok(())
+    }
+
+    /// Waits until the session's device acknowledged message `id`: it has
+    /// handed it to the gateway (and the gateway decided what to log).
+    pub async fn acknowledged(&self, session: &SessionRef, id: &str) -> Result<(), Refusal> {
+        const WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+        let watcher = self.net.watcher();
+        if watcher
+            .acknowledged(&session.phone, session.device, id, WAIT)
+            .await
+        {
+            Ok(())
+        } else {
+            Err(Refusal::Failed(format!(
+                "the session's device did not acknowledge message {id}"
+            )))
+        }
     }
 
     fn profiles(&self) -> std::sync::MutexGuard<'_, HashMap<String, Profile>> {

@@ -1,0 +1,142 @@
+//! What reaches a phone outside its chats and groups: statuses
+//! (`status@broadcast`), messages to a broadcast list (`<id>@broadcast`)
+//! and channel posts (`<id>@newsletter`). None of them is a conversation the
+//! gateway delivers, which is why the test network carries them: a gateway
+//! must recognise and drop each as it comes from the real network.
+//!
+//! - A status is sent like a group message (a sender-key `skmsg`, the key
+//!   itself in a `pkmsg` to each device that lacks it); the server delivers
+//!   it from `status@broadcast`, `participant` the author, to the devices the
+//!   author ever gave the key (its audience).
+//! - A message to a broadcast list leaves the sender as a message to each
+//!   recipient, and each recipient gets it from the list, `participant` the
+//!   sender: the world marks the message's id (`WireNetwork::to_list`)
+//!   before its contact sends it.
+//! - A channel post is not end-to-end encrypted: the server hands the
+//!   followers' devices the message in `<plaintext>`.
+use whatsapp_rust::wacore_binary::node::Node;
+use whatsapp_rust::waproto::codec::message_to_vec;
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use crate::nodes::{attr, child, children, element, leaf_bytes, now};
+use crate::registry::{Registry, Relayed, split_jid};
+use crate::relay::Sender;
+use crate::{WireNetwork, groups};
+
+/// A status: the author's audience grows by the devices it gives its
+/// sender key; every device of the audience but the sending one gets the
+/// shared ciphertext (and its own key copy when it is new to it).
+pub fn status(
+    reg: &mut Registry,
+    from: &Sender<'_>,
+    stanza: &Node,
+    to: &str,
+    common: Vec<(&'static str, String)>,
+) {
+    let mut own: Vec<((String, u16), Vec<Node>)> = Vec::new();
+    if let Some(participants) = child(stanza, "participants") {
+        for to_node in children(participants).iter().filter(|n| n.tag == "to") {
+            let Some(jid) = attr(to_node, "jid") else {
+                continue;
+            };
+            let (user, device, server) = split_jid(&jid);
+            if let Some(phone) = reg.phone_of(&user, &server) {
+                own.push(((phone, device), children(to_node).to_vec()));
+            }
+        }
+    }
+    let audience = reg
+        .status_audience
+        .entry(from.phone.to_string())
+        .or_default();
+    audience.extend(own.iter().map(|(key, _)| key.clone()));
+    let audience: Vec<(String, u16)> = audience
+        .iter()
+        .filter(|(p, d)| !(p == from.phone && *d == from.device))
+        .cloned()
+        .collect();
+    let shared: Vec<Node> = children(stanza)
+        .iter()
+        .filter(|n| n.tag == "enc")
+        .cloned()
+        .collect();
+    let identity = child(stanza, "device-identity");
+    let id = attr(stanza, "id").unwrap_or_default();
+    for key in audience {
+        let mut kids = own
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, kids)| kids.clone())
+            .unwrap_or_default();
+        let prekey = kids
+            .iter()
+            .any(|k| attr(k, "type").as_deref() == Some("pkmsg"));
+        kids.extend(shared.iter().cloned());
+        if prekey && let Some(identity) = identity {
+            kids.push(identity.clone());
+        }
+        let (phone, device) = key;
+        if phone != from.phone {
+            reg.relayed.push(Relayed {
+                from: (from.phone.to_string(), from.device),
+                to: (phone.clone(), device),
+                kind: "message".into(),
+                id: id.clone(),
+            });
+        }
+        let mut attrs = common.clone();
+        attrs.push(("from", to.to_string()));
+        attrs.extend(groups::participant(reg, from.phone, from.device));
+        attrs.push(("addressing_mode", "lid".into()));
+        reg.deliver(&phone, device, element("message", &attrs, kids));
+    }
+}
+
+impl WireNetwork {
+    /// The message `id`, about to be sent, is one to the broadcast list
+    /// `list` (`<id>@broadcast`): its recipients get it from the list.
+    pub fn to_list(&self, id: &str, list: &str) {
+        self.inner
+            .registry()
+            .lists
+            .insert(id.to_string(), list.to_string());
+    }
+
+    /// Channel `channel` (`<id>@newsletter`) posts `message`, under `id`,
+    /// to every device of `phone`, one of its followers.
+    pub fn post_to_channel(&self, phone: &str, channel: &str, id: &str, message: &wa::Message) {
+        let mut reg = self.inner.registry();
+        let devices: Vec<u16> = reg
+            .accounts
+            .get(phone)
+            .map(|a| a.devices.keys().copied().collect())
+            .unwrap_or_default();
+        reg.next_post += 1;
+        let server_id = reg.next_post;
+        let post = element(
+            "message",
+            &[
+                ("from", channel.to_string()),
+                ("id", id.to_string()),
+                ("server_id", server_id.to_string()),
+                ("type", "text".into()),
+                ("t", now().to_string()),
+            ],
+            vec![leaf_bytes("plaintext", message_to_vec(message))],
+        );
+        for device in devices {
+            reg.deliver(phone, device, post.clone());
+        }
+    }
+
+    /// Group `gid` (the user part of its JID), founded by `creator` with
+    /// `members` in it unless it exists: a message into a group presumes one.
+    pub fn found_group_once(&self, gid: &str, creator: &str, members: &[String]) {
+        let mut reg = self.inner.registry();
+        if !reg.groups.contains_key(gid) {
+            groups::found(&mut reg, gid, creator, members, "Group");
+        }
+        drop(reg);
+        self.inner.changed.notify_waiters();
+    }
+}
