@@ -52,13 +52,13 @@ async fn a_killed_owners_events_in_retry_are_delivered_by_the_next_owner() {
     // Retried 4 s apart: no event runs out of attempts before the kill.
     rx.set_default(Behaviour::RetryAfter(503, 4));
     let (api, first) = api_and_worker(&env, dir.path(), EVENT_VARS).await;
+    // The second worker on the first one's network (the selector's), so
+    // that the session can move to it whichever of the two owns it.
     let mut all = env.vars();
-    all.extend(vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-    ]));
+    all.extend(vars(&[("PARLEY_ACCOUNT_TOKEN", TOKEN)]));
+    all.extend(network_vars(dir.path()));
     all.extend(vars(EVENT_VARS));
-    let second = Parley::start(bin(), &["worker"], dir.path(), &all).await;
+    let second = Parley::start(gateway_bin(), &["worker"], dir.path(), &all).await;
     let mut workers = vec![first, second];
     hooked(&api, "ck", &rx.url, json!({})).await;
     contact(&api).await;
