@@ -18,9 +18,9 @@ use whatsapp_rust::wacore_binary::node::Node;
 use whatsapp_rust::waproto::codec::message_to_vec;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use crate::nodes::{attr, child, children, element, leaf_bytes, now};
-use crate::registry::{Registry, Relayed, split_jid};
-use crate::relay::Sender;
+use crate::nodes::{element, leaf_bytes, now};
+use crate::registry::Registry;
+use crate::relay::{self, Sender};
 use crate::{WireNetwork, groups};
 
 /// A status: the author's audience grows by the devices it gives its
@@ -33,63 +33,18 @@ pub fn status(
     to: &str,
     common: Vec<(&'static str, String)>,
 ) {
-    let mut own: Vec<((String, u16), Vec<Node>)> = Vec::new();
-    if let Some(participants) = child(stanza, "participants") {
-        for to_node in children(participants).iter().filter(|n| n.tag == "to") {
-            let Some(jid) = attr(to_node, "jid") else {
-                continue;
-            };
-            let (user, device, server) = split_jid(&jid);
-            if let Some(phone) = reg.phone_of(&user, &server) {
-                own.push(((phone, device), children(to_node).to_vec()));
-            }
-        }
-    }
+    let own = relay::own_copies(reg, stanza);
     let audience = reg
         .status_audience
         .entry(from.phone.to_string())
         .or_default();
-    audience.extend(own.iter().map(|(key, _)| key.clone()));
+    audience.extend(own.keys().cloned());
     let audience: Vec<(String, u16)> = audience
         .iter()
         .filter(|(p, d)| !(p == from.phone && *d == from.device))
         .cloned()
         .collect();
-    let shared: Vec<Node> = children(stanza)
-        .iter()
-        .filter(|n| n.tag == "enc")
-        .cloned()
-        .collect();
-    let identity = child(stanza, "device-identity");
-    let id = attr(stanza, "id").unwrap_or_default();
-    for key in audience {
-        let mut kids = own
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, kids)| kids.clone())
-            .unwrap_or_default();
-        let prekey = kids
-            .iter()
-            .any(|k| attr(k, "type").as_deref() == Some("pkmsg"));
-        kids.extend(shared.iter().cloned());
-        if prekey && let Some(identity) = identity {
-            kids.push(identity.clone());
-        }
-        let (phone, device) = key;
-        if phone != from.phone {
-            reg.relayed.push(Relayed {
-                from: (from.phone.to_string(), from.device),
-                to: (phone.clone(), device),
-                kind: "message".into(),
-                id: id.clone(),
-            });
-        }
-        let mut attrs = common.clone();
-        attrs.push(("from", to.to_string()));
-        attrs.extend(groups::participant(reg, from.phone, from.device));
-        attrs.push(("addressing_mode", "lid".into()));
-        reg.deliver(&phone, device, element("message", &attrs, kids));
-    }
+    relay::sender_key_fan_out(reg, from, stanza, to, audience, own, common);
 }
 
 impl WireNetwork {

@@ -138,9 +138,8 @@ fn ack_attrs(id: String, to: String) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// A group message: every member device but the sending one gets the
-/// sender-key ciphertext (`skmsg`), preceded by its own copy of the sender
-/// key distribution when the sender included one for it.
+/// A group message: every member device but the sending one gets it
+/// (`sender_key_fan_out`).
 fn group_message(
     reg: &mut Registry,
     from: &Sender<'_>,
@@ -149,7 +148,15 @@ fn group_message(
     gid: &str,
     common: Vec<(&'static str, String)>,
 ) {
-    let mut own: HashMap<(String, u16), Vec<Node>> = HashMap::new();
+    let own = own_copies(reg, stanza);
+    let audience = groups::member_devices(reg, gid, (from.phone, from.device));
+    sender_key_fan_out(reg, from, stanza, group, audience, own, common);
+}
+
+/// Each device's own part of a sender-key message (its copy of the sender
+/// key distribution), from the stanza's `<participants>`.
+pub fn own_copies(reg: &Registry, stanza: &Node) -> HashMap<(String, u16), Vec<Node>> {
+    let mut own = HashMap::new();
     if let Some(participants) = child(stanza, "participants") {
         for to_node in children(participants).iter().filter(|n| n.tag == "to") {
             let Some(jid) = attr(to_node, "jid") else {
@@ -161,13 +168,28 @@ fn group_message(
             }
         }
     }
+    own
+}
+
+/// Delivers a sender-key message from `chat` to each device of `audience`:
+/// the shared ciphertext (`skmsg`), preceded by the device's own copy of
+/// the sender key distribution when the sender included one for it.
+pub fn sender_key_fan_out(
+    reg: &mut Registry,
+    from: &Sender<'_>,
+    stanza: &Node,
+    chat: &str,
+    audience: Vec<(String, u16)>,
+    mut own: HashMap<(String, u16), Vec<Node>>,
+    common: Vec<(&'static str, String)>,
+) {
     let shared: Vec<Node> = children(stanza)
         .iter()
         .filter(|n| n.tag == "enc")
         .cloned()
         .collect();
     let identity = child(stanza, "device-identity");
-    for (phone, device) in groups::member_devices(reg, gid, (from.phone, from.device)) {
+    for (phone, device) in audience {
         let mut kids = own.remove(&(phone.clone(), device)).unwrap_or_default();
         let prekey = kids
             .iter()
@@ -188,7 +210,7 @@ fn group_message(
             });
         }
         let mut attrs = common.clone();
-        attrs.push(("from", group.to_string()));
+        attrs.push(("from", chat.to_string()));
         attrs.extend(groups::participant(reg, from.phone, from.device));
         attrs.push(("addressing_mode", "lid".into()));
         reg.deliver(&phone, device, element("message", &attrs, kids));
