@@ -85,9 +85,26 @@ async fn pair_by_qr_and_code_then_restart_without_a_new_scan() {
     .await;
     assert_eq!(status, 409, "already paired");
 
-    // Pairing by phone code.
-    let (status, _) = post(&p, "/start?clientId=shop2", json!({})).await;
-    assert_eq!(status, 200);
+    // Pairing by phone code, the first request refused by the network.
+    start_and_scan(&p, "shop2").await;
+    let (status, body) = post(
+        &p,
+        "/sandbox/faults",
+        json!({"clientId": "shop2", "op": "pair-code"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = post(
+        &p,
+        "/pair-phone",
+        json!({"clientId": "shop2", "phone": "+4917600000001"}),
+    )
+    .await;
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{body}"
+    );
     let (status, pair) = post(
         &p,
         "/pair-phone",

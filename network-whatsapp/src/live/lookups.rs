@@ -1,6 +1,10 @@
 //! Contacts and groups on the live connection: usync user info and
 //! is-on-network checks, profile pictures, and the group operations.
 use whatsapp_rust::features::{GroupMetadata as LibGroup, GroupParticipant as LibParticipant};
+use whatsapp_rust::usync::{
+    UsyncContext, UsyncMode, UsyncOutcome, UsyncProtocol, UsyncProtocolKind, UsyncProtocolResult,
+    UsyncQuery, UsyncUser,
+};
 use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOptions};
 use whatsapp_rust::{Jid, ParticipantChangeResponse};
 
@@ -85,16 +89,22 @@ impl LiveConnection {
             .get_user_info(std::slice::from_ref(&who))
             .await
             .map_err(|e| query_failed(&self.client, "user info", e))?;
-        let Some((_, info)) = found.drain().next() else {
+        // Every account has its phone (device 0): a user the network lists
+        // no device of has none.
+        let Some((_, info)) = found
+            .drain()
+            .find(|(_, info)| !info.devices.is_empty() || info.devices_error.is_some())
+        else {
             return Ok(None);
         };
         let lid = info.lid.as_ref().or(info.jid.is_lid().then_some(&info.jid));
+        let username = self.username(&info.jid).await?;
         Ok(Some(UserInfo {
             lid: lid.map(user),
             phone: info.jid.is_pn().then(|| user(&info.jid)),
             status: info.status.clone(),
             picture_id: info.picture_id.clone(),
-            username: None,
+            username,
             verified_name: info.verified_name.as_ref().and_then(|v| v.name.clone()),
             devices: info.devices.clone(),
         }))
@@ -109,14 +119,48 @@ impl LiveConnection {
             .is_on_whatsapp(std::slice::from_ref(&pn))
             .await
             .map_err(|e| query_failed(&self.client, "number check", e))?;
-        Ok(answers
-            .first()
-            .map(|a| NumberCheck {
-                registered: a.is_registered,
-                lid: a.lid.as_ref().map(user),
-                username: None,
-            })
-            .unwrap_or_default())
+        let Some(answer) = answers.first() else {
+            return Ok(NumberCheck::default());
+        };
+        let username = if answer.is_registered {
+            self.username(answer.lid.as_ref().unwrap_or(&pn)).await?
+        } else {
+            None
+        };
+        Ok(NumberCheck {
+            registered: answer.is_registered,
+            lid: answer.lid.as_ref().map(user),
+            username,
+        })
+    }
+
+    /// The handle `who` can be found by: usync's `username` part, which the
+    /// library's user info does not ask. `None` without one, or when the
+    /// network will not say (a per-user error).
+    async fn username(&self, who: &Jid) -> Result<Option<String>, QueryError> {
+        let query = UsyncQuery::new(
+            UsyncMode::Query,
+            UsyncContext::Interactive,
+            vec![UsyncProtocol::Username],
+            vec![UsyncUser::from_jid(who.to_non_ad())],
+        )
+        .map_err(|e| QueryError::Network(failed(&self.client, "username", e)))?;
+        let answer = self
+            .client
+            .query_usync(query)
+            .await
+            .map_err(|e| query_failed(&self.client, "username", e))?;
+        Ok(answer
+            .users
+            .iter()
+            .find_map(|u| match u.protocol(UsyncProtocolKind::Username) {
+                Some(UsyncProtocolResult::Username(UsyncOutcome::Value(Some(name))))
+                    if !name.is_empty() =>
+                {
+                    Some(name.to_string())
+                }
+                _ => None,
+            }))
     }
 
     pub async fn picture(&self, who: &PortJid, preview: bool) -> Result<PictureLookup, QueryError> {

@@ -140,6 +140,9 @@ fn link_code(
 ) -> Node {
     let id = attr(iq, "id").unwrap_or_default();
     let answer = match stage {
+        Ok(code::Stage::Hello { .. }) if inner.faults.take_code(&shaken.client_static) => {
+            iq_error(&id, 500, "internal-server-error")
+        }
         Ok(code::Stage::Hello { phone, wrapped }) => {
             let reference = BASE64_STANDARD
                 .encode(rand10::random::<[u8; 12]>())

@@ -22,7 +22,8 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// The fault of a sandbox `op`, when the test network models it.
+    /// The fault of a sandbox `op` armed for a linked device (`pair-code` is
+    /// armed for a socket, `drop` acts at once).
     pub fn of_op(op: &str) -> Option<Fault> {
         match op {
             "send" => Some(Fault::Send),
@@ -38,34 +39,58 @@ impl Fault {
 /// "service unavailable").
 pub const REFUSED_MESSAGE: &str = "503";
 
-/// Faults armed, by device, with how many stanzas each still refuses.
+/// Faults armed, by device, with how many stanzas each still refuses; and
+/// the pairing-code requests refused, by the noise key of the socket that
+/// will ask (a companion asking for a code has no device yet).
 #[derive(Default)]
-pub struct Faults(Mutex<HashMap<(String, u16, Fault), u32>>);
+pub struct Faults {
+    devices: Mutex<HashMap<(String, u16, Fault), u32>>,
+    codes: Mutex<HashMap<[u8; 32], u32>>,
+}
+
+/// Uses one of `key`'s armed count up, if any is left.
+fn take_one<K: Eq + std::hash::Hash>(armed: &Mutex<HashMap<K, u32>>, key: &K) -> bool {
+    let mut armed = armed.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(left) = armed.get_mut(key) else {
+        return false;
+    };
+    *left -= 1;
+    if *left == 0 {
+        armed.remove(key);
+    }
+    true
+}
+
+/// Adds `count` to `key`'s armed count; 0 disarms it.
+fn arm_one<K: Eq + std::hash::Hash>(armed: &Mutex<HashMap<K, u32>>, key: K, count: u32) {
+    let mut armed = armed.lock().unwrap_or_else(|p| p.into_inner());
+    if count == 0 {
+        armed.remove(&key);
+    } else {
+        *armed.entry(key).or_default() += count;
+    }
+}
 
 impl Faults {
     /// The device's next `count` stanzas of `fault`'s kind are refused.
     pub fn arm(&self, phone: &str, device: u16, fault: Fault, count: u32) {
-        let mut armed = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let key = (phone.to_string(), device, fault);
-        if count == 0 {
-            armed.remove(&key);
-        } else {
-            *armed.entry(key).or_default() += count;
-        }
+        arm_one(&self.devices, (phone.to_string(), device, fault), count);
     }
 
     /// Whether this stanza of the device is refused (using one up).
     pub fn take(&self, phone: &str, device: u16, fault: Fault) -> bool {
-        let mut armed = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let key = (phone.to_string(), device, fault);
-        let Some(left) = armed.get_mut(&key) else {
-            return false;
-        };
-        *left -= 1;
-        if *left == 0 {
-            armed.remove(&key);
-        }
-        true
+        take_one(&self.devices, &(phone.to_string(), device, fault))
+    }
+
+    /// The next `count` pairing-code requests of the socket with this noise
+    /// key are refused (the sandbox's `pair-code`: no code issued).
+    pub fn arm_code(&self, noise: [u8; 32], count: u32) {
+        arm_one(&self.codes, noise, count);
+    }
+
+    /// Whether this pairing-code request is refused (using one up).
+    pub fn take_code(&self, noise: &[u8; 32]) -> bool {
+        take_one(&self.codes, noise)
     }
 }
 
@@ -84,6 +109,15 @@ mod tests {
         faults.arm("49151", 3, Fault::Send, 5);
         faults.arm("49151", 3, Fault::Send, 0);
         assert!(!faults.take("49151", 3, Fault::Send), "disarmed");
+    }
+
+    #[test]
+    fn a_code_fault_refuses_only_its_sockets_requests() {
+        let faults = Faults::default();
+        faults.arm_code([7; 32], 1);
+        assert!(!faults.take_code(&[8; 32]), "another socket");
+        assert!(faults.take_code(&[7; 32]));
+        assert!(!faults.take_code(&[7; 32]), "used up");
     }
 
     #[test]

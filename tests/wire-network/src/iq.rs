@@ -90,7 +90,7 @@ fn is_lookup(xmlns: &str, kind: &str, iq: &Node) -> bool {
             .any(|q| {
                 matches!(
                     q.tag.as_ref(),
-                    "contact" | "status" | "business" | "picture"
+                    "contact" | "status" | "business" | "picture" | "username"
                 )
             }),
         _ => false,
@@ -277,7 +277,8 @@ fn user_error(jid: String, code: u16, text: &str) -> Node {
 }
 
 /// usync: for each listed user (by JID, or by phone number in a number
-/// check), the parts the query asks (devices, lid, contact, status, picture).
+/// check), the parts the query asks (devices, lid, contact, status, picture,
+/// username).
 fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
     let Some(request) = child(iq, "usync") else {
         return iq_error(id, 400, "bad-request");
@@ -318,6 +319,7 @@ fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
                 }
                 ("status", Some(account)) => kids.push(crate::profile::status(account)),
                 ("picture", Some(account)) => kids.push(crate::profile::picture_id(account)),
+                ("username", Some(account)) => kids.push(crate::profile::username(account)),
                 _ => {}
             }
         }

@@ -54,6 +54,8 @@ pub struct Inner {
     keys: ServerKeys,
     registry: Mutex<Registry>,
     next_conn: AtomicU64,
+    /// The last profile picture id handed out.
+    last_picture: AtomicU64,
     refuse_ik: AtomicBool,
     patterns: Mutex<HashMap<&'static str, usize>>,
     bans: Mutex<HashMap<String, u64>>,
@@ -260,6 +262,7 @@ impl WireNetwork {
             keys: ServerKeys::generate(),
             registry: Mutex::new(Registry::default()),
             next_conn: AtomicU64::new(1),
+            last_picture: AtomicU64::new(0),
             refuse_ik: AtomicBool::new(false),
             patterns: Mutex::new(HashMap::new()),
             bans: Mutex::new(HashMap::new()),
@@ -447,6 +450,41 @@ impl WireNetwork {
         self.inner.registry().account(phone).push_name = push_name.to_string();
     }
 
+    /// `phone`'s account is found by `username` from now on (empty: none).
+    pub fn set_username(&self, phone: &str, username: &str) {
+        self.inner.registry().account(phone).username = username.to_string();
+        self.inner.changed.notify_waiters();
+    }
+
+    /// `phone`'s owner deletes the account: the number is no longer on the
+    /// network (its LID stays its own, should it register again) and its
+    /// devices' sockets end with `401 device_removed`. Refused while the
+    /// account has linked devices.
+    pub fn delete_account(&self, phone: &str) -> anyhow::Result<()> {
+        let mut reg = self.inner.registry();
+        let Some(account) = reg.accounts.get(phone) else {
+            return Ok(());
+        };
+        if account.devices.keys().any(|d| *d != 0) {
+            bail!("{phone} has linked devices");
+        }
+        let devices: Vec<u16> = account.devices.keys().copied().collect();
+        reg.accounts.remove(phone);
+        for device in devices {
+            let key = (phone.to_string(), device);
+            reg.offline.remove(&key);
+            if let Some(live) = reg.live.get(&key) {
+                let _ = live.tx.send(Control::End(nodes::stream_error(
+                    Some(401),
+                    Some("device_removed"),
+                )));
+            }
+        }
+        drop(reg);
+        self.inner.changed.notify_waiters();
+        Ok(())
+    }
+
     /// The numbers a companion asked a pairing code for, and is waiting with.
     pub fn code_requests(&self) -> Vec<String> {
         self.inner.registry().codes.keys().cloned().collect()
@@ -537,6 +575,12 @@ impl WireNetwork {
     /// The device's next `count` stanzas of `fault`'s kind are refused (0 disarms).
     pub fn arm_fault(&self, phone: &str, device: u16, fault: faults::Fault, count: u32) {
         self.inner.faults.arm(phone, device, fault, count);
+    }
+
+    /// The next `count` pairing-code requests of the socket with this noise
+    /// key are answered with an IQ error 500, and no code is kept.
+    pub fn arm_code_fault(&self, noise: [u8; 32], count: u32) {
+        self.inner.faults.arm_code(noise, count);
     }
 
     /// Answers IK hellos with the XX fallback from now on.

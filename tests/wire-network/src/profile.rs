@@ -1,7 +1,10 @@
 //! Profiles: an account's about text and picture, as others see them. The
 //! picture sits on the CDN stand-in under a signed URL; `w:profile:picture`
 //! answers with it (401 when hidden, 404 when there is none), and usync's
-//! `status` and `picture` parts name the text and the picture id.
+//! `status`, `picture` and `username` parts name the text, the picture id
+//! and the handle.
+use std::sync::atomic::Ordering;
+
 use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
@@ -19,10 +22,23 @@ pub enum Avatar {
 }
 
 impl Inner {
+    /// A new picture's id: as the network's, the second it was set (ten
+    /// digits), one more than the last when two come in the same second.
+    fn next_picture_id(&self) -> u64 {
+        let now = u64::try_from(chrono::Utc::now().timestamp()).unwrap_or_default();
+        let last = self
+            .last_picture
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
+                Some(Ord::max(now, last + 1))
+            })
+            .unwrap_or_default();
+        Ord::max(now, last + 1)
+    }
+
     /// `phone` (registered if it was not) shows `about` and `avatar`; a new
     /// image gets a new id, and the old one leaves the CDN.
     pub(crate) fn set_profile(&self, phone: &str, about: &str, avatar: Avatar) {
-        let id = self.next_conn();
+        let id = self.next_picture_id();
         let mut reg = self.registry();
         let account = reg.account(phone);
         account.about = about.to_string();
@@ -87,6 +103,15 @@ pub fn picture(inner: &Inner, id: &str, iq: &Node) -> Node {
 /// usync's `status` part: the about text.
 pub fn status(account: &Account) -> Node {
     leaf_bytes("status", account.about.as_bytes().to_vec())
+}
+
+/// usync's `username` part: the account's handle as text, empty without one.
+pub fn username(account: &Account) -> Node {
+    if account.username.is_empty() {
+        element("username", &[], vec![])
+    } else {
+        leaf_bytes("username", account.username.as_bytes().to_vec())
+    }
 }
 
 /// usync's `picture` part: the visible picture's id, or the reason there is none.

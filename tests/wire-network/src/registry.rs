@@ -55,6 +55,8 @@ pub struct Account {
     /// The about text others see.
     pub about: String,
     pub picture: Picture,
+    /// The handle others can find the account by (empty: none).
+    pub username: String,
 }
 
 /// An account's profile picture.
@@ -155,7 +157,8 @@ impl Registry {
             self.next_raw_id += 1;
             let lid = (0..)
                 .map(|attempt| derive_lid(phone, attempt))
-                .find(|lid| !self.lids.contains_key(lid))
+                // A number registered again (its account deleted) gets its LID back.
+                .find(|lid| self.lids.get(lid).is_none_or(|owner| owner == phone))
                 .expect("a free LID");
             self.lids.insert(lid.clone(), phone.to_string());
             self.accounts.insert(
@@ -167,6 +170,7 @@ impl Registry {
                     raw_id: self.next_raw_id,
                     push_name: String::new(),
                     about: String::new(),
+                    username: String::new(),
                     picture: Picture::None,
                 },
             );

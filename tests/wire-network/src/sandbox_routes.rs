@@ -220,7 +220,7 @@ pub async fn unlink(
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxFault, responses((status = 200, body = OkBody),
     (status = 400, description = "Unknown op"), (status = 404, description = "Unknown clientId"),
-    (status = 409, description = "drop: the session has no live connection")))]
+    (status = 409, description = "drop: the session has no live connection; pair-code: the session is not waiting to pair")))]
 #[post("/sandbox/faults")]
 pub async fn faults(
     req: HttpRequest,
@@ -230,7 +230,15 @@ pub async fn faults(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let count = checks::fault(&body)?;
-    let session = linked_device(&known(&state, id.as_str()).await?)?;
+    let row = known(&state, id.as_str()).await?;
+    if body.op == "pair-code" {
+        // A session asking for a code has no device yet: the fault is armed
+        // for the socket its QR code names.
+        let qr = current_qr(&state, &id).await?;
+        let _: Value = world(&state, "/code-fault", json!({ "qr": qr, "count": count })).await?;
+        return Ok(web::Json(OkBody { ok: true }));
+    }
+    let session = linked_device(&row)?;
     let _: Value = world(
         &state,
         "/faults",

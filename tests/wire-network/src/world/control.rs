@@ -103,6 +103,7 @@ pub fn serve(
             .service(outbox)
             .service(unlink)
             .service(faults)
+            .service(code_fault)
             .service(groups)
             .service(group_subject)
     })
@@ -203,6 +204,23 @@ async fn faults(ctl: web::Data<Ctl>, body: web::Json<ForSession<FaultRequest>>) 
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
         w.fault(&b.session, &b.request.op, b.request.count)?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CodeFaultRequest {
+    /// The QR code the session shows (it names the socket's noise key).
+    pub qr: String,
+    pub count: u32,
+}
+
+#[post("/code-fault")]
+async fn code_fault(ctl: web::Data<Ctl>, body: web::Json<CodeFaultRequest>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        w.code_fault(&b.qr, b.count)?;
         Ok(json!({ "ok": true }))
     })
     .await

@@ -119,6 +119,7 @@ struct Profile {
     name: String,
     about: String,
     avatar: Avatar,
+    username: String,
     on_network: bool,
 }
 
@@ -128,6 +129,7 @@ impl Default for Profile {
             name: String::new(),
             about: String::new(),
             avatar: Avatar::None,
+            username: String::new(),
             on_network: true,
         }
     }
@@ -208,6 +210,7 @@ impl World {
             .map_err(failed)?;
         self.net
             .set_profile(phone, &profile.about, profile.avatar.clone());
+        self.net.set_username(phone, &profile.username);
         let device = Arc::new(device);
         phones.insert(phone.to_string(), Arc::clone(&device));
         self.profiles()
@@ -286,6 +289,9 @@ impl World {
             if let Some(avatar) = avatar {
                 profile.avatar = avatar;
             }
+            if let Some(username) = patch.username {
+                profile.username = username;
+            }
             if let Some(on) = patch.on_network {
                 profile.on_network = on;
             }
@@ -295,16 +301,28 @@ impl World {
             self.phone(&phone).await?;
             self.net.set_push_name(&phone, &profile.name);
             self.net.set_profile(&phone, &profile.about, profile.avatar);
+            self.net.set_username(&phone, &profile.username);
         } else if self.net.is_registered(&phone) {
-            return Err(Refusal::Invalid(format!(
-                "{phone} is registered on the test network, which cannot unregister a number"
-            )));
+            self.delete_account(&phone).await?;
         }
         Ok(PhoneInfo {
             lid: self.lid(&phone),
             jid: format!("{phone}@s.whatsapp.net"),
             phone,
         })
+    }
+
+    /// `phone`'s owner deletes the account (its primary device goes offline
+    /// for good); refused while a session is linked by it.
+    async fn delete_account(&self, phone: &str) -> Result<(), Refusal> {
+        let mut phones = self.phones.lock().await;
+        self.net
+            .delete_account(phone)
+            .map_err(|e| Refusal::Invalid(format!("{phone} cannot leave the network: {e}")))?;
+        if let Some(device) = phones.remove(phone) {
+            device.client.disconnect().await;
+        }
+        Ok(())
     }
 
     /// The phone removes the session's device from its linked devices.
@@ -325,6 +343,15 @@ impl World {
 
     /// Makes the network misbehave for the session (`op` of the sandbox
     /// contract, `count` times).
+    /// `pair-code` for the session showing `qr`: the next `count` pairing-code
+    /// requests of its socket (the one the QR names) get no code.
+    pub fn code_fault(&self, qr: &str, count: u32) -> Result<(), Refusal> {
+        let qr = crate::pairing::Qr::parse(qr)
+            .map_err(|e| Refusal::Invalid(format!("qr is not a pairing QR code: {e}")))?;
+        self.net.arm_code_fault(qr.noise, count);
+        Ok(())
+    }
+
     pub fn fault(&self, session: &SessionRef, op: &str, count: u32) -> Result<(), Refusal> {
         if let Some(fault) = crate::faults::Fault::of_op(op) {
             self.net
