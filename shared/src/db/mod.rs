@@ -150,7 +150,7 @@ impl Db {
             // last handle that does is gone.
             let own = Db {
                 appender: Default::default(),
-                ..self.clone()
+                ..self.writers_handle()
             };
             group_commit::Appender::spawn(own)
         })
@@ -198,23 +198,48 @@ impl Db {
     /// (the sandbox network's outbox), never for the gateway's own state.
     /// Connects lazily, on first use. SQLite: this same handle.
     pub fn relaxed(&self, max_connections: u32) -> Db {
+        self.side_pool(max_connections, &[("synchronous_commit", "off")])
+    }
+
+    /// A second pool to the same database whose connections start with
+    /// `settings`, connecting lazily, on first use. SQLite: this same handle.
+    fn side_pool(&self, max_connections: u32, settings: &[(&str, &str)]) -> Db {
         if self.conn.get_database_backend() != DbBackend::Postgres {
             return self.clone();
         }
         let pool = self.conn.get_postgres_connection_pool();
         let options = (*pool.connect_options())
             .clone()
-            .options([("synchronous_commit", "off")]);
-        let relaxed = sea_orm::sqlx::postgres::PgPoolOptions::new()
+            .options(settings.iter().copied());
+        let side = sea_orm::sqlx::postgres::PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
         Db {
-            conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(relaxed),
+            conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(side),
             keys: self.keys.clone(),
             stream: self.stream.clone(),
             appender: Default::default(),
         }
+    }
+
+    /// The event log writers' own connections. On PostgreSQL each plans its
+    /// statements once (a generic plan, kept for the connection's life),
+    /// and plans them by index only: they read and write a few rows by key
+    /// (a batch's sessions and events), never a scan, and a plan made on a
+    /// nearly empty table (a new database) would otherwise scan it and be
+    /// kept as the table grows. Planning each batch anew cost as much as
+    /// running it. SQLite: this same handle.
+    fn writers_handle(&self) -> Db {
+        self.side_pool(
+            group_commit::POSTGRES_WRITERS as u32,
+            &[
+                ("plan_cache_mode", "force_generic_plan"),
+                ("enable_seqscan", "off"),
+                ("enable_hashjoin", "off"),
+                ("enable_mergejoin", "off"),
+            ],
+        )
     }
 
     /// `"postgres"` or `"sqlite"`.

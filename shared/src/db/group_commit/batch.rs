@@ -1,8 +1,11 @@
-//! One transaction of the event log's writer: its appends (sessions locked in
-//! one order, duplicates found, `seq`s allocated, bodies built and, in the
-//! cluster, published before the rows) and its delivery records. The
-//! statements are PostgreSQL's (`postgres`: two per transaction) or the
-//! portable ones (`portable`).
+//! One batch of the event log's writer: its appends and its delivery
+//! records. On PostgreSQL, when the writer knows each session's last `seq`
+//! (it wrote the session's last batch), one statement without a transaction
+//! around it (`optimistic`); otherwise, and for what that statement finds
+//! changed, one transaction (sessions locked in one order, duplicates found,
+//! `seq`s allocated, bodies built and, in the cluster, published before the
+//! rows), whose statements are PostgreSQL's (`postgres`: two per
+//! transaction) or the portable ones (`portable`).
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use sea_orm::{
@@ -15,7 +18,7 @@ use crate::db::events::{Appended, DeliveryState};
 use crate::db::{Db, DbError};
 use crate::event_stream::StreamedEvent;
 
-type Outcome = Result<Appended, DbError>;
+pub(super) type Outcome = Result<Appended, DbError>;
 
 /// A session's row as the batch found it, locked.
 struct Owner {
@@ -30,13 +33,49 @@ struct Owner {
     cap: i64,
 }
 
-/// Writes `appends` and `records` in one transaction: each append's outcome,
-/// or why the whole batch failed (then nothing of it was written).
+/// Writes `appends` and `records`: each append's outcome, or why the whole
+/// batch failed (then nothing of it was written).
 pub(super) async fn write(
     db: &Db,
     appends: &mut [Append],
     records: &[Record],
+    known: &mut Known,
 ) -> Result<Vec<Outcome>, DbError> {
+    let mut all: Vec<&mut Append> = appends.iter_mut().collect();
+    let all_known = all.iter().all(|a| known.contains_key(&a.client_id));
+    if db.backend() == "postgres" && all_known {
+        return super::optimistic::write(db, all, records, known).await;
+    }
+    locked(db, &mut all, records, known).await
+}
+
+/// Each session's `seq` as this writer last wrote it: while no one else
+/// writes the session, its next batch needs no locking read.
+pub(super) type Known = HashMap<String, i64>;
+
+/// The most sessions a writer remembers (it forgets them all past this).
+const KNOWN_MOST: usize = 100_000;
+
+/// Remembers `client_id`'s `seq` after a batch.
+pub(super) fn remember(known: &mut Known, client_id: &str, seq: i64) {
+    if known.len() >= KNOWN_MOST && !known.contains_key(client_id) {
+        known.clear();
+    }
+    known.insert(client_id.to_string(), seq);
+}
+
+/// Writes `appends` and `records` in one transaction with the sessions'
+/// rows locked: each append's outcome, or why the whole batch failed (then
+/// nothing of it was written).
+pub(super) async fn locked(
+    db: &Db,
+    appends: &mut [&mut Append],
+    records: &[Record],
+    known: &mut Known,
+) -> Result<Vec<Outcome>, DbError> {
+    for a in appends.iter() {
+        known.remove(&a.client_id);
+    }
     let txn = db.begin_write().await?;
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(appends.len());
     outcomes.resize_with(appends.len(), || None);
@@ -74,7 +113,12 @@ pub(super) async fn write(
         portable::write(&txn, &moved, &recorded, &new).await?;
     }
     txn.commit().await?;
-    trim_stream(db, &owners).await;
+    for (client_id, owner) in &owners {
+        remember(known, client_id, owner.next_seq - 1);
+        if owner.trim_at.is_some() {
+            trim_stream(db, client_id, owner.cap).await;
+        }
+    }
     for (i, model) in models {
         let plain = plains[i].take().unwrap_or_default();
         outcomes[i] = Some(Ok(Appended::Logged(rows::with_body(model, plain))));
@@ -95,7 +139,7 @@ pub(super) fn not_written() -> Outcome {
 /// events logged already, or twice in the batch, are duplicates.
 async fn lock_owners(
     txn: &DatabaseTransaction,
-    appends: &[Append],
+    appends: &[&mut Append],
     outcomes: &mut [Option<Outcome>],
 ) -> Result<BTreeMap<String, Owner>, DbError> {
     let clients: Vec<&str> = appends
@@ -138,7 +182,7 @@ async fn lock_owners(
 
 /// Each event's `seq`, in arrival order; a refused one takes none.
 fn allocate(
-    appends: &[Append],
+    appends: &[&mut Append],
     owners: &mut BTreeMap<String, Owner>,
     outcomes: &mut [Option<Outcome>],
 ) -> Result<Vec<Option<i64>>, DbError> {
@@ -181,14 +225,26 @@ fn allocate(
 async fn trim(txn: &DatabaseTransaction, owners: &BTreeMap<String, Owner>) -> Result<(), DbError> {
     for (client_id, owner) in owners {
         if let Some(at) = owner.trim_at {
-            Entity::delete_many()
-                .filter(Column::ClientId.eq(client_id.as_str()))
-                .filter(Column::Seq.lte(at - owner.cap))
-                .filter(Column::State.ne(DeliveryState::Pending.as_str()))
-                .exec(txn)
-                .await?;
+            trim_rows(txn, client_id, at, owner.cap).await?;
         }
     }
+    Ok(())
+}
+
+/// Deletes `client_id`'s events at least `cap` before `at` that need
+/// nothing more.
+pub(super) async fn trim_rows(
+    conn: &impl ConnectionTrait,
+    client_id: &str,
+    at: i64,
+    cap: i64,
+) -> Result<(), DbError> {
+    Entity::delete_many()
+        .filter(Column::ClientId.eq(client_id))
+        .filter(Column::Seq.lte(at - cap))
+        .filter(Column::State.ne(DeliveryState::Pending.as_str()))
+        .exec(conn)
+        .await?;
     Ok(())
 }
 
@@ -205,7 +261,7 @@ pub(super) struct Recorded<'a> {
 }
 
 /// Folds each event's records, in the order queued, into one.
-fn fold(records: &[Record]) -> Result<Vec<Recorded<'_>>, DbError> {
+pub(super) fn fold(records: &[Record]) -> Result<Vec<Recorded<'_>>, DbError> {
     let mut folded: Vec<Recorded<'_>> = Vec::with_capacity(records.len());
     let mut at: HashMap<(&str, u64), usize> = HashMap::with_capacity(records.len());
     for r in records {
@@ -232,9 +288,9 @@ fn fold(records: &[Record]) -> Result<Vec<Recorded<'_>>, DbError> {
 
 /// Publishes the new events' bodies to the cluster's stream (all sent, then
 /// every acknowledgement awaited): their stream sequences, by position.
-async fn publish(
+pub(super) async fn publish(
     db: &Db,
-    appends: &[Append],
+    appends: &[&mut Append],
     seqs: &[Option<i64>],
     plains: &[Option<Vec<u8>>],
 ) -> Result<Vec<Option<i64>>, DbError> {
@@ -271,9 +327,9 @@ async fn publish(
 }
 
 /// The new events' rows, by their requests' positions.
-fn new_rows(
+pub(super) fn new_rows(
     db: &Db,
-    appends: &[Append],
+    appends: &[&mut Append],
     seqs: &[Option<i64>],
     plains: &[Option<Vec<u8>>],
     stream_seqs: &[Option<i64>],
@@ -307,18 +363,16 @@ fn new_rows(
 }
 
 /// The trimmed rows' bodies leave the stream too: every event older than the
-/// cap needs nothing more (a pending one would have been refused), so each
+/// cap needs nothing more (a pending one would have been refused), so the
 /// session's last `cap` bodies are the ones kept.
-async fn trim_stream(db: &Db, owners: &BTreeMap<String, Owner>) {
+pub(super) async fn trim_stream(db: &Db, client_id: &str, cap: i64) {
     let Some(stream) = db.event_stream() else {
         return;
     };
-    for (client_id, owner) in owners.iter().filter(|(_, o)| o.trim_at.is_some()) {
-        let keep = u64::try_from(owner.cap).unwrap_or(1);
-        if let Err(e) = stream.trim(client_id, keep).await {
-            tracing::warn!(client_id, error = %e,
-                "trimmed events' bodies stay in the stream until they age out");
-        }
+    let keep = u64::try_from(cap).unwrap_or(1);
+    if let Err(e) = stream.trim(client_id, keep).await {
+        tracing::warn!(client_id, error = %e,
+            "trimmed events' bodies stay in the stream until they age out");
     }
 }
 
@@ -326,6 +380,6 @@ fn on_postgres(txn: &DatabaseTransaction) -> bool {
     txn.get_database_backend() == DbBackend::Postgres
 }
 
-fn bigint(n: u64) -> Result<i64, DbError> {
+pub(super) fn bigint(n: u64) -> Result<i64, DbError> {
     i64::try_from(n).map_err(|_| DbError::Unavailable(format!("{n} does not fit a bigint")))
 }

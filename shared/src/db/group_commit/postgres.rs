@@ -1,5 +1,5 @@
 //! The batch's statements on PostgreSQL: two per transaction whatever its
-//! size, each one text (the requests' values go as arrays, `= ANY` and
+//! size (one, without a transaction, for an optimistic batch), each one text (the requests' values go as arrays, `= ANY` and
 //! `unnest`), so a connection prepares each once and the server can keep its
 //! plan. The locking read also finds the duplicates; one statement then
 //! moves the counters, records the deliveries and inserts the new rows.
@@ -42,6 +42,110 @@ const WRITE: &str = "WITH advanced AS ( \
        NULLIF(n.stream_seq, 0) \
      FROM unnest($10::text[], $11::bigint[], $12::text[], $13::text[], $14::bytea[], \
        $15::text[], $16::bigint[]) AS n(client_id, seq, event_id, kind, body, state, stream_seq)";
+
+/// A batch without a transaction around it (`optimistic`): one statement,
+/// atomic by itself. Each session moves from the `seq` this writer last
+/// wrote to its new last one only if no one else moved it since, its fence
+/// still admits the appends, and no event of it still undelivered is so old
+/// that the window from it would be full (`bound`: the highest `seq` such an
+/// event may not reach; -1, none of the batch's events is undelivered).
+/// Only sessions that moved get their rows; the statement answers which.
+/// The delivery records are written in any case.
+const OPTIMISTIC: &str = "WITH advanced AS ( \
+       UPDATE sessions AS s SET event_seq = a.last \
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) \
+         AS a(client_id, expected, last, fence, bound) \
+       WHERE s.client_id = a.client_id AND s.event_seq = a.expected AND s.fence <= a.fence \
+         AND NOT EXISTS (SELECT 1 FROM events e \
+           WHERE e.client_id = a.client_id AND e.state = $6 AND e.seq <= a.bound) \
+       RETURNING s.client_id \
+     ), recorded AS ( \
+       UPDATE events AS e SET state = r.state, \
+         attempts = e.attempts + r.attempts, \
+         last_status = CASE WHEN r.attempts > 0 THEN NULLIF(r.status, 0) ELSE e.last_status END, \
+         last_attempt_at = CASE WHEN r.attempts > 0 THEN $12::timestamptz ELSE e.last_attempt_at END \
+       FROM unnest($7::text[], $8::bigint[], $9::text[], $10::int[], $11::int[]) \
+         AS r(client_id, seq, state, attempts, status) \
+       WHERE e.client_id = r.client_id AND e.seq = r.seq \
+     ), inserted AS ( \
+       INSERT INTO events (client_id, seq, event_id, kind, body, state, created_at, stream_seq) \
+       SELECT n.client_id, n.seq, n.event_id, n.kind, n.body, n.state, $13::timestamptz, \
+         NULLIF(n.stream_seq, 0) \
+       FROM unnest($14::text[], $15::bigint[], $16::text[], $17::text[], $18::bytea[], \
+         $19::text[], $20::bigint[]) AS n(client_id, seq, event_id, kind, body, state, stream_seq) \
+       WHERE n.client_id IN (SELECT client_id FROM advanced) \
+     ) \
+     SELECT client_id FROM advanced";
+
+/// A session's move in an optimistic batch.
+pub(super) struct Move<'a> {
+    pub client_id: &'a str,
+    /// Its `seq` as this writer last wrote it.
+    pub expected: i64,
+    pub last: i64,
+    /// The lowest fence of its appends.
+    pub fence: i64,
+    /// The highest `seq` an undelivered event of it may not reach (-1: none).
+    pub bound: i64,
+}
+
+/// Writes an optimistic batch in one statement: the sessions that moved
+/// (the others got no rows).
+pub(super) async fn write_optimistic(
+    conn: &impl ConnectionTrait,
+    moves: &[Move<'_>],
+    records: &[Recorded<'_>],
+    rows: &[&Model],
+) -> Result<Vec<String>, DbError> {
+    let now = chrono::Utc::now();
+    let created_at = rows.first().map_or(now, |m| m.created_at);
+    let mut values = vec![
+        texts(moves.iter().map(|m| m.client_id)),
+        array(ArrayType::BigInt, moves.iter().map(|m| m.expected)),
+        array(ArrayType::BigInt, moves.iter().map(|m| m.last)),
+        array(ArrayType::BigInt, moves.iter().map(|m| m.fence)),
+        array(ArrayType::BigInt, moves.iter().map(|m| m.bound)),
+        DeliveryState::Pending.as_str().into(),
+    ];
+    values.extend(record_values(records, now));
+    values.push(created_at.into());
+    values.extend(row_values(rows));
+    let moved = conn
+        .query_all_raw(statement(OPTIMISTIC, values))
+        .await?
+        .iter()
+        .map(|row| row.try_get::<String>("", "client_id"))
+        .collect::<Result<_, _>>()?;
+    Ok(moved)
+}
+
+/// The delivery records' values: five arrays and the attempts' time.
+fn record_values(records: &[Recorded<'_>], now: chrono::DateTime<chrono::Utc>) -> [Value; 6] {
+    [
+        texts(records.iter().map(|r| r.client_id)),
+        array(ArrayType::BigInt, records.iter().map(|r| r.seq)),
+        texts(records.iter().map(|r| r.state.as_str())),
+        array(ArrayType::Int, records.iter().map(|r| r.attempts)),
+        array(ArrayType::Int, records.iter().map(|r| r.status)),
+        now.into(),
+    ]
+}
+
+/// The new rows' values: seven arrays.
+fn row_values(rows: &[&Model]) -> [Value; 7] {
+    [
+        texts(rows.iter().map(|m| m.client_id.as_str())),
+        array(ArrayType::BigInt, rows.iter().map(|m| m.seq)),
+        texts(rows.iter().map(|m| m.event_id.as_str())),
+        texts(rows.iter().map(|m| m.kind.as_str())),
+        array(ArrayType::Bytes, rows.iter().map(|m| m.body.clone())),
+        texts(rows.iter().map(|m| m.state.as_str())),
+        array(
+            ArrayType::BigInt,
+            rows.iter().map(|m| m.stream_seq.unwrap_or(0)),
+        ),
+    ]
+}
 
 fn statement(sql: &str, values: Vec<Value>) -> Statement {
     Statement::from_sql_and_values(DbBackend::Postgres, sql, values)
@@ -88,27 +192,13 @@ pub(super) async fn write(
 ) -> Result<(), DbError> {
     let now = chrono::Utc::now();
     let created_at = rows.first().map_or(now, |m| m.created_at);
-    let values = vec![
+    let mut values = vec![
         texts(moved.iter().map(|&(c, _)| c)),
         array(ArrayType::BigInt, moved.iter().map(|&(_, last)| last)),
-        texts(records.iter().map(|r| r.client_id)),
-        array(ArrayType::BigInt, records.iter().map(|r| r.seq)),
-        texts(records.iter().map(|r| r.state.as_str())),
-        array(ArrayType::Int, records.iter().map(|r| r.attempts)),
-        array(ArrayType::Int, records.iter().map(|r| r.status)),
-        now.into(),
-        created_at.into(),
-        texts(rows.iter().map(|m| m.client_id.as_str())),
-        array(ArrayType::BigInt, rows.iter().map(|m| m.seq)),
-        texts(rows.iter().map(|m| m.event_id.as_str())),
-        texts(rows.iter().map(|m| m.kind.as_str())),
-        array(ArrayType::Bytes, rows.iter().map(|m| m.body.clone())),
-        texts(rows.iter().map(|m| m.state.as_str())),
-        array(
-            ArrayType::BigInt,
-            rows.iter().map(|m| m.stream_seq.unwrap_or(0)),
-        ),
     ];
+    values.extend(record_values(records, now));
+    values.push(created_at.into());
+    values.extend(row_values(rows));
     txn.execute_raw(statement(WRITE, values)).await?;
     Ok(())
 }
