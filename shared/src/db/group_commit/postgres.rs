@@ -21,61 +21,73 @@ const LOCK: &str = "SELECT s.client_id, s.event_seq, s.fence, \
 
 const KNOWN: &str = "SELECT event_id FROM events WHERE event_id = ANY($1)";
 
-/// Counters, delivery records and new rows. A record's status of 0 is "no
-/// answer" (no HTTP status is 0); a stream sequence of 0 is "body in the
-/// row" (the stream's start at 1).
-const WRITE: &str = "WITH advanced AS ( \
+/// The delivery records (`$1` to `$6`: five arrays and the attempts' time):
+/// a record's status of 0 is "no answer" (no HTTP status is 0).
+macro_rules! recorded {
+    () => {
+        "recorded AS ( \
+           UPDATE events AS e SET state = r.state, \
+             attempts = e.attempts + r.attempts, \
+             last_status = CASE WHEN r.attempts > 0 THEN NULLIF(r.status, 0) ELSE e.last_status END, \
+             last_attempt_at = CASE WHEN r.attempts > 0 THEN $6::timestamptz ELSE e.last_attempt_at END \
+           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::int[]) \
+             AS r(client_id, seq, state, attempts, status) \
+           WHERE e.client_id = r.client_id AND e.seq = r.seq \
+         )"
+    };
+}
+
+/// The new rows (`$7`: their time; `$8` to `$14`: seven arrays): a stream
+/// sequence of 0 is "body in the row" (the stream's start at 1).
+macro_rules! new_rows {
+    () => {
+        "INSERT INTO events (client_id, seq, event_id, kind, body, state, created_at, stream_seq) \
+         SELECT n.client_id, n.seq, n.event_id, n.kind, n.body, n.state, $7::timestamptz, \
+           NULLIF(n.stream_seq, 0) \
+         FROM unnest($8::text[], $9::bigint[], $10::text[], $11::text[], $12::bytea[], \
+           $13::text[], $14::bigint[]) AS n(client_id, seq, event_id, kind, body, state, stream_seq)"
+    };
+}
+
+/// Counters (`$15`, `$16`), delivery records and new rows, in a locked
+/// transaction.
+const WRITE: &str = concat!(
+    "WITH advanced AS ( \
        UPDATE sessions AS s SET event_seq = a.last \
-       FROM unnest($1::text[], $2::bigint[]) AS a(client_id, last) \
+       FROM unnest($15::text[], $16::bigint[]) AS a(client_id, last) \
        WHERE s.client_id = a.client_id \
-     ), recorded AS ( \
-       UPDATE events AS e SET state = r.state, \
-         attempts = e.attempts + r.attempts, \
-         last_status = CASE WHEN r.attempts > 0 THEN NULLIF(r.status, 0) ELSE e.last_status END, \
-         last_attempt_at = CASE WHEN r.attempts > 0 THEN $8::timestamptz ELSE e.last_attempt_at END \
-       FROM unnest($3::text[], $4::bigint[], $5::text[], $6::int[], $7::int[]) \
-         AS r(client_id, seq, state, attempts, status) \
-       WHERE e.client_id = r.client_id AND e.seq = r.seq \
-     ) \
-     INSERT INTO events (client_id, seq, event_id, kind, body, state, created_at, stream_seq) \
-     SELECT n.client_id, n.seq, n.event_id, n.kind, n.body, n.state, $9::timestamptz, \
-       NULLIF(n.stream_seq, 0) \
-     FROM unnest($10::text[], $11::bigint[], $12::text[], $13::text[], $14::bytea[], \
-       $15::text[], $16::bigint[]) AS n(client_id, seq, event_id, kind, body, state, stream_seq)";
+     ), ",
+    recorded!(),
+    " ",
+    new_rows!()
+);
 
 /// A batch without a transaction around it (`optimistic`): one statement,
-/// atomic by itself. Each session moves from the `seq` this writer last
-/// wrote to its new last one only if no one else moved it since, its fence
-/// still admits the appends, and no event of it still undelivered is so old
-/// that the window from it would be full (`bound`: the highest `seq` such an
-/// event may not reach; -1, none of the batch's events is undelivered).
-/// Only sessions that moved get their rows; the statement answers which.
-/// The delivery records are written in any case.
-const OPTIMISTIC: &str = "WITH advanced AS ( \
+/// atomic by itself. Each session (`$15` to `$19`) moves from the `seq` this
+/// writer last wrote to its new last one only if no one else moved it
+/// since, its fence still admits the appends, and no event of it still
+/// undelivered (`$20`) is so old that the window from it would be full
+/// (`bound`: the highest `seq` such an event may not reach; -1, none of the
+/// batch's events is undelivered). Only sessions that moved get their rows;
+/// the statement answers which. The delivery records are written in any
+/// case.
+const OPTIMISTIC: &str = concat!(
+    "WITH advanced AS ( \
        UPDATE sessions AS s SET event_seq = a.last \
-       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) \
+       FROM unnest($15::text[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[]) \
          AS a(client_id, expected, last, fence, bound) \
        WHERE s.client_id = a.client_id AND s.event_seq = a.expected AND s.fence <= a.fence \
          AND NOT EXISTS (SELECT 1 FROM events e \
-           WHERE e.client_id = a.client_id AND e.state = $6 AND e.seq <= a.bound) \
+           WHERE e.client_id = a.client_id AND e.state = $20 AND e.seq <= a.bound) \
        RETURNING s.client_id \
-     ), recorded AS ( \
-       UPDATE events AS e SET state = r.state, \
-         attempts = e.attempts + r.attempts, \
-         last_status = CASE WHEN r.attempts > 0 THEN NULLIF(r.status, 0) ELSE e.last_status END, \
-         last_attempt_at = CASE WHEN r.attempts > 0 THEN $12::timestamptz ELSE e.last_attempt_at END \
-       FROM unnest($7::text[], $8::bigint[], $9::text[], $10::int[], $11::int[]) \
-         AS r(client_id, seq, state, attempts, status) \
-       WHERE e.client_id = r.client_id AND e.seq = r.seq \
-     ), inserted AS ( \
-       INSERT INTO events (client_id, seq, event_id, kind, body, state, created_at, stream_seq) \
-       SELECT n.client_id, n.seq, n.event_id, n.kind, n.body, n.state, $13::timestamptz, \
-         NULLIF(n.stream_seq, 0) \
-       FROM unnest($14::text[], $15::bigint[], $16::text[], $17::text[], $18::bytea[], \
-         $19::text[], $20::bigint[]) AS n(client_id, seq, event_id, kind, body, state, stream_seq) \
-       WHERE n.client_id IN (SELECT client_id FROM advanced) \
+     ), ",
+    recorded!(),
+    ", inserted AS ( ",
+    new_rows!(),
+    " WHERE n.client_id IN (SELECT client_id FROM advanced) \
      ) \
-     SELECT client_id FROM advanced";
+     SELECT client_id FROM advanced"
+);
 
 /// A session's move in an optimistic batch.
 pub(super) struct Move<'a> {
@@ -97,19 +109,15 @@ pub(super) async fn write_optimistic(
     records: &[Recorded<'_>],
     rows: &[&Model],
 ) -> Result<Vec<String>, DbError> {
-    let now = chrono::Utc::now();
-    let created_at = rows.first().map_or(now, |m| m.created_at);
-    let mut values = vec![
+    let mut values = common_values(records, rows);
+    values.extend([
         texts(moves.iter().map(|m| m.client_id)),
         array(ArrayType::BigInt, moves.iter().map(|m| m.expected)),
         array(ArrayType::BigInt, moves.iter().map(|m| m.last)),
         array(ArrayType::BigInt, moves.iter().map(|m| m.fence)),
         array(ArrayType::BigInt, moves.iter().map(|m| m.bound)),
         DeliveryState::Pending.as_str().into(),
-    ];
-    values.extend(record_values(records, now));
-    values.push(created_at.into());
-    values.extend(row_values(rows));
+    ]);
     let moved = conn
         .query_all_raw(statement(OPTIMISTIC, values))
         .await?
@@ -119,21 +127,19 @@ pub(super) async fn write_optimistic(
     Ok(moved)
 }
 
-/// The delivery records' values: five arrays and the attempts' time.
-fn record_values(records: &[Recorded<'_>], now: chrono::DateTime<chrono::Utc>) -> [Value; 6] {
-    [
+/// `$1` to `$14`: the delivery records' five arrays and the attempts' time,
+/// the new rows' time and their seven arrays.
+fn common_values(records: &[Recorded<'_>], rows: &[&Model]) -> Vec<Value> {
+    let now = chrono::Utc::now();
+    let created_at = rows.first().map_or(now, |m| m.created_at);
+    vec![
         texts(records.iter().map(|r| r.client_id)),
         array(ArrayType::BigInt, records.iter().map(|r| r.seq)),
         texts(records.iter().map(|r| r.state.as_str())),
         array(ArrayType::Int, records.iter().map(|r| r.attempts)),
         array(ArrayType::Int, records.iter().map(|r| r.status)),
         now.into(),
-    ]
-}
-
-/// The new rows' values: seven arrays.
-fn row_values(rows: &[&Model]) -> [Value; 7] {
-    [
+        created_at.into(),
         texts(rows.iter().map(|m| m.client_id.as_str())),
         array(ArrayType::BigInt, rows.iter().map(|m| m.seq)),
         texts(rows.iter().map(|m| m.event_id.as_str())),
@@ -190,15 +196,11 @@ pub(super) async fn write(
     records: &[Recorded<'_>],
     rows: &[&Model],
 ) -> Result<(), DbError> {
-    let now = chrono::Utc::now();
-    let created_at = rows.first().map_or(now, |m| m.created_at);
-    let mut values = vec![
+    let mut values = common_values(records, rows);
+    values.extend([
         texts(moved.iter().map(|&(c, _)| c)),
         array(ArrayType::BigInt, moved.iter().map(|&(_, last)| last)),
-    ];
-    values.extend(record_values(records, now));
-    values.push(created_at.into());
-    values.extend(row_values(rows));
+    ]);
     txn.execute_raw(statement(WRITE, values)).await?;
     Ok(())
 }
