@@ -1,8 +1,9 @@
 //! The batch's statements on PostgreSQL: two per transaction whatever its
-//! size (one, without a transaction, for an optimistic batch), each one text (the requests' values go as arrays, `= ANY` and
-//! `unnest`), so a connection prepares each once and the server can keep its
-//! plan. The locking read also finds the duplicates; one statement then
-//! moves the counters, records the deliveries and inserts the new rows.
+//! size (one, without a transaction, for an optimistic batch), each one
+//! text (the requests' values go as arrays, `= ANY` and `unnest`), so a
+//! connection prepares each once and the server can keep its plan. The
+//! locking read also finds the duplicates; one statement then moves the
+//! counters, records the deliveries and inserts the new rows.
 use sea_orm::sea_query::ArrayType;
 use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, QueryResult, Statement, Value};
 
