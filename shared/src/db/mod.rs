@@ -5,6 +5,7 @@ pub mod events;
 mod group_commit;
 pub mod group_subjects;
 pub mod history;
+mod logged_events;
 pub mod overview;
 pub mod sessions;
 #[cfg(feature = "testing")]

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
 use sea_orm::{Condition, QueryOrder, QuerySelect};
 
-use crate::db::events::{Delivery, DeliveryState, LoggedEvent, Redeliver};
+use crate::db::logged_events::{Delivery, DeliveryState, LoggedEvent, Redeliver};
 use crate::db::{Db, DbError};
 use crate::event_stream::StreamError;
 

@@ -1,20 +1,19 @@
-//! One batch of the event log's writer: its appends and its delivery
-//! records. On PostgreSQL, when the writer knows each session's last `seq`
-//! (it wrote the session's last batch), one statement without a transaction
-//! around it (`optimistic`); otherwise, and for what that statement finds
-//! changed, one transaction (sessions locked in one order, duplicates found,
-//! `seq`s allocated, bodies built and, in the cluster, published before the
-//! rows), whose statements are PostgreSQL's (`postgres`: two per
-//! transaction) or the portable ones (`portable`).
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+//! A locked batch of the event log's writer: its appends and its delivery
+//! records in one transaction (sessions locked in one order, duplicates
+//! found, `seq`s allocated, bodies built and, in the cluster, published
+//! before the rows), whose statements are PostgreSQL's (`postgres`: two per
+//! transaction) or the portable ones (`portable`). What the optimistic
+//! statement (`optimistic`) could not write comes here too.
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
 };
 
+use super::records::{Known, bigint, remember};
 use super::{Append, Record, portable, postgres};
 use crate::db::entities::events::{self as rows, Column, Entity, Model};
-use crate::db::events::{Appended, DeliveryState};
+use crate::db::logged_events::{Appended, DeliveryState};
 use crate::db::{Db, DbError};
 use crate::event_stream::StreamedEvent;
 
@@ -31,37 +30,6 @@ struct Owner {
     /// The `seq` of this batch at which the session's log is trimmed.
     trim_at: Option<i64>,
     cap: i64,
-}
-
-/// Writes `appends` and `records`: each append's outcome, or why the whole
-/// batch failed (then nothing of it was written).
-pub(super) async fn write(
-    db: &Db,
-    appends: &mut [Append],
-    records: &[Record],
-    known: &mut Known,
-) -> Result<Vec<Outcome>, DbError> {
-    let mut all: Vec<&mut Append> = appends.iter_mut().collect();
-    let all_known = all.iter().all(|a| known.contains_key(&a.client_id));
-    if db.backend() == "postgres" && all_known {
-        return super::optimistic::write(db, all, records, known).await;
-    }
-    locked(db, &mut all, records, known).await
-}
-
-/// Each session's `seq` as this writer last wrote it: while no one else
-/// writes the session, its next batch needs no locking read.
-pub(super) type Known = HashMap<String, i64>;
-
-/// The most sessions a writer remembers (it forgets them all past this).
-const KNOWN_MOST: usize = 100_000;
-
-/// Remembers `client_id`'s `seq` after a batch.
-pub(super) fn remember(known: &mut Known, client_id: &str, seq: i64) {
-    if known.len() >= KNOWN_MOST && !known.contains_key(client_id) {
-        known.clear();
-    }
-    known.insert(client_id.to_string(), seq);
 }
 
 /// Writes `appends` and `records` in one transaction with the sessions'
@@ -105,7 +73,7 @@ pub(super) async fn locked(
         .iter()
         .filter_map(|(client_id, o)| Some((client_id.as_str(), o.last?)))
         .collect();
-    let recorded = fold(records)?;
+    let recorded = super::records::fold(records)?;
     let new: Vec<&Model> = models.iter().map(|(_, m)| m).collect();
     if on_postgres(&txn) {
         postgres::write(&txn, &moved, &recorded, &new).await?;
@@ -248,44 +216,6 @@ pub(super) async fn trim_rows(
     Ok(())
 }
 
-/// One event's delivery records of a batch, as one.
-pub(super) struct Recorded<'a> {
-    pub client_id: &'a str,
-    pub seq: i64,
-    /// The last record's state.
-    pub state: DeliveryState,
-    /// The attempts the records counted.
-    pub attempts: i32,
-    /// The last attempt's HTTP status (0: none, or no attempt).
-    pub status: i32,
-}
-
-/// Folds each event's records, in the order queued, into one.
-pub(super) fn fold(records: &[Record]) -> Result<Vec<Recorded<'_>>, DbError> {
-    let mut folded: Vec<Recorded<'_>> = Vec::with_capacity(records.len());
-    let mut at: HashMap<(&str, u64), usize> = HashMap::with_capacity(records.len());
-    for r in records {
-        let seq = bigint(r.seq)?;
-        let i = *at.entry((r.client_id.as_str(), r.seq)).or_insert_with(|| {
-            folded.push(Recorded {
-                client_id: &r.client_id,
-                seq,
-                state: r.state,
-                attempts: 0,
-                status: 0,
-            });
-            folded.len() - 1
-        });
-        let event = &mut folded[i];
-        event.state = r.state;
-        if let Some(status) = r.attempt {
-            event.attempts += 1;
-            event.status = status.map_or(0, i32::from);
-        }
-    }
-    Ok(folded)
-}
-
 /// Publishes the new events' bodies to the cluster's stream (all sent, then
 /// every acknowledgement awaited): their stream sequences, by position.
 pub(super) async fn publish(
@@ -378,8 +308,4 @@ pub(super) async fn trim_stream(db: &Db, client_id: &str, cap: i64) {
 
 fn on_postgres(txn: &DatabaseTransaction) -> bool {
     txn.get_database_backend() == DbBackend::Postgres
-}
-
-pub(super) fn bigint(n: u64) -> Result<i64, DbError> {
-    i64::try_from(n).map_err(|_| DbError::Unavailable(format!("{n} does not fit a bigint")))
 }

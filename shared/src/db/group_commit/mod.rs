@@ -26,13 +26,14 @@ mod batch;
 mod optimistic;
 mod portable;
 mod postgres;
+mod records;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::{Appended, DeliveryState, NewEvent};
+use super::logged_events::{Appended, DeliveryState, NewEvent};
 use super::{Db, DbError};
 
 /// The most requests one transaction takes.
@@ -224,7 +225,7 @@ impl Appender {
 
 async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
     let mut requests = Vec::with_capacity(MAX_BATCH);
-    let mut known = batch::Known::new();
+    let mut known = records::Known::new();
     while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
@@ -242,8 +243,13 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
 }
 
 /// Writes one batch and answers each of its requests.
-async fn write(db: &Db, mut appends: Vec<Append>, records: Vec<Record>, known: &mut batch::Known) {
-    match batch::write(db, &mut appends, &records, known).await {
+async fn write(
+    db: &Db,
+    mut appends: Vec<Append>,
+    records: Vec<Record>,
+    known: &mut records::Known,
+) {
+    match write_batch(db, &mut appends, &records, known).await {
         Ok(outcomes) => {
             for (request, outcome) in appends.into_iter().zip(outcomes) {
                 let _ = request.reply.send(outcome);
@@ -255,13 +261,13 @@ async fn write(db: &Db, mut appends: Vec<Append>, records: Vec<Record>, known: &
         Err(DbError::Conflict(_)) if appends.len() + records.len() > 1 => {
             // Another process logged one of these events meanwhile: one by
             // one, so that only that one is the duplicate.
-            let outcome = batch::write(db, &mut [], &records, known).await.map(|_| ());
+            let outcome = write_batch(db, &mut [], &records, known).await.map(|_| ());
             for record in records {
                 let _ = record.reply.send(outcome.clone());
             }
             for request in appends {
                 let mut one = [request];
-                let outcome = match batch::write(db, &mut one, &[], known).await {
+                let outcome = match write_batch(db, &mut one, &[], known).await {
                     Ok(mut outcomes) => outcomes.pop().unwrap_or_else(batch::not_written),
                     Err(e) => Err(e),
                 };
@@ -278,4 +284,20 @@ async fn write(db: &Db, mut appends: Vec<Append>, records: Vec<Record>, known: &
             }
         }
     }
+}
+
+/// Writes `appends` and `records`: each append's outcome, or why the whole
+/// batch failed (then nothing of it was written).
+async fn write_batch(
+    db: &Db,
+    appends: &mut [Append],
+    records: &[Record],
+    known: &mut records::Known,
+) -> Result<Vec<batch::Outcome>, DbError> {
+    let mut all: Vec<&mut Append> = appends.iter_mut().collect();
+    let all_known = all.iter().all(|a| known.contains_key(&a.client_id));
+    if db.backend() == "postgres" && all_known {
+        return optimistic::write(db, all, records, known).await;
+    }
+    batch::locked(db, &mut all, records, known).await
 }

@@ -14,11 +14,12 @@
 //! transaction (the caller then writes the batch request by request).
 use std::collections::{BTreeMap, HashSet};
 
-use super::batch::{self, Known, Outcome};
+use super::batch::{self, Outcome};
 use super::postgres::{self, Move};
+use super::records::{self, Known};
 use super::{Append, Record};
 use crate::db::entities::events::{self as rows, Model};
-use crate::db::events::{Appended, DeliveryState};
+use crate::db::logged_events::{Appended, DeliveryState};
 use crate::db::{Db, DbError};
 
 /// A session's part of the batch, as planned from what the writer knows.
@@ -65,7 +66,7 @@ pub(super) async fn write(
             bound: p.bound,
         })
         .collect();
-    let recorded = batch::fold(records)?;
+    let recorded = records::fold(records)?;
     let new: Vec<&Model> = models.iter().map(|(_, m)| m).collect();
     let moved: HashSet<String> = postgres::write_optimistic(db.conn(), &moves, &recorded, &new)
         .await?
@@ -81,7 +82,7 @@ pub(super) async fn write(
         }
     }
     for (client_id, p) in plans.iter().filter(|(c, _)| moved.contains(*c)) {
-        batch::remember(known, client_id, p.last);
+        records::remember(known, client_id, p.last);
         if let Some(at) = p.trim_at {
             // Written already: a trim that fails waits for the next turn.
             if let Err(e) = batch::trim_rows(db.conn(), client_id, at, p.cap).await {
@@ -134,8 +135,8 @@ fn plan(appends: &[&mut Append], known: &Known) -> Result<Planned, DbError> {
         });
         let seq = plan.last + 1;
         plan.last = seq;
-        plan.fence = plan.fence.min(batch::bigint(a.fence)?);
-        let cap = batch::bigint(Ord::max(a.cap, 1))?;
+        plan.fence = plan.fence.min(records::bigint(a.fence)?);
+        let cap = records::bigint(Ord::max(a.cap, 1))?;
         plan.cap = cap;
         if a.state == DeliveryState::Pending {
             let first = *plan.first_pending.get_or_insert(seq);

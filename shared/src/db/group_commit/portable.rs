@@ -11,10 +11,10 @@ use sea_orm::{
     QueryResult, QuerySelect,
 };
 
-use super::batch::Recorded;
+use super::records::Recorded;
 use crate::db::DbError;
 use crate::db::entities::events::{ActiveModel, Column, Entity, Model};
-use crate::db::events::DeliveryState;
+use crate::db::logged_events::DeliveryState;
 
 /// Which of `ids` are logged already, then the sessions' rows (locked by the
 /// write transaction) with their oldest undelivered events.

@@ -7,9 +7,9 @@
 use sea_orm::sea_query::ArrayType;
 use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, QueryResult, Statement, Value};
 
-use super::batch::Recorded;
+use super::records::Recorded;
 use crate::db::entities::events::Model;
-use crate::db::events::DeliveryState;
+use crate::db::logged_events::DeliveryState;
 use crate::db::{DbError, pg_array as array};
 
 /// Locks in `client_id` order (the sort is below the lock), and reads which
