@@ -5,7 +5,7 @@ use actix_web::HttpRequest;
 use parley_shared::ids::ClientId;
 
 use crate::auth::Caller;
-use crate::routes::sessions::caller;
+use crate::auth::caller;
 
 /// Who made the request, as the audit trail names them (never a secret).
 pub fn actor(caller: &Caller) -> String {

@@ -5,7 +5,7 @@ use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use actix_web::middleware::Next;
-use actix_web::{HttpMessage, ResponseError, web};
+use actix_web::{HttpMessage, HttpRequest, ResponseError, web};
 use bytes::BytesMut;
 use futures::StreamExt;
 use parley_shared::digest;
@@ -34,6 +34,21 @@ impl Caller {
             Caller::Session(_) => Err(ApiError::unauthorized()),
         }
     }
+}
+
+/// The caller attached by the authentication middleware.
+pub fn caller(req: &HttpRequest) -> Caller {
+    req.extensions()
+        .get::<Caller>()
+        .cloned()
+        .unwrap_or(Caller::Account)
+}
+
+/// Parses a `clientId` and checks the caller may act on it.
+pub fn authorized_client(req: &HttpRequest, raw: &str) -> Result<ClientId, ApiError> {
+    let id = ClientId::parse(raw)?;
+    caller(req).check(&id)?;
+    Ok(id)
 }
 
 /// Paths anyone may call: probes, non-secret facts, permanent media links,

@@ -4,10 +4,10 @@
 //! helpers below are what their handlers share with the API's own.
 use utoipa_actix_web::service_config::ServiceConfig;
 
+pub use crate::auth::authorized_client;
 pub use crate::lookup::subject;
 pub use crate::owner::send as ask_owner;
 pub use crate::routes::lifecycle::{known, unexpected};
-pub use crate::routes::sessions::authorized_client;
 
 /// Routes, and what the OpenAPI document must know of them.
 #[derive(Debug, Clone, Copy)]

@@ -8,7 +8,7 @@ use parley_shared::queries::{Answer, Query};
 use parley_shared::wire::inbox::{RefreshAvatars, RefreshedAvatars};
 
 use super::lifecycle::unexpected;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::owner::{self, Patience};
 use crate::{AppState, HttpError};
 

@@ -10,7 +10,7 @@ use parley_shared::wire::contacts::{
 };
 
 use super::lifecycle::unexpected;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::{AppState, HttpError, lookup, owner};
 
 /// Asks the session's owner to carry out `query`.

@@ -18,7 +18,7 @@ use parley_shared::wire::inbox::Pagination;
 use serde_json::Value;
 
 use super::inbox::session_for;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::{AppState, HttpError};
 
 /// Events per page: at most, and when not given.

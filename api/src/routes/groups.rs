@@ -11,7 +11,7 @@ use parley_shared::wire::sessions::ClientOnly;
 
 use super::contacts::ask;
 use super::lifecycle::unexpected;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::{AppState, HttpError, lookup};
 
 fn mismatch(answer: Answer) -> HttpError {

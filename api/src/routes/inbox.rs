@@ -13,8 +13,8 @@ use parley_shared::wire::inbox::{
 };
 use parley_shared::wire::messages::StatusText;
 
-use super::sessions::{authorized_client, caller};
 use crate::auth::Caller;
+use crate::auth::{authorized_client, caller};
 use crate::{AppState, HttpError};
 
 /// Longest chat room or message id looked up (longer ones cannot exist).

@@ -9,7 +9,7 @@ use parley_shared::wire::sessions::{
     ClientIdQuery, ClientOnly, Disconnected, PairCode, PairPhone, QrState, StartBody, Started,
 };
 
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::{AppState, HttpError, owner, qr as qr_png};
 
 #[utoipa::path(tag = "sessions", params(("clientId" = String, Query, description = "Letters and digits")),

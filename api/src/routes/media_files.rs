@@ -8,8 +8,8 @@ use parley_shared::wire::inbox::{
 };
 
 use super::inbox::session_for;
-use super::sessions::{authorized_client, caller};
 use crate::auth::Caller;
+use crate::auth::{authorized_client, caller};
 use crate::{AppState, HttpError};
 
 /// A positive whole number from the query string, or `default` when absent

@@ -10,7 +10,7 @@ use parley_shared::wire::messages::{MediaSent, SendMediaForm, SendMediaUrl};
 use parley_shared::wire::sessions::ClientIdQuery;
 
 use super::messages::deliver;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::compose::{self, TEXT_MAX};
 use crate::upload::{self, Form};
 use crate::{AppState, HttpError, owner};

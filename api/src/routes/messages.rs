@@ -11,7 +11,7 @@ use parley_shared::wire::messages::{
 };
 
 use super::lifecycle::unexpected;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::compose::{self, TEXT_MAX};
 use crate::owner::{self, Patience};
 use crate::{AppState, HttpError};

@@ -17,8 +17,8 @@ use parley_shared::wire::inbox::Pagination;
 use super::events::number;
 use super::health::{Checks, checks};
 use super::inbox::session_for;
-use super::sessions::{authorized_client, caller};
 use crate::auth::Caller;
+use crate::auth::{authorized_client, caller};
 use crate::{AppState, HttpError};
 
 /// Sessions per page: at most, and when not given.

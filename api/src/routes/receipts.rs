@@ -9,7 +9,7 @@ use parley_shared::wire::sessions::Ok as OkBody;
 
 use super::inbox;
 use super::messages::act;
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::compose::{self, MARK_READ_MAX};
 use crate::{AppState, HttpError};
 

@@ -1,5 +1,5 @@
 //! Session routes answered from the database: listing, state, per-session secrets.
-use actix_web::{HttpMessage, HttpRequest, get, post, web};
+use actix_web::{HttpRequest, get, post, web};
 use parley_shared::command::{self, Command, Reply};
 use parley_shared::db::SettingsPatch;
 use parley_shared::digest;
@@ -9,26 +9,11 @@ use parley_shared::wire::sessions::{
     CheckState, ClientList, ClientOnly, ClientQuery, ClientSummary, HasSecret, SetApiSecret,
 };
 
-use crate::auth::Caller;
+use crate::auth::{Caller, authorized_client, caller};
 use crate::{AppState, HttpError};
 
 /// Shortest accepted session secret.
 const SECRET_MIN: usize = 16;
-
-/// The caller attached by the authentication middleware.
-pub fn caller(req: &HttpRequest) -> Caller {
-    req.extensions()
-        .get::<Caller>()
-        .cloned()
-        .unwrap_or(Caller::Account)
-}
-
-/// Parses a `clientId` and checks the caller may act on it.
-pub fn authorized_client(req: &HttpRequest, raw: &str) -> Result<ClientId, ApiError> {
-    let id = ClientId::parse(raw)?;
-    caller(req).check(&id)?;
-    Ok(id)
-}
 
 #[utoipa::path(tag = "sessions", params(("clientId" = Option<String>, Query, description = "Limit to one session")),
     responses((status = 200, body = ClientList)))]

@@ -15,7 +15,7 @@ use parley_shared::wire::sessions::{
     WebhookSet,
 };
 
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::{AppState, HttpError};
 
 /// Stores a settings change; 404 when the session does not exist.

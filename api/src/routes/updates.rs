@@ -10,7 +10,7 @@ use parley_shared::wire::messages::{
 
 use super::inbox;
 use super::messages::{act, deliver};
-use super::sessions::authorized_client;
+use crate::auth::authorized_client;
 use crate::compose::{self, TEXT_MAX};
 use crate::owner;
 use crate::{AppState, HttpError};
