@@ -471,14 +471,7 @@ impl WireNetwork {
         let devices: Vec<u16> = account.devices.keys().copied().collect();
         reg.accounts.remove(phone);
         for device in devices {
-            let key = (phone.to_string(), device);
-            reg.offline.remove(&key);
-            if let Some(live) = reg.live.get(&key) {
-                let _ = live.tx.send(Control::End(nodes::stream_error(
-                    Some(401),
-                    Some("device_removed"),
-                )));
-            }
+            removed(&mut reg, phone, device);
         }
         drop(reg);
         self.inner.changed.notify_waiters();
@@ -525,13 +518,7 @@ impl WireNetwork {
         if let Some(account) = reg.accounts.get_mut(phone) {
             account.devices.remove(&device);
         }
-        reg.offline.remove(&(phone.to_string(), device));
-        if let Some(live) = reg.live.get(&(phone.to_string(), device)) {
-            let _ = live.tx.send(Control::End(nodes::stream_error(
-                Some(401),
-                Some("device_removed"),
-            )));
-        }
+        removed(&mut reg, phone, device);
     }
 
     /// Ends the device's live socket with a stream error (`code`, `conflict`).
@@ -625,5 +612,18 @@ impl WireNetwork {
             .get(phone)
             .map(|a| a.devices.keys().copied().collect())
             .unwrap_or_default()
+    }
+}
+
+/// A device the network removed: what waited for it is dropped, and its live
+/// socket, if any, gets `401 device_removed`.
+fn removed(reg: &mut Registry, phone: &str, device: u16) {
+    let key = (phone.to_string(), device);
+    reg.offline.remove(&key);
+    if let Some(live) = reg.live.get(&key) {
+        let _ = live.tx.send(Control::End(nodes::stream_error(
+            Some(401),
+            Some("device_removed"),
+        )));
     }
 }

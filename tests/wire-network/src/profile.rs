@@ -26,13 +26,12 @@ impl Inner {
     /// digits), one more than the last when two come in the same second.
     fn next_picture_id(&self) -> u64 {
         let now = u64::try_from(chrono::Utc::now().timestamp()).unwrap_or_default();
+        let after = |last: u64| Ord::max(now, last + 1);
         let last = self
             .last_picture
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
-                Some(Ord::max(now, last + 1))
-            })
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| Some(after(last)))
             .unwrap_or_default();
-        Ord::max(now, last + 1)
+        after(last)
     }
 
     /// `phone` (registered if it was not) shows `about` and `avatar`; a new

@@ -46,7 +46,7 @@ pub(super) async fn write(
     let seqs: Vec<Option<i64>> = appends
         .iter()
         .zip(seqs)
-        .map(|(a, seq)| seq.filter(|_| plans[a.client_id.as_str()].fits))
+        .map(|(a, seq)| plans[a.client_id.as_str()].fits.then_some(seq))
         .collect();
     let mut plains: Vec<Option<Vec<u8>>> = appends
         .iter_mut()
@@ -114,7 +114,7 @@ pub(super) async fn write(
 }
 
 /// The sessions' plans, and each append's `seq` by position.
-type Planned = (BTreeMap<String, Plan>, Vec<Option<i64>>);
+type Planned = (BTreeMap<String, Plan>, Vec<i64>);
 
 /// Each session's plan and each append's `seq`, in arrival order, from the
 /// `seq`s the writer knows.
@@ -148,7 +148,7 @@ fn plan(appends: &[&mut Append], known: &Known) -> Result<Planned, DbError> {
         if seq % rows::TRIM_EVERY == 0 {
             plan.trim_at = Some(seq);
         }
-        seqs.push(Some(seq));
+        seqs.push(seq);
     }
     Ok((plans, seqs))
 }
