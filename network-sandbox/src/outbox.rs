@@ -2,7 +2,8 @@
 //! outbox through one task that takes every record queued at that moment,
 //! checks the armed faults of their sessions with one query and inserts the
 //! rest with one statement. Alone, a record costs what it did before (two
-//! statements); under load the statements per send fall with the batch size.
+//! statements); under load the statements per send fall with the batch size,
+//! and a lone record waits up to 3 ms for the next one ([`Company`]).
 //!
 //! A record whose session has a fault armed for its operation uses the fault up
 //! (atomically, as before) and is not written: the send fails, the outbox shows
@@ -10,10 +11,13 @@
 //! about, so a plain send costs one statement.
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
+
+use parley_shared::db::company::Company;
+use tokio::sync::{OnceCell, mpsc, oneshot};
 
 use crate::store::NewOutboxEntry;
 use crate::store::Store;
-use tokio::sync::{OnceCell, mpsc, oneshot};
 
 use super::suspects::Suspects;
 
@@ -21,6 +25,8 @@ use super::suspects::Suspects;
 const MAX_BATCH: usize = 256;
 /// Records that may wait for the writer before senders wait to queue.
 const QUEUE: usize = 4096;
+/// The longest a record waits for company under load (see [`Company`]).
+const COMPANY: Duration = Duration::from_millis(3);
 
 /// What became of one record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +88,9 @@ impl OutboxWriter {
 
 async fn run(db: Store, suspects: Arc<Suspects>, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut company = Company::new(COMPANY);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        company.gather(&mut queue, &mut batch, MAX_BATCH).await;
         write(&db, &suspects, std::mem::take(&mut batch)).await;
     }
 }

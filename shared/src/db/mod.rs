@@ -1,4 +1,5 @@
 //! The database: sea-orm over PostgreSQL or SQLite, one schema from `migrations/`.
+pub mod company;
 pub mod contacts;
 pub mod entities;
 pub mod events;

@@ -15,8 +15,10 @@
 //! does not fail the others. A failure of the batch itself (the database or
 //! the stream unavailable) fails every request of it, and nothing of it is
 //! written; a unique-key conflict nobody expected retries its requests one by
-//! one. With nothing queued the writer takes a lone request at once: group
-//! commit adds no wait, it only batches what arrives while a commit runs.
+//! one. With nothing queued the writer takes a lone append at once: group
+//! commit adds no wait to an append, it only batches what arrives while a
+//! commit runs. Delivery records alone wait a few milliseconds for an append
+//! to ride with ([`RECORDS_LINGER`]).
 //!
 //! On PostgreSQL a writer remembers each session's `seq` as it last wrote
 //! it; while no one else writes the session, its batches need no locking
@@ -32,7 +34,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Duration, Instant, timeout_at};
 
+use super::company::Company;
 use super::logged_events::{Appended, DeliveryState, NewEvent};
 use super::{Db, DbError};
 
@@ -51,6 +55,18 @@ pub(super) const POSTGRES_WRITERS: usize = 1;
 
 /// Requests waiting for one writer (callers wait beyond this).
 const QUEUE: usize = 4_096;
+
+/// How long a batch of delivery records alone waits for an append to ride
+/// with: nobody waits on a record but the delivery that made it, and under
+/// load an append comes within a millisecond or two, so most records cost
+/// no statement of their own. A record still commits before its delivery
+/// ends (a handover never leaves a delivered event unrecorded); a process
+/// killed in this window delivers those events again, at least once.
+const RECORDS_LINGER: Duration = Duration::from_millis(5);
+
+/// The longest a batch with appends waits for company (see
+/// [`Company`]): only under load, when the next append is due sooner.
+const APPENDS_COMPANY: Duration = Duration::from_millis(3);
 
 /// Builds an event's stored body from its `seq` (called again when a batch is
 /// retried request by request).
@@ -226,7 +242,10 @@ impl Appender {
 async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
     let mut requests = Vec::with_capacity(MAX_BATCH);
     let mut known = records::Known::new();
+    let mut company = Company::new(APPENDS_COMPANY);
     while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
+        linger(&mut rx, &mut requests).await;
+        company.gather(&mut rx, &mut requests, MAX_BATCH).await;
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.requests.fetch_add(n, Ordering::SeqCst);
@@ -239,6 +258,21 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
             }
         }
         write(&db, appends, records, &mut known).await;
+    }
+}
+
+/// Lets a batch of delivery records alone take what comes within
+/// [`RECORDS_LINGER`], until an append joins it (or it is full).
+async fn linger(rx: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>) {
+    let has_append =
+        |requests: &[Request]| requests.iter().any(|r| matches!(r, Request::Append(_)));
+    let deadline = Instant::now() + RECORDS_LINGER;
+    while requests.len() < MAX_BATCH && !has_append(requests) {
+        let room = MAX_BATCH - requests.len();
+        match timeout_at(deadline, rx.recv_many(requests, room)).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
     }
 }
 
