@@ -5,8 +5,9 @@
 //! statement (on PostgreSQL a statement costs the server about 0.14 ms of
 //! CPU beyond its own work, whatever its size): while requests have been
 //! arriving faster than its longest wait, a writer that took a lone request
-//! waits about one and a half of their average gaps for more, never longer
-//! than the longest wait. A batch that has company already goes at once.
+//! waits for the next one, up to one and a half of their average gaps and
+//! never longer than the longest wait. A batch that has company already
+//! goes at once.
 use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant, timeout_at};
 
@@ -35,14 +36,27 @@ impl Company {
     }
 
     /// Adds to a lone request in `batch` (just taken from `rx`) what arrives
-    /// within the wait, when requests have been arriving faster than it, up
-    /// to `max` in all.
+    /// until a second one has come or the wait is over, when requests have
+    /// been arriving faster than the wait, up to `max` in all.
     pub async fn gather<T>(&mut self, rx: &mut mpsc::Receiver<T>, batch: &mut Vec<T>, max: usize) {
+        self.gather_by(rx, batch, max, |_| true).await;
+    }
+
+    /// [`Company::gather`] where only the requests that `counts` are company
+    /// (and timed): the others ride along.
+    pub async fn gather_by<T>(
+        &mut self,
+        rx: &mut mpsc::Receiver<T>,
+        batch: &mut Vec<T>,
+        max: usize,
+        counts: impl Fn(&T) -> bool,
+    ) {
         let now = Instant::now();
-        if batch.len() == 1 && self.gap <= self.most {
+        let counted = |batch: &[T]| batch.iter().filter(|r| counts(r)).count();
+        if counted(batch) == 1 && self.gap <= self.most {
             // Long enough for the next request, with some slack.
             let deadline = now + self.most.min(self.gap + self.gap / 2);
-            while batch.len() < max {
+            while batch.len() < max && counted(batch) < 2 {
                 let room = max - batch.len();
                 match timeout_at(deadline, rx.recv_many(batch, room)).await {
                     Ok(0) | Err(_) => break,
@@ -50,7 +64,7 @@ impl Company {
                 }
             }
         }
-        self.note(now, batch.len());
+        self.note(now, counted(batch));
     }
 
     /// Notes `taken` requests taken at `now`.

@@ -64,8 +64,9 @@ const QUEUE: usize = 4_096;
 /// killed in this window delivers those events again, at least once.
 const RECORDS_LINGER: Duration = Duration::from_millis(5);
 
-/// The longest a batch with appends waits for company (see
-/// [`Company`]): only under load, when the next append is due sooner.
+/// The longest a lone append waits for the next (see [`Company`]): only
+/// under load, when the next append is due sooner. Delivery records ride
+/// along and are not company.
 const APPENDS_COMPANY: Duration = Duration::from_millis(3);
 
 /// Builds an event's stored body from its `seq` (called again when a batch is
@@ -102,6 +103,12 @@ struct Taken {
 enum Request {
     Append(Append),
     Record(Record),
+}
+
+impl Request {
+    fn is_append(&self) -> bool {
+        matches!(self, Request::Append(_))
+    }
 }
 
 /// An event to append.
@@ -245,7 +252,9 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
     let mut company = Company::new(APPENDS_COMPANY);
     while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
         linger(&mut rx, &mut requests).await;
-        company.gather(&mut rx, &mut requests, MAX_BATCH).await;
+        company
+            .gather_by(&mut rx, &mut requests, MAX_BATCH, Request::is_append)
+            .await;
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.requests.fetch_add(n, Ordering::SeqCst);
@@ -264,8 +273,7 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
 /// Lets a batch of delivery records alone take what comes within
 /// [`RECORDS_LINGER`], until an append joins it (or it is full).
 async fn linger(rx: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>) {
-    let has_append =
-        |requests: &[Request]| requests.iter().any(|r| matches!(r, Request::Append(_)));
+    let has_append = |requests: &[Request]| requests.iter().any(Request::is_append);
     let deadline = Instant::now() + RECORDS_LINGER;
     while requests.len() < MAX_BATCH && !has_append(requests) {
         let room = MAX_BATCH - requests.len();
