@@ -14,7 +14,7 @@
 - Rendered and plain manifests alike: probes, PARLEY_POD_NAME from the
   downward API, resources, security context, grace period, selectors,
   references to Secrets and ConfigMaps, PARLEY_* names known to
-  shared/src/config.rs.
+  shared/src/config/mod.rs.
 
 Needs: pip install helm-python-sdk kubernetes-validate pyyaml jsonschema
 Prints one line per check and ends with `deploy: N passed, M failed`; exits 1
@@ -41,7 +41,7 @@ NAMESPACE = "parley"
 LEASE_TTL_SECS = 10
 # Variables the containers may carry besides PARLEY_* ones.
 OTHER_ENV = {"RUST_LOG"}
-# What each cluster role cannot start without (shared/src/config.rs require_cluster).
+# What each cluster role cannot start without (shared/src/config/derived.rs require_cluster).
 CLUSTER_ENV = {
     "PARLEY_DATABASE_URL",
     "PARLEY_NATS_URL",
@@ -115,14 +115,14 @@ def workspace_version() -> str:
 
 
 def known_parley_names() -> set[str]:
-    """PARLEY_* names from the KNOWN list in shared/src/config.rs."""
-    source = (ROOT / "shared" / "src" / "config.rs").read_text()
+    """PARLEY_* names from the KNOWN list in shared/src/config/mod.rs."""
+    source = (ROOT / "shared" / "src" / "config" / "mod.rs").read_text()
     block = re.search(r"pub const KNOWN: &\[&str\] = &\[(.*?)\];", source, re.S)
     if not block:
-        raise Failed("shared/src/config.rs: KNOWN list not found")
+        raise Failed("shared/src/config/mod.rs: KNOWN list not found")
     names = {f"PARLEY_{n}" for n in re.findall(r'"([A-Z0-9_]+)"', block.group(1))}
     if len(names) < 10:
-        raise Failed(f"shared/src/config.rs: only {len(names)} names found in KNOWN")
+        raise Failed(f"shared/src/config/mod.rs: only {len(names)} names found in KNOWN")
     return names
 
 
@@ -467,7 +467,7 @@ def check_consistency(docs: list[dict], known: set[str], external_secrets: set[s
             roles_seen[role] = w
             for env in env_names:
                 if env.startswith("PARLEY_"):
-                    need(env in known, f"{name}: unknown setting {env} (not in shared/src/config.rs)", problems)
+                    need(env in known, f"{name}: unknown setting {env} (not in shared/src/config/mod.rs)", problems)
                 else:
                     need(env in OTHER_ENV, f"{name}: unexpected variable {env}", problems)
             sc = c.get("securityContext") or {}
@@ -592,7 +592,7 @@ def main() -> int:
         facts["known"] = known_parley_names()
         return f"version {facts['version']}, {len(facts['known'])} PARLEY_* names"
 
-    if not report.check("repository facts (Cargo.toml version, shared/src/config.rs names)", load_facts):
+    if not report.check("repository facts (Cargo.toml version, shared/src/config/mod.rs names)", load_facts):
         facts.setdefault("version", "?")
         facts.setdefault("known", set())
     known: set[str] = facts["known"]
