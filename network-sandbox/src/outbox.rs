@@ -3,7 +3,7 @@
 //! checks the armed faults of their sessions with one query and inserts the
 //! rest with one statement. Alone, a record costs what it did before (two
 //! statements); under load the statements per send fall with the batch size,
-//! and a lone record waits up to 3 ms for the next one ([`Company`]).
+//! and a lone record waits up to 3 ms for the next two ([`Company`]).
 //!
 //! A record whose session has a fault armed for its operation uses the fault up
 //! (atomically, as before) and is not written: the send fails, the outbox shows
