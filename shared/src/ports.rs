@@ -12,7 +12,7 @@ use crate::lease::memory::MemoryLeases;
 use crate::lease::redis::RedisLeases;
 use crate::media::MediaStore;
 use crate::media::fs::FsMediaStore;
-use crate::media::s3::{S3MediaStore, S3Settings};
+use crate::media::s3::S3MediaStore;
 use crate::store_keys::StoreKeys;
 
 /// The connected adapters one process uses. Cheap to clone: `serve` hands the
@@ -58,16 +58,9 @@ impl Ports {
         };
         let media: Arc<dyn MediaStore> = match config.s3()? {
             Some(s3) => Arc::new(
-                S3MediaStore::new(S3Settings {
-                    endpoint: s3.endpoint,
-                    bucket: s3.bucket,
-                    region: s3.region,
-                    access_key: s3.access_key,
-                    secret_key: s3.secret_key,
-                    public_url: s3.public_url,
-                })
-                .await
-                .map_err(|e| anyhow::anyhow!("PARLEY_S3_ENDPOINT: {e}"))?,
+                S3MediaStore::new(s3)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("PARLEY_S3_ENDPOINT: {e}"))?,
             ),
             None => Arc::new(FsMediaStore::new(
                 config.data_dir.join("media"),

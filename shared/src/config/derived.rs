@@ -2,7 +2,8 @@
 //! settings of each adapter, derived from the raw settings.
 use std::net::SocketAddr;
 
-use super::{Config, ConfigError, LogFormat, S3Config, invalid};
+use super::{Config, ConfigError, LogFormat, invalid};
+use crate::media::s3::S3Settings;
 use crate::store_keys::StoreKeys;
 
 impl Config {
@@ -51,7 +52,7 @@ impl Config {
     }
 
     /// S3 settings when an endpoint is configured; an error names what is missing.
-    pub fn s3(&self) -> Result<Option<S3Config>, ConfigError> {
+    pub fn s3(&self) -> Result<Option<S3Settings>, ConfigError> {
         let Some(endpoint) = self.s3_endpoint.clone() else {
             return Ok(None);
         };
@@ -59,7 +60,7 @@ impl Config {
             v.clone()
                 .ok_or_else(|| invalid(name, "required when PARLEY_S3_ENDPOINT is set"))
         };
-        Ok(Some(S3Config {
+        Ok(Some(S3Settings {
             endpoint,
             bucket: need("S3_BUCKET", &self.s3_bucket)?,
             region: self.s3_region.clone(),

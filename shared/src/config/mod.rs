@@ -201,15 +201,3 @@ pub struct ConfigError(pub String);
 fn invalid(name: &str, why: impl std::fmt::Display) -> ConfigError {
     ConfigError(format!("invalid PARLEY_{name}: {why}"))
 }
-
-/// Settings the S3 adapter needs, present only when all are configured.
-#[derive(Clone)]
-pub struct S3Config {
-    pub endpoint: String,
-    pub bucket: String,
-    pub region: String,
-    pub access_key: String,
-    pub secret_key: String,
-    pub public_url: Option<String>,
-}
-crate::debug_redacted!(S3Config { endpoint, bucket, region, public_url; access_key, secret_key });
