@@ -64,7 +64,7 @@ const QUEUE: usize = 4_096;
 /// killed in this window delivers those events again, at least once.
 const RECORDS_LINGER: Duration = Duration::from_millis(5);
 
-/// The longest a lone append waits for the next (see [`Company`]): only
+/// The longest a lone append waits for the next two (see [`Company`]): only
 /// under load, when the next append is due sooner. Delivery records ride
 /// along and are not company.
 const APPENDS_COMPANY: Duration = Duration::from_millis(3);
