@@ -193,14 +193,41 @@ impl Db {
     }
 
     /// A second, small pool to the same database whose commits return before
-    /// PostgreSQL has flushed them to disk (`synchronous_commit = off`): what it
-    /// writes is visible to everyone at once and survives a crash of this
-    /// process, but a crash of the database server itself may lose the last
-    /// fraction of a second of it. For data that is cheap to lose that way
-    /// (the sandbox network's outbox), never for the gateway's own state.
-    /// Connects lazily, on first use. SQLite: this same handle.
+    /// they are flushed to disk: what it writes is visible to everyone at
+    /// once and survives a crash of this process, but a crash of the
+    /// database server (PostgreSQL: `synchronous_commit = off`) or of the
+    /// machine (SQLite: `synchronous = NORMAL`, the write-ahead log flushed
+    /// at checkpoints, not at each commit) may lose the last fraction of a
+    /// second of it. For data that is cheap to lose that way (the sandbox
+    /// network's outbox), never for the gateway's own state. Connects
+    /// lazily, on first use.
     pub fn relaxed(&self, max_connections: u32) -> Db {
+        if self.conn.get_database_backend() == DbBackend::Sqlite {
+            return self.sqlite_side_pool(max_connections);
+        }
         self.side_pool(max_connections, &[("synchronous_commit", "off")])
+    }
+
+    /// SQLite's relaxed pool: the main pool's options (the same file, WAL,
+    /// busy timeout, keys) with commits that do not wait for the disk. In
+    /// WAL mode that is safe to mix with the main pool's flushed commits:
+    /// the log is one file, so a flushed commit flushes what came before it.
+    fn sqlite_side_pool(&self, max_connections: u32) -> Db {
+        use sea_orm::sqlx::sqlite::{SqlitePoolOptions, SqliteSynchronous};
+        let pool = self.conn.get_sqlite_connection_pool();
+        let options = (*pool.connect_options())
+            .clone()
+            .synchronous(SqliteSynchronous::Normal);
+        let side = SqlitePoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(options);
+        Db {
+            conn: sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(side),
+            keys: self.keys.clone(),
+            stream: self.stream.clone(),
+            appender: Default::default(),
+        }
     }
 
     /// A second pool to the same database whose connections start with

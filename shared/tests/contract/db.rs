@@ -344,7 +344,12 @@ async fn relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait(db: &Db) {
     let relaxed = db.relaxed(2);
     match db.backend() {
         "postgres" => assert_eq!(synchronous_commit(&relaxed).await, "off"),
-        backend => assert_eq!(backend, "sqlite"),
+        backend => {
+            assert_eq!(backend, "sqlite");
+            // 1 = NORMAL (no flush at commit), 2 = FULL (the main pool's).
+            assert_eq!(sqlite_synchronous(&relaxed).await, 1);
+            assert_eq!(sqlite_synchronous(db).await, 2);
+        }
     }
     relaxed
         .create_session(new_session("r1"))
@@ -356,6 +361,20 @@ async fn relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait(db: &Db) {
         Some("https://hooks.example/r1".to_string()),
         "the main pool sees the write at once"
     );
+}
+
+/// SQLite's `synchronous` on a connection of `db`'s pool.
+async fn sqlite_synchronous(db: &Db) -> i64 {
+    let row = db
+        .conn()
+        .query_one_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Sqlite,
+            "PRAGMA synchronous",
+        ))
+        .await
+        .expect("pragma")
+        .expect("a row");
+    row.try_get_by_index::<i64>(0).expect("an integer")
 }
 
 /// PostgreSQL's `synchronous_commit` on a connection of `db`'s pool.
