@@ -10,7 +10,7 @@ use parley_shared::error::ApiError;
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
-use parley_network::{DisconnectReason, Jid, NetworkEvent, PhoneNumber, SandboxControl};
+use parley_network::{ClientId, DisconnectReason, Jid, NetworkEvent, PhoneNumber, SandboxControl};
 
 /// Faults armed in the database and used up by later operations.
 const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "receipt"];
@@ -20,8 +20,8 @@ const DROP: &str = "drop";
 
 #[async_trait::async_trait]
 impl SandboxControl for SandboxNetwork {
-    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
-        SandboxNetwork::control(self, client_id, op).await
+    async fn control(&self, client_id: &ClientId, op: SandboxOp) -> Outcome {
+        SandboxNetwork::control(self, client_id.as_str(), op).await
     }
 }
 

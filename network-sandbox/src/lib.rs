@@ -33,7 +33,7 @@ use self::live::{Live, Phase};
 use self::outbox::OutboxWriter;
 use self::suspects::Suspects;
 use parley_network::{
-    Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
+    ClientId, Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
     SessionContext,
 };
 
@@ -200,13 +200,13 @@ impl Network for SandboxNetwork {
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
         let db = self.store();
         // A fault armed under an earlier owner is found by the first operation.
-        self.suspects().suspect(&ctx.client_id);
+        self.suspects().suspect(ctx.client_id.as_str());
         let log_id = db
-            .open_sandbox_connection(&ctx.client_id, &ctx.pod_name, ctx.fence)
+            .open_sandbox_connection(ctx.client_id.as_str(), &ctx.pod_name, ctx.fence)
             .await
             .map_err(unreachable)?;
-        let first = match db.sandbox_device(&ctx.client_id).await {
-            Ok(device) => self.first_phase(&ctx.client_id, device).await,
+        let first = match db.sandbox_device(ctx.client_id.as_str()).await {
+            Ok(device) => self.first_phase(ctx.client_id.as_str(), device).await,
             Err(e) => Err(unreachable(e)),
         };
         let (phase, event) = match first {
@@ -234,9 +234,9 @@ impl Network for SandboxNetwork {
         Ok((Box::new(SandboxConnection::new(self.clone(), live)), rx))
     }
 
-    async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
+    async fn forget(&self, client_id: &ClientId) -> Result<(), NetworkError> {
         self.store()
-            .forget_sandbox_session(client_id)
+            .forget_sandbox_session(client_id.as_str())
             .await
             .map_err(unreachable)
     }

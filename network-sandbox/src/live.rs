@@ -84,7 +84,7 @@ impl Live {
     ) -> Live {
         Live {
             log_id,
-            client_id: ctx.client_id.clone(),
+            client_id: ctx.client_id.to_string(),
             fence: ctx.fence,
             state: Mutex::new(State {
                 tx: Some(tx),

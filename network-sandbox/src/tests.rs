@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 
 use super::SandboxNetwork;
 use parley_network::{
-    Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent, PhoneNumber,
-    SessionContext,
+    ClientId, Connection, DisconnectReason, Identity, Network, NetworkError, NetworkEvent,
+    PhoneNumber, SessionContext,
 };
 
 mod contract;
@@ -51,7 +51,7 @@ async fn steady() -> Fixture {
 
 fn ctx(client_id: &str, fence: u64) -> SessionContext {
     SessionContext {
-        client_id: client_id.into(),
+        client_id: ClientId::parse(client_id).expect("a clientId"),
         fence,
         pod_name: format!("pod-{fence}"),
     }
@@ -431,7 +431,10 @@ async fn forget_removes_the_device() {
     next_qr(&mut events).await;
     linked(&f, "c1", &mut events).await;
     conn.close().await;
-    f.network.forget("c1").await.expect("forget");
+    f.network
+        .forget(&ClientId::parse("c1").unwrap())
+        .await
+        .expect("forget");
     let (_again, mut events) = connect(&f, "c1", 2).await;
     next_qr(&mut events).await;
 }

@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 
 use crate::inbound::Content;
 use crate::{
-    Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent, Outgoing,
-    OutgoingBody, PhoneNumber, PictureLookup, SessionContext,
+    ClientId, Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
+    Outgoing, OutgoingBody, PhoneNumber, PictureLookup, SessionContext,
 };
 
 /// One of the suite's phone numbers.
@@ -48,20 +48,25 @@ pub enum Avatar {
 pub trait Counterpart: Send + Sync {
     /// The phone `phone` (digits) scans the QR code `code` that `client_id`
     /// shows, and so links the session.
-    async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String>;
+    async fn scan(&self, client_id: &ClientId, code: &str, phone: &str) -> Result<(), String>;
     /// The pairing code `code` that `client_id` asked for is typed into the
     /// phone `phone`, and so links the session.
-    async fn enter_code(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String>;
+    async fn enter_code(&self, client_id: &ClientId, code: &str, phone: &str)
+    -> Result<(), String>;
     /// The contact `from` (phone digits) writes `text` to the session.
-    async fn write(&self, client_id: &str, from: &str, text: &str) -> Result<(), String>;
+    async fn write(&self, client_id: &ClientId, from: &str, text: &str) -> Result<(), String>;
     /// The text message `message_id` that the network carried from the
     /// session, once it reached the other side; waits up to [`DEADLINE`]
     /// (`None` when it did not arrive).
-    async fn carried(&self, client_id: &str, message_id: &str) -> Result<Option<Carried>, String>;
+    async fn carried(
+        &self,
+        client_id: &ClientId,
+        message_id: &str,
+    ) -> Result<Option<Carried>, String>;
     /// The linked phone removes the session's device.
-    async fn unlink(&self, client_id: &str) -> Result<(), String>;
+    async fn unlink(&self, client_id: &ClientId) -> Result<(), String>;
     /// The network refuses the session's next `count` messages.
-    async fn refuse_sends(&self, client_id: &str, count: u32) -> Result<(), String>;
+    async fn refuse_sends(&self, client_id: &ClientId, count: u32) -> Result<(), String>;
     /// `phone` (registered on the network if it was not) shows `about` and
     /// `avatar` to others.
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String>;
@@ -71,7 +76,7 @@ pub trait Counterpart: Send + Sync {
 pub struct Subject<'a> {
     pub network: &'a dyn Network,
     pub counterpart: &'a dyn Counterpart,
-    pub client_id: &'a str,
+    pub client_id: ClientId,
 }
 
 /// The phone that links the session.
@@ -87,7 +92,7 @@ type Events = mpsc::Receiver<NetworkEvent>;
 
 fn ctx(s: &Subject<'_>, fence: u64) -> SessionContext {
     SessionContext {
-        client_id: s.client_id.into(),
+        client_id: s.client_id.clone(),
         fence,
         pod_name: format!("contract-{fence}"),
     }
@@ -128,7 +133,7 @@ async fn pair(s: &Subject<'_>, fence: u64) -> (Box<dyn Connection>, Events, Iden
     let code = first_qr(&mut events).await;
     assert!(!code.is_empty(), "an empty QR code");
     s.counterpart
-        .scan(s.client_id, &code, PHONE)
+        .scan(&s.client_id, &code, PHONE)
         .await
         .expect("the phone scans");
     let identity = linked(&mut events).await;
@@ -178,7 +183,7 @@ pub async fn pairs_by_code_and_reconnects_without_one(s: Subject<'_>) {
     let plain: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
     assert_eq!(plain.len(), 8, "an 8-character code: {code:?}");
     s.counterpart
-        .enter_code(s.client_id, &code, PHONE)
+        .enter_code(&s.client_id, &code, PHONE)
         .await
         .expect("the code is typed into the phone");
     let identity = linked(&mut events).await;
@@ -210,7 +215,7 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
     assert_eq!(sent.to, to);
     let carried = s
         .counterpart
-        .carried(s.client_id, sent.message_id.as_str())
+        .carried(&s.client_id, sent.message_id.as_str())
         .await
         .expect("carried")
         .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
@@ -218,7 +223,7 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
     assert_eq!(carried.message_id, sent.message_id.as_str());
 
     s.counterpart
-        .write(s.client_id, CONTACT, "hello from a contact")
+        .write(&s.client_id, CONTACT, "hello from a contact")
         .await
         .expect("the contact writes");
     let message = loop {
@@ -253,7 +258,7 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
         mentions: vec![],
     };
     s.counterpart
-        .refuse_sends(s.client_id, 1)
+        .refuse_sends(&s.client_id, 1)
         .await
         .expect("refuse the next send");
     match conn.send(text("refused")).await {
@@ -263,7 +268,7 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
     let sent = conn.send(text("taken")).await.expect("the next send");
     let carried = s
         .counterpart
-        .carried(s.client_id, sent.message_id.as_str())
+        .carried(&s.client_id, sent.message_id.as_str())
         .await
         .expect("carried")
         .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
@@ -278,7 +283,7 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
 pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
     let (conn, mut events, _) = pair(&s, 1).await;
     s.counterpart
-        .unlink(s.client_id)
+        .unlink(&s.client_id)
         .await
         .expect("the phone unlinks");
     match next_beyond_qr(&mut events, "the logout").await {
@@ -293,12 +298,12 @@ pub async fn unlinking_logs_out_and_forgetting_pairs_anew(s: Subject<'_>) {
 
     let (conn, _events, _) = pair(&s, 3).await;
     conn.close().await;
-    s.network.forget(s.client_id).await.expect("forget");
+    s.network.forget(&s.client_id).await.expect("forget");
     let (conn, mut events) = s.network.connect(ctx(&s, 4)).await.expect("connect");
     let code = first_qr(&mut events).await;
     assert!(!code.is_empty(), "a forgotten session pairs anew");
     conn.close().await;
-    s.network.forget(s.client_id).await.expect("forget");
+    s.network.forget(&s.client_id).await.expect("forget");
 }
 
 /// A small image, distinct per `n` (PNG signature, then `n`).

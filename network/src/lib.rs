@@ -13,6 +13,7 @@ pub mod unavailable;
 use async_trait::async_trait;
 pub use parley_shared::address::{Jid, MessageId, PhoneNumber};
 use parley_shared::event::MediaDownload;
+pub use parley_shared::ids::ClientId;
 pub use parley_shared::media::ByteStream;
 use tokio::sync::mpsc;
 
@@ -103,7 +104,7 @@ pub enum NetworkEvent {
 /// What one session knows when it connects.
 #[derive(Debug, Clone)]
 pub struct SessionContext {
-    pub client_id: String,
+    pub client_id: ClientId,
     /// The lease's fencing token: every write of network state carries it.
     pub fence: u64,
     /// The worker that connects (recorded by the network's connection log).
@@ -244,7 +245,7 @@ pub trait Network: Send + Sync + 'static {
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError>;
 
     /// Forgets a session's device state (after `/disconnect`).
-    async fn forget(&self, client_id: &str) -> Result<(), NetworkError>;
+    async fn forget(&self, client_id: &ClientId) -> Result<(), NetworkError>;
 }
 
 /// The sandbox's own operations (`Command::Sandbox`: link, unlink, inject a
@@ -253,7 +254,7 @@ pub trait Network: Send + Sync + 'static {
 pub trait SandboxControl: Send + Sync + 'static {
     async fn control(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         op: parley_shared::command::SandboxOp,
     ) -> parley_shared::command::Outcome;
 }

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
-use crate::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use crate::{ClientId, Connection, Network, NetworkError, NetworkEvent, SessionContext};
 
 /// Why the adapter refuses to connect.
 pub const WHY: &str = "no network adapter is reachable";
@@ -22,7 +22,7 @@ impl Network for UnavailableNetwork {
         Err(NetworkError::Unreachable(WHY.into()))
     }
 
-    async fn forget(&self, _client_id: &str) -> Result<(), NetworkError> {
+    async fn forget(&self, _client_id: &ClientId) -> Result<(), NetworkError> {
         Ok(())
     }
 }
@@ -33,13 +33,14 @@ mod tests {
 
     #[tokio::test]
     async fn connect_fails_as_unreachable_with_a_clear_reason() {
+        let id = ClientId::parse("a1").unwrap();
         let ctx = SessionContext {
-            client_id: "a1".into(),
+            client_id: id.clone(),
             fence: 1,
             pod_name: "p".into(),
         };
         let err = UnavailableNetwork.connect(ctx).await.err();
         assert_eq!(err, Some(NetworkError::Unreachable(WHY.into())));
-        assert_eq!(UnavailableNetwork.forget("a1").await, Ok(()));
+        assert_eq!(UnavailableNetwork.forget(&id).await, Ok(()));
     }
 }

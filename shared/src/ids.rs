@@ -31,6 +31,17 @@ impl ClientId {
         Ok(ClientId(raw.to_string()))
     }
 
+    /// A `clientId` the gateway itself stored (a session's row, a queued
+    /// delivery), which was parsed before it was written: taken as it is,
+    /// checked only in debug builds.
+    pub fn from_stored(stored: String) -> ClientId {
+        debug_assert!(
+            ClientId::parse(&stored).is_ok(),
+            "a stored clientId is not valid: {stored:?}"
+        );
+        ClientId(stored)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

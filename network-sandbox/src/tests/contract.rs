@@ -2,6 +2,7 @@
 //! phone and contacts play the network's other side.
 use crate::store::PhonePatch;
 use async_trait::async_trait;
+use parley_network::ClientId;
 use parley_network::contract::{self, Avatar, Carried, Counterpart, Subject};
 use parley_shared::injected::{InjectedContent, InjectedMessage};
 
@@ -16,23 +17,28 @@ fn refused(outcome: parley_shared::command::Outcome) -> Result<(), String> {
 
 #[async_trait]
 impl Counterpart for SandboxSide<'_> {
-    async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+    async fn scan(&self, client_id: &ClientId, code: &str, phone: &str) -> Result<(), String> {
         let phone = PhoneNumber::from_digits(phone).ok_or("not a phone number")?;
         let op = SandboxOp::Link {
             phone,
             name: "Contract".into(),
             qr: Some(code.into()),
         };
-        refused(self.0.network.control(client_id, op).await)
+        refused(self.0.network.control(client_id.as_str(), op).await)
     }
 
-    async fn enter_code(&self, client_id: &str, code: &str, _phone: &str) -> Result<(), String> {
+    async fn enter_code(
+        &self,
+        client_id: &ClientId,
+        code: &str,
+        _phone: &str,
+    ) -> Result<(), String> {
         // The sandbox's phone is the number the code was asked for.
         let op = SandboxOp::EnterCode { code: code.into() };
-        refused(self.0.network.control(client_id, op).await)
+        refused(self.0.network.control(client_id.as_str(), op).await)
     }
 
-    async fn write(&self, client_id: &str, from: &str, text: &str) -> Result<(), String> {
+    async fn write(&self, client_id: &ClientId, from: &str, text: &str) -> Result<(), String> {
         let message = InjectedMessage {
             from: from.into(),
             chat: None,
@@ -43,15 +49,19 @@ impl Counterpart for SandboxSide<'_> {
             content: InjectedContent::Text { body: text.into() },
         };
         let op = SandboxOp::Message(Box::new(message));
-        refused(self.0.network.control(client_id, op).await)
+        refused(self.0.network.control(client_id.as_str(), op).await)
     }
 
-    async fn carried(&self, client_id: &str, message_id: &str) -> Result<Option<Carried>, String> {
+    async fn carried(
+        &self,
+        client_id: &ClientId,
+        message_id: &str,
+    ) -> Result<Option<Carried>, String> {
         // The sandbox carries a send before it returns: the outbox has it or never will.
         let entries = self
             .0
             .db
-            .outbox(client_id, None, None, 1000)
+            .outbox(client_id.as_str(), None, None, 1000)
             .await
             .map_err(|e| e.to_string())?;
         Ok(entries
@@ -65,16 +75,21 @@ impl Counterpart for SandboxSide<'_> {
             .next())
     }
 
-    async fn unlink(&self, client_id: &str) -> Result<(), String> {
-        refused(self.0.network.control(client_id, SandboxOp::Unlink).await)
+    async fn unlink(&self, client_id: &ClientId) -> Result<(), String> {
+        refused(
+            self.0
+                .network
+                .control(client_id.as_str(), SandboxOp::Unlink)
+                .await,
+        )
     }
 
-    async fn refuse_sends(&self, client_id: &str, count: u32) -> Result<(), String> {
+    async fn refuse_sends(&self, client_id: &ClientId, count: u32) -> Result<(), String> {
         let fault = SandboxOp::Fault {
             op: "send".into(),
             count,
         };
-        refused(self.0.network.control(client_id, fault).await)
+        refused(self.0.network.control(client_id.as_str(), fault).await)
     }
 
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
@@ -102,7 +117,7 @@ fn subject<'a>(f: &'a Fixture, side: &'a SandboxSide<'a>, client_id: &'a str) ->
     Subject {
         network: &f.network,
         counterpart: side,
-        client_id,
+        client_id: ClientId::parse(client_id).expect("a clientId"),
     }
 }
 

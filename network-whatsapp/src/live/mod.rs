@@ -49,7 +49,7 @@ use authors::Authors;
 use connection::LiveConnection;
 use durable::{Acks, Durable, Hooked};
 use inbound::{Forward, Pump};
-use parley_network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use parley_network::{ClientId, Connection, Network, NetworkError, NetworkEvent, SessionContext};
 use server_acks::ServerAcks;
 use transport::{Observed, ProxiedTransport};
 
@@ -249,7 +249,7 @@ impl Network for WhatsappNetwork {
             // Never the network from a build that would accept any server.
             certificates::verified().map_err(NetworkError::Rejected)?;
         }
-        let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.clone(), ctx.fence)
+        let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.as_str(), ctx.fence)
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         self.open.track(&store);
         let (factory, failure) = Observed::new(self.transport());
@@ -324,9 +324,9 @@ impl Network for WhatsappNetwork {
         Ok((Box::new(connection), events))
     }
 
-    async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
+    async fn forget(&self, client_id: &ClientId) -> Result<(), NetworkError> {
         self.open
-            .forget(&self.db, client_id)
+            .forget(&self.db, client_id.as_str())
             .await
             .map_err(|e| NetworkError::Unreachable(format!("device state not deleted: {e}")))
     }

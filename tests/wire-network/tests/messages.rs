@@ -14,8 +14,9 @@ use support::fixture;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_phone_sends_arrives_as_from_me() {
     let f = fixture("m1").await;
+    let id = support::client_id_of("m1");
     let ctx = SessionContext {
-        client_id: "m1".into(),
+        client_id: id.clone(),
         fence: 1,
         pod_name: "wire".into(),
     };
@@ -24,7 +25,7 @@ async fn what_the_phone_sends_arrives_as_from_me() {
         Ok(Some(NetworkEvent::Qr { code })) => code,
         other => panic!("expected a QR code, got {other:?}"),
     };
-    parley_network::contract::Counterpart::scan(&f.wire, "m1", &code, PHONE)
+    parley_network::contract::Counterpart::scan(&f.wire, &id, &code, PHONE)
         .await
         .expect("scan");
     loop {

@@ -11,16 +11,17 @@ pub fn open_session(pipeline: &EventPipeline, id: &str, url: &str) -> SessionEve
         url: url.to_string(),
         token: "bench-webhook-token-0123456789abcdef".into(),
     };
+    let client_id = parley_worker::network::ClientId::parse(id).expect("a clientId");
     let settings = SessionSettings {
         facts: SessionFacts {
-            client_id: id.to_string(),
+            client_id: client_id.clone(),
             org_id: "org".into(),
             my_lid: "111111111111111".into(),
             enable_group_ai: false,
         },
         poll_lookup_url: String::new(),
     };
-    pipeline.open(id, 1, std::sync::Arc::new(|| {}), target, settings)
+    pipeline.open(&client_id, 1, std::sync::Arc::new(|| {}), target, settings)
 }
 
 /// A contact's text, the `n`th of the run (each with its own id).

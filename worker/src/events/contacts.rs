@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use parley_shared::db::Db;
+use parley_shared::ids::ClientId;
 
 /// Pairs remembered before the memory starts over.
 const REMEMBERED: usize = 100_000;
@@ -24,14 +25,14 @@ impl ContactBook {
         }
     }
 
-    fn remembered(&self, client_id: &str, lid: &str) -> Option<String> {
+    fn remembered(&self, client_id: &ClientId, lid: &str) -> Option<String> {
         let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         known
             .get(&(client_id.to_string(), lid.to_string()))
             .cloned()
     }
 
-    fn remember(&self, client_id: &str, lid: &str, phone: &str) {
+    fn remember(&self, client_id: &ClientId, lid: &str, phone: &str) {
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         if known.len() >= REMEMBERED {
             known.clear();
@@ -41,32 +42,38 @@ impl ContactBook {
 
     /// Records that `lid` is `phone` for this session (a failure is only logged:
     /// the event goes on).
-    pub async fn learn(&self, client_id: &str, lid: &str, phone: &str, name: &str) {
+    pub async fn learn(&self, client_id: &ClientId, lid: &str, phone: &str, name: &str) {
         if lid.is_empty() || phone.is_empty() {
             return;
         }
         if self.remembered(client_id, lid).as_deref() == Some(phone) {
             return;
         }
-        match self.db.learn_contact(client_id, lid, phone, name).await {
+        match self
+            .db
+            .learn_contact(client_id.as_str(), lid, phone, name)
+            .await
+        {
             Ok(()) => self.remember(client_id, lid, phone),
-            Err(e) => tracing::warn!(client_id, error = %e, "contact mapping not stored"),
+            Err(e) => {
+                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
+            }
         }
     }
 
     /// The phone learned for `lid`, if any.
-    pub async fn phone(&self, client_id: &str, lid: &str) -> Option<String> {
+    pub async fn phone(&self, client_id: &ClientId, lid: &str) -> Option<String> {
         if let Some(phone) = self.remembered(client_id, lid) {
             return Some(phone);
         }
-        match self.db.phone_for_lid(client_id, lid).await {
+        match self.db.phone_for_lid(client_id.as_str(), lid).await {
             Ok(Some(phone)) => {
                 self.remember(client_id, lid, &phone);
                 Some(phone)
             }
             Ok(None) => None,
             Err(e) => {
-                tracing::warn!(client_id, error = %e, "contact mapping not read");
+                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not read");
                 None
             }
         }

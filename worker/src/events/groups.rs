@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use parley_shared::address::Jid;
 use parley_shared::db::Db;
+use parley_shared::ids::ClientId;
 
 use crate::network::Connection;
 
@@ -23,15 +24,15 @@ impl GroupBook {
     /// logged, the event goes on.
     pub async fn subject(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         group: &str,
         connection: Option<&Arc<dyn Connection>>,
     ) -> String {
-        match self.db.group_subject(client_id, group).await {
+        match self.db.group_subject(client_id.as_str(), group).await {
             Ok(Some(subject)) => return subject,
             Ok(None) => {}
             Err(e) => {
-                tracing::warn!(client_id, group, error = %e, "group subject not read");
+                tracing::warn!(client_id = %client_id, group, error = %e, "group subject not read");
                 return String::new();
             }
         }
@@ -44,7 +45,7 @@ impl GroupBook {
                 meta.subject
             }
             Err(e) => {
-                tracing::debug!(client_id, group, error = %e, "no group metadata");
+                tracing::debug!(client_id = %client_id, group, error = %e, "no group metadata");
                 String::new()
             }
         }
@@ -52,9 +53,13 @@ impl GroupBook {
 
     /// Records the subject of `group` (a change the network announced, or a
     /// message that carried it).
-    pub async fn learn(&self, client_id: &str, group: &str, subject: &str) {
-        if let Err(e) = self.db.set_group_subject(client_id, group, subject).await {
-            tracing::warn!(client_id, group, error = %e, "group subject not stored");
+    pub async fn learn(&self, client_id: &ClientId, group: &str, subject: &str) {
+        if let Err(e) = self
+            .db
+            .set_group_subject(client_id.as_str(), group, subject)
+            .await
+        {
+            tracing::warn!(client_id = %client_id, group, error = %e, "group subject not stored");
         }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use parley_shared::event::{Envelope, MediaDownload, Quoted};
+use parley_shared::ids::ClientId;
 use parley_shared::media::spool::FileBody;
 
 use crate::network::Connection;
@@ -101,9 +102,17 @@ pub trait HistorySink: Send + Sync + 'static {
     async fn write(&self, event: &Envelope, file: Option<MessageFile>) -> Result<Written, String>;
 
     /// The options of a stored poll.
-    async fn poll_options(&self, client_id: &str, poll_message_id: &str) -> Option<Vec<String>>;
+    async fn poll_options(
+        &self,
+        client_id: &ClientId,
+        poll_message_id: &str,
+    ) -> Option<Vec<String>>;
 
     /// The preview of a stored message, for a reply that quotes it.
-    async fn quoted(&self, client_id: &str, chat_room_id: &str, message_id: &str)
-    -> Option<Quoted>;
+    async fn quoted(
+        &self,
+        client_id: &ClientId,
+        chat_room_id: &str,
+        message_id: &str,
+    ) -> Option<Quoted>;
 }

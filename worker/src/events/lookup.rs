@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use parley_shared::egress::{Egress, EgressError};
+use parley_shared::ids::ClientId;
 use serde::Deserialize;
 
 /// The receiver answers within this.
@@ -32,7 +33,7 @@ impl PollLookup {
         &self,
         url: &str,
         token: &str,
-        client_id: &str,
+        client_id: &ClientId,
         chat_room_id: &str,
         poll_message_id: &str,
     ) -> Option<Vec<String>> {
@@ -57,20 +58,20 @@ impl PollLookup {
             Ok(res) if res.status().is_success() => match res.json::<Answer>().await {
                 Ok(answer) => Some(answer.options),
                 Err(e) => {
-                    tracing::warn!(client_id, error = %e, "poll lookup answered an unreadable body");
+                    tracing::warn!(client_id = %client_id, error = %e, "poll lookup answered an unreadable body");
                     None
                 }
             },
             Ok(res) => {
                 tracing::warn!(
-                    client_id,
+                    client_id = %client_id,
                     status = res.status().as_u16(),
                     "poll lookup refused"
                 );
                 None
             }
             Err(e) => {
-                tracing::warn!(client_id, error = %e, "poll lookup failed");
+                tracing::warn!(client_id = %client_id, error = %e, "poll lookup failed");
                 None
             }
         }
@@ -88,7 +89,8 @@ mod tests {
         let mut rx = Receiver::start().await;
         rx.script([Behaviour::Json(200, r#"{"options":["Red","Blue"]}"#.into())]);
         let lookup = PollLookup::new(Egress::direct(true), Duration::from_secs(2)).unwrap();
-        let got = lookup.options(&rx.url, "tok", "c1", "c1-1-2", "P1").await;
+        let c1 = ClientId::parse("c1").unwrap();
+        let got = lookup.options(&rx.url, "tok", &c1, "c1-1-2", "P1").await;
         assert_eq!(got, Some(vec!["Red".to_string(), "Blue".to_string()]));
         let req = rx.next(Duration::from_secs(2)).await;
         assert_eq!(req.header("authorization"), Some("Bearer tok"));
@@ -105,10 +107,11 @@ mod tests {
         let rx = Receiver::start().await;
         rx.script([Behaviour::Status(500), Behaviour::Hang]);
         let lookup = PollLookup::new(Egress::direct(true), Duration::from_millis(300)).unwrap();
-        assert_eq!(lookup.options(&rx.url, "t", "c", "r", "p").await, None);
-        assert_eq!(lookup.options(&rx.url, "t", "c", "r", "p").await, None);
-        assert_eq!(lookup.options("", "t", "c", "r", "p").await, None);
+        let c = ClientId::parse("c").unwrap();
+        assert_eq!(lookup.options(&rx.url, "t", &c, "r", "p").await, None);
+        assert_eq!(lookup.options(&rx.url, "t", &c, "r", "p").await, None);
+        assert_eq!(lookup.options("", "t", &c, "r", "p").await, None);
         let guarded = PollLookup::new(Egress::direct(false), Duration::from_secs(1)).unwrap();
-        assert_eq!(guarded.options(&rx.url, "t", "c", "r", "p").await, None);
+        assert_eq!(guarded.options(&rx.url, "t", &c, "r", "p").await, None);
     }
 }

@@ -15,6 +15,7 @@ use chrono::Utc;
 use parley_shared::db::history::{NewMediaFile, Write, Written, hosted_inbox_active};
 use parley_shared::db::{Db, DbError};
 use parley_shared::event::{Envelope, Quoted};
+use parley_shared::ids::ClientId;
 use parley_shared::media::{MediaError, MediaStore, new_key, stream_error};
 use parley_shared::metrics::metrics;
 
@@ -340,10 +341,14 @@ impl History {
     /// The options of a stored poll, for resolving votes from history.
     pub async fn poll_options(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         poll_message_id: &str,
     ) -> Option<Vec<String>> {
-        match self.db.poll_options(client_id, poll_message_id).await {
+        match self
+            .db
+            .poll_options(client_id.as_str(), poll_message_id)
+            .await
+        {
             Ok(options) => options,
             Err(e) => {
                 tracing::warn!(error = %e, "poll options from history");
@@ -355,13 +360,13 @@ impl History {
     /// The preview of a stored message, for a reply's `quotedMessageId`.
     pub async fn quoted(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         chat_room_id: &str,
         message_id: &str,
     ) -> Option<Quoted> {
         let row = match self
             .db
-            .history_message(client_id, chat_room_id, message_id)
+            .history_message(client_id.as_str(), chat_room_id, message_id)
             .await
         {
             Ok(row) => row?,

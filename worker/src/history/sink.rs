@@ -1,6 +1,7 @@
 //! The hosted inbox as the event pipeline sees it.
 use async_trait::async_trait;
 use parley_shared::event::{Envelope, Quoted};
+use parley_shared::ids::ClientId;
 
 use super::History;
 use crate::events::{HistorySink, MessageFile, Written};
@@ -18,13 +19,17 @@ impl HistorySink for History {
         })
     }
 
-    async fn poll_options(&self, client_id: &str, poll_message_id: &str) -> Option<Vec<String>> {
+    async fn poll_options(
+        &self,
+        client_id: &ClientId,
+        poll_message_id: &str,
+    ) -> Option<Vec<String>> {
         History::poll_options(self, client_id, poll_message_id).await
     }
 
     async fn quoted(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         chat_room_id: &str,
         message_id: &str,
     ) -> Option<Quoted> {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parley_shared::db::Db;
 use parley_shared::event::{Edit, Envelope, Media, Meta, Poll, Reaction, Revoke};
+use parley_shared::ids::ClientId;
 use parley_shared::media::MediaStore;
 use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};
@@ -57,6 +58,11 @@ async fn fixture(s3: bool) -> Fixture {
         store,
         _dir: dir,
     }
+}
+
+/// A test's `clientId`.
+fn cid(raw: &str) -> ClientId {
+    ClientId::parse(raw).expect("a clientId")
 }
 
 fn envelope(kind: &str, message_id: &str) -> Envelope {
@@ -315,15 +321,18 @@ async fn polls_and_quotes_come_back_from_history() {
     });
     f.history.record(&poll, None).await.unwrap();
     assert_eq!(
-        f.history.poll_options("shop", "3EB0POLL").await,
+        f.history.poll_options(&cid("shop"), "3EB0POLL").await,
         Some(vec!["Pizza".to_string(), "Sushi".to_string()])
     );
-    assert_eq!(f.history.poll_options("shop", "3EB0NONE").await, None);
-    assert_eq!(f.history.poll_options("other", "3EB0POLL").await, None);
+    assert_eq!(f.history.poll_options(&cid("shop"), "3EB0NONE").await, None);
+    assert_eq!(
+        f.history.poll_options(&cid("other"), "3EB0POLL").await,
+        None
+    );
 
     let quoted = f
         .history
-        .quoted("shop", "shop-111-222", "3EB0POLL")
+        .quoted(&cid("shop"), "shop-111-222", "3EB0POLL")
         .await
         .expect("quoted");
     assert_eq!(quoted.body, "Lunch?");
@@ -331,7 +340,7 @@ async fn polls_and_quotes_come_back_from_history() {
     assert_eq!(quoted.participant.as_deref(), Some("222@lid"));
     assert!(
         f.history
-            .quoted("shop", "shop-111-222", "3EB0NONE")
+            .quoted(&cid("shop"), "shop-111-222", "3EB0NONE")
             .await
             .is_none()
     );

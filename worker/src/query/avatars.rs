@@ -22,7 +22,11 @@ impl Querier {
         let Some(avatars) = &self.avatars else {
             return Ok(counts);
         };
-        let rooms = self.book.db.chat_rooms(&self.book.client_id).await?;
+        let rooms = self
+            .book
+            .db
+            .chat_rooms(self.book.client_id.as_str())
+            .await?;
         let mut pace = tokio::time::interval(PACE);
         pace.set_missed_tick_behavior(MissedTickBehavior::Delay);
         for room in rooms {
@@ -33,7 +37,7 @@ impl Querier {
             }
             pace.tick().await;
             let target = RoomRef {
-                client_id: room.client_id.clone(),
+                client_id: self.book.client_id.clone(),
                 chat_room_id: room.chat_room_id.clone(),
                 jid: room.remote_jid.clone(),
             };

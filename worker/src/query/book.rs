@@ -3,25 +3,26 @@
 //! network lookup (reads) or one learned pair (writes): it is logged, not fatal.
 use parley_shared::address::{Jid, PhoneNumber};
 use parley_shared::db::Db;
+use parley_shared::ids::ClientId;
 use parley_shared::recipients::lid_jid;
 
 #[derive(Clone)]
 pub struct Book {
     pub db: Db,
-    pub client_id: String,
+    pub client_id: ClientId,
 }
 
 impl Book {
-    pub fn new(db: Db, client_id: impl Into<String>) -> Book {
+    pub fn new(db: Db, client_id: &ClientId) -> Book {
         Book {
             db,
-            client_id: client_id.into(),
+            client_id: client_id.clone(),
         }
     }
 
     /// The LID user-part learned for `phone`.
     pub async fn lid_for(&self, phone: &str) -> Option<String> {
-        match self.db.lid_for_phone(&self.client_id, phone).await {
+        match self.db.lid_for_phone(self.client_id.as_str(), phone).await {
             Ok(lid) => lid,
             Err(e) => {
                 tracing::warn!(client_id = %self.client_id, error = %e, "contact mapping not read");
@@ -44,7 +45,11 @@ impl Book {
         if lid.is_empty() {
             return;
         }
-        if let Err(e) = self.db.learn_contact(&self.client_id, lid, phone, "").await {
+        if let Err(e) = self
+            .db
+            .learn_contact(self.client_id.as_str(), lid, phone, "")
+            .await
+        {
             tracing::warn!(client_id = %self.client_id, error = %e, "contact mapping not stored");
         }
     }

@@ -140,7 +140,12 @@ impl Querier {
     }
 
     async fn store(&self, row: &CachedPicture) {
-        if let Err(e) = self.book.db.cache_picture(&self.book.client_id, row).await {
+        if let Err(e) = self
+            .book
+            .db
+            .cache_picture(self.book.client_id.as_str(), row)
+            .await
+        {
             tracing::warn!(error = %e, "profile picture not cached");
         }
     }
@@ -149,7 +154,7 @@ impl Querier {
         match self
             .book
             .db
-            .cached_picture(&self.book.client_id, jid, kind)
+            .cached_picture(self.book.client_id.as_str(), jid, kind)
             .await
         {
             Ok(row) => row,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use parley_shared::db::Db;
+use parley_shared::ids::ClientId;
 use parley_shared::media::MediaStore;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -31,7 +32,7 @@ const NETWORK_TIMEOUT: Duration = Duration::from_secs(20);
 /// A room whose picture is looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoomRef {
-    pub client_id: String,
+    pub client_id: ClientId,
     pub chat_room_id: String,
     /// The contact's or the group's JID.
     pub jid: String,
@@ -75,7 +76,7 @@ impl Avatars {
     }
 
     /// The room's avatar as last looked up by this worker; empty when unknown.
-    pub fn url(&self, client_id: &str, chat_room_id: &str) -> String {
+    pub fn url(&self, client_id: &ClientId, chat_room_id: &str) -> String {
         let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         known
             .get(&(client_id.to_string(), chat_room_id.to_string()))
@@ -95,7 +96,7 @@ impl Avatars {
             let _permit = avatars.lookups.acquire().await;
             let current = match avatars
                 .db
-                .chat_room(&room.client_id, &room.chat_room_id)
+                .chat_room(room.client_id.as_str(), &room.chat_room_id)
                 .await
             {
                 Ok(row) => row.map(|r| r.avatar_url).unwrap_or_default(),
@@ -129,7 +130,7 @@ impl Avatars {
         if url != current
             && let Err(e) = self
                 .db
-                .set_room_avatar(&room.client_id, &room.chat_room_id, &url)
+                .set_room_avatar(room.client_id.as_str(), &room.chat_room_id, &url)
                 .await
         {
             tracing::warn!(client_id = %room.client_id, error = %e, "room avatar not stored");
@@ -147,7 +148,12 @@ impl Avatars {
     }
 
     /// A querier for background lookups on `connection`.
-    fn querier(&self, client_id: &str, my_lid: &str, connection: Arc<dyn Connection>) -> Querier {
+    fn querier(
+        &self,
+        client_id: &ClientId,
+        my_lid: &str,
+        connection: Arc<dyn Connection>,
+    ) -> Querier {
         Querier {
             connection,
             book: Book::new(self.db.clone(), client_id),
@@ -162,7 +168,7 @@ impl Avatars {
     /// Marks the room as being looked up; `false` when it is not due or already is.
     fn claim(&self, room: &RoomRef) -> bool {
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = (room.client_id.clone(), room.chat_room_id.clone());
+        let key = (room.client_id.to_string(), room.chat_room_id.clone());
         if let Some(k) = known.get_mut(&key) {
             if k.checking || k.next_check > Instant::now() {
                 return false;
@@ -189,7 +195,7 @@ impl Avatars {
     fn settle(&self, room: &RoomRef, url: Option<String>, again_in: Duration) {
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
         let k = known
-            .entry((room.client_id.clone(), room.chat_room_id.clone()))
+            .entry((room.client_id.to_string(), room.chat_room_id.clone()))
             .or_insert_with(|| Known {
                 url: String::new(),
                 next_check: Instant::now(),
@@ -218,20 +224,21 @@ mod tests {
         let store = Arc::new(FsMediaStore::new(dir.path().join("m"), "http://x"));
         let avatars = Avatars::new(db, store);
         let room = RoomRef {
-            client_id: "shop".into(),
+            client_id: ClientId::parse("shop").unwrap(),
             chat_room_id: "shop-1-2".into(),
             jid: "2@lid".into(),
         };
+        let shop = room.client_id.clone();
         assert!(avatars.claim(&room), "first sight");
         assert!(!avatars.claim(&room), "one look at a time");
-        assert_eq!(avatars.url("shop", "shop-1-2"), "");
+        assert_eq!(avatars.url(&shop, "shop-1-2"), "");
         avatars.settle(&room, Some("https://m/a.png".into()), RECHECK);
         assert!(!avatars.claim(&room), "fresh for a day");
-        assert_eq!(avatars.url("shop", "shop-1-2"), "https://m/a.png");
-        assert_eq!(avatars.url("shop", "shop-1-3"), "");
+        assert_eq!(avatars.url(&shop, "shop-1-2"), "https://m/a.png");
+        assert_eq!(avatars.url(&shop, "shop-1-3"), "");
         // A failed look keeps the known link and is due again later.
         avatars.settle(&room, None, Duration::ZERO);
-        assert_eq!(avatars.url("shop", "shop-1-2"), "https://m/a.png");
+        assert_eq!(avatars.url(&shop, "shop-1-2"), "https://m/a.png");
         assert!(avatars.claim(&room), "due again");
     }
 }

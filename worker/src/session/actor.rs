@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use parley_shared::bus::{Incoming, Subscription};
 use parley_shared::db::{SessionRow, StatePatch};
+use parley_shared::ids::ClientId;
 use parley_shared::lease::Lease;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};
@@ -87,7 +88,7 @@ enum Step {
 /// The state of one owned session, owned by its task.
 pub(super) struct Actor {
     pub deps: SessionDeps,
-    pub id: String,
+    pub id: ClientId,
     pub lease: Lease,
     /// Settings as last read from the database.
     pub row: SessionRow,
@@ -124,6 +125,7 @@ impl Actor {
     pub fn new(
         deps: SessionDeps,
         lease: Lease,
+        id: ClientId,
         row: SessionRow,
         status: watch::Sender<String>,
         stop: StopSignal,
@@ -138,13 +140,19 @@ impl Actor {
                 first
             });
         });
-        let output = Output::open(Arc::clone(&deps.events), &row, lease.fence, on_fenced_out);
+        let output = Output::open(
+            Arc::clone(&deps.events),
+            &id,
+            &row,
+            lease.fence,
+            on_fenced_out,
+        );
         let me = Jid::parse(&row.jid).map(|jid| Me {
             jid,
             push_name: String::new(),
         });
         Self {
-            id: row.client_id.clone(),
+            id,
             paired: row.logged_in,
             pacer: Pacer::new(row.pacing),
             last_disconnect: row.last_disconnect.clone(),
@@ -280,7 +288,7 @@ impl Actor {
         match self
             .deps
             .db
-            .fenced_update(&self.id, self.lease.fence, patch)
+            .fenced_update(self.id.as_str(), self.lease.fence, patch)
             .await
         {
             Ok(true) => Ok(()),

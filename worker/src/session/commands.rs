@@ -150,10 +150,10 @@ impl Actor {
     /// Re-reads the session's settings.
     #[tracing::instrument(skip_all, fields(client_id = %self.id))]
     async fn reload(&mut self) -> (Outcome, Flow) {
-        match self.deps.db.session(&self.id).await {
+        match self.deps.db.session(self.id.as_str()).await {
             Ok(Some(row)) => {
                 self.row = row;
-                self.output.apply(&self.row);
+                self.output.apply(&self.id, &self.row);
                 self.pacer.set(self.row.pacing);
                 tracing::debug!(
                     webhook = !self.row.webhook_url.is_empty(),
@@ -195,7 +195,7 @@ impl Actor {
             Ok(Err(e)) => tracing::warn!(error = %e, "cannot forget the device state"),
             Err(_) => tracing::warn!("forgetting the device state timed out"),
         }
-        match self.deps.db.delete_session(&self.id).await {
+        match self.deps.db.delete_session(self.id.as_str()).await {
             Ok(_) => (Ok(Reply::Disconnected { warning }), Err(End::Deleted)),
             // Logged out but still stored: hand it over, a new owner pairs it afresh.
             Err(e) => (Err(e.into()), Err(End::HandOver)),

@@ -156,7 +156,7 @@ impl Actor {
             push_name: identity.push_name,
         });
         self.row.lid = identity.lid;
-        self.output.apply(&self.row);
+        self.output.apply(&self.id, &self.row);
         self.online_since.get_or_insert_with(Instant::now);
         self.set_status(CONNECTED);
         tracing::info!(jid = %self.row.jid, "session online");

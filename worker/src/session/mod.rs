@@ -19,6 +19,7 @@ use std::sync::Arc;
 use parley_shared::bus::{Bus, BusError, Incoming, Subscription, session_subject};
 use parley_shared::command::{self, Outcome};
 use parley_shared::db::{Db, DbError, SessionRow, StatePatch};
+use parley_shared::ids::ClientId;
 use parley_shared::lease::{Lease, Leases};
 use parley_shared::media::MediaStore;
 use tokio::sync::watch;
@@ -93,6 +94,7 @@ pub enum OpenError {
 
 /// A session ready to run: its settings and its command subscription.
 pub struct Opened {
+    id: ClientId,
     row: SessionRow,
     commands: Subscription,
 }
@@ -103,11 +105,11 @@ pub struct Opened {
 #[tracing::instrument(skip_all, fields(client_id = %client_id))]
 pub async fn open(
     deps: &SessionDeps,
-    client_id: &str,
+    client_id: &ClientId,
     lease: &Lease,
     start: bool,
 ) -> Result<Result<Opened, NotRun>, OpenError> {
-    let Some(mut row) = deps.db.session(client_id).await? else {
+    let Some(mut row) = deps.db.session(client_id.as_str()).await? else {
         return Ok(Err(NotRun::Unknown));
     };
     if !row.desired && !start {
@@ -120,7 +122,11 @@ pub async fn open(
         desired: start.then_some(true),
         ..StatePatch::default()
     };
-    if !deps.db.fenced_update(client_id, lease.fence, patch).await? {
+    if !deps
+        .db
+        .fenced_update(client_id.as_str(), lease.fence, patch)
+        .await?
+    {
         return Ok(Err(NotRun::Superseded));
     }
     row.status = actor::INITIALIZING.into();
@@ -129,9 +135,13 @@ pub async fn open(
     row.desired = true;
     let commands = deps
         .bus
-        .subscribe(&session_subject(client_id), None)
+        .subscribe(&session_subject(client_id.as_str()), None)
         .await?;
-    Ok(Ok(Opened { row, commands }))
+    Ok(Ok(Opened {
+        id: client_id.clone(),
+        row,
+        commands,
+    }))
 }
 
 /// Sends an outcome back to the requester of a command.
@@ -143,7 +153,7 @@ pub async fn respond(incoming: Incoming, outcome: &Outcome) {
 
 /// A running session as its supervisor sees it.
 pub struct SessionHandle {
-    client_id: String,
+    client_id: ClientId,
     epoch: u64,
     stop: StopSignal,
     status: watch::Receiver<String>,
@@ -151,7 +161,7 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
-    pub fn client_id(&self) -> &str {
+    pub fn client_id(&self) -> &ClientId {
         &self.client_id
     }
 
@@ -205,7 +215,7 @@ pub fn spawn(
     epoch: u64,
     on_exit: impl FnOnce() + Send + 'static,
 ) -> SessionHandle {
-    let client_id = opened.row.client_id.clone();
+    let client_id = opened.id.clone();
     let stop: StopSignal = Arc::new(watch::channel(None).0);
     let (status_tx, status) = watch::channel(opened.row.status.clone());
     let keeper = keeper::spawn(
@@ -215,7 +225,14 @@ pub fn spawn(
         granted_at,
         Arc::clone(&stop),
     );
-    let actor = actor::Actor::new(deps, lease, opened.row, status_tx, Arc::clone(&stop));
+    let actor = actor::Actor::new(
+        deps,
+        lease,
+        opened.id,
+        opened.row,
+        status_tx,
+        Arc::clone(&stop),
+    );
     let task = tokio::spawn(actor.run(opened.commands, stop.subscribe(), keeper, on_exit));
     SessionHandle {
         client_id,

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use parley_shared::db::SessionRow;
+use parley_shared::ids::ClientId;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::events::{
@@ -55,18 +56,18 @@ impl EventSink {
 }
 
 impl Output {
-    /// Opens the session's webhook queue and starts its inbound task;
-    /// `on_fenced_out` stops the session when a newer owner's fence refuses
-    /// its log.
+    /// Opens the webhook queue of session `id` (whose settings are `row`)
+    /// and starts its inbound task; `on_fenced_out` stops the session when a
+    /// newer owner's fence refuses its log.
     pub fn open(
         pipeline: Arc<EventPipeline>,
+        id: &ClientId,
         row: &SessionRow,
         fence: u64,
         on_fenced_out: OnFencedOut,
     ) -> Output {
-        let (target, settings) = settings_of(row);
-        let events =
-            Arc::new(pipeline.open(&row.client_id, fence, on_fenced_out, target, settings));
+        let (target, settings) = settings_of(id, row);
+        let events = Arc::new(pipeline.open(id, fence, on_fenced_out, target, settings));
         let sink = EventSink { pipeline, events };
         let (inbound, rx) = mpsc::channel(INBOUND_BUFFER);
         tokio::spawn(run_inbound(sink.clone(), rx));
@@ -75,8 +76,8 @@ impl Output {
 
     /// Applies changed settings (webhook, token, org, groups, own LID) to the
     /// next event and the next delivery attempt.
-    pub fn apply(&self, row: &SessionRow) {
-        let (target, settings) = settings_of(row);
+    pub fn apply(&self, id: &ClientId, row: &SessionRow) {
+        let (target, settings) = settings_of(id, row);
         self.sink.events.target.send_replace(target);
         self.sink.events.settings.send_replace(settings);
     }
@@ -187,14 +188,14 @@ fn persisted(processed: &Processed) -> Result<(), String> {
     }
 }
 
-fn settings_of(row: &SessionRow) -> (Target, SessionSettings) {
+fn settings_of(id: &ClientId, row: &SessionRow) -> (Target, SessionSettings) {
     let target = Target {
         url: row.webhook_url.clone(),
         token: row.webhook_token.clone(),
     };
     let settings = SessionSettings {
         facts: SessionFacts {
-            client_id: row.client_id.clone(),
+            client_id: id.clone(),
             org_id: row.org_id.clone(),
             my_lid: row.lid.clone(),
             enable_group_ai: row.enable_group_ai,

@@ -32,7 +32,7 @@ pub fn pick_target(others: &[(String, u64)]) -> Option<(&str, u64)> {
 /// Which session to hand over: one not online first (nothing to interrupt),
 /// then an online one; one showing a QR code last (its code would change while
 /// somebody may be scanning it).
-pub fn pick_to_shed(sessions: &[(String, String)]) -> Option<String> {
+pub fn pick_to_shed<Id: Clone + Ord>(sessions: &[(Id, String)]) -> Option<Id> {
     let rank = |status: &str| match status {
         QR => 2,
         CONNECTED => 1,
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(pick_to_shed(&all).as_deref(), Some("c"));
         assert_eq!(pick_to_shed(&all[..2]).as_deref(), Some("b"));
         assert_eq!(pick_to_shed(&all[..1]).as_deref(), Some("a"));
-        assert_eq!(pick_to_shed(&[]), None);
+        assert_eq!(pick_to_shed::<String>(&[]), None);
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@ use parley_shared::bus::memory::MemoryBus;
 use parley_shared::command::{self, CallError, Command, Outcome, Reply, SandboxOp};
 use parley_shared::db::{Db, NewSession, SessionRow};
 use parley_shared::egress::Egress;
+use parley_shared::ids::ClientId;
 use parley_shared::lease::memory::MemoryLeases;
 use parley_shared::lease::{Lease, LeaseError, Leases};
 use parley_shared::media::MediaStore;
@@ -99,6 +100,11 @@ where
     }
 }
 
+/// A test's `clientId`.
+pub fn cid(raw: &str) -> ClientId {
+    ClientId::parse(raw).expect("a clientId")
+}
+
 /// The identity a fake phone links as.
 pub fn identity(phone: &str) -> Identity {
     Identity {
@@ -143,13 +149,20 @@ impl FakeNetwork {
         self.state().fail_logout = on;
     }
 
-    pub fn connects(&self, client_id: &str) -> u32 {
-        self.state().connects.get(client_id).copied().unwrap_or(0)
+    pub fn connects(&self, client_id: &ClientId) -> u32 {
+        self.state()
+            .connects
+            .get(client_id.as_str())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Connections of `client_id` open now.
-    pub fn drivers(&self, client_id: &str) -> usize {
-        self.state().live.get(client_id).map_or(0, Vec::len)
+    pub fn drivers(&self, client_id: &ClientId) -> usize {
+        self.state()
+            .live
+            .get(client_id.as_str())
+            .map_or(0, Vec::len)
     }
 
     /// The most connections of any one session that were ever open at once.
@@ -171,20 +184,20 @@ impl FakeNetwork {
     }
 
     /// The phone links the session (QR scan): it is paired from now on.
-    pub async fn link(&self, client_id: &str, phone: &str) {
+    pub async fn link(&self, client_id: &ClientId, phone: &str) {
         self.state()
             .linked
-            .insert(client_id.into(), identity(phone));
+            .insert(client_id.to_string(), identity(phone));
         self.emit(client_id, NetworkEvent::Paired(identity(phone)))
             .await;
     }
 
     /// Sends an event on every open connection of `client_id`.
-    pub async fn emit(&self, client_id: &str, event: NetworkEvent) {
+    pub async fn emit(&self, client_id: &ClientId, event: NetworkEvent) {
         let senders: Vec<_> = self
             .state()
             .live
-            .get(client_id)
+            .get(client_id.as_str())
             .map(|l| l.iter().map(|(_, tx)| tx.clone()).collect())
             .unwrap_or_default();
         for tx in senders {
@@ -200,24 +213,27 @@ impl Network for FakeNetwork {
         ctx: SessionContext,
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
         let mut state = self.state();
-        *state.connects.entry(ctx.client_id.clone()).or_default() += 1;
+        *state.connects.entry(ctx.client_id.to_string()).or_default() += 1;
         if state.unreachable {
             return Err(NetworkError::Unreachable("fake network down".into()));
         }
         state.next_id += 1;
         let id = state.next_id;
         let (tx, rx) = mpsc::channel(16);
-        let first = match state.linked.get(&ctx.client_id) {
+        let first = match state.linked.get(ctx.client_id.as_str()) {
             Some(identity) => NetworkEvent::Connected(identity.clone()),
             None => NetworkEvent::Qr {
                 code: format!("qr-{}-{id}", ctx.client_id),
             },
         };
         let _ = tx.try_send(first);
-        let live = state.live.entry(ctx.client_id.clone()).or_default();
+        let live = state.live.entry(ctx.client_id.to_string()).or_default();
         live.push((id, tx));
         let count = live.len();
-        let most = state.most_live.entry(ctx.client_id.clone()).or_default();
+        let most = state
+            .most_live
+            .entry(ctx.client_id.to_string())
+            .or_default();
         *most = (*most).max(count);
         let connection = FakeConnection {
             client_id: ctx.client_id,
@@ -227,16 +243,16 @@ impl Network for FakeNetwork {
         Ok((Box::new(connection), rx))
     }
 
-    async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
+    async fn forget(&self, client_id: &ClientId) -> Result<(), NetworkError> {
         let mut state = self.state();
-        state.linked.remove(client_id);
-        state.forgotten.push(client_id.into());
+        state.linked.remove(client_id.as_str());
+        state.forgotten.push(client_id.to_string());
         Ok(())
     }
 }
 
 struct FakeConnection {
-    client_id: String,
+    client_id: ClientId,
     id: u64,
     network: FakeNetwork,
 }
@@ -253,17 +269,17 @@ impl Connection for FakeConnection {
         if state.fail_logout {
             return Err(NetworkError::Unreachable("no answer".into()));
         }
-        state.linked.remove(&self.client_id);
+        state.linked.remove(self.client_id.as_str());
         Ok(())
     }
 
     async fn persisted(&self, _chat: &Jid, id: &MessageId, outcome: Result<(), String>) {
-        let ack = (self.client_id.clone(), id.as_str().to_owned(), outcome);
+        let ack = (self.client_id.to_string(), id.as_str().to_owned(), outcome);
         self.network.state().acks.push(ack);
     }
 
     async fn close(&self) {
-        if let Some(live) = self.network.state().live.get_mut(&self.client_id) {
+        if let Some(live) = self.network.state().live.get_mut(self.client_id.as_str()) {
             live.retain(|(id, _)| *id != self.id);
         }
     }
@@ -365,7 +381,7 @@ pub struct FakeSandbox(pub FakeNetwork);
 
 #[async_trait]
 impl SandboxControl for FakeSandbox {
-    async fn control(&self, client_id: &str, op: SandboxOp) -> Outcome {
+    async fn control(&self, client_id: &ClientId, op: SandboxOp) -> Outcome {
         match op {
             SandboxOp::Link { phone, .. } => {
                 self.0.link(client_id, phone.as_str()).await;
@@ -424,8 +440,8 @@ impl TestLeases {
         self.refuse_renew.store(true, Ordering::SeqCst);
     }
 
-    pub async fn holder(&self, client_id: &str) -> Option<String> {
-        let key = parley_shared::lease::session_key(client_id);
+    pub async fn holder(&self, client_id: &ClientId) -> Option<String> {
+        let key = parley_shared::lease::session_key(client_id.as_str());
         self.inner.holders(&[key]).await.ok()?.pop().flatten()
     }
 }
@@ -530,38 +546,41 @@ impl World {
         ))
     }
 
-    pub async fn create(&self, client_id: &str) {
+    pub async fn create(&self, client_id: &ClientId) {
         let new = NewSession {
-            client_id: client_id.into(),
+            client_id: client_id.to_string(),
             ..NewSession::default()
         };
         self.db.create_session(new).await.expect("create session");
     }
 
-    pub async fn row(&self, client_id: &str) -> Option<SessionRow> {
-        self.db.session(client_id).await.expect("read session")
+    pub async fn row(&self, client_id: &ClientId) -> Option<SessionRow> {
+        self.db
+            .session(client_id.as_str())
+            .await
+            .expect("read session")
     }
 
     /// Sends a command to a session's owner with a fresh request id.
-    pub async fn send(&self, client_id: &str, command: Command) -> Result<Outcome, CallError> {
+    pub async fn send(&self, client_id: &ClientId, command: Command) -> Result<Outcome, CallError> {
         let id = uuid::Uuid::new_v4().to_string();
         self.send_as(client_id, command, &id).await
     }
 
     pub async fn send_as(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         command: Command,
         request_id: &str,
     ) -> Result<Outcome, CallError> {
-        let subject = parley_shared::bus::session_subject(client_id);
+        let subject = parley_shared::bus::session_subject(client_id.as_str());
         self.call(&subject, &command, request_id).await
     }
 
     /// Sends `/start` to the workers' queue group.
-    pub async fn start(&self, client_id: &str) -> Result<Outcome, CallError> {
+    pub async fn start(&self, client_id: &ClientId) -> Result<Outcome, CallError> {
         let command = Command::Start {
-            client_id: client_id.into(),
+            client_id: client_id.to_string(),
         };
         self.ask(parley_shared::bus::START_SUBJECT, &command).await
     }

@@ -9,7 +9,7 @@ use chrono::Utc;
 use parley_shared::command::{Command, SandboxOp};
 use parley_shared::db::StatePatch;
 
-use super::fakes::{FakeSandbox, World, eventually, logged_events, text_received};
+use super::fakes::{FakeSandbox, World, cid, eventually, logged_events, text_received};
 use super::tests::wiring;
 use super::{Origin, Supervisor};
 use crate::network::NetworkEvent;
@@ -23,11 +23,11 @@ async fn connected(world: &World) -> Supervisor {
         sandbox: Some(Arc::new(FakeSandbox(world.network.clone()))),
         ..wiring(world, "a")
     });
-    world.create("s1").await;
-    a.claim("s1", Origin::Start).await.unwrap();
-    world.network.link("s1", PHONE).await;
+    world.create(&cid("s1")).await;
+    a.claim(&cid("s1"), Origin::Start).await.unwrap();
+    world.network.link(&cid("s1"), PHONE).await;
     eventually("connected", || async {
-        world.row("s1").await.is_some_and(|r| r.connected)
+        world.row(&cid("s1")).await.is_some_and(|r| r.connected)
     })
     .await;
     a
@@ -50,7 +50,7 @@ async fn a_fenced_out_owner_never_acknowledges_a_message_and_stops_at_once() {
     world
         .network
         .emit(
-            "s1",
+            &cid("s1"),
             NetworkEvent::Message(Box::new(text_received("BEFORE1"))),
         )
         .await;
@@ -69,7 +69,7 @@ async fn a_fenced_out_owner_never_acknowledges_a_message_and_stops_at_once() {
     world
         .network
         .emit(
-            "s1",
+            &cid("s1"),
             NetworkEvent::Message(Box::new(text_received("AFTER1"))),
         )
         .await;
@@ -86,7 +86,7 @@ async fn a_fenced_out_owner_never_acknowledges_a_message_and_stops_at_once() {
     // well before its lease (2 s here) could have lapsed.
     let t = tokio::time::Instant::now();
     eventually("the fenced-out owner stops", || async {
-        a.status_of("s1").is_none() && world.network.drivers("s1") == 0
+        a.status_of(&cid("s1")).is_none() && world.network.drivers(&cid("s1")) == 0
     })
     .await;
     assert!(
@@ -115,7 +115,10 @@ async fn a_fenced_out_owner_answers_a_sandbox_message_503() {
         }))
         .unwrap(),
     );
-    let reply = world.send("s1", Command::Sandbox(inject)).await.unwrap();
+    let reply = world
+        .send(&cid("s1"), Command::Sandbox(inject))
+        .await
+        .unwrap();
     let error = reply.expect_err("not taken");
     assert_eq!(error.status, 503, "{error:?}");
     assert!(error.message.contains("send it again"), "{error:?}");

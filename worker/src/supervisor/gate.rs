@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, watch};
 
 use crate::network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use parley_shared::ids::ClientId;
 
 pub struct GatedNetwork {
     inner: Arc<dyn Network>,
@@ -65,7 +66,7 @@ impl Network for GatedNetwork {
         Ok((connection, rx))
     }
 
-    async fn forget(&self, client_id: &str) -> Result<(), NetworkError> {
+    async fn forget(&self, client_id: &ClientId) -> Result<(), NetworkError> {
         self.inner.forget(client_id).await
     }
 }

@@ -7,9 +7,10 @@ use parley_shared::command::Reply;
 use tokio::sync::watch;
 
 use super::Supervisor;
-use super::fakes::World;
+use super::fakes::{World, cid};
 use super::start::Route;
 use super::tests::wiring;
+use parley_shared::ids::ClientId;
 
 /// Pod `pod`, remembering where it handed sessions over for a long while, so
 /// that a slow machine does not turn these tests into tests of the memory.
@@ -21,9 +22,9 @@ fn patient_supervisor(world: &World, pod: &str) -> Supervisor {
 
 /// `a` alone claims sessions `s0..s{n}`; then `b` shows up, and `a` sweeps
 /// until it hands one over. Returns that session.
-async fn shed_one(world: &World, a: &Supervisor, b: &Supervisor, n: usize) -> String {
+async fn shed_one(world: &World, a: &Supervisor, b: &Supervisor, n: usize) -> ClientId {
     for i in 0..n {
-        world.create(&format!("s{i}")).await;
+        world.create(&cid(&format!("s{i}"))).await;
     }
     assert_eq!(a.sweep_once().await.unwrap().claimed.len(), n);
     b.announce().await.unwrap();
@@ -31,7 +32,7 @@ async fn shed_one(world: &World, a: &Supervisor, b: &Supervisor, n: usize) -> St
 }
 
 /// Sweeps `a` until it hands a session over (members settle first); panics after 10 s.
-async fn next_handover(a: &Supervisor) -> String {
+async fn next_handover(a: &Supervisor) -> ClientId {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         if let Some(id) = a.sweep_once().await.unwrap().handed_over {
@@ -113,7 +114,7 @@ async fn a_take_over_never_runs_a_session_that_should_not_run() {
         client_id: id.into(),
     };
     // Logged out between the handover and the take-over: it stays stopped.
-    world.create("s1").await;
+    world.create(&cid("s1")).await;
     let stopped_for_good = SettingsPatch {
         desired: Some(false),
         ..SettingsPatch::default()
@@ -125,10 +126,10 @@ async fn a_take_over_never_runs_a_session_that_should_not_run() {
         .unwrap();
     let refused = ask(worker_start_subject("b"), take_over("s1")).await;
     assert!(refused.is_err(), "{refused:?}");
-    assert_eq!(world.leases.holder("s1").await, None);
+    assert_eq!(world.leases.holder(&cid("s1")).await, None);
     assert!(b.owned().is_empty());
     // A session that should run is taken up.
-    world.create("s2").await;
+    world.create(&cid("s2")).await;
     let reply = ask(worker_start_subject("b"), take_over("s2"))
         .await
         .unwrap();

@@ -9,7 +9,9 @@ use parley_shared::command::{CallError, Command, Outcome, Reply, SandboxOp};
 use std::future::Future;
 use tokio::time::Instant;
 
-use super::fakes::{World, eventually, fast_timing, test_fetcher};
+use parley_shared::ids::ClientId;
+
+use super::fakes::{World, cid, eventually, fast_timing, test_fetcher};
 use super::gate::GatedNetwork;
 use super::send_tests::{linked, outbox, sandbox_supervisor_through, sent, text};
 use super::{Origin, Supervisor};
@@ -30,6 +32,7 @@ fn gated_supervisor(world: &World, pod: &str) -> (Supervisor, Arc<GatedNetwork>)
 /// `id` linked, then its connection dropped while the gate is closed: it
 /// connects again on the wire but is not online.
 async fn reconnecting(world: &World, id: &str) -> (Supervisor, Arc<GatedNetwork>) {
+    let id = &cid(id);
     let (supervisor, gate) = gated_supervisor(world, "a");
     linked(world, &supervisor, id).await;
     gate.close();
@@ -55,7 +58,7 @@ async fn reconnecting(world: &World, id: &str) -> (Supervisor, Arc<GatedNetwork>
 /// a hold, answered already).
 async fn taken<'a>(
     world: &'a World,
-    id: &'a str,
+    id: &'a ClientId,
     body: &str,
     request_id: &'a str,
 ) -> PendingReply<'a> {
@@ -70,6 +73,7 @@ async fn taken<'a>(
 }
 
 async fn online(world: &World, id: &str) {
+    let id = &cid(id);
     eventually("the session is online", || async {
         world.row(id).await.is_some_and(|r| r.status == "connected")
     })
@@ -80,8 +84,9 @@ async fn online(world: &World, id: &str) {
 async fn a_send_waits_for_the_connection_and_goes_out_once() {
     let world = World::new().await;
     let (_a, gate) = reconnecting(&world, "s1").await;
-    let first = taken(&world, "s1", "kept", "req-kept").await;
-    let repeat = taken(&world, "s1", "kept", "req-kept").await;
+    let s1 = cid("s1");
+    let first = taken(&world, &s1, "kept", "req-kept").await;
+    let repeat = taken(&world, &s1, "kept", "req-kept").await;
     assert!(outbox(&world, "s1").await.is_empty());
     gate.open();
     let (first, repeat) = (first.await.unwrap(), repeat.await.unwrap());
@@ -97,7 +102,11 @@ async fn a_send_still_offline_when_the_hold_ends_is_refused_with_nothing_sent() 
     let world = World::new().await;
     let (_a, gate) = reconnecting(&world, "s1").await;
     let started = Instant::now();
-    let err = world.send("s1", text("late")).await.unwrap().unwrap_err();
+    let err = world
+        .send(&cid("s1"), text("late"))
+        .await
+        .unwrap()
+        .unwrap_err();
     let waited = started.elapsed();
     assert_eq!(err.status, 502, "{err:?}");
     assert!(err.message.contains("not connected"), "{err:?}");
@@ -110,7 +119,7 @@ async fn a_send_still_offline_when_the_hold_ends_is_refused_with_nothing_sent() 
 
     gate.open();
     online(&world, "s1").await;
-    world.send("s1", text("now")).await.unwrap().unwrap();
+    world.send(&cid("s1"), text("now")).await.unwrap().unwrap();
     assert_eq!(outbox(&world, "s1").await.len(), 1);
 }
 
@@ -118,16 +127,17 @@ async fn a_send_still_offline_when_the_hold_ends_is_refused_with_nothing_sent() 
 async fn sends_waiting_when_the_session_moves_go_to_its_next_owner() {
     let world = World::new().await;
     let (a, _gate) = reconnecting(&world, "s1").await;
-    let waiting = taken(&world, "s1", "moved", "req-moved").await;
-    assert!(a.hand_over("s1").await);
+    let s1 = cid("s1");
+    let waiting = taken(&world, &s1, "moved", "req-moved").await;
+    assert!(a.hand_over(&s1).await);
     // "Moved": the caller asks again at once, instead of timing out.
     assert!(matches!(waiting.await, Err(CallError::NoOwner)));
     assert!(outbox(&world, "s1").await.is_empty());
 
     let (b, _open) = gated_supervisor(&world, "b");
-    b.claim("s1", Origin::Start).await.unwrap();
+    b.claim(&cid("s1"), Origin::Start).await.unwrap();
     online(&world, "s1").await;
-    let again = world.send_as("s1", text("moved"), "req-moved").await;
+    let again = world.send_as(&cid("s1"), text("moved"), "req-moved").await;
     sent(again.unwrap().unwrap());
     assert_eq!(outbox(&world, "s1").await.len(), 1);
 }
@@ -139,13 +149,14 @@ async fn more_waiting_sends_than_may_run_at_once_all_go_out() {
     // More than the sends one session runs at once (128): the rest start as
     // the first ones finish.
     let ids: Vec<String> = (0..150).map(|i| format!("req-{i}")).collect();
+    let s1 = cid("s1");
     let mut replies: Vec<PendingReply<'_>> = Vec::new();
     for id in &ids {
-        let mut reply: PendingReply<'_> = Box::pin(world.send_as("s1", text(id), id));
+        let mut reply: PendingReply<'_> = Box::pin(world.send_as(&s1, text(id), id));
         assert!(futures::poll!(&mut reply).is_pending());
         replies.push(reply);
     }
-    let status = world.send("s1", Command::Qr).await.unwrap().unwrap();
+    let status = world.send(&cid("s1"), Command::Qr).await.unwrap().unwrap();
     assert!(matches!(&status, Reply::Qr { status, .. } if status == "initializing"));
     gate.open();
     for reply in futures::future::join_all(replies).await {

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use parley_shared::bus::{Bus, BusError};
 use parley_shared::db::{Db, DbError};
+use parley_shared::ids::ClientId;
 use parley_shared::lease::{self, Lease, LeaseError, Leases};
 use parley_shared::media::MediaStore;
 use tokio::time::{Instant, timeout};
@@ -114,7 +115,7 @@ struct Inner {
     registry: Arc<Registry>,
     hysteresis: Mutex<Hysteresis>,
     /// Sessions seen unowned by sweeps, since when.
-    unowned_since: Mutex<HashMap<String, Instant>>,
+    unowned_since: Mutex<HashMap<ClientId, Instant>>,
     /// Sessions handed over to spread load: to whom, and when.
     passed_on: Mutex<PassedOn>,
 }
@@ -160,7 +161,7 @@ impl Supervisor {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn unowned_since(&self) -> MutexGuard<'_, HashMap<String, Instant>> {
+    fn unowned_since(&self) -> MutexGuard<'_, HashMap<ClientId, Instant>> {
         self.inner
             .unowned_since
             .lock()
@@ -177,7 +178,7 @@ impl Supervisor {
     }
 
     /// The clientIds this worker runs, sorted.
-    pub fn owned(&self) -> Vec<String> {
+    pub fn owned(&self) -> Vec<ClientId> {
         self.inner
             .registry
             .snapshot()
@@ -187,7 +188,7 @@ impl Supervisor {
     }
 
     /// The status of a session this worker runs.
-    pub fn status_of(&self, client_id: &str) -> Option<String> {
+    pub fn status_of(&self, client_id: &ClientId) -> Option<String> {
         self.inner.registry.status(client_id)
     }
 
@@ -211,7 +212,7 @@ impl Supervisor {
     /// Takes the lease of `client_id` and runs the session, unless another
     /// worker holds it or the session should not run.
     #[tracing::instrument(skip_all, fields(client_id = %client_id, ?origin))]
-    pub async fn claim(&self, client_id: &str, origin: Origin) -> Result<Claim, ClaimError> {
+    pub async fn claim(&self, client_id: &ClientId, origin: Origin) -> Result<Claim, ClaimError> {
         let registry = &self.inner.registry;
         if registry.is_closed() {
             return Err(ClaimError::ShuttingDown);
@@ -220,7 +221,7 @@ impl Supervisor {
             return Ok(Claim::Ours { status });
         }
         let deps = self.deps();
-        let key = lease::session_key(client_id);
+        let key = lease::session_key(client_id.as_str());
         // Twice: the lease may be released between a refused acquire and the look-up.
         for _ in 0..2 {
             let granted_at = Instant::now();
@@ -258,7 +259,7 @@ impl Supervisor {
     /// Runs a session whose lease was just granted (or gives the lease back).
     async fn run(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         lease: Lease,
         granted_at: Instant,
         origin: Origin,
@@ -278,7 +279,7 @@ impl Supervisor {
         let fence = lease.fence;
         let registry = Arc::clone(&self.inner.registry);
         let epoch = registry.next_epoch();
-        let id = client_id.to_owned();
+        let id = client_id.clone();
         let handle = session::spawn(deps.clone(), lease, granted_at, opened, epoch, move || {
             registry.remove(&id, epoch);
         });
@@ -306,7 +307,7 @@ impl Supervisor {
     /// Hands one session over (closes it without logout, releases its lease) and
     /// waits until it is done. `false` when this worker does not run it.
     #[tracing::instrument(skip_all, fields(client_id = %client_id))]
-    pub async fn hand_over(&self, client_id: &str) -> bool {
+    pub async fn hand_over(&self, client_id: &ClientId) -> bool {
         match self.inner.registry.take(client_id) {
             Some(handle) => {
                 handle.hand_over().await;

@@ -50,15 +50,16 @@ impl Supervisor {
     /// Stops `id` here and asks `to` to take it up (only if it still should
     /// run). Returns whether this worker ran it. When `to` does not take it,
     /// sweeps will.
-    pub(super) async fn hand_over_to(&self, id: &str, to: &str) -> bool {
+    pub(super) async fn hand_over_to(&self, id: &ClientId, to: &str) -> bool {
         // Remembered first: a start that arrives while the session stops is passed on too.
         let memory = self.deps().timing.orphan_grace;
-        self.passed_on().record(id, to, memory, Instant::now());
+        self.passed_on()
+            .record(id.as_str(), to, memory, Instant::now());
         if !self.hand_over(id).await {
             return false;
         }
         let take_over = Command::TakeOver {
-            client_id: id.to_owned(),
+            client_id: id.to_string(),
         };
         let request_id = uuid::Uuid::new_v4().to_string();
         match self.ask(to, &take_over, &request_id).await {

@@ -2,6 +2,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use parley_shared::ids::ClientId;
+
 use crate::session::SessionHandle;
 
 /// Running sessions. Entries whose task ended are dropped when next seen.
@@ -14,7 +16,7 @@ pub struct Registry {
 struct Inner {
     next_epoch: u64,
     closed: bool,
-    sessions: HashMap<String, SessionHandle>,
+    sessions: HashMap<ClientId, SessionHandle>,
 }
 
 impl Inner {
@@ -42,12 +44,12 @@ impl Registry {
         if inner.closed || inner.sessions.contains_key(handle.client_id()) {
             return Err(handle);
         }
-        inner.sessions.insert(handle.client_id().to_owned(), handle);
+        inner.sessions.insert(handle.client_id().clone(), handle);
         Ok(())
     }
 
     /// Forgets the run `epoch` of `client_id` (called when its task ends).
-    pub fn remove(&self, client_id: &str, epoch: u64) {
+    pub fn remove(&self, client_id: &ClientId, epoch: u64) {
         let mut inner = self.inner();
         if inner
             .sessions
@@ -59,7 +61,7 @@ impl Registry {
     }
 
     /// Takes a running session out (to hand it over).
-    pub fn take(&self, client_id: &str) -> Option<SessionHandle> {
+    pub fn take(&self, client_id: &ClientId) -> Option<SessionHandle> {
         let mut inner = self.inner();
         inner.prune();
         inner.sessions.remove(client_id)
@@ -77,7 +79,7 @@ impl Registry {
     }
 
     /// The status of a running session.
-    pub fn status(&self, client_id: &str) -> Option<String> {
+    pub fn status(&self, client_id: &ClientId) -> Option<String> {
         let mut inner = self.inner();
         inner.prune();
         inner.sessions.get(client_id).map(SessionHandle::status)
@@ -91,7 +93,7 @@ impl Registry {
     }
 
     /// Every running session and its status, by clientId.
-    pub fn snapshot(&self) -> Vec<(String, String)> {
+    pub fn snapshot(&self) -> Vec<(ClientId, String)> {
         let mut inner = self.inner();
         inner.prune();
         let mut all: Vec<_> = inner

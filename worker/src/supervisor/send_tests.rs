@@ -10,10 +10,11 @@ use parley_network_sandbox::store::{OutboxEntry, Store};
 use parley_shared::address::PhoneNumber;
 use parley_shared::command::{Command, Reply, SandboxOp};
 use parley_shared::egress::Egress;
+use parley_shared::ids::ClientId;
 use parley_shared::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage, SendResult};
 use parley_shared::recipients::Recipient;
 
-use super::fakes::{World, eventually, fast_timing, test_fetcher};
+use super::fakes::{World, cid, eventually, fast_timing, test_fetcher};
 use super::{Origin, Supervisor, Wiring};
 use crate::network::Network;
 use crate::send::download::{Fetcher, Limits};
@@ -55,7 +56,7 @@ pub(super) fn sandbox_supervisor_through(
 }
 
 /// Starts `id` and links it through the simulated phone.
-pub(super) async fn linked(world: &World, supervisor: &Supervisor, id: &str) {
+pub(super) async fn linked(world: &World, supervisor: &Supervisor, id: &ClientId) {
     world.create(id).await;
     supervisor.claim(id, Origin::Start).await.unwrap();
     eventually("the session shows a QR", || async {
@@ -114,9 +115,15 @@ pub(super) fn sent(reply: Reply) -> SendResult {
 async fn a_repeated_request_id_sends_once() {
     let world = World::new().await;
     let a = sandbox_supervisor(&world, test_fetcher());
-    linked(&world, &a, "s1").await;
-    let first = world.send_as("s1", text("hi"), "req-1").await.unwrap();
-    let again = world.send_as("s1", text("hi"), "req-1").await.unwrap();
+    linked(&world, &a, &cid("s1")).await;
+    let first = world
+        .send_as(&cid("s1"), text("hi"), "req-1")
+        .await
+        .unwrap();
+    let again = world
+        .send_as(&cid("s1"), text("hi"), "req-1")
+        .await
+        .unwrap();
     assert_eq!(first, again);
     let id = sent(first.unwrap()).message_id;
     let rows = outbox(&world, "s1").await;
@@ -125,7 +132,7 @@ async fn a_repeated_request_id_sends_once() {
     assert_eq!(rows[0].to_jid, format!("{CONTACT_LID}@lid"));
     // Another request id is another message.
     world
-        .send_as("s1", text("hi"), "req-2")
+        .send_as(&cid("s1"), text("hi"), "req-2")
         .await
         .unwrap()
         .unwrap();
@@ -136,7 +143,7 @@ async fn a_repeated_request_id_sends_once() {
 async fn a_repeat_while_the_send_runs_waits_for_the_same_outcome() {
     let world = World::new().await;
     let a = sandbox_supervisor(&world, test_fetcher());
-    linked(&world, &a, "s1").await;
+    linked(&world, &a, &cid("s1")).await;
     let server = serve(Answer::Full {
         status: 200,
         content_type: "image/png",
@@ -144,12 +151,13 @@ async fn a_repeat_while_the_send_runs_waits_for_the_same_outcome() {
         delay: Duration::from_millis(400),
     })
     .await;
+    let s1 = cid("s1");
     let command = media(MediaSource::Url {
         url: format!("{}/a.png", server.base),
     });
-    let (one, two) = tokio::join!(world.send_as("s1", command.clone(), "req-media"), async {
+    let (one, two) = tokio::join!(world.send_as(&s1, command.clone(), "req-media"), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        world.send_as("s1", command.clone(), "req-media").await
+        world.send_as(&s1, command.clone(), "req-media").await
     });
     let (one, two) = (one.unwrap().unwrap(), two.unwrap().unwrap());
     assert_eq!(one, two);
@@ -162,10 +170,10 @@ async fn a_repeat_while_the_send_runs_waits_for_the_same_outcome() {
     assert_eq!(outbox(&world, "s1").await.len(), 1);
 
     // Meanwhile the session went on answering other commands.
-    let (slow, quick) = tokio::join!(world.send_as("s1", command.clone(), "req-media-2"), async {
+    let (slow, quick) = tokio::join!(world.send_as(&s1, command.clone(), "req-media-2"), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let started = tokio::time::Instant::now();
-        let reply = world.send("s1", text("quick")).await;
+        let reply = world.send(&cid("s1"), text("quick")).await;
         (reply, started.elapsed())
     });
     slow.unwrap().unwrap();
@@ -181,7 +189,7 @@ async fn a_repeat_while_the_send_runs_waits_for_the_same_outcome() {
 async fn uploads_are_read_back_sent_and_deleted() {
     let world = World::new().await;
     let a = sandbox_supervisor(&world, test_fetcher());
-    linked(&world, &a, "s1").await;
+    linked(&world, &a, &cid("s1")).await;
     let store = world.media();
     let data = Bytes::from_static(b"%PDF-1.7 test");
     store
@@ -198,7 +206,7 @@ async fn uploads_are_read_back_sent_and_deleted() {
         voice: false,
         sticker: false,
     }));
-    let result = sent(world.send("s1", command).await.unwrap().unwrap());
+    let result = sent(world.send(&cid("s1"), command).await.unwrap().unwrap());
     assert_eq!(result.media_type.as_deref(), Some("document"));
     let row = outbox(&world, "s1").await.pop().unwrap();
     assert_eq!(row.kind, "document");
@@ -226,11 +234,11 @@ async fn files_over_the_attachment_limit_go_out_as_a_link() {
     };
     let fetcher = Fetcher::new(Egress::direct(true), limits).unwrap();
     let a = sandbox_supervisor(&world, fetcher);
-    linked(&world, &a, "s1").await;
+    linked(&world, &a, &cid("s1")).await;
     let server = serve(Answer::file("video/mp4", vec![0u8; 5_000])).await;
     let url = format!("{}/big.mp4", server.base);
     let reply = world
-        .send("s1", media(MediaSource::Url { url: url.clone() }))
+        .send(&cid("s1"), media(MediaSource::Url { url: url.clone() }))
         .await
         .unwrap()
         .unwrap();
@@ -248,31 +256,42 @@ async fn files_over_the_attachment_limit_go_out_as_a_link() {
 async fn unpaired_sessions_are_404_and_faults_502_with_nothing_sent() {
     let world = World::new().await;
     let a = sandbox_supervisor(&world, test_fetcher());
-    world.create("fresh").await;
-    a.claim("fresh", Origin::Start).await.unwrap();
+    world.create(&cid("fresh")).await;
+    a.claim(&cid("fresh"), Origin::Start).await.unwrap();
     eventually("the session shows a QR", || async {
-        world.row("fresh").await.is_some_and(|r| r.status == "qr")
+        world
+            .row(&cid("fresh"))
+            .await
+            .is_some_and(|r| r.status == "qr")
     })
     .await;
-    let err = world.send("fresh", text("x")).await.unwrap().unwrap_err();
+    let err = world
+        .send(&cid("fresh"), text("x"))
+        .await
+        .unwrap()
+        .unwrap_err();
     assert_eq!(
         (err.status, err.message.as_str()),
         (404, "unknown or unpaired clientId")
     );
 
-    linked(&world, &a, "s1").await;
+    linked(&world, &a, &cid("s1")).await;
     let fault = SandboxOp::Fault {
         op: "send".into(),
         count: 1,
     };
     world
-        .send("s1", Command::Sandbox(fault))
+        .send(&cid("s1"), Command::Sandbox(fault))
         .await
         .unwrap()
         .unwrap();
-    let err = world.send("s1", text("x")).await.unwrap().unwrap_err();
+    let err = world
+        .send(&cid("s1"), text("x"))
+        .await
+        .unwrap()
+        .unwrap_err();
     assert_eq!(err.status, 502, "{err:?}");
     assert!(outbox(&world, "s1").await.is_empty());
-    world.send("s1", text("y")).await.unwrap().unwrap();
+    world.send(&cid("s1"), text("y")).await.unwrap().unwrap();
     assert_eq!(outbox(&world, "s1").await.len(), 1);
 }

@@ -156,7 +156,7 @@ impl Supervisor {
         {
             return outcome;
         }
-        match self.claim(id.as_str(), origin).await {
+        match self.claim(&id, origin).await {
             Ok(Claim::Ours { status }) => Ok(Reply::Status {
                 status,
                 pod_name: self.pod_name().to_owned(),

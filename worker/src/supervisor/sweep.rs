@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use parley_shared::db::DbError;
+use parley_shared::ids::ClientId;
 use parley_shared::lease::{self, LeaseError};
 use rand::seq::SliceRandom;
 use tokio::sync::watch;
@@ -20,9 +21,9 @@ pub struct SweepReport {
     pub live_workers: usize,
     pub fair_share: u64,
     /// Sessions claimed by this sweep.
-    pub claimed: Vec<String>,
+    pub claimed: Vec<ClientId>,
     /// The session handed over to rebalance, if any.
-    pub handed_over: Option<String>,
+    pub handed_over: Option<ClientId>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -42,8 +43,17 @@ impl Supervisor {
             return Ok(SweepReport::default());
         }
         let deps = self.deps();
-        let desired = deps.db.desired_sessions().await?;
-        let keys: Vec<String> = desired.iter().map(|id| lease::session_key(id)).collect();
+        let desired: Vec<ClientId> = deps
+            .db
+            .desired_sessions()
+            .await?
+            .into_iter()
+            .map(ClientId::from_stored)
+            .collect();
+        let keys: Vec<String> = desired
+            .iter()
+            .map(|id| lease::session_key(id.as_str()))
+            .collect();
         let holders = deps.leases.holders(&keys).await?;
         let others: Vec<(String, u64)> = deps
             .leases
@@ -82,9 +92,9 @@ impl Supervisor {
     /// past `orphan_grace` regardless. Returns whether some were left unowned.
     async fn claim_unowned<'a>(
         &self,
-        unowned: impl Iterator<Item = &'a String>,
+        unowned: impl Iterator<Item = &'a ClientId>,
         fair: u64,
-        claimed: &mut Vec<String>,
+        claimed: &mut Vec<ClientId>,
     ) -> bool {
         let mut unowned = self.overdue(unowned);
         // Workers sweeping together should not all race for the same sessions first.
@@ -117,7 +127,10 @@ impl Supervisor {
 
     /// Pairs each unowned session with whether it waited past `orphan_grace`,
     /// and forgets the sessions no longer unowned.
-    fn overdue<'a>(&self, unowned: impl Iterator<Item = &'a String>) -> Vec<(&'a String, bool)> {
+    fn overdue<'a>(
+        &self,
+        unowned: impl Iterator<Item = &'a ClientId>,
+    ) -> Vec<(&'a ClientId, bool)> {
         let grace = self.deps().timing.orphan_grace;
         let now = Instant::now();
         let mut since = self.unowned_since();
@@ -136,7 +149,7 @@ impl Supervisor {
     /// Hands one session over to the least loaded member when this worker
     /// carries more than its fair share and that member clearly less, once
     /// membership has settled.
-    async fn rebalance(&self, others: &[(String, u64)], fair: u64) -> Option<String> {
+    async fn rebalance(&self, others: &[(String, u64)], fair: u64) -> Option<ClientId> {
         let timing = &self.deps().timing;
         let target = pick_target(others);
         let ready = {

@@ -18,6 +18,7 @@ use bytes::Bytes;
 use parley_shared::db::Db;
 use parley_shared::db::events::DeliveryState;
 use parley_shared::egress::{self, Egress, EgressError};
+use parley_shared::ids::ClientId;
 use tokio::sync::watch;
 
 pub use policy::{RetryPolicy, Verdict, classify};
@@ -92,7 +93,7 @@ impl Dispatcher {
     /// Events still pending in the log (an earlier owner's) are delivered first.
     pub fn session(
         self: &Arc<Self>,
-        client_id: &str,
+        client_id: &ClientId,
         target: watch::Receiver<Target>,
     ) -> SessionQueue {
         SessionQueue::open(Arc::clone(self), client_id, target)
@@ -101,7 +102,7 @@ impl Dispatcher {
     /// Delivers one event with retries; returns how it ended.
     pub async fn deliver(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         target: &watch::Receiver<Target>,
         d: &Delivery,
     ) -> Result<(), DropReason> {
@@ -119,7 +120,7 @@ impl Dispatcher {
     /// first, so a handover never leaves a delivered event unrecorded.
     pub async fn deliver_until(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         target: &watch::Receiver<Target>,
         d: &Delivery,
         stop: Option<watch::Receiver<bool>>,
@@ -128,7 +129,7 @@ impl Dispatcher {
         let outcome = match self.attempts(client_id, target, d, stop).await {
             Delivered::Ended(outcome) => outcome,
             Delivered::Stopped => {
-                tracing::debug!(client_id, event_id = %d.id, event_type = %d.kind,
+                tracing::debug!(client_id = %client_id, event_id = %d.id, event_type = %d.kind,
                     "handed over while waiting for a retry; the event stays pending");
                 return Delivered::Stopped;
             }
@@ -138,11 +139,11 @@ impl Dispatcher {
             Err(DropReason::NoWebhook) => {
                 // The webhook was removed after the event was queued: as intended.
                 self.stats.dropped(DropReason::NoWebhook, started.elapsed());
-                tracing::debug!(client_id, event_id = %d.id, event_type = %d.kind, "no webhook: event not delivered");
+                tracing::debug!(client_id = %client_id, event_id = %d.id, event_type = %d.kind, "no webhook: event not delivered");
             }
             Err(reason) => {
                 self.stats.dropped(reason, started.elapsed());
-                tracing::warn!(client_id, event_id = %d.id, event_type = %d.kind, reason = reason.as_str(), "webhook event dropped");
+                tracing::warn!(client_id = %client_id, event_id = %d.id, event_type = %d.kind, reason = reason.as_str(), "webhook event dropped");
             }
         }
         Delivered::Ended(outcome)
@@ -150,7 +151,7 @@ impl Dispatcher {
 
     async fn attempts(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         target: &watch::Receiver<Target>,
         d: &Delivery,
         mut stop: Option<watch::Receiver<bool>>,
@@ -217,7 +218,7 @@ impl Dispatcher {
     /// a later owner (at least once), never lost.
     async fn record(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         d: &Delivery,
         state: DeliveryState,
         status: Option<u16>,
@@ -227,12 +228,13 @@ impl Dispatcher {
             return;
         };
         let recorded = if attempted {
-            log.record_attempt(client_id, d.seq, state, status).await
+            log.record_attempt(client_id.as_str(), d.seq, state, status)
+                .await
         } else {
-            log.set_event_state(client_id, d.seq, state).await
+            log.set_event_state(client_id.as_str(), d.seq, state).await
         };
         if let Err(e) = recorded {
-            tracing::warn!(client_id, event_id = %d.id, error = %e, "a delivery attempt was not recorded");
+            tracing::warn!(client_id = %client_id, event_id = %d.id, error = %e, "a delivery attempt was not recorded");
         }
     }
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parley_shared::db::events::LoggedEvent;
+use parley_shared::ids::ClientId;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tracing::Instrument;
@@ -29,7 +30,7 @@ pub struct SessionQueue {
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     shared: Arc<Shared>,
     dispatcher: Arc<Dispatcher>,
-    client_id: String,
+    client_id: ClientId,
 }
 
 /// What the queue's task and its owner share.
@@ -67,7 +68,7 @@ impl SessionQueue {
     /// Opens the queue; with a log, it first delivers what is pending there.
     pub(super) fn open(
         dispatcher: Arc<Dispatcher>,
-        client_id: &str,
+        client_id: &ClientId,
         target: watch::Receiver<Target>,
     ) -> SessionQueue {
         let (tx, rx) = mpsc::channel(dispatcher.policy.queue.max(1));
@@ -83,7 +84,7 @@ impl SessionQueue {
         }
         let run = Run {
             dispatcher: Arc::clone(&dispatcher),
-            client_id: client_id.to_string(),
+            client_id: client_id.clone(),
             target,
             shared: Arc::clone(&shared),
             slots: Arc::new(Semaphore::new(dispatcher.policy.concurrency.max(1))),
@@ -97,7 +98,7 @@ impl SessionQueue {
             task: Mutex::new(Some(tokio::spawn(run.run(rx)))),
             shared,
             dispatcher,
-            client_id: client_id.to_string(),
+            client_id: client_id.clone(),
         }
     }
 
@@ -193,7 +194,7 @@ impl Drop for SessionQueue {
 /// The queue's task.
 struct Run {
     dispatcher: Arc<Dispatcher>,
-    client_id: String,
+    client_id: ClientId,
     target: watch::Receiver<Target>,
     shared: Arc<Shared>,
     slots: Arc<Semaphore>,
@@ -267,7 +268,10 @@ impl Run {
                 return;
             }
             self.reap();
-            let page = match log.pending_events(&self.client_id, after, PAGE).await {
+            let page = match log
+                .pending_events(self.client_id.as_str(), after, PAGE)
+                .await
+            {
                 Ok(page) => page,
                 Err(e) => {
                     tracing::warn!(client_id = %self.client_id, error = %e,

@@ -9,6 +9,11 @@ use super::*;
 
 const TOKEN: &str = "receiver-token-0123456789abcdef0123";
 
+/// A test's `clientId`.
+fn cid(raw: &str) -> ClientId {
+    ClientId::parse(raw).expect("a clientId")
+}
+
 fn fast() -> RetryPolicy {
     RetryPolicy {
         attempts: 4,
@@ -47,7 +52,7 @@ async fn headers_and_a_verifiable_signature() {
     let mut rx = Receiver::start().await;
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
-    d.deliver("c1", &target, &event(1)).await.unwrap();
+    d.deliver(&cid("c1"), &target, &event(1)).await.unwrap();
     let req = rx.next(Duration::from_secs(5)).await;
     assert_eq!(req.method, "POST");
     assert_eq!(
@@ -75,7 +80,7 @@ async fn two_failures_then_success_is_three_attempts_with_one_id() {
     rx.script([Behaviour::Status(500), Behaviour::Status(503)]);
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
-    d.deliver("c1", &target, &event(1)).await.unwrap();
+    d.deliver(&cid("c1"), &target, &event(1)).await.unwrap();
     let mut seen = Vec::new();
     for _ in 0..3 {
         seen.push(rx.next(Duration::from_secs(5)).await);
@@ -95,7 +100,7 @@ async fn a_4xx_is_not_retried_and_5xx_forever_gives_up_after_four() {
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     assert_eq!(
-        d.deliver("c1", &target, &event(1)).await,
+        d.deliver(&cid("c1"), &target, &event(1)).await,
         Err(DropReason::Rejected)
     );
     rx.next(Duration::from_secs(5)).await;
@@ -103,7 +108,7 @@ async fn a_4xx_is_not_retried_and_5xx_forever_gives_up_after_four() {
 
     rx.set_default(Behaviour::Status(500));
     assert_eq!(
-        d.deliver("c1", &target, &event(2)).await,
+        d.deliver(&cid("c1"), &target, &event(2)).await,
         Err(DropReason::Exhausted)
     );
     for _ in 0..4 {
@@ -123,7 +128,7 @@ async fn a_429_is_retried_after_its_retry_after() {
     rx.script([Behaviour::RetryAfter(429, 1)]);
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
-    d.deliver("c1", &target, &event(1)).await.unwrap();
+    d.deliver(&cid("c1"), &target, &event(1)).await.unwrap();
     let first = rx.next(Duration::from_secs(5)).await;
     let second = rx.next(Duration::from_secs(5)).await;
     assert!(
@@ -139,7 +144,7 @@ async fn a_receiver_that_hangs_times_out_and_is_retried() {
     rx.script([Behaviour::Hang]);
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&rx.url);
-    d.deliver("c1", &target, &event(1)).await.unwrap();
+    d.deliver(&cid("c1"), &target, &event(1)).await.unwrap();
     let first = rx.next(Duration::from_secs(5)).await;
     let second = rx.next(Duration::from_secs(5)).await;
     assert!(second.at - first.at >= fast().timeout);
@@ -153,8 +158,8 @@ async fn a_dead_receiver_does_not_delay_another_session() {
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_a, dead_target) = target(&dead.url);
     let (_b, alive_target) = target(&alive.url);
-    let slow = d.session("slow", dead_target);
-    let quick = d.session("quick", alive_target);
+    let slow = d.session(&cid("slow"), dead_target);
+    let quick = d.session(&cid("quick"), alive_target);
     for n in 0..8 {
         slow.enqueue(event(n));
     }
@@ -178,7 +183,7 @@ async fn the_queue_is_bounded_and_drops_are_counted() {
     dead.set_default(Behaviour::Hang);
     let d = Dispatcher::new(open(), fast()).unwrap();
     let (_t, target) = target(&dead.url);
-    let q = d.session("c1", target);
+    let q = d.session(&cid("c1"), target);
     let policy = fast();
     let offered = (policy.queue + policy.concurrency + 20) as u32;
     let accepted = (0..offered).filter(|n| q.enqueue(event(*n))).count();
@@ -202,7 +207,7 @@ async fn pause_resume_and_token_rotation_apply_to_the_next_call() {
         token: TOKEN.into(),
     });
     assert_eq!(
-        d.deliver("c1", &target, &event(1)).await,
+        d.deliver(&cid("c1"), &target, &event(1)).await,
         Err(DropReason::NoWebhook)
     );
     assert!(rx.maybe_next(Duration::from_millis(200)).await.is_none());
@@ -210,7 +215,7 @@ async fn pause_resume_and_token_rotation_apply_to_the_next_call() {
         url: rx.url.clone(),
         token: TOKEN.into(),
     });
-    d.deliver("c1", &target, &event(2)).await.unwrap();
+    d.deliver(&cid("c1"), &target, &event(2)).await.unwrap();
     assert_eq!(
         rx.next(Duration::from_secs(5)).await.header("webhook-id"),
         Some("evt_2")
@@ -219,7 +224,7 @@ async fn pause_resume_and_token_rotation_apply_to_the_next_call() {
         url: rx.url.clone(),
         token: "rotated-token-abcdefghijklmnopqrstuv".into(),
     });
-    d.deliver("c1", &target, &event(3)).await.unwrap();
+    d.deliver(&cid("c1"), &target, &event(3)).await.unwrap();
     let req = rx.next(Duration::from_secs(5)).await;
     assert_eq!(
         req.header("authorization"),
@@ -233,7 +238,7 @@ async fn the_egress_guard_refuses_internal_receivers() {
     let d = Dispatcher::new(Egress::direct(false), fast()).unwrap();
     let (_t, target) = target(&rx.url);
     assert_eq!(
-        d.deliver("c1", &target, &event(1)).await,
+        d.deliver(&cid("c1"), &target, &event(1)).await,
         Err(DropReason::Egress)
     );
     let by_name = rx.url.replace("127.0.0.1", "localhost");
@@ -242,7 +247,7 @@ async fn the_egress_guard_refuses_internal_receivers() {
         token: TOKEN.into(),
     });
     assert_eq!(
-        d.deliver("c1", &target, &event(2)).await,
+        d.deliver(&cid("c1"), &target, &event(2)).await,
         Err(DropReason::Egress)
     );
     assert!(rx.maybe_next(Duration::from_millis(200)).await.is_none());
@@ -264,7 +269,7 @@ async fn a_full_channel_loses_no_logged_event_and_repeats_none() {
     };
     let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
     let (_t, target) = target(&rx.url);
-    let q = d.session("c1", target);
+    let q = d.session(&cid("c1"), target);
     // Logged ahead of their queueing, as a session's events are while the
     // ones before them commit.
     let mut logged = Vec::new();
@@ -305,7 +310,7 @@ async fn a_stopped_queue_records_the_attempt_under_way_and_leaves_retries_pendin
     };
     let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
     let (_t, target) = target(&rx.url);
-    let q = d.session("c1", target);
+    let q = d.session(&cid("c1"), target);
     for n in 0..2 {
         let event = log_event(&db, n).await;
         assert!(q.enqueue(event));

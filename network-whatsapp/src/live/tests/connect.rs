@@ -7,7 +7,7 @@ use parley_shared::db::{Db, NewSession, StatePatch};
 
 use super::{ConnectProxy, closed_port};
 use crate::live::WhatsappNetwork;
-use parley_network::{Network, NetworkError, SessionContext};
+use parley_network::{ClientId, Network, NetworkError, SessionContext};
 
 /// A migrated SQLite database with the session `live1` owned under fence 1.
 pub(super) async fn sqlite() -> (Db, tempfile::TempDir) {
@@ -31,7 +31,7 @@ pub(super) async fn sqlite() -> (Db, tempfile::TempDir) {
 
 fn ctx() -> SessionContext {
     SessionContext {
-        client_id: "live1".into(),
+        client_id: ClientId::parse("live1").expect("a clientId"),
         fence: 1,
         pod_name: "test".into(),
     }
@@ -92,7 +92,12 @@ async fn a_refusing_proxy_is_asked_at_every_attempt() {
 async fn forgetting_a_session_without_state_succeeds() {
     let (db, _dir) = sqlite().await;
     let network = WhatsappNetwork::new(db, None).expect("adapter");
-    assert_eq!(network.forget("never-paired").await, Ok(()));
+    assert_eq!(
+        network
+            .forget(&ClientId::parse("neverpaired").expect("a clientId"))
+            .await,
+        Ok(())
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::connect::sqlite;
 use super::{ConnectProxy, closed_port};
 use crate::live::{WhatsappNetwork, loopback_ws_url};
-use parley_network::{Network, NetworkError, SessionContext};
+use parley_network::{ClientId, Network, NetworkError, SessionContext};
 
 #[test]
 fn loopback_websocket_urls_are_accepted() {
@@ -77,7 +77,7 @@ async fn a_test_network_url_is_dialled_without_a_version_fetch() {
         .with_ws_url(format!("ws://127.0.0.1:{port}/ws/chat"))
         .expect("a loopback URL");
     let ctx = SessionContext {
-        client_id: "live1".into(),
+        client_id: ClientId::parse("live1").expect("a clientId"),
         fence: 1,
         pod_name: "test".into(),
     };

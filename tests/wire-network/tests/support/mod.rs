@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use parley_network::contract::{Avatar, CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
-use parley_network::{Connection, Network, NetworkEvent, SessionContext};
+use parley_network::{ClientId, Connection, Network, NetworkEvent, SessionContext};
 use parley_network_whatsapp::live::WhatsappNetwork;
 use parley_shared::db::{Db, NewSession, StatePatch};
 use parley_wire_network::{TestDevice, WireNetwork};
@@ -22,23 +22,28 @@ pub struct Wire {
 
 #[async_trait]
 impl Counterpart for Wire {
-    async fn scan(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+    async fn scan(&self, client_id: &ClientId, code: &str, phone: &str) -> Result<(), String> {
         if phone != self.phone.phone {
             return Err(format!("no test phone {phone}"));
         }
         let linked = self.phone.scan(&self.net, code);
-        self.remember(client_id, linked)
+        self.remember(client_id.as_str(), linked)
     }
 
-    async fn enter_code(&self, client_id: &str, code: &str, phone: &str) -> Result<(), String> {
+    async fn enter_code(
+        &self,
+        client_id: &ClientId,
+        code: &str,
+        phone: &str,
+    ) -> Result<(), String> {
         if phone != self.phone.phone {
             return Err(format!("no test phone {phone}"));
         }
         let linked = self.phone.enter_code(&self.net, code).await;
-        self.remember(client_id, linked)
+        self.remember(client_id.as_str(), linked)
     }
 
-    async fn write(&self, _client_id: &str, from: &str, text: &str) -> Result<(), String> {
+    async fn write(&self, _client_id: &ClientId, from: &str, text: &str) -> Result<(), String> {
         if from != self.contact.phone {
             return Err(format!("no test contact {from}"));
         }
@@ -49,7 +54,11 @@ impl Counterpart for Wire {
             .map_err(|e| e.to_string())
     }
 
-    async fn carried(&self, _client_id: &str, message_id: &str) -> Result<Option<Carried>, String> {
+    async fn carried(
+        &self,
+        _client_id: &ClientId,
+        message_id: &str,
+    ) -> Result<Option<Carried>, String> {
         let got = self
             .contact
             .wait_for(DEADLINE, |r| r.id == message_id)
@@ -61,23 +70,23 @@ impl Counterpart for Wire {
         }))
     }
 
-    async fn unlink(&self, client_id: &str) -> Result<(), String> {
+    async fn unlink(&self, client_id: &ClientId) -> Result<(), String> {
         let device = *self
             .linked
             .lock()
             .unwrap()
-            .get(client_id)
+            .get(client_id.as_str())
             .ok_or("not linked")?;
         self.net.unlink(&self.phone.phone, device);
         Ok(())
     }
 
-    async fn refuse_sends(&self, client_id: &str, count: u32) -> Result<(), String> {
+    async fn refuse_sends(&self, client_id: &ClientId, count: u32) -> Result<(), String> {
         let device = *self
             .linked
             .lock()
             .unwrap()
-            .get(client_id)
+            .get(client_id.as_str())
             .ok_or("not linked")?;
         let send = parley_wire_network::faults::Fault::Send;
         self.net.arm_fault(&self.phone.phone, device, send, count);
@@ -150,7 +159,7 @@ pub fn subject<'a>(f: &'a Fixture, client_id: &'a str) -> Subject<'a> {
     Subject {
         network: &f.network,
         counterpart: &f.wire,
-        client_id,
+        client_id: client_id_of(client_id),
     }
 }
 
@@ -180,9 +189,14 @@ impl Wire {
     }
 }
 
+/// A test's `clientId`.
+pub fn client_id_of(raw: &str) -> ClientId {
+    ClientId::parse(raw).expect("a clientId")
+}
+
 pub fn ctx(client_id: &str) -> SessionContext {
     SessionContext {
-        client_id: client_id.into(),
+        client_id: client_id_of(client_id),
         fence: 1,
         pod_name: "wire".into(),
     }
@@ -209,7 +223,10 @@ pub async fn online(
         Ok(Some(NetworkEvent::Qr { code })) => code,
         other => panic!("expected a QR code, got {other:?}"),
     };
-    f.wire.scan(client_id, &code, PHONE).await.expect("scan");
+    f.wire
+        .scan(&client_id_of(client_id), &code, PHONE)
+        .await
+        .expect("scan");
     assert!(matches!(
         next(&mut events, "the pairing").await,
         NetworkEvent::Paired(_)

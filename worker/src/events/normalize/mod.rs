@@ -4,14 +4,15 @@ use parley_shared::event::{
     Poll, PollVote, Quoted, Reaction, Revoke,
 };
 use parley_shared::ids::ChatRoomId;
+use parley_shared::ids::ClientId;
 
 use super::poll::resolve_vote;
 use crate::network::inbound::{Content, InboundMessage};
 
 /// What the session knows about itself.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SessionFacts {
-    pub client_id: String,
+    pub client_id: ClientId,
     pub org_id: String,
     /// The session's own LID user-part.
     pub my_lid: String,
@@ -49,7 +50,7 @@ fn other_party(msg: &InboundMessage) -> &str {
 /// delivers again is logged once. A delete for everyone sent through the
 /// real adapter carries the deleted message's id (whatsapp-rust does not
 /// return the delete's own): its event is told apart from that message's.
-pub fn event_id(client_id: &str, msg: &InboundMessage) -> String {
+pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
     match &msg.content {
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
@@ -60,7 +61,7 @@ pub fn event_id(client_id: &str, msg: &InboundMessage) -> String {
 
 /// The hosted inbox's room of the message's chat.
 pub fn chat_room(facts: &SessionFacts, msg: &InboundMessage) -> ChatRoomId {
-    ChatRoomId::new(&facts.client_id, &facts.my_lid, other_party(msg))
+    ChatRoomId::new(facts.client_id.as_str(), &facts.my_lid, other_party(msg))
 }
 
 pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) -> Option<Envelope> {
@@ -76,12 +77,13 @@ pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) ->
     };
     let mut e = Envelope {
         event: MESSAGE_RECEIVED.into(),
-        client_id: facts.client_id.clone(),
+        client_id: facts.client_id.to_string(),
         org_id: facts.org_id.clone(),
         timestamp: msg
             .timestamp
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        chat_room_id: ChatRoomId::new(&facts.client_id, &facts.my_lid, &other).into_string(),
+        chat_room_id: ChatRoomId::new(facts.client_id.as_str(), &facts.my_lid, &other)
+            .into_string(),
         my_lid: facts.my_lid.clone(),
         client_lid: other,
         remote_jid,

@@ -7,14 +7,19 @@ use super::*;
 use crate::events::option_hash;
 use crate::network::inbound::{MediaKind, QuotedRef};
 use crate::network::{Jid, MessageId};
+use parley_shared::ids::ClientId;
 
 const ME: &str = "111111111111111";
 const THEM: &str = "222222222222222";
 const GROUP: &str = "120363000000000001@g.us";
 
+fn shop1() -> ClientId {
+    ClientId::parse("shop1").expect("a clientId")
+}
+
 fn facts(groups: bool) -> SessionFacts {
     SessionFacts {
-        client_id: "shop1".into(),
+        client_id: shop1(),
         org_id: "org-1".into(),
         my_lid: ME.into(),
         enable_group_ai: groups,
@@ -340,16 +345,16 @@ fn a_delete_sent_under_its_targets_id_has_an_event_id_of_its_own() {
         true,
         "222222222222222@lid",
     );
-    assert_eq!(event_id("shop1", &text), "msg_shop1_3EB0AAAA");
+    assert_eq!(event_id(&shop1(), &text), "msg_shop1_3EB0AAAA");
     let delete = Content::Revoke {
         target_id: mid("3EB0AAAA"),
     };
     let mine = message(delete.clone(), true, "222222222222222@lid");
-    assert_eq!(event_id("shop1", &mine), "msg_shop1_3EB0AAAA_revoke");
+    assert_eq!(event_id(&shop1(), &mine), "msg_shop1_3EB0AAAA_revoke");
     // A delete with an id of its own (the sandbox's, or a contact's) keeps
     // the usual one.
     let theirs = message(delete, false, "222222222222222@lid");
-    assert_eq!(event_id("shop1", &theirs), "msg_shop1_3EB0AAAA");
+    assert_eq!(event_id(&shop1(), &theirs), "msg_shop1_3EB0AAAA");
     let other = message(
         Content::Revoke {
             target_id: mid("3EB0BBBB"),
@@ -357,5 +362,5 @@ fn a_delete_sent_under_its_targets_id_has_an_event_id_of_its_own() {
         true,
         "222222222222222@lid",
     );
-    assert_eq!(event_id("shop1", &other), "msg_shop1_3EB0AAAA");
+    assert_eq!(event_id(&shop1(), &other), "msg_shop1_3EB0AAAA");
 }

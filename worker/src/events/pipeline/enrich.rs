@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use parley_shared::event::Envelope;
+use parley_shared::ids::ClientId;
 
 use super::{Activity, EventPipeline, SessionEvents, SessionSettings};
 use crate::events::SessionFacts;
@@ -40,7 +41,7 @@ impl EventPipeline {
     }
 
     /// A group's subject changed: later events name it so.
-    pub async fn subject_changed(&self, client_id: &str, group: &str, subject: &str) {
+    pub async fn subject_changed(&self, client_id: &ClientId, group: &str, subject: &str) {
         if let Some(groups) = &self.groups {
             groups.learn(client_id, group, subject).await;
         }
@@ -99,8 +100,13 @@ impl EventPipeline {
     }
 }
 
-/// A reply's preview from history when the network carried no text.
-pub(super) async fn fill_quoted(history: &dyn HistorySink, envelope: &mut Envelope) {
+/// A reply's preview from history when the network carried no text
+/// (`client_id`: the session the envelope is of).
+pub(super) async fn fill_quoted(
+    history: &dyn HistorySink,
+    client_id: &ClientId,
+    envelope: &mut Envelope,
+) {
     let Some(quoted) = envelope.quoted.as_mut() else {
         return;
     };
@@ -108,11 +114,7 @@ pub(super) async fn fill_quoted(history: &dyn HistorySink, envelope: &mut Envelo
         return;
     }
     if let Some(stored) = history
-        .quoted(
-            &envelope.client_id,
-            &envelope.chat_room_id,
-            &quoted.message_id,
-        )
+        .quoted(client_id, &envelope.chat_room_id, &quoted.message_id)
         .await
     {
         quoted.body = stored.body;

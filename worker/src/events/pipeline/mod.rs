@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use parley_shared::db::Db;
 use parley_shared::egress::{Egress, EgressError};
+use parley_shared::ids::ClientId;
 use tokio::sync::watch;
 
 use super::contacts::ContactBook;
@@ -56,7 +57,7 @@ pub struct EventPipeline {
 }
 
 /// What a session's events depend on; replaced when its settings change.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SessionSettings {
     pub facts: SessionFacts,
     pub poll_lookup_url: String,
@@ -133,7 +134,7 @@ impl EventPipeline {
 
     pub fn open(
         &self,
-        client_id: &str,
+        client_id: &ClientId,
         fence: u64,
         on_fenced_out: OnFencedOut,
         target: Target,
@@ -211,7 +212,7 @@ impl EventPipeline {
         envelope.stored_type = activity.stored_type;
         let mut processed = Processed::default();
         if let Some(history) = history {
-            fill_quoted(history.as_ref(), &mut envelope).await;
+            fill_quoted(history.as_ref(), &facts.client_id, &mut envelope).await;
             let file = file_of(&activity);
             match history.write(&envelope, file).await {
                 Ok(written) => {
@@ -227,7 +228,7 @@ impl EventPipeline {
             }
             if let (Some(avatars), Some(connection)) = (avatars, &activity.connection) {
                 let target = RoomRef {
-                    client_id: envelope.client_id.clone(),
+                    client_id: facts.client_id.clone(),
                     chat_room_id: envelope.chat_room_id.clone(),
                     jid: envelope.remote_jid.clone(),
                 };
