@@ -1,0 +1,80 @@
+//! A lease store whose renewals can be made to hang or be refused.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parley_shared::ids::ClientId;
+use parley_shared::lease::memory::MemoryLeases;
+use parley_shared::lease::{Lease, LeaseError, Leases};
+
+/// In-process leases whose renewals can be made to hang or be refused.
+#[derive(Clone, Default)]
+pub struct TestLeases {
+    inner: MemoryLeases,
+    hang_renew: Arc<AtomicBool>,
+    refuse_renew: Arc<AtomicBool>,
+}
+
+impl TestLeases {
+    pub fn hang_renewals(&self) {
+        self.hang_renew.store(true, Ordering::SeqCst);
+    }
+
+    pub fn refuse_renewals(&self) {
+        self.refuse_renew.store(true, Ordering::SeqCst);
+    }
+
+    pub async fn holder(&self, client_id: &ClientId) -> Option<String> {
+        let key = parley_shared::lease::session_key(client_id.as_str());
+        self.inner.holders(&[key]).await.ok()?.pop().flatten()
+    }
+}
+
+#[async_trait]
+impl Leases for TestLeases {
+    async fn acquire(
+        &self,
+        key: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, LeaseError> {
+        self.inner.acquire(key, holder, ttl).await
+    }
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {
+        if self.hang_renew.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        if self.refuse_renew.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
+        self.inner.renew(lease, ttl).await
+    }
+    async fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {
+        self.inner.release(lease).await
+    }
+    async fn holders(&self, keys: &[String]) -> Result<Vec<Option<String>>, LeaseError> {
+        self.inner.holders(keys).await
+    }
+    async fn announce(&self, member: &str, load: u64, ttl: Duration) -> Result<(), LeaseError> {
+        self.inner.announce(member, load, ttl).await
+    }
+    async fn withdraw(&self, member: &str) -> Result<(), LeaseError> {
+        self.inner.withdraw(member).await
+    }
+    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
+        self.inner.members().await
+    }
+    async fn announce_api_pod(&self, pod: &str, ttl: Duration) -> Result<(), LeaseError> {
+        self.inner.announce_api_pod(pod, ttl).await
+    }
+    async fn api_pods(&self) -> Result<Vec<String>, LeaseError> {
+        self.inner.api_pods().await
+    }
+    async fn healthy(&self) -> bool {
+        true
+    }
+    fn kind(&self) -> &'static str {
+        "in-process"
+    }
+}
