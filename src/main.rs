@@ -228,7 +228,7 @@ fn adapter(config: &Config, ports: &Ports) -> anyhow::Result<Adapter> {
             );
             Adapter {
                 network: sandbox.clone(),
-                sandbox: Some(sandbox),
+                control: Some(sandbox),
             }
         }
         config::Network::Whatsapp => {

@@ -5,12 +5,13 @@ use std::sync::Arc;
 use crate::store::groups::{ADMIN, MEMBER, SandboxGroup, SandboxMember};
 use crate::store::{PhonePatch, SandboxDevice};
 use chrono::Utc;
-use parley_shared::command::{Outcome, Reply, SandboxOp};
+use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
-use parley_network::{ClientId, DisconnectReason, Jid, NetworkEvent, PhoneNumber, SandboxControl};
+use crate::ops::SandboxOp;
+use parley_network::{ClientId, DisconnectReason, Jid, NetworkControl, NetworkEvent, PhoneNumber};
 
 /// Faults armed in the database and used up by later operations.
 const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "receipt"];
@@ -19,8 +20,9 @@ const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "recei
 const DROP: &str = "drop";
 
 #[async_trait::async_trait]
-impl SandboxControl for SandboxNetwork {
-    async fn control(&self, client_id: &ClientId, op: SandboxOp) -> Outcome {
+impl NetworkControl for SandboxNetwork {
+    async fn control(&self, client_id: &ClientId, request: serde_json::Value) -> Outcome {
+        let op = SandboxOp::read(request)?;
         SandboxNetwork::control(self, client_id.as_str(), op).await
     }
 }

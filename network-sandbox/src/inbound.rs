@@ -1,11 +1,11 @@
 //! `POST /sandbox/messages` on the network side: someone (a contact, or the
 //! linked phone itself) sends the session a message, delivered as the real
 //! network delivers one (votes as option hashes, files as CDN pointers).
+use crate::injected::{FROM_ME, InjectedContent, InjectedMessage};
 use crate::store::{PhonePatch, is_valid_phone};
 use chrono::Utc;
 use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
-use parley_shared::injected::{FROM_ME, InjectedContent, InjectedMessage};
 
 use super::SandboxNetwork;
 use super::live::Phase;

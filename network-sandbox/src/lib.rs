@@ -6,7 +6,9 @@ mod contacts;
 mod control;
 mod groups;
 mod inbound;
+pub mod injected;
 mod live;
+pub mod ops;
 mod outbox;
 mod payload;
 #[cfg(feature = "routes")]

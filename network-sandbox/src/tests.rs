@@ -3,7 +3,9 @@ use std::time::Duration;
 
 use crate::store::{PhonePatch, SandboxDevice, Store};
 use chrono::Utc;
-use parley_shared::command::{Reply, SandboxOp};
+use parley_shared::command::Reply;
+
+use crate::ops::SandboxOp;
 use parley_shared::db::Db;
 use tokio::sync::mpsc;
 

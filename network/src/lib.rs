@@ -248,13 +248,15 @@ pub trait Network: Send + Sync + 'static {
     async fn forget(&self, client_id: &ClientId) -> Result<(), NetworkError>;
 }
 
-/// The sandbox's own operations (`Command::Sandbox`: link, unlink, inject a
-/// message...), which only the simulated network carries out.
+/// An adapter's own test controls (the sandbox's: link, unlink, a contact's
+/// message...), which only some networks carry out. The request
+/// (`Command::Control`) is the adapter's own, opaque to the bus and the
+/// worker; one it cannot read is answered 400.
 #[async_trait]
-pub trait SandboxControl: Send + Sync + 'static {
+pub trait NetworkControl: Send + Sync + 'static {
     async fn control(
         &self,
         client_id: &ClientId,
-        op: parley_shared::command::SandboxOp,
+        request: serde_json::Value,
     ) -> parley_shared::command::Outcome;
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::address::{Jid, PhoneNumber};
+use crate::address::PhoneNumber;
 use crate::bus::{Bus, BusError, Headers, Message};
 use crate::error::ApiError;
 use crate::outgoing::{ChatAction, OutgoingMessage, SendResult};
@@ -16,66 +16,32 @@ pub const REQUEST_ID: &str = "parley-request-id";
 /// Reply header: the session is changing owner and did not act; ask again.
 pub const MOVED: &str = "parley-moved";
 
-/// Sandbox-only operations, executed by the simulated network next to the session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "sandbox", rename_all = "kebab-case")]
-pub enum SandboxOp {
-    /// The simulated phone scans the current QR (`qr` given: it must be current).
-    Link {
-        phone: PhoneNumber,
-        name: String,
-        qr: Option<String>,
-    },
-    /// The simulated phone enters a pairing code.
-    EnterCode { code: String },
-    /// The phone removes this linked device.
-    Unlink,
-    /// The next `count` operations of kind `op` fail (`drop` acts at once).
-    Fault { op: String, count: u32 },
-    /// Someone on the network sends the session a message.
-    Message(Box<crate::injected::InjectedMessage>),
-    /// A group the session's phone is in, with `participants` (phones) and
-    /// `admins` (phones among them, or the session's own).
-    CreateGroup {
-        subject: String,
-        participants: Vec<PhoneNumber>,
-        admins: Vec<PhoneNumber>,
-    },
-    /// The session's phone changes the subject of `jid`, a group it is in.
-    GroupSubject { jid: Jid, subject: String },
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "kebab-case")]
 pub enum Command {
     /// Make sure the session runs. On the start queue group: claim it when unowned.
-    Start {
-        client_id: String,
-    },
+    Start { client_id: String },
     /// On one worker's own start subject: take up a session another worker
     /// just handed over to spread load, if it still should run (unlike
     /// `start`, never a session logged out or deleted meanwhile).
-    TakeOver {
-        client_id: String,
-    },
+    TakeOver { client_id: String },
     /// The current status and QR code.
     Qr,
     /// The session's status and owner (`/check-state`), nothing more.
     State,
     /// Pair by phone code instead of QR.
-    PairPhone {
-        phone: PhoneNumber,
-    },
+    PairPhone { phone: PhoneNumber },
     /// Settings changed in the database: apply them now.
     Reload,
     /// Events after `after` were made pending again in the log
     /// (`/events/redeliver`): deliver them.
-    DeliverPending {
-        after: u64,
-    },
+    DeliverPending { after: u64 },
     /// Log out on the network side and delete the session.
     Disconnect,
-    Sandbox(SandboxOp),
+    /// A test control of the network adapter (the sandbox's: link, unlink,
+    /// a contact's message...), which the adapter reads: opaque to the bus
+    /// and the worker (`parley_network::NetworkControl`).
+    Control { request: serde_json::Value },
     /// Put a message on the network (idempotent per request id).
     Send(OutgoingMessage),
     /// Typing, deletes and receipts.
@@ -245,15 +211,9 @@ mod tests {
             Command::TakeOver {
                 client_id: "a1".into(),
             },
-            Command::Sandbox(SandboxOp::Link {
-                phone: PhoneNumber::from_digits("4915112345678").unwrap(),
-                name: "x".into(),
-                qr: None,
-            }),
-            Command::Sandbox(SandboxOp::Fault {
-                op: "drop".into(),
-                count: 1,
-            }),
+            Command::Control {
+                request: serde_json::json!({"sandbox": "fault", "op": "drop", "count": 1}),
+            },
             Command::Send(OutgoingMessage {
                 to: Recipient::Phone(PhoneNumber::from_digits("4915112345678").unwrap()),
                 content: Content::Location {

@@ -10,7 +10,6 @@ pub mod error;
 pub mod event;
 pub mod event_stream;
 pub mod ids;
-pub mod injected;
 pub mod lease;
 pub mod media;
 pub mod metrics;

@@ -29,7 +29,7 @@ use crate::query::room_avatars::Avatars;
 use crate::send::download::{Fetcher, Limits};
 use crate::webhook::RetryPolicy;
 
-pub use session::{SandboxControl, Timing};
+pub use session::{NetworkControl, Timing};
 pub use supervisor::{Supervisor, Wiring};
 
 /// A running worker; [`WorkerHandle::shutdown`] hands its sessions over and stops.
@@ -45,7 +45,7 @@ pub struct WorkerHandle {
 /// announces its presence.
 pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Result<WorkerHandle> {
     let pod_name = config.pod_name();
-    let Adapter { network, sandbox } = adapter;
+    let Adapter { network, control } = adapter;
     let egress = Egress {
         allow_private: config.allow_private_egress,
         proxy: config.egress_proxy()?,
@@ -86,7 +86,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         bus: Arc::clone(&ports.bus),
         leases: Arc::clone(&ports.leases),
         network,
-        sandbox,
+        control,
         pod_name: pod_name.clone(),
         timing: Timing::default(),
         media: Arc::clone(&ports.media),
@@ -127,18 +127,18 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     })
 }
 
-/// A network adapter, with the sandbox's controls when it is the sandbox.
+/// A network adapter, with its test controls when it has them (the sandbox).
 pub struct Adapter {
     pub network: Arc<dyn Network>,
-    pub sandbox: Option<Arc<dyn SandboxControl>>,
+    pub control: Option<Arc<dyn NetworkControl>>,
 }
 
 impl Adapter {
-    /// Any network but the sandbox: no sandbox controls.
+    /// An adapter without test controls (any network but the sandbox).
     pub fn network(network: Arc<dyn Network>) -> Adapter {
         Adapter {
             network,
-            sandbox: None,
+            control: None,
         }
     }
 }

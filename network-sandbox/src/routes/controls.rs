@@ -5,7 +5,9 @@ use crate::store::PhonePatch;
 use actix_web::{HttpRequest, get, post, web};
 
 use parley_shared::address::{Jid, PhoneNumber};
-use parley_shared::command::{Command, Reply, SandboxOp};
+use parley_shared::command::Reply;
+
+use crate::ops::SandboxOp;
 use parley_shared::error::ApiError;
 use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
@@ -68,7 +70,7 @@ async fn linked(
     id: &parley_shared::ids::ClientId,
     op: SandboxOp,
 ) -> Result<web::Json<SandboxLinked>, HttpError> {
-    match ask_owner(state, id, Command::Sandbox(op)).await? {
+    match ask_owner(state, id, op.command()?).await? {
         Reply::Linked { jid, lid } => Ok(web::Json(SandboxLinked {
             client_id: id.to_string(),
             jid,
@@ -88,7 +90,7 @@ pub async fn unlink(
 ) -> Result<web::Json<OkBody>, HttpError> {
     let id = authorized_client(&req, &body.client_id)?;
     known(&state, id.as_str()).await?;
-    ask_owner(&state, &id, Command::Sandbox(SandboxOp::Unlink)).await?;
+    ask_owner(&state, &id, SandboxOp::Unlink.command()?).await?;
     Ok(web::Json(OkBody { ok: true }))
 }
 
@@ -108,7 +110,7 @@ pub async fn faults(
     ask_owner(
         &state,
         &id,
-        Command::Sandbox(SandboxOp::Fault { op: body.op, count }),
+        SandboxOp::Fault { op: body.op, count }.command()?,
     )
     .await?;
     Ok(web::Json(OkBody { ok: true }))
@@ -217,7 +219,7 @@ pub async fn groups(
         participants: group.participants,
         admins: group.admins,
     };
-    match ask_owner(&state, &id, Command::Sandbox(op)).await? {
+    match ask_owner(&state, &id, op.command()?).await? {
         Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
         other => Err(unexpected(other).into()),
     }
@@ -238,7 +240,7 @@ pub async fn group_subject(
     let (jid, subject) = checks::group_subject(body)?;
     known(&state, id.as_str()).await?;
     let op = SandboxOp::GroupSubject { jid, subject };
-    match ask_owner(&state, &id, Command::Sandbox(op)).await? {
+    match ask_owner(&state, &id, op.command()?).await? {
         Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
         other => Err(unexpected(other).into()),
     }

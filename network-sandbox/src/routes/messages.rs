@@ -1,15 +1,16 @@
 //! `POST /sandbox/messages` (sandbox mode only): someone on the simulated network
 //! sends the session a message. Files go to the sandbox CDN here; the message,
 //! carrying only where to fetch them, goes to the session's owner.
+use crate::injected::{InjectedContent, InjectedMessage};
+use crate::ops::SandboxOp;
 use crate::store::generated::MAX_LEN;
 use crate::store::media::generated_media;
 use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use parley_shared::address::MessageId;
-use parley_shared::command::{Command, Reply, SandboxOp};
+use parley_shared::command::Reply;
 use parley_shared::error::ApiError;
-use parley_shared::injected::{InjectedContent, InjectedMessage};
 use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage, SandboxMessageSent};
 
 use parley_api::extension::authorized_client;
@@ -49,7 +50,7 @@ pub async fn messages(
     match ask_owner(
         &state,
         &id,
-        Command::Sandbox(SandboxOp::Message(Box::new(message))),
+        SandboxOp::Message(Box::new(message)).command()?,
     )
     .await?
     {

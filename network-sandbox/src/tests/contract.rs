@@ -1,10 +1,10 @@
 //! The network port's contract suite, run against the sandbox: the simulated
 //! phone and contacts play the network's other side.
+use crate::injected::{InjectedContent, InjectedMessage};
 use crate::store::PhonePatch;
 use async_trait::async_trait;
 use parley_network::ClientId;
 use parley_network::contract::{self, Avatar, Carried, Counterpart, Subject};
-use parley_shared::injected::{InjectedContent, InjectedMessage};
 
 use super::*;
 

@@ -2,7 +2,7 @@
 //! id, a span joined to the caller's trace, and one handler per command.
 use parley_shared::address::PhoneNumber;
 use parley_shared::bus::Incoming;
-use parley_shared::command::{self, Command, Outcome, Reply, SandboxOp};
+use parley_shared::command::{self, Command, Outcome, Reply};
 use parley_shared::error::ApiError;
 use tokio::time::{Instant, timeout};
 use tracing::Instrument;
@@ -79,7 +79,7 @@ impl Actor {
                 (Ok(Reply::Done), Ok(()))
             }
             Command::Disconnect => self.disconnect().await,
-            Command::Sandbox(op) => self.sandbox(op).await,
+            Command::Control { request } => self.control(request).await,
             // Sends run as tasks (`answer` hands them to `start_send`).
             Command::Send(_) | Command::Chat(_) | Command::Query(_) => (
                 Err(ApiError::internal(
@@ -202,11 +202,11 @@ impl Actor {
         }
     }
 
-    /// Forwards a sandbox operation to the simulated network, then applies the
-    /// events it caused before answering.
+    /// Forwards a test control to the network adapter (the sandbox's
+    /// operations), then applies the events it caused before answering.
     #[tracing::instrument(skip_all, fields(client_id = %self.id))]
-    async fn sandbox(&mut self, op: SandboxOp) -> (Outcome, Flow) {
-        let Some(control) = self.deps.sandbox.clone() else {
+    async fn control(&mut self, request: serde_json::Value) -> (Outcome, Flow) {
+        let Some(control) = self.deps.control.clone() else {
             return (
                 Err(ApiError::not_found("the sandbox network is not enabled")),
                 Ok(()),
@@ -214,7 +214,7 @@ impl Actor {
         };
         let outcome = match timeout(
             self.deps.timing.network_timeout,
-            control.control(&self.id, op),
+            control.control(&self.id, request),
         )
         .await
         {
@@ -270,7 +270,7 @@ fn op_name(command: &Command) -> &'static str {
         Command::Reload => "reload",
         Command::DeliverPending { .. } => "deliver-pending",
         Command::Disconnect => "disconnect",
-        Command::Sandbox(_) => "sandbox",
+        Command::Control { .. } => "control",
         Command::Send(message) => message.content.name(),
         Command::Chat(action) => action.name(),
         Command::Query(query) => query.name(),

@@ -36,7 +36,7 @@ pub use idempotency::RequestCache;
 pub(crate) use keeper::lease_event;
 pub use timing::Timing;
 
-pub use parley_network::SandboxControl;
+pub use parley_network::NetworkControl;
 
 /// What every session of one worker shares.
 #[derive(Clone)]
@@ -45,8 +45,8 @@ pub struct SessionDeps {
     pub bus: Arc<dyn Bus>,
     pub leases: Arc<dyn Leases>,
     pub network: Arc<dyn Network>,
-    /// Present when the network is the sandbox.
-    pub sandbox: Option<Arc<dyn SandboxControl>>,
+    /// The adapter's test controls, when it has them (the sandbox).
+    pub control: Option<Arc<dyn NetworkControl>>,
     pub pod_name: String,
     pub timing: Timing,
     pub requests: Arc<RequestCache>,

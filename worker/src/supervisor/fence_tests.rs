@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use parley_shared::command::{Command, SandboxOp};
+use parley_network_sandbox::ops::SandboxOp;
 use parley_shared::db::StatePatch;
 
 use super::fakes::{FakeSandbox, World, cid, eventually, logged_events, text_received};
@@ -20,7 +20,7 @@ const PHONE: &str = "4915112345678";
 async fn connected(world: &World) -> Supervisor {
     let a = Supervisor::new(super::Wiring {
         events: logged_events(&world.db),
-        sandbox: Some(Arc::new(FakeSandbox(world.network.clone()))),
+        control: Some(Arc::new(FakeSandbox(world.network.clone()))),
         ..wiring(world, "a")
     });
     world.create(&cid("s1")).await;
@@ -116,7 +116,7 @@ async fn a_fenced_out_owner_answers_a_sandbox_message_503() {
         .unwrap(),
     );
     let reply = world
-        .send(&cid("s1"), Command::Sandbox(inject))
+        .send(&cid("s1"), inject.command().unwrap())
         .await
         .unwrap();
     let error = reply.expect_err("not taken");

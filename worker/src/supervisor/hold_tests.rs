@@ -5,7 +5,8 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use parley_shared::command::{CallError, Command, Outcome, Reply, SandboxOp};
+use parley_network_sandbox::ops::SandboxOp;
+use parley_shared::command::{CallError, Command, Outcome, Reply};
 use std::future::Future;
 use tokio::time::Instant;
 
@@ -41,7 +42,7 @@ async fn reconnecting(world: &World, id: &str) -> (Supervisor, Arc<GatedNetwork>
         count: 1,
     };
     world
-        .send(id, Command::Sandbox(drop))
+        .send(id, drop.command().unwrap())
         .await
         .unwrap()
         .unwrap();

@@ -38,7 +38,7 @@ use crate::network::Network;
 use crate::presence;
 use crate::send::download::Fetcher;
 use crate::session::{
-    self, INITIALIZING, NotRun, OpenError, RequestCache, SandboxControl, SessionDeps, Timing,
+    self, INITIALIZING, NetworkControl, NotRun, OpenError, RequestCache, SessionDeps, Timing,
 };
 
 pub use balance::{fair_share, pick_to_shed, should_shed};
@@ -50,8 +50,8 @@ pub struct Wiring {
     pub bus: Arc<dyn Bus>,
     pub leases: Arc<dyn Leases>,
     pub network: Arc<dyn Network>,
-    /// The sandbox network's controls, when the network is the sandbox.
-    pub sandbox: Option<Arc<dyn SandboxControl>>,
+    /// The adapter's test controls, when it has them (the sandbox).
+    pub control: Option<Arc<dyn NetworkControl>>,
     pub pod_name: String,
     pub timing: Timing,
     /// Where multipart uploads wait for their send.
@@ -131,7 +131,7 @@ impl Supervisor {
             bus: wiring.bus,
             leases: wiring.leases,
             network: wiring.network,
-            sandbox: wiring.sandbox,
+            control: wiring.control,
             pod_name: wiring.pod_name,
             timing: wiring.timing,
             requests,

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use parley_network_sandbox::ops::SandboxOp;
 use parley_network_sandbox::store::{OutboxEntry, Store};
 use parley_shared::address::PhoneNumber;
-use parley_shared::command::{Command, Reply, SandboxOp};
+use parley_shared::command::{Command, Reply};
 use parley_shared::egress::Egress;
 use parley_shared::ids::ClientId;
 use parley_shared::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage, SendResult};
@@ -46,7 +47,7 @@ pub(super) fn sandbox_supervisor_through(
         bus: Arc::new(world.bus.clone()),
         leases: Arc::new(world.leases.clone()),
         network: through(sandbox.clone()),
-        sandbox: Some(sandbox),
+        control: Some(sandbox),
         pod_name: pod.into(),
         timing: fast_timing(),
         media: world.media(),
@@ -68,7 +69,7 @@ pub(super) async fn linked(world: &World, supervisor: &Supervisor, id: &ClientId
         name: String::new(),
         qr: None,
     };
-    let reply = world.send(id, Command::Sandbox(link)).await.unwrap();
+    let reply = world.send(id, link.command().unwrap()).await.unwrap();
     assert!(matches!(reply, Ok(Reply::Linked { .. })), "{reply:?}");
 }
 
@@ -281,7 +282,7 @@ async fn unpaired_sessions_are_404_and_faults_502_with_nothing_sent() {
         count: 1,
     };
     world
-        .send(&cid("s1"), Command::Sandbox(fault))
+        .send(&cid("s1"), fault.command().unwrap())
         .await
         .unwrap()
         .unwrap();

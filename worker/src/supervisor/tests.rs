@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_network_sandbox::ops::SandboxOp;
 use parley_shared::address::PhoneNumber;
-use parley_shared::command::{CallError, Command, Reply, SandboxOp};
+use parley_shared::command::{CallError, Command, Reply};
 use parley_shared::db::StatePatch;
 use parley_shared::error::ApiError;
 use parley_shared::ids::ClientId;
@@ -160,7 +161,7 @@ async fn sandbox_operations_apply_their_events_before_the_answer() {
         qr: None,
     };
     let reply = world
-        .send(&cid("s1"), Command::Sandbox(link))
+        .send(&cid("s1"), link.command().unwrap())
         .await
         .unwrap();
     assert!(matches!(reply, Ok(Reply::Linked { .. })), "{reply:?}");
@@ -172,13 +173,13 @@ async fn sandbox_operations_apply_their_events_before_the_answer() {
 async fn sandbox_operations_are_not_found_on_the_real_network() {
     let world = World::new().await;
     let a = super::Supervisor::new(super::Wiring {
-        sandbox: None,
+        control: None,
         ..wiring(&world, "a")
     });
     world.create(&cid("s1")).await;
     a.claim(&cid("s1"), Origin::Start).await.unwrap();
     let reply = world
-        .send(&cid("s1"), Command::Sandbox(SandboxOp::Unlink))
+        .send(&cid("s1"), SandboxOp::Unlink.command().unwrap())
         .await
         .unwrap();
     assert_eq!(reply.unwrap_err().status, 404);
@@ -190,7 +191,7 @@ pub(super) fn wiring(world: &World, pod: &str) -> super::Wiring {
         bus: Arc::new(world.bus.clone()),
         leases: Arc::new(world.leases.clone()),
         network: Arc::new(world.network.clone()),
-        sandbox: None,
+        control: None,
         pod_name: pod.into(),
         timing: super::fakes::fast_timing(),
         media: world.media(),
@@ -537,7 +538,7 @@ async fn the_sandbox_network_pairs_drops_and_unlinks_through_the_session() {
     ));
     let a = super::Supervisor::new(super::Wiring {
         network: sandbox.clone(),
-        sandbox: Some(sandbox.clone()),
+        control: Some(sandbox.clone()),
         ..wiring(&world, "a")
     });
     world.create(&cid("s1")).await;
@@ -552,7 +553,7 @@ async fn the_sandbox_network_pairs_drops_and_unlinks_through_the_session() {
         qr: Some(qr),
     };
     let linked = world
-        .send(&cid("s1"), Command::Sandbox(link))
+        .send(&cid("s1"), link.command().unwrap())
         .await
         .unwrap();
     assert!(matches!(linked, Ok(Reply::Linked { .. })), "{linked:?}");
@@ -572,7 +573,7 @@ async fn the_sandbox_network_pairs_drops_and_unlinks_through_the_session() {
     .await;
 
     let unlinked = world
-        .send(&cid("s1"), Command::Sandbox(SandboxOp::Unlink))
+        .send(&cid("s1"), SandboxOp::Unlink.command().unwrap())
         .await
         .unwrap();
     assert_eq!(unlinked, Ok(Reply::Done));

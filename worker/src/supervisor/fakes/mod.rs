@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parley_network_sandbox::ops::SandboxOp;
 use parley_shared::bus::memory::MemoryBus;
-use parley_shared::command::{self, CallError, Command, Outcome, Reply, SandboxOp};
+use parley_shared::command::{self, CallError, Command, Outcome, Reply};
 use parley_shared::db::{Db, NewSession, SessionRow};
 use parley_shared::egress::Egress;
 use parley_shared::ids::ClientId;
@@ -28,7 +29,7 @@ use crate::network::{
     SessionContext, UserInfo, unsupported,
 };
 use crate::send::download::{Fetcher, Limits};
-use crate::session::{SandboxControl, Timing};
+use crate::session::{NetworkControl, Timing};
 use crate::webhook::RetryPolicy;
 
 mod leases;
@@ -380,9 +381,9 @@ impl Connection for FakeConnection {
 pub struct FakeSandbox(pub FakeNetwork);
 
 #[async_trait]
-impl SandboxControl for FakeSandbox {
-    async fn control(&self, client_id: &ClientId, op: SandboxOp) -> Outcome {
-        match op {
+impl NetworkControl for FakeSandbox {
+    async fn control(&self, client_id: &ClientId, request: serde_json::Value) -> Outcome {
+        match SandboxOp::read(request)? {
             SandboxOp::Link { phone, .. } => {
                 self.0.link(client_id, phone.as_str()).await;
                 Ok(Reply::Linked {
@@ -458,7 +459,7 @@ impl World {
             bus: Arc::new(self.bus.clone()),
             leases: Arc::new(self.leases.clone()),
             network,
-            sandbox: Some(Arc::new(FakeSandbox(self.network.clone()))),
+            control: Some(Arc::new(FakeSandbox(self.network.clone()))),
             pod_name: pod.into(),
             timing: fast_timing(),
             media: self.media(),
