@@ -222,8 +222,13 @@ impl Db {
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
+        self.over(sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(side))
+    }
+
+    /// This handle's keys and event stream over `conn`, with a writer of its own.
+    fn over(&self, conn: DatabaseConnection) -> Db {
         Db {
-            conn: sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(side),
+            conn,
             keys: self.keys.clone(),
             stream: self.stream.clone(),
             appender: Default::default(),
@@ -244,12 +249,9 @@ impl Db {
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Db {
-            conn: sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(side),
-            keys: self.keys.clone(),
-            stream: self.stream.clone(),
-            appender: Default::default(),
-        }
+        self.over(sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(
+            side,
+        ))
     }
 
     /// The event log writers' own connections. On PostgreSQL each plans its

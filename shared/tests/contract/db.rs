@@ -365,28 +365,22 @@ async fn relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait(db: &Db) {
 
 /// SQLite's `synchronous` on a connection of `db`'s pool.
 async fn sqlite_synchronous(db: &Db) -> i64 {
-    let row = db
-        .conn()
-        .query_one_raw(sea_orm::Statement::from_string(
-            sea_orm::DbBackend::Sqlite,
-            "PRAGMA synchronous",
-        ))
-        .await
-        .expect("pragma")
-        .expect("a row");
-    row.try_get_by_index::<i64>(0).expect("an integer")
+    first_value(db, sea_orm::DbBackend::Sqlite, "PRAGMA synchronous").await
 }
 
 /// PostgreSQL's `synchronous_commit` on a connection of `db`'s pool.
 async fn synchronous_commit(db: &Db) -> String {
+    first_value(db, sea_orm::DbBackend::Postgres, "SHOW synchronous_commit").await
+}
+
+/// The first column of the one row `sql` answers on a connection of `db`'s pool.
+async fn first_value<T: sea_orm::TryGetable>(db: &Db, backend: sea_orm::DbBackend, sql: &str) -> T {
+    let statement = sea_orm::Statement::from_string(backend, sql);
     let row = db
         .conn()
-        .query_one_raw(sea_orm::Statement::from_string(
-            sea_orm::DbBackend::Postgres,
-            "SHOW synchronous_commit",
-        ))
+        .query_one_raw(statement)
         .await
-        .expect("show")
+        .expect(sql)
         .expect("a row");
-    row.try_get_by_index::<String>(0).expect("text")
+    row.try_get_by_index::<T>(0).expect("a value")
 }
