@@ -2,7 +2,7 @@
 //! session's secret) did what to which session, as one log line each
 //! (target `parley::audit`), written once the action succeeded.
 use actix_web::HttpRequest;
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
 
 use crate::auth::Caller;
 use crate::auth::caller;

@@ -43,6 +43,12 @@ impl From<ApiError> for HttpError {
     }
 }
 
+impl From<parley_model::Invalid> for HttpError {
+    fn from(e: parley_model::Invalid) -> Self {
+        HttpError(e.into())
+    }
+}
+
 impl From<parley_shared::db::DbError> for HttpError {
     fn from(e: parley_shared::db::DbError) -> Self {
         HttpError(e.into())

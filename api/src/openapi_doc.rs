@@ -376,7 +376,7 @@ mod rules_tests {
 
     #[test]
     fn the_patterns_accept_what_the_handlers_accept() {
-        use parley_shared::recipients::Recipient;
+        use parley_model::recipients::Recipient;
         let re = |p: &str| regex::Regex::new(p).unwrap();
         let to = re(RECIPIENT);
         for ok in [

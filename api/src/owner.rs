@@ -3,10 +3,10 @@
 //! group first (so a handover in progress does not lose the command).
 use std::time::{Duration, Instant};
 
+use parley_model::ids::ClientId;
 use parley_shared::bus::{START_SUBJECT, session_subject};
 use parley_shared::command::{self, CallError, Command, Reply};
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
 
 use crate::AppState;
 

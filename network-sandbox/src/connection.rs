@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::store::media::CdnError;
 use async_trait::async_trait;
-use parley_shared::event::MediaDownload;
+use parley_model::inbound::MediaDownload;
 
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
@@ -130,24 +130,6 @@ impl Connection for SandboxConnection {
 
     async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError> {
         self.send_message(message).await
-    }
-
-    async fn react(
-        &self,
-        chat: &Jid,
-        target: &MessageRef,
-        emoji: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        self.send_reaction(chat, target, emoji).await
-    }
-
-    async fn edit(
-        &self,
-        chat: &Jid,
-        target_id: &MessageId,
-        body: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        self.send_edit(chat, target_id, body).await
     }
 
     async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError> {

@@ -3,8 +3,8 @@
 //! connection and uses up an armed `lookup` fault by failing.
 use crate::store::SandboxPhone;
 use bytes::Bytes;
+use parley_model::recipients::{LID_SERVER, PHONE_SERVER};
 use parley_shared::picture_links::{PictureLinks, PictureRef};
-use parley_shared::recipients::{LID_SERVER, PHONE_SERVER};
 
 use super::connection::SandboxConnection;
 use super::live::Phase;

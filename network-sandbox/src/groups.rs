@@ -3,7 +3,7 @@
 //! and leaving. The session acts as its linked phone; changes need an admin.
 use crate::store::groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
 use chrono::Utc;
-use parley_shared::recipients::{GROUP_SERVER, PHONE_SERVER, lid_jid};
+use parley_model::recipients::{GROUP_SERVER, PHONE_SERVER, lid_jid};
 
 use super::connection::SandboxConnection;
 use super::{codes, unreachable};

@@ -9,11 +9,11 @@ use parley_shared::error::ApiError;
 
 use super::SandboxNetwork;
 use super::live::Phase;
-use parley_network::inbound::{Content, InboundMessage, MediaKind, QuotedRef};
+use parley_model::inbound::{Content, InboundMessage, MediaKind, QuotedRef};
+use parley_model::recipients;
 use parley_network::option_hash;
 use parley_network::outgoing::new_message_id;
 use parley_network::{Jid, NetworkEvent};
-use parley_shared::recipients;
 
 /// Where a message was written and by whom.
 struct Route {

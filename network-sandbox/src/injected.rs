@@ -3,8 +3,8 @@
 //! already on the sandbox CDN: only where to fetch them travels.
 use serde::{Deserialize, Serialize};
 
-use parley_shared::address::MessageId;
-use parley_shared::event::MediaDownload;
+use parley_model::address::MessageId;
+use parley_model::inbound::MediaDownload;
 
 /// Who sends it: a contact's phone, or the linked phone itself.
 pub const FROM_ME: &str = "me";

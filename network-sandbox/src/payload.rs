@@ -1,17 +1,19 @@
 //! What the simulated network records of each send in its outbox: the kind and a
 //! JSON payload (text, caption, file name, mime type, byte size and SHA-256 of
-//! media, poll options, buttons, coordinates, vCard, quoted id, mentions).
+//! media, poll options, buttons, coordinates, vCard, the target of a reaction
+//! or edit, quoted id, mentions).
+use parley_model::outgoing::Content;
 use serde_json::{Map, Value, json};
 
-use parley_network::{MediaFile, MediaKind, MessageId, Outgoing, OutgoingBody};
+use parley_network::{MediaFile, MediaKind, MessageId, Outgoing};
 
 /// The outbox kind and payload of a message; a file is read through once,
 /// for its digest, as the network would to upload it.
 pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
-    let (kind, mut payload) = match &msg.body {
-        OutgoingBody::Text { body } => ("text", json!({ "body": body })),
-        OutgoingBody::Media(file) => (file.kind.as_str(), media(file).await?),
-        OutgoingBody::Poll {
+    let (kind, mut payload) = match &msg.content {
+        Content::Text { body } => ("text", json!({ "body": body })),
+        Content::Media(file) => (file.kind.as_str(), media(file).await?),
+        Content::Poll {
             name,
             options,
             selectable_count,
@@ -19,7 +21,7 @@ pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
             "poll",
             json!({ "name": name, "options": options, "selectableCount": selectable_count }),
         ),
-        OutgoingBody::Interactive {
+        Content::Interactive {
             body,
             footer,
             buttons,
@@ -28,7 +30,7 @@ pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
             put(&mut p, "footer", footer.as_deref());
             ("interactive", p)
         }
-        OutgoingBody::Location {
+        Content::Location {
             latitude,
             longitude,
             name,
@@ -39,12 +41,24 @@ pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
             put(&mut p, "address", address.as_deref());
             ("location", p)
         }
-        OutgoingBody::Contact {
+        Content::Contact {
             display_name,
             vcard,
         } => (
             "contact",
             json!({ "displayName": display_name, "vcard": vcard }),
+        ),
+        Content::Reaction {
+            target_id,
+            emoji,
+            target_from_me,
+        } => {
+            let fields = json!({ "emoji": emoji, "targetFromMe": target_from_me });
+            ("reaction", targeted(target_id.as_str(), fields))
+        }
+        Content::Edit { target_id, body } => (
+            "edit",
+            targeted(target_id.as_str(), json!({ "body": body })),
         ),
     };
     put(
@@ -95,15 +109,15 @@ pub fn targeted(target_id: &str, fields: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use parley_model::outgoing::Button;
     use parley_shared::media::spool::FileBody;
-    use parley_shared::outgoing::Button;
 
     use super::*;
 
-    fn outgoing(body: OutgoingBody) -> Outgoing {
+    fn outgoing(content: Content<MediaFile>) -> Outgoing {
         Outgoing {
             to: parley_network::Jid::parse("123456789012345@lid").unwrap(),
-            body,
+            content,
             quoted_id: None,
             mentions: vec![],
         }
@@ -111,7 +125,7 @@ mod tests {
 
     #[tokio::test]
     async fn text_with_envelope() {
-        let mut msg = outgoing(OutgoingBody::Text {
+        let mut msg = outgoing(Content::Text {
             body: "hi @491511".into(),
         });
         msg.quoted_id = MessageId::new("3EB0AB");
@@ -135,7 +149,7 @@ mod tests {
             file_name: Some("v.ogg".into()),
             caption: None,
         };
-        let (kind, payload) = message(&outgoing(OutgoingBody::Media(file))).await.unwrap();
+        let (kind, payload) = message(&outgoing(Content::Media(file))).await.unwrap();
         assert_eq!(kind, "audio");
         assert_eq!(
             payload,
@@ -151,7 +165,7 @@ mod tests {
 
     #[tokio::test]
     async fn polls_buttons_locations_contacts() {
-        let (kind, p) = message(&outgoing(OutgoingBody::Poll {
+        let (kind, p) = message(&outgoing(Content::Poll {
             name: "Lunch?".into(),
             options: vec!["Pizza".into(), "Sushi".into()],
             selectable_count: 1,
@@ -163,7 +177,7 @@ mod tests {
             p,
             json!({"name": "Lunch?", "options": ["Pizza", "Sushi"], "selectableCount": 1})
         );
-        let (kind, p) = message(&outgoing(OutgoingBody::Interactive {
+        let (kind, p) = message(&outgoing(Content::Interactive {
             body: "Pick".into(),
             footer: None,
             buttons: vec![Button::CtaUrl {
@@ -178,7 +192,7 @@ mod tests {
             p["buttons"],
             json!([{"type": "cta_url", "displayText": "Open", "url": "https://example.com"}])
         );
-        let (kind, p) = message(&outgoing(OutgoingBody::Location {
+        let (kind, p) = message(&outgoing(Content::Location {
             latitude: 52.5,
             longitude: -13.25,
             name: Some("Office".into()),
@@ -193,7 +207,7 @@ mod tests {
                 json!({"latitude": 52.5, "longitude": -13.25, "name": "Office"})
             )
         );
-        let (kind, _) = message(&outgoing(OutgoingBody::Contact {
+        let (kind, _) = message(&outgoing(Content::Contact {
             display_name: "Ann".into(),
             vcard: "BEGIN:VCARD\nEND:VCARD".into(),
         }))
@@ -202,11 +216,28 @@ mod tests {
         assert_eq!(kind, "contact");
     }
 
-    #[test]
-    fn targeted_payloads_name_their_target() {
+    #[tokio::test]
+    async fn reactions_and_edits_name_their_target() {
+        let target_id = MessageId::new("3EB0").unwrap();
+        let reaction = outgoing(Content::Reaction {
+            target_id: target_id.clone(),
+            emoji: "👍".into(),
+            target_from_me: false,
+        });
         assert_eq!(
-            targeted("3EB0", json!({"emoji": "👍"})),
-            json!({"emoji": "👍", "targetId": "3EB0"})
+            message(&reaction).await.unwrap(),
+            (
+                "reaction",
+                json!({"emoji": "👍", "targetFromMe": false, "targetId": "3EB0"})
+            )
+        );
+        let edit = outgoing(Content::Edit {
+            target_id,
+            body: "fixed".into(),
+        });
+        assert_eq!(
+            message(&edit).await.unwrap(),
+            ("edit", json!({"body": "fixed", "targetId": "3EB0"}))
         );
     }
 }

@@ -4,6 +4,7 @@
 //! then lands in the outbox with a network-assigned id.
 use crate::store::NewOutboxEntry;
 use chrono::{Duration, Utc};
+use parley_model::outgoing::Content;
 use serde_json::{Value, json};
 
 use super::connection::SandboxConnection;
@@ -96,34 +97,20 @@ impl SandboxConnection {
         Ok(known.filter(|p| p.on_network).map(|p| p.lid))
     }
 
+    /// Records a message of any kind; an edit only of this session's own
+    /// messages, of a kind with text, within the window.
     pub(super) async fn send_message(&self, msg: Outgoing) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
+        if let Content::Edit { target_id, .. } = &msg.content {
+            self.check_editable(&msg.to, target_id).await?;
+        }
         let (kind, payload) = payload::message(&msg)
             .await
             .map_err(|e| NetworkError::Unreachable(format!("reading the file to send: {e}")))?;
         self.record_sent(&msg.to, kind, payload).await
     }
 
-    pub(super) async fn send_reaction(
-        &self,
-        chat: &Jid,
-        target: &MessageRef,
-        emoji: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        self.admit().await?;
-        let fields = json!({ "emoji": emoji, "targetFromMe": target.from_me });
-        let payload = payload::targeted(target.id.as_str(), fields);
-        self.record_sent(chat, "reaction", payload).await
-    }
-
-    /// Edits only this session's own messages, of a kind with text, within the window.
-    pub(super) async fn send_edit(
-        &self,
-        chat: &Jid,
-        target_id: &MessageId,
-        body: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        self.admit().await?;
+    async fn check_editable(&self, chat: &Jid, target_id: &MessageId) -> Result<(), NetworkError> {
         let original = self
             .network()
             .store()
@@ -147,8 +134,7 @@ impl SandboxConnection {
                 "the edit window (15 minutes) has passed".into(),
             ));
         }
-        let payload = payload::targeted(target_id.as_str(), json!({ "body": body }));
-        self.record_sent(chat, "edit", payload).await
+        Ok(())
     }
 
     /// Everyone may revoke their own messages; others' only in groups (as admin).

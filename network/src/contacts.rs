@@ -2,7 +2,7 @@
 //! lookups whatsapp-rust offers (usync user info, is-on-whatsapp, profile
 //! pictures, group metadata, participant updates with per-participant codes).
 use bytes::Bytes;
-use parley_shared::address::Jid;
+use parley_model::address::Jid;
 use parley_shared::queries::MemberAction;
 
 use super::NetworkError;

@@ -10,11 +10,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
-use crate::inbound::Content;
 use crate::{
     ClientId, Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
-    Outgoing, OutgoingBody, PhoneNumber, PictureLookup, SessionContext,
+    Outgoing, PhoneNumber, PictureLookup, SessionContext,
 };
+use parley_model::inbound::Content;
+use parley_model::outgoing::Content as OutgoingContent;
 
 /// One of the suite's phone numbers.
 fn phone(digits: &str) -> PhoneNumber {
@@ -204,7 +205,7 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
     let sent = conn
         .send(Outgoing {
             to: to.clone(),
-            body: OutgoingBody::Text {
+            content: OutgoingContent::Text {
                 body: "hello from the gateway".into(),
             },
             quoted_id: None,
@@ -253,7 +254,7 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
     let (conn, _events, _) = pair(&s, 1).await;
     let text = |body: &str| Outgoing {
         to: Jid::phone(&phone(CONTACT)),
-        body: OutgoingBody::Text { body: body.into() },
+        content: OutgoingContent::Text { body: body.into() },
         quoted_id: None,
         mentions: vec![],
     };

@@ -5,15 +5,14 @@
 pub mod contacts;
 #[cfg(feature = "contract")]
 pub mod contract;
-pub mod inbound;
 pub mod outgoing;
 pub mod poll;
 pub mod unavailable;
 
 use async_trait::async_trait;
-pub use parley_shared::address::{Jid, MessageId, PhoneNumber};
-use parley_shared::event::MediaDownload;
-pub use parley_shared::ids::ClientId;
+pub use parley_model::address::{Jid, MessageId, PhoneNumber};
+pub use parley_model::ids::ClientId;
+use parley_model::inbound::{InboundMessage, MediaDownload};
 pub use parley_shared::media::ByteStream;
 use tokio::sync::mpsc;
 
@@ -21,7 +20,7 @@ pub use contacts::{
     CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
     ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
-pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, OutgoingBody, SentMessage};
+pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, SentMessage};
 pub use poll::option_hash;
 
 /// Why the network refused or failed an operation.
@@ -96,7 +95,7 @@ pub enum NetworkEvent {
     /// The connection ended; see the reason.
     Disconnected(DisconnectReason),
     /// A message activity: received, or sent from the linked phone itself.
-    Message(Box<inbound::InboundMessage>),
+    Message(Box<InboundMessage>),
     /// A group's subject changed (`group` is `<id>@g.us`).
     GroupSubject { group: Jid, subject: String },
 }
@@ -137,24 +136,10 @@ pub trait Connection: Send + Sync {
     /// none (then messages go to the phone JID).
     async fn lid_for_phone(&self, phone: &PhoneNumber) -> Result<Option<String>, NetworkError>;
 
-    /// Sends a message (media are uploaded first).
+    /// Sends a message of any kind (media are uploaded first). A reaction
+    /// with an empty `emoji` removes this session's reaction; an edit
+    /// replaces the text of this session's message `target_id`.
     async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError>;
-
-    /// Reacts to `target` in `chat`; an empty `emoji` removes the reaction.
-    async fn react(
-        &self,
-        chat: &Jid,
-        target: &MessageRef,
-        emoji: &str,
-    ) -> Result<SentMessage, NetworkError>;
-
-    /// Replaces the text of this session's message `target_id` in `chat`.
-    async fn edit(
-        &self,
-        chat: &Jid,
-        target_id: &MessageId,
-        body: &str,
-    ) -> Result<SentMessage, NetworkError>;
 
     /// Deletes `target` for everyone in `chat`.
     async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError>;

@@ -1,53 +1,26 @@
-//! What the network port is asked to send: a resolved chat JID and the message
-//! ready to go (media bytes in hand), shaped after whatsapp-rust's client
-//! (`send_message` with a `wa::Message`, `upload` for media, `send_reaction`,
-//! `edit_message`, `revoke_message`, `mark_as_read`, chat-state and app-state
-//! patches), and what the network answers.
+//! What the network port is asked to send: a resolved chat JID and the
+//! message's [`Content`] (the model's, every kind) with its file in hand, shaped
+//! after whatsapp-rust's client (`send_message` with a `wa::Message`, `upload`
+//! for media, `send_reaction`, `edit_message`, `revoke_message`,
+//! `mark_as_read`, chat-state and app-state patches), and what the network
+//! answers.
 use chrono::{DateTime, Utc};
-use parley_shared::address::{Jid, MessageId};
+use parley_model::address::{Jid, MessageId};
+pub use parley_model::inbound::MediaKind;
+use parley_model::outgoing::Content;
 use parley_shared::media::spool::FileBody;
-use parley_shared::outgoing::Button;
-
-pub use super::inbound::MediaKind;
 
 /// A message for [`super::Connection::send`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outgoing {
     /// The chat JID (`…@lid`, `…@s.whatsapp.net` or `…@g.us`).
     pub to: Jid,
-    pub body: OutgoingBody,
+    /// Every kind of the model, reactions and edits included.
+    pub content: Content<MediaFile>,
     /// Reply target (`ContextInfo.stanza_id`).
     pub quoted_id: Option<MessageId>,
     /// Mentioned user-parts (`ContextInfo.mentioned_jid`).
     pub mentions: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum OutgoingBody {
-    Text {
-        body: String,
-    },
-    Media(MediaFile),
-    Poll {
-        name: String,
-        options: Vec<String>,
-        selectable_count: u32,
-    },
-    Interactive {
-        body: String,
-        footer: Option<String>,
-        buttons: Vec<Button>,
-    },
-    Location {
-        latitude: f64,
-        longitude: f64,
-        name: Option<String>,
-        address: Option<String>,
-    },
-    Contact {
-        display_name: String,
-        vcard: String,
-    },
 }
 
 /// A file to upload and send.

@@ -5,11 +5,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::address::PhoneNumber;
 use crate::bus::{Bus, BusError, Headers, Message};
 use crate::error::ApiError;
-use crate::outgoing::{ChatAction, OutgoingMessage, SendResult};
 use crate::queries::{Answer, Query};
+use parley_model::address::PhoneNumber;
+use parley_model::outgoing::{ChatAction, OutgoingMessage};
 
 /// Header carrying a unique id per logical request (retries reuse it).
 pub const REQUEST_ID: &str = "parley-request-id";
@@ -195,12 +195,44 @@ pub fn decode(payload: &[u8]) -> Result<Command, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("undecodable command: {e}")))
 }
 
+/// The owner's answer to a send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    /// The network's id of the message (or of the reaction or edit itself).
+    pub message_id: String,
+    /// Media sends: `image`, `video`, `audio`, `document` or `sticker`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Media sends: the file's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `text` when a file too large to attach went out as a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Sent, but something after the send failed (the hosted-history write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+impl SendResult {
+    pub fn message(message_id: String) -> SendResult {
+        SendResult {
+            message_id,
+            media_type: None,
+            bytes: None,
+            fallback: None,
+            warning: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::address::MessageId;
-    use crate::outgoing::{Content, DeleteMode, MediaRequest, MediaSource};
-    use crate::recipients::Recipient;
+    use parley_model::address::MessageId;
+    use parley_model::outgoing::{Content, DeleteMode, MediaRequest, MediaSource};
+    use parley_model::recipients::Recipient;
 
     #[test]
     fn commands_and_outcomes_round_trip_as_json() {

@@ -70,6 +70,13 @@ impl ApiError {
     }
 }
 
+/// A value that is not one of the model's: the customer's mistake.
+impl From<parley_model::Invalid> for ApiError {
+    fn from(e: parley_model::Invalid) -> Self {
+        ApiError::bad_request(e.message)
+    }
+}
+
 impl From<crate::db::DbError> for ApiError {
     fn from(e: crate::db::DbError) -> Self {
         match e {
@@ -79,5 +86,18 @@ impl From<crate::db::DbError> for ApiError {
                 ApiError::unavailable("database unavailable")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ApiError;
+    use parley_model::ClientId;
+
+    #[test]
+    fn a_value_outside_the_model_is_a_400_with_its_message() {
+        let e: ApiError = ClientId::parse("a b").unwrap_err().into();
+        assert_eq!(e.status, 400);
+        assert_eq!(e.message, "clientId may contain only letters and digits");
     }
 }

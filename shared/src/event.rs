@@ -2,6 +2,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use parley_model::inbound::MediaDownload;
+
 /// Value of the envelope's `event` field for message activity.
 pub const MESSAGE_RECEIVED: &str = "message.received";
 
@@ -121,28 +123,6 @@ impl Meta {
             name: get("name"),
             raw: raw.clone(),
         }
-    }
-}
-
-/// Where and how to fetch and decrypt a file; never the bytes themselves.
-/// `media_key` is a secret: never logged (its `Debug` is redacted).
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MediaDownload {
-    pub direct_path: String,
-    pub media_key: String,
-    pub file_sha256: String,
-    pub file_enc_sha256: String,
-    pub file_length: u64,
-}
-
-impl std::fmt::Debug for MediaDownload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MediaDownload")
-            .field("direct_path", &self.direct_path)
-            .field("media_key", &"<redacted>")
-            .field("file_length", &self.file_length)
-            .finish_non_exhaustive()
     }
 }
 

@@ -1,5 +1,5 @@
 //! The contract between the API and the workers, and the ports with their adapters.
-pub mod address;
+//! The message model (addresses, ids, content) is the `parley-model` crate.
 pub mod bus;
 pub mod command;
 pub mod config;
@@ -9,16 +9,13 @@ pub mod egress;
 pub mod error;
 pub mod event;
 pub mod event_stream;
-pub mod ids;
 pub mod lease;
 pub mod media;
 pub mod metrics;
-pub mod outgoing;
 pub mod pacing;
 pub mod picture_links;
 pub mod ports;
 pub mod queries;
-pub mod recipients;
 pub mod redact;
 pub mod store_keys;
 pub mod telemetry;

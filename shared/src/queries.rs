@@ -3,11 +3,11 @@
 //! answers are the HTTP bodies themselves.
 use serde::{Deserialize, Serialize};
 
-use crate::address::{Jid, PhoneNumber};
-use crate::recipients::Recipient;
 use crate::wire::contacts::{OwnerLid, ProfilePicture, UserInfo};
 use crate::wire::groups::{Group, GroupCreated, GroupInviteLink, GroupMembersUpdated};
 use crate::wire::inbox::RefreshedAvatars;
+use parley_model::address::{Jid, PhoneNumber};
+use parley_model::recipients::Recipient;
 
 /// What `/update-group-members` does to each participant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

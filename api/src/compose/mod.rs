@@ -5,10 +5,10 @@
 mod buttons;
 mod vcard;
 
-use parley_shared::address::MessageId;
+use parley_model::address::MessageId;
+use parley_model::outgoing::{Content, OutgoingMessage};
+use parley_model::recipients::{self, Recipient};
 use parley_shared::error::ApiError;
-use parley_shared::outgoing::{Content, OutgoingMessage};
-use parley_shared::recipients::{self, Recipient};
 use parley_shared::wire::messages::Envelope;
 use serde_json::Value;
 
@@ -63,7 +63,7 @@ fn at_most(field: &str, value: String, max: usize) -> Result<String, ApiError> {
 
 /// The `to` field.
 pub fn recipient(value: Option<&str>) -> Result<Recipient, ApiError> {
-    Recipient::parse("to", value.unwrap_or_default())
+    Ok(Recipient::parse("to", value.unwrap_or_default())?)
 }
 
 /// A required boolean.

@@ -1,7 +1,7 @@
 //! Every validation rule of the send bodies, one test per rule family.
-use parley_shared::address::{MessageId, PhoneNumber};
-use parley_shared::outgoing::{Button, Content};
-use parley_shared::recipients::Recipient;
+use parley_model::address::{MessageId, PhoneNumber};
+use parley_model::outgoing::{Button, Content};
+use parley_model::recipients::Recipient;
 use parley_shared::wire::messages::{ButtonBody, Envelope};
 use serde_json::json;
 

@@ -1,9 +1,9 @@
 //! Contact lookups through the session's owner: `/user-info`,
 //! `/check-owner-lid` (phone number -> `to`) and `/profile-picture`.
 use actix_web::{HttpRequest, get, post, web};
+use parley_model::ids::ClientId;
 use parley_shared::command::{Command, Reply};
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
 use parley_shared::queries::{Answer, Query};
 use parley_shared::wire::contacts::{
     CheckOwnerLid, OwnerLid, ProfilePicture, ProfilePictureQuery, UserInfo, UserInfoRequest,

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use actix_web::{HttpRequest, get, post, web};
+use parley_model::ids::ClientId;
 use parley_shared::bus::session_subject;
 use parley_shared::command::{self, Command};
 use parley_shared::db::events::{LoggedEvent, Redeliver};
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
 use parley_shared::wire::events::{
     DeadLetterPage, DeadLettersQuery, EventDelivery, EventPage, EventsQuery, LoggedEventItem,
     RedeliverRequest, Redelivered,

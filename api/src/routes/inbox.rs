@@ -3,11 +3,11 @@
 //! unread reset. Also the history lookups of `/mark-read`, `/mark-unread` and
 //! `/delete-message`.
 use actix_web::{HttpRequest, get, post, web};
+use parley_model::ids::{ChatRoomId, ClientId};
+use parley_model::recipients::Recipient;
 use parley_shared::db::SessionRow;
 use parley_shared::db::history::{ChatRoomRow, HISTORY_LIMIT, MessageRow, hosted_inbox_active};
 use parley_shared::error::ApiError;
-use parley_shared::ids::{ChatRoomId, ClientId};
-use parley_shared::recipients::Recipient;
 use parley_shared::wire::inbox::{
     ChatRoom, ChatRoomList, HistoryMessage, InboxQuery, MediaUrl, MessageList, MessageMediaInfo,
 };

@@ -1,6 +1,6 @@
 //! Session lifecycle: start, QR, phone-code pairing, disconnect.
 use actix_web::{HttpRequest, get, post, web};
-use parley_shared::address::PhoneNumber;
+use parley_model::address::PhoneNumber;
 use parley_shared::command::{Command, Reply};
 use parley_shared::db::{NewSession, SettingsPatch};
 use parley_shared::error::ApiError;

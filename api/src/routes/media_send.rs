@@ -3,9 +3,10 @@
 //! store and the command carries its key, never the bytes).
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpRequest, post, web};
+use parley_model::ids::ClientId;
+use parley_model::outgoing::{Content, MediaRequest, MediaSource};
+use parley_shared::command::SendResult;
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
-use parley_shared::outgoing::{Content, MediaRequest, MediaSource, SendResult};
 use parley_shared::wire::messages::{MediaSent, SendMediaForm, SendMediaUrl};
 use parley_shared::wire::sessions::ClientIdQuery;
 

@@ -2,10 +2,11 @@
 //! cards. Each body is validated into a `Command::Send` for the session owner,
 //! which answers with the network's message id.
 use actix_web::{HttpRequest, post, web};
+use parley_model::ids::ClientId;
+use parley_model::outgoing::{ChatAction, Content, OutgoingMessage};
+use parley_shared::command::SendResult;
 use parley_shared::command::{Command, Reply};
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
-use parley_shared::outgoing::{ChatAction, Content, OutgoingMessage, SendResult};
 use parley_shared::wire::messages::{
     SendContact, SendInteractive, SendLocation, SendPoll, SendText, Sent,
 };

@@ -3,10 +3,10 @@
 //! webhook state, a session's state history, and the cluster at a glance.
 use actix_web::{HttpRequest, get, web};
 use chrono::{SecondsFormat, Utc};
+use parley_model::ids::ClientId;
 use parley_shared::db::overview::OpenEvents;
 use parley_shared::db::sessions::SessionRow;
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
 use parley_shared::wire::console::{
     ApiPod, ClusterSummary, Dependencies, EventTotals, HistoryQuery, SessionHistory,
     SessionOverview, SessionOverviewPage, SessionTotals, SessionsQuery, StateChangeItem,

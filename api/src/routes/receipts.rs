@@ -1,9 +1,9 @@
 //! Read state of chats: read receipts (`/mark-read`) and the unread flag on the
 //! linked phone (`/mark-unread`).
 use actix_web::{HttpRequest, post, web};
-use parley_shared::address::MessageId;
+use parley_model::address::MessageId;
+use parley_model::outgoing::ChatAction;
 use parley_shared::error::ApiError;
-use parley_shared::outgoing::ChatAction;
 use parley_shared::wire::messages::{MarkRead, MarkUnread, MarkedRead};
 use parley_shared::wire::sessions::Ok as OkBody;
 

@@ -1,10 +1,10 @@
 //! Session routes answered from the database: listing, state, per-session secrets.
 use actix_web::{HttpRequest, get, post, web};
+use parley_model::ids::ClientId;
 use parley_shared::command::{self, Command, Reply};
 use parley_shared::db::SettingsPatch;
 use parley_shared::digest;
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
 use parley_shared::wire::sessions::{
     CheckState, ClientList, ClientOnly, ClientQuery, ClientSummary, HasSecret, SetApiSecret,
 };

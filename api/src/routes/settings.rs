@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use actix_web::{HttpRequest, post, web};
+use parley_model::ids::ClientId;
 use parley_shared::bus::session_subject;
 use parley_shared::command::{self, Command};
 use parley_shared::db::SettingsPatch;
 use parley_shared::error::ApiError;
-use parley_shared::ids::ClientId;
 use parley_shared::pacing::Pacing;
 use parley_shared::urls;
 use parley_shared::wire::sessions::{

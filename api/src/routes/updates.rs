@@ -1,9 +1,9 @@
 //! Updates of earlier messages and of the chat: reactions, edits, deletes and
 //! the typing indicator.
 use actix_web::{HttpRequest, post, web};
-use parley_shared::address::MessageId;
+use parley_model::address::MessageId;
+use parley_model::outgoing::{ChatAction, Content, DeleteMode, OutgoingMessage};
 use parley_shared::error::ApiError;
-use parley_shared::outgoing::{ChatAction, Content, DeleteMode, OutgoingMessage};
 use parley_shared::wire::messages::{
     DeleteMessage, EditMessage, SendReaction, SendTyping, StatusFlag, StatusText, Targeted,
 };
@@ -69,7 +69,7 @@ pub async fn edit_message(
 }
 
 /// A message without the envelope (reactions and edits take none).
-fn bare(to: parley_shared::recipients::Recipient, content: Content) -> OutgoingMessage {
+fn bare(to: parley_model::recipients::Recipient, content: Content) -> OutgoingMessage {
     OutgoingMessage {
         to,
         content,

@@ -3,9 +3,9 @@
 //! the wire-level test network in its test build): one contract, one set of
 //! 400s.
 use chrono::{DateTime, Utc};
-use parley_shared::address::{Jid, PhoneNumber};
+use parley_model::address::{Jid, PhoneNumber};
+use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_shared::error::ApiError;
-use parley_shared::recipients::{GROUP_SERVER, Recipient};
 use parley_shared::wire::groups::{SandboxGroupRequest, SandboxGroupSubject};
 use parley_shared::wire::sessions::{SandboxEnterCode, SandboxFault};
 
@@ -81,7 +81,9 @@ pub fn group(body: SandboxGroupRequest) -> Result<NewGroup, ApiError> {
         )));
     }
     let phones = |field: &str, raw: &[String]| -> Result<Vec<PhoneNumber>, ApiError> {
-        raw.iter().map(|p| PhoneNumber::parse(field, p)).collect()
+        raw.iter()
+            .map(|p| Ok(PhoneNumber::parse(field, p)?))
+            .collect()
     };
     Ok(NewGroup {
         subject,

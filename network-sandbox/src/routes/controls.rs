@@ -4,12 +4,12 @@ use super::checks;
 use crate::store::PhonePatch;
 use actix_web::{HttpRequest, get, post, web};
 
-use parley_shared::address::{Jid, PhoneNumber};
+use parley_model::address::{Jid, PhoneNumber};
 use parley_shared::command::Reply;
 
 use crate::ops::SandboxOp;
+use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_shared::error::ApiError;
-use parley_shared::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
 use parley_shared::wire::outbox::{Outbox, OutboxEntry, OutboxQuery};
 use parley_shared::wire::sessions::{
@@ -67,7 +67,7 @@ pub async fn enter_code(
 
 async fn linked(
     state: &AppState,
-    id: &parley_shared::ids::ClientId,
+    id: &parley_model::ids::ClientId,
     op: SandboxOp,
 ) -> Result<web::Json<SandboxLinked>, HttpError> {
     match ask_owner(state, id, op.command()?).await? {

@@ -8,7 +8,7 @@ use crate::store::media::generated_media;
 use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use parley_shared::address::MessageId;
+use parley_model::address::MessageId;
 use parley_shared::command::Reply;
 use parley_shared::error::ApiError;
 use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage, SandboxMessageSent};

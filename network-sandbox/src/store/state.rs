@@ -16,7 +16,7 @@ pub use super::entities::phones::{PhonePatch, SandboxPhone, derive_lid};
 
 /// Whether `phone` is a simulated phone number: 8 to 15 ASCII digits.
 pub fn is_valid_phone(phone: &str) -> bool {
-    parley_shared::address::PhoneNumber::from_digits(phone).is_some()
+    parley_model::address::PhoneNumber::from_digits(phone).is_some()
 }
 
 impl Store {

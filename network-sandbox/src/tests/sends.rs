@@ -6,9 +6,8 @@ use parley_shared::media::spool::FileBody;
 use serde_json::json;
 
 use super::*;
-use parley_network::{
-    Jid, MediaFile, MediaKind, MessageId, MessageRef, Outgoing, OutgoingBody, PhoneNumber,
-};
+use parley_model::outgoing::Content;
+use parley_network::{Jid, MediaFile, MediaKind, MessageId, MessageRef, Outgoing, PhoneNumber};
 
 const CHAT_JID: &str = "123456789012345@lid";
 
@@ -24,10 +23,22 @@ fn phone(digits: &str) -> PhoneNumber {
     PhoneNumber::from_digits(digits).expect("a phone number")
 }
 
+/// An edit of `target_id` in `chat`.
+fn edit_of(chat: &str, target_id: &MessageId, body: &str) -> Outgoing {
+    Outgoing {
+        to: jid(chat),
+        content: Content::Edit {
+            target_id: target_id.clone(),
+            body: body.into(),
+        },
+        ..text("")
+    }
+}
+
 fn text(body: &str) -> Outgoing {
     Outgoing {
         to: jid(CHAT_JID),
-        body: OutgoingBody::Text { body: body.into() },
+        content: Content::Text { body: body.into() },
         quoted_id: None,
         mentions: vec![],
     }
@@ -69,7 +80,7 @@ async fn sends_land_in_the_outbox_with_network_ids() {
         caption: Some("cap".into()),
     };
     let media = Outgoing {
-        body: OutgoingBody::Media(file),
+        content: Content::Media(file),
         ..text("")
     };
     assert_eq!(conn.send(media).await.expect("media").kind, "image");
@@ -120,7 +131,7 @@ async fn edits_need_an_own_recent_message_with_text() {
     let conn = linked_connection(&f).await;
     let original = conn.send(text("first")).await.expect("send");
     let edit = conn
-        .edit(&jid(CHAT_JID), &original.message_id, "second")
+        .send(edit_of(CHAT_JID, &original.message_id, "second"))
         .await
         .expect("edit");
     assert_eq!(edit.kind, "edit");
@@ -132,12 +143,12 @@ async fn edits_need_an_own_recent_message_with_text() {
     );
 
     assert!(
-        rejected(conn.edit(&jid(CHAT_JID), &id("3EB0UNKNOWN"), "x").await)
+        rejected(conn.send(edit_of(CHAT_JID, &id("3EB0UNKNOWN"), "x")).await)
             .contains("not sent by this session")
     );
     assert!(
         rejected(
-            conn.edit(&jid("999999999999999@lid"), &original.message_id, "x")
+            conn.send(edit_of("999999999999999@lid", &original.message_id, "x"))
                 .await
         )
         .contains("not sent by this session")
@@ -153,10 +164,10 @@ async fn edits_need_an_own_recent_message_with_text() {
     .await
     .expect("seed");
     assert!(
-        rejected(conn.edit(&jid(CHAT_JID), &id("3EB0OLD"), "late").await).contains("15 minutes")
+        rejected(conn.send(edit_of(CHAT_JID, &id("3EB0OLD"), "late")).await).contains("15 minutes")
     );
     let poll = Outgoing {
-        body: OutgoingBody::Poll {
+        content: Content::Poll {
             name: "q".into(),
             options: vec!["a".into(), "b".into()],
             selectable_count: 1,
@@ -165,7 +176,7 @@ async fn edits_need_an_own_recent_message_with_text() {
     };
     let poll = conn.send(poll).await.expect("poll");
     assert!(
-        rejected(conn.edit(&jid(CHAT_JID), &poll.message_id, "x").await)
+        rejected(conn.send(edit_of(CHAT_JID, &poll.message_id, "x")).await)
             .contains("cannot be edited")
     );
 }
@@ -203,7 +214,15 @@ async fn revoking_others_messages_works_in_groups_only() {
         last.payload,
         json!({"fromMe": false, "targetId": "3EB0THEIRS"})
     );
-    let reaction = conn.react(&chat, &theirs, "👍").await.expect("react");
+    let reaction = Outgoing {
+        content: Content::Reaction {
+            target_id: theirs.id.clone(),
+            emoji: "👍".into(),
+            target_from_me: false,
+        },
+        ..text("")
+    };
+    let reaction = conn.send(reaction).await.expect("react");
     assert_eq!(reaction.kind, "reaction");
 }
 

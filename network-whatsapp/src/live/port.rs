@@ -2,7 +2,7 @@
 //! the library call in `connection`, `sends` or `lookups`.
 use async_trait::async_trait;
 
-use parley_shared::event::MediaDownload;
+use parley_model::inbound::MediaDownload;
 
 use super::connection::LiveConnection;
 use parley_network::{
@@ -35,24 +35,6 @@ impl Connection for LiveConnection {
 
     async fn send(&self, message: Outgoing) -> Result<SentMessage, NetworkError> {
         self.send_out(message).await
-    }
-
-    async fn react(
-        &self,
-        chat: &Jid,
-        target: &MessageRef,
-        emoji: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        self.react_to(chat, target, emoji).await
-    }
-
-    async fn edit(
-        &self,
-        chat: &Jid,
-        target_id: &MessageId,
-        body: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        self.edit_text(chat, target_id, body).await
     }
 
     async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError> {

@@ -4,8 +4,8 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use chrono::Utc;
-use parley_shared::event::MediaDownload;
-use parley_shared::outgoing::Button as PortButton;
+use parley_model::inbound::MediaDownload;
+use parley_model::outgoing::{Button as PortButton, Content};
 use whatsapp_rust::download::{DownloadParams, MediaType};
 use whatsapp_rust::wacore_binary::JidExt;
 use whatsapp_rust::waproto::whatsapp as wa;
@@ -21,10 +21,9 @@ use crate::convert::outbound::{
     self, Button, ButtonKind, ContactRequest, Context, InteractiveRequest, LocationRequest,
     MediaRequest, PollRequest, Quote, TextRequest, Uploaded,
 };
-use parley_network::inbound::MediaKind;
+use parley_model::inbound::MediaKind;
 use parley_network::{
-    ByteStream, Jid, MediaFile, MessageId, MessageRef, NetworkError, Outgoing, OutgoingBody,
-    SentMessage,
+    ByteStream, Jid, MediaFile, MessageId, MessageRef, NetworkError, Outgoing, SentMessage,
 };
 
 fn invalid(e: ConvertError) -> NetworkError {
@@ -106,15 +105,15 @@ pub fn build(
     quoted_author: Option<String>,
 ) -> Result<(wa::Message, &'static str), ConvertError> {
     let context = context(message, quoted_author);
-    Ok(match &message.body {
-        OutgoingBody::Text { body } => (
+    Ok(match &message.content {
+        Content::Text { body } => (
             outbound::text(&TextRequest {
                 body: body.clone(),
                 context,
             })?,
             "text",
         ),
-        OutgoingBody::Poll {
+        Content::Poll {
             name,
             options,
             selectable_count,
@@ -127,7 +126,7 @@ pub fn build(
             })?;
             (msg, "poll")
         }
-        OutgoingBody::Interactive {
+        Content::Interactive {
             body,
             footer,
             buttons,
@@ -140,7 +139,7 @@ pub fn build(
             })?,
             "interactive",
         ),
-        OutgoingBody::Location {
+        Content::Location {
             latitude,
             longitude,
             name,
@@ -155,7 +154,7 @@ pub fn build(
             })?,
             "location",
         ),
-        OutgoingBody::Contact {
+        Content::Contact {
             display_name,
             vcard,
         } => (
@@ -167,10 +166,10 @@ pub fn build(
             })?,
             "contact",
         ),
-        OutgoingBody::Media(_) => {
+        Content::Media(_) | Content::Reaction { .. } | Content::Edit { .. } => {
             return Err(ConvertError::Invalid {
-                field: "media",
-                reason: "files are uploaded before their message is built".into(),
+                field: "content",
+                reason: "files, reactions and edits are sent on paths of their own".into(),
             });
         }
     })
@@ -212,6 +211,23 @@ impl LiveConnection {
     }
 
     pub async fn send_out(&self, mut message: Outgoing) -> Result<SentMessage, NetworkError> {
+        match &message.content {
+            Content::Reaction {
+                target_id,
+                emoji,
+                target_from_me,
+            } => {
+                let target = MessageRef {
+                    id: target_id.clone(),
+                    from_me: *target_from_me,
+                };
+                return self.react_to(&message.to, &target, emoji).await;
+            }
+            Content::Edit { target_id, body } => {
+                return self.edit_text(&message.to, target_id, body).await;
+            }
+            _ => {}
+        }
         ready(&self.client).await?;
         let to = jid(message.to.as_str())?;
         if !message.mentions.is_empty() {
@@ -221,8 +237,8 @@ impl LiveConnection {
             Some(id) if to.is_group() => self.authors.of(message.to.as_str(), id.as_str()).await,
             _ => None,
         };
-        let (msg, kind) = match &message.body {
-            OutgoingBody::Media(file) => (
+        let (msg, kind) = match &message.content {
+            Content::Media(file) => (
                 self.media(file, context(&message, quoted_author)).await?,
                 file.kind.as_str(),
             ),
@@ -263,7 +279,7 @@ impl LiveConnection {
         outbound::media(&request, &uploaded).map_err(invalid)
     }
 
-    pub async fn react_to(
+    async fn react_to(
         &self,
         chat: &Jid,
         target: &MessageRef,
@@ -295,7 +311,7 @@ impl LiveConnection {
         self.sent(result, chat, "reaction")
     }
 
-    pub async fn edit_text(
+    async fn edit_text(
         &self,
         chat: &Jid,
         target_id: &MessageId,

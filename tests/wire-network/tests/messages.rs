@@ -4,9 +4,10 @@
 mod support;
 
 use futures::StreamExt;
+use parley_model::inbound::{Content, MediaKind};
+use parley_model::outgoing::Content as Sent;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
-use parley_network::inbound::{Content, MediaKind};
-use parley_network::outgoing::{MediaFile, Outgoing, OutgoingBody};
+use parley_network::outgoing::{MediaFile, Outgoing};
 use parley_network::{Network, NetworkEvent, SessionContext};
 use parley_shared::media::spool::FileBody;
 use support::fixture;
@@ -81,7 +82,7 @@ async fn images_go_out_and_come_in_through_the_cdn() {
     let sent = conn
         .send(Outgoing {
             to: parley_network::Jid::parse(&contact).expect("a JID"),
-            body: OutgoingBody::Media(MediaFile {
+            content: Sent::Media(MediaFile {
                 kind: MediaKind::Image,
                 voice: false,
                 data: FileBody::from_bytes(picture.clone()),

@@ -1,7 +1,7 @@
 //! What the event benchmarks share: the sessions they open and the message they feed.
 use chrono::Utc;
+use parley_model::inbound::{Content, InboundMessage};
 use parley_worker::events::{EventPipeline, SessionEvents, SessionFacts, SessionSettings};
-use parley_worker::network::inbound::{Content, InboundMessage};
 use parley_worker::network::{Jid, MessageId};
 use parley_worker::webhook::Target;
 

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use parley_model::ids::ClientId;
 use parley_shared::db::Db;
-use parley_shared::ids::ClientId;
 
 /// Pairs remembered before the memory starts over.
 const REMEMBERED: usize = 100_000;

@@ -4,9 +4,9 @@
 //! the network says the subject changed.
 use std::sync::Arc;
 
-use parley_shared::address::Jid;
+use parley_model::address::Jid;
+use parley_model::ids::ClientId;
 use parley_shared::db::Db;
-use parley_shared::ids::ClientId;
 
 use crate::network::Connection;
 

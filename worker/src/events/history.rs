@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use parley_shared::event::{Envelope, MediaDownload, Quoted};
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
+use parley_model::inbound::MediaDownload;
+use parley_shared::event::{Envelope, Quoted};
 use parley_shared::media::spool::FileBody;
 
 use crate::network::Connection;
-use crate::network::inbound::MediaKind;
+use parley_model::inbound::MediaKind;
 
 /// A file's bytes in hand (the one just sent), spooled on disk.
 #[derive(Clone)]

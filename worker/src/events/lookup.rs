@@ -5,8 +5,8 @@
 //! the egress guard; the answer is `{options: [string]}`.
 use std::time::Duration;
 
+use parley_model::ids::ClientId;
 use parley_shared::egress::{Egress, EgressError};
-use parley_shared::ids::ClientId;
 use serde::Deserialize;
 
 /// The receiver answers within this.

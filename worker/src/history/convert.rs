@@ -259,7 +259,8 @@ pub fn update_write(e: &Envelope) -> Option<Write> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parley_shared::event::{Group, Media, MediaDownload, Meta, PollVote, Reaction};
+    use parley_model::inbound::MediaDownload;
+    use parley_shared::event::{Group, Media, Meta, PollVote, Reaction};
 
     fn envelope(kind: &str) -> Envelope {
         Envelope {

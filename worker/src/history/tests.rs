@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use parley_model::ids::ClientId;
 use parley_shared::db::Db;
 use parley_shared::event::{Edit, Envelope, Media, Meta, Poll, Reaction, Revoke};
-use parley_shared::ids::ClientId;
 use parley_shared::media::MediaStore;
 use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};

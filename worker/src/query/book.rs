@@ -1,10 +1,10 @@
 //! A session's address book: the LID <-> phone mapping learned from lookups,
 //! consulted before the network is asked. A database failure only costs a
 //! network lookup (reads) or one learned pair (writes): it is logged, not fatal.
-use parley_shared::address::{Jid, PhoneNumber};
+use parley_model::address::{Jid, PhoneNumber};
+use parley_model::ids::ClientId;
+use parley_model::recipients::lid_jid;
 use parley_shared::db::Db;
-use parley_shared::ids::ClientId;
-use parley_shared::recipients::lid_jid;
 
 #[derive(Clone)]
 pub struct Book {

@@ -2,10 +2,10 @@
 //! participant), invite link. Every member list teaches the session's
 //! LID <-> phone mapping.
 use chrono::DateTime;
-use parley_shared::address::Jid;
+use parley_model::address::Jid;
+use parley_model::recipients::Recipient;
 use parley_shared::error::ApiError;
 use parley_shared::queries::MemberAction;
-use parley_shared::recipients::Recipient;
 use parley_shared::wire::groups::{
     Group, GroupCreated, GroupInviteLink, GroupMember, GroupMembersUpdated, ParticipantResult,
 };
@@ -181,7 +181,7 @@ pub fn invite_code(link: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use parley_shared::address::PhoneNumber;
+    use parley_model::address::PhoneNumber;
 
     use super::*;
 

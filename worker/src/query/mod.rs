@@ -12,12 +12,12 @@ pub mod room_avatars;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parley_shared::address::{Jid, PhoneNumber};
+use parley_model::address::{Jid, PhoneNumber};
+use parley_model::recipients::{Recipient, lid_jid};
 use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::media::MediaStore;
 use parley_shared::queries::{Answer, Query};
-use parley_shared::recipients::{Recipient, lid_jid};
 use parley_shared::wire::contacts::{OwnerLid, UserInfo};
 use tokio::time::timeout;
 

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use parley_model::ids::ClientId;
 use parley_shared::db::Db;
-use parley_shared::ids::ClientId;
 use parley_shared::media::MediaStore;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;

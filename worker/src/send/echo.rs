@@ -3,8 +3,10 @@
 use serde_json::Value;
 
 use crate::events::{Activity, FileBytes};
-use crate::network::inbound::{Content, InboundMessage, QuotedRef};
-use crate::network::{Jid, MessageId, Outgoing, OutgoingBody, SentMessage};
+use parley_model::inbound::{Content, InboundMessage, MediaDownload, QuotedRef};
+use parley_model::outgoing::Content as Sent;
+
+use crate::network::{Jid, MessageId, Outgoing, SentMessage};
 
 /// A sent message's content, kept until the network confirmed it.
 #[derive(Debug, Clone)]
@@ -23,9 +25,9 @@ impl Echo {
     pub fn of(outgoing: &Outgoing) -> Echo {
         let mut file = None;
         let mut stored_type = None;
-        let content = match &outgoing.body {
-            OutgoingBody::Text { body } => Content::Text { body: body.clone() },
-            OutgoingBody::Media(m) => {
+        let content = match &outgoing.content {
+            Sent::Text { body } => Content::Text { body: body.clone() },
+            Sent::Media(m) => {
                 let file_name = m.file_name.clone().unwrap_or_default();
                 file = Some(FileBytes {
                     bytes: m.data.clone(),
@@ -38,13 +40,13 @@ impl Echo {
                     file_name,
                     caption: m.caption.clone().unwrap_or_default(),
                     ptt: m.voice,
-                    download: parley_shared::event::MediaDownload {
+                    download: MediaDownload {
                         file_length: m.data.len(),
                         ..Default::default()
                     },
                 }
             }
-            OutgoingBody::Poll {
+            Sent::Poll {
                 name,
                 options,
                 selectable_count,
@@ -55,11 +57,11 @@ impl Echo {
             },
             // Buttons have no event type of their own: their text is the
             // event's message, stored in history as `interactive`.
-            OutgoingBody::Interactive { body, .. } => {
+            Sent::Interactive { body, .. } => {
                 stored_type = Some("interactive");
                 Content::Text { body: body.clone() }
             }
-            OutgoingBody::Location {
+            Sent::Location {
                 latitude,
                 longitude,
                 name,
@@ -71,13 +73,28 @@ impl Echo {
                 address: address.clone().unwrap_or_default(),
                 live: false,
             },
-            OutgoingBody::Contact {
+            Sent::Contact {
                 display_name,
                 vcard,
             } => Content::Contact {
                 display_name: display_name.clone(),
                 vcard: vcard.clone(),
             },
+            // An update of an earlier message, quoting nothing.
+            Sent::Reaction {
+                target_id, emoji, ..
+            } => {
+                return Echo::update(Content::Reaction {
+                    target_id: target_id.clone(),
+                    emoji: emoji.clone(),
+                });
+            }
+            Sent::Edit { target_id, body } => {
+                return Echo::update(Content::Edit {
+                    target_id: target_id.clone(),
+                    body: body.clone(),
+                });
+            }
         };
         Echo {
             content,

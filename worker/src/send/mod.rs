@@ -11,23 +11,21 @@ mod transfers;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parley_shared::address::Jid;
+use parley_model::address::Jid;
+use parley_model::inbound;
+use parley_model::outgoing::{ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage};
+use parley_model::recipients::{Recipient, lid_jid};
+use parley_shared::command::SendResult;
 use parley_shared::command::{Outcome, Reply};
 use parley_shared::error::ApiError;
 use parley_shared::media::MediaStore;
-use parley_shared::outgoing::{
-    ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage, SendResult,
-};
-use parley_shared::recipients::{Recipient, lid_jid};
 use serde_json::Value;
 use tokio::time::timeout;
 
 use self::download::Fetcher;
 pub use self::echo::{Echo, Me};
 use self::media::Prepared;
-use crate::network::{
-    Connection, MessageRef, NetworkError, Outgoing, OutgoingBody, SentMessage, inbound,
-};
+use crate::network::{Connection, MessageRef, NetworkError, Outgoing, SentMessage};
 use crate::network_errors::{Operation, to_api};
 use crate::query::book::Book;
 
@@ -101,112 +99,51 @@ impl Sender {
         message: OutgoingMessage,
     ) -> Result<(SendResult, SentMessage, Echo), ApiError> {
         let chat = self.chat(&message.to).await?;
-        let envelope = |body| Outgoing {
-            to: chat.clone(),
-            body,
-            quoted_id: message.quoted_message_id.clone(),
-            mentions: message.mentions.clone(),
-        };
-        let plain = |sent: SentMessage, echo| {
-            (SendResult::message(sent.message_id.to_string()), sent, echo)
-        };
-        let body = match message.content {
-            Content::Media(request) => {
-                // Held until the network took the file (and its copies on disk).
-                let _slot = self.fetcher.slot().await?;
-                return match media::prepare(&request, &self.fetcher, self.media.as_ref()).await? {
+        // A media send holds a slot until the network took the file (and its
+        // copies on disk).
+        let mut slot = None;
+        let (content, mut result) = match message.content.plain() {
+            Ok(content) => (content, SendResult::message(String::new())),
+            Err(request) => {
+                slot = Some(self.fetcher.slot().await?);
+                match media::prepare(&request, &self.fetcher, self.media.as_ref()).await? {
                     Prepared::Attach(file) => {
-                        let (kind, bytes) = (file.kind.as_str(), file.data.len());
-                        let outgoing = envelope(OutgoingBody::Media(file));
-                        let echo = Echo::of(&outgoing);
-                        let send = self.connection.send(outgoing);
-                        let sent = self
-                            .network_within("send", MEDIA_NETWORK_TIMEOUT, send)
-                            .await?;
                         let result = SendResult {
-                            media_type: Some(kind.to_string()),
-                            bytes: Some(bytes),
-                            ..SendResult::message(sent.message_id.to_string())
+                            media_type: Some(file.kind.as_str().to_string()),
+                            bytes: Some(file.data.len()),
+                            ..SendResult::message(String::new())
                         };
-                        Ok((result, sent, echo))
+                        (Content::Media(file), result)
                     }
                     Prepared::Link { text } => {
-                        let outgoing = envelope(OutgoingBody::Text { body: text });
-                        let echo = Echo::of(&outgoing);
-                        let sent = self.network("send", self.connection.send(outgoing)).await?;
                         let result = SendResult {
                             fallback: Some("text".into()),
-                            ..SendResult::message(sent.message_id.to_string())
+                            ..SendResult::message(String::new())
                         };
-                        Ok((result, sent, echo))
+                        (Content::Text { body: text }, result)
                     }
-                };
+                }
             }
-            Content::Reaction {
-                target_id,
-                emoji,
-                target_from_me,
-            } => {
-                let target = MessageRef {
-                    id: target_id,
-                    from_me: target_from_me,
-                };
-                let react = self.connection.react(&chat, &target, &emoji);
-                let sent = self.network("reaction", react).await?;
-                let echo = Echo::update(inbound::Content::Reaction {
-                    target_id: target.id,
-                    emoji,
-                });
-                return Ok(plain(sent, echo));
-            }
-            Content::Edit { target_id, body } => {
-                let edit = self.connection.edit(&chat, &target_id, &body);
-                let sent = self.network("edit", edit).await?;
-                let echo = Echo::update(inbound::Content::Edit { target_id, body });
-                return Ok(plain(sent, echo));
-            }
-            Content::Text { body } => OutgoingBody::Text { body },
-            Content::Poll {
-                name,
-                options,
-                selectable_count,
-            } => OutgoingBody::Poll {
-                name,
-                options,
-                selectable_count,
-            },
-            Content::Interactive {
-                body,
-                footer,
-                buttons,
-            } => OutgoingBody::Interactive {
-                body,
-                footer,
-                buttons,
-            },
-            Content::Location {
-                latitude,
-                longitude,
-                name,
-                address,
-            } => OutgoingBody::Location {
-                latitude,
-                longitude,
-                name,
-                address,
-            },
-            Content::Contact {
-                display_name,
-                vcard,
-            } => OutgoingBody::Contact {
-                display_name,
-                vcard,
-            },
         };
-        let outgoing = envelope(body);
+        let outgoing = Outgoing {
+            to: chat,
+            content,
+            quoted_id: message.quoted_message_id,
+            mentions: message.mentions,
+        };
         let echo = Echo::of(&outgoing);
-        let sent = self.network("send", self.connection.send(outgoing)).await?;
-        Ok(plain(sent, echo))
+        let (what, deadline) = match &outgoing.content {
+            Content::Media(_) => ("send", MEDIA_NETWORK_TIMEOUT),
+            Content::Reaction { .. } => ("reaction", self.network_timeout),
+            Content::Edit { .. } => ("edit", self.network_timeout),
+            _ => ("send", self.network_timeout),
+        };
+        let sent = self
+            .network_within(what, deadline, self.connection.send(outgoing))
+            .await?;
+        drop(slot);
+        result.message_id = sent.message_id.to_string();
+        Ok((result, sent, echo))
     }
 
     /// Carries out a chat action. A revoke is a message of its own (returned

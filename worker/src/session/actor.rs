@@ -4,9 +4,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use parley_model::ids::ClientId;
 use parley_shared::bus::{Incoming, Subscription};
 use parley_shared::db::{SessionRow, StatePatch};
-use parley_shared::ids::ClientId;
 use parley_shared::lease::Lease;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};

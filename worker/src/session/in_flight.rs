@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use parley_model::outgoing::{ChatAction, OutgoingMessage};
 use parley_shared::bus::Incoming;
 use parley_shared::command::Command;
-use parley_shared::outgoing::{ChatAction, OutgoingMessage};
 use parley_shared::queries::Query;
 use tokio::task::{Id, JoinError, JoinSet};
 

@@ -16,10 +16,10 @@ mod timing;
 
 use std::sync::Arc;
 
+use parley_model::ids::ClientId;
 use parley_shared::bus::{Bus, BusError, Incoming, Subscription, session_subject};
 use parley_shared::command::{self, Outcome};
 use parley_shared::db::{Db, DbError, SessionRow, StatePatch};
-use parley_shared::ids::ClientId;
 use parley_shared::lease::{Lease, Leases};
 use parley_shared::media::MediaStore;
 use tokio::sync::watch;

@@ -5,8 +5,8 @@
 //! events.
 use std::sync::Arc;
 
+use parley_model::ids::ClientId;
 use parley_shared::db::SessionRow;
-use parley_shared::ids::ClientId;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::events::{

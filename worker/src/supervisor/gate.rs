@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, watch};
 
 use crate::network::{Connection, Network, NetworkError, NetworkEvent, SessionContext};
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
 
 pub struct GatedNetwork {
     inner: Arc<dyn Network>,

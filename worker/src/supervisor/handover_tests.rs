@@ -10,7 +10,7 @@ use super::Supervisor;
 use super::fakes::{World, cid};
 use super::start::Route;
 use super::tests::wiring;
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
 
 /// Pod `pod`, remembering where it handed sessions over for a long while, so
 /// that a slow machine does not turn these tests into tests of the memory.

@@ -10,7 +10,7 @@ use parley_shared::command::{CallError, Command, Outcome, Reply};
 use std::future::Future;
 use tokio::time::Instant;
 
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
 
 use super::fakes::{World, cid, eventually, fast_timing, test_fetcher};
 use super::gate::GatedNetwork;

@@ -23,9 +23,9 @@ mod tests;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use parley_model::ids::ClientId;
 use parley_shared::bus::{Bus, BusError};
 use parley_shared::db::{Db, DbError};
-use parley_shared::ids::ClientId;
 use parley_shared::lease::{self, Lease, LeaseError, Leases};
 use parley_shared::media::MediaStore;
 use tokio::time::{Instant, timeout};

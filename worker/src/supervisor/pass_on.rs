@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::sync::MutexGuard;
 use std::time::Duration;
 
+use parley_model::ids::ClientId;
 use parley_shared::bus::worker_start_subject;
 use parley_shared::command::{self, Command, Outcome};
-use parley_shared::ids::ClientId;
 use tokio::time::Instant;
 
 use super::Supervisor;

@@ -2,7 +2,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
 
 use crate::session::SessionHandle;
 

@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use parley_model::address::PhoneNumber;
+use parley_model::ids::ClientId;
+use parley_model::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage};
+use parley_model::recipients::Recipient;
 use parley_network_sandbox::ops::SandboxOp;
 use parley_network_sandbox::store::{OutboxEntry, Store};
-use parley_shared::address::PhoneNumber;
+use parley_shared::command::SendResult;
 use parley_shared::command::{Command, Reply};
 use parley_shared::egress::Egress;
-use parley_shared::ids::ClientId;
-use parley_shared::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage, SendResult};
-use parley_shared::recipients::Recipient;
 
 use super::fakes::{World, cid, eventually, fast_timing, test_fetcher};
 use super::{Origin, Supervisor, Wiring};

@@ -2,8 +2,8 @@
 //! this worker's fair share, then sheds one session when it carries too many.
 use std::collections::HashMap;
 
+use parley_model::ids::ClientId;
 use parley_shared::db::DbError;
-use parley_shared::ids::ClientId;
 use parley_shared::lease::{self, LeaseError};
 use rand::seq::SliceRandom;
 use tokio::sync::watch;

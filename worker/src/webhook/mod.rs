@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use parley_model::ids::ClientId;
 use parley_shared::db::Db;
 use parley_shared::db::events::DeliveryState;
 use parley_shared::egress::{self, Egress, EgressError};
-use parley_shared::ids::ClientId;
 use tokio::sync::watch;
 
 pub use policy::{RetryPolicy, Verdict, classify};

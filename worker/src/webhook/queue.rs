@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use parley_model::ids::ClientId;
 use parley_shared::db::events::LoggedEvent;
-use parley_shared::ids::ClientId;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tracing::Instrument;

@@ -3,7 +3,7 @@
 use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use parley_network::inbound::QuotedRef;
+use parley_model::inbound::QuotedRef;
 use parley_network::{Jid, MessageId};
 
 /// The context of the first content field of `base` that carries one.

@@ -2,7 +2,7 @@
 //! in one message become one vCard text, cards one after the other).
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use parley_network::inbound::Content;
+use parley_model::inbound::Content;
 
 pub(super) fn content(base: &wa::Message) -> Option<Content> {
     if let Some(l) = base.location_message.as_option() {

@@ -7,10 +7,10 @@
 //! `file_length` is the plaintext size in bytes. A field the message lacks is empty.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use parley_shared::event::MediaDownload;
+use parley_model::inbound::MediaDownload;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use parley_network::inbound::{Content, MediaKind};
+use parley_model::inbound::{Content, MediaKind};
 
 /// The fields every media message shares.
 struct Fields<'a> {

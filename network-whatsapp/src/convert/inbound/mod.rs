@@ -17,7 +17,7 @@ use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::ConvertError;
-use parley_network::inbound::{Content, InboundMessage};
+use parley_model::inbound::{Content, InboundMessage};
 
 pub use envelope::Envelope;
 pub use poll::{VoteAddressing, VoteKey, VoteTarget, vote_target};

@@ -12,8 +12,8 @@ use whatsapp_rust::wacore::poll::{
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::convert::ConvertError;
+use parley_model::inbound::Content;
 use parley_network::MessageId;
-use parley_network::inbound::Content;
 
 /// What decrypts a vote.
 #[derive(Clone, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use wa::message::buttons_response_message::Response;
 use wa::message::interactive_response_message::InteractiveResponseMessage as Flow;
 use whatsapp_rust::waproto::whatsapp as wa;
 
+use parley_model::inbound::Content;
 use parley_network::MessageId;
-use parley_network::inbound::Content;
 
 pub(super) fn content(base: &wa::Message) -> Option<Content> {
     if let Some(r) = base.interactive_response_message.as_option() {

@@ -7,8 +7,8 @@ use wa::message::protocol_message::Type;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::context::body_of;
+use parley_model::inbound::Content;
 use parley_network::MessageId;
-use parley_network::inbound::Content;
 
 /// The update `base` carries, `None` for anything else.
 pub(super) fn content(base: &wa::Message) -> Option<Content> {

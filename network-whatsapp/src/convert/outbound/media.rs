@@ -6,7 +6,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::context::field;
 use super::{MediaRequest, Uploaded};
 use crate::convert::ConvertError;
-use parley_network::inbound::MediaKind;
+use parley_model::inbound::MediaKind;
 
 /// Sets the CDN fields every file message shares.
 macro_rules! fill {

@@ -129,7 +129,7 @@ impl ButtonKind {
 /// `/send-sticker`: the file itself is uploaded first (see [`Uploaded`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaRequest {
-    pub kind: parley_network::inbound::MediaKind,
+    pub kind: parley_model::inbound::MediaKind,
     /// Audio as a voice note (`ptt`).
     pub voice: bool,
     pub mime_type: String,

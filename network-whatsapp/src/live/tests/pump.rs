@@ -25,7 +25,7 @@ use crate::live::authors::Authors;
 use crate::live::inbound::{Forward, Pump};
 use crate::live::server_acks::ServerAcks;
 use crate::store::{FenceRejected, SeaOrmDeviceStore, fence_rejection};
-use parley_network::inbound::Content;
+use parley_model::inbound::Content;
 use parley_network::{DisconnectReason, NetworkEvent};
 
 const ME: &str = "4917000000009@s.whatsapp.net";

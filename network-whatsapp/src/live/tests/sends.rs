@@ -2,19 +2,19 @@
 //! API's buttons, and the download parameters of the hosted inbox.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use parley_shared::event::MediaDownload;
-use parley_shared::outgoing::Button as PortButton;
+use parley_model::inbound::MediaDownload;
+use parley_model::outgoing::{Button as PortButton, Content};
 use whatsapp_rust::download::MediaType;
 
 use crate::convert::outbound::ButtonKind;
 use crate::live::sends::{build, button, download_params, media_type};
-use parley_network::inbound::MediaKind;
-use parley_network::{Jid, MediaFile, MessageId, Outgoing, OutgoingBody};
+use parley_model::inbound::MediaKind;
+use parley_network::{Jid, MediaFile, MessageId, Outgoing};
 
-fn outgoing(body: OutgoingBody) -> Outgoing {
+fn outgoing(content: Content<MediaFile>) -> Outgoing {
     Outgoing {
         to: Jid::parse("4915100000002@s.whatsapp.net").unwrap(),
-        body,
+        content,
         quoted_id: MessageId::new("3EB0Q"),
         mentions: vec!["4915100000003".into()],
     }
@@ -22,8 +22,7 @@ fn outgoing(body: OutgoingBody) -> Outgoing {
 
 #[test]
 fn text_keeps_its_quote_and_mentions() {
-    let (msg, kind) =
-        build(&outgoing(OutgoingBody::Text { body: "hi".into() }), None).expect("text");
+    let (msg, kind) = build(&outgoing(Content::Text { body: "hi".into() }), None).expect("text");
     assert_eq!(kind, "text");
     let ext = msg.extended_text_message.as_option().expect("extended");
     let ctx = ext.context_info.as_option().expect("context");
@@ -35,7 +34,7 @@ fn text_keeps_its_quote_and_mentions() {
 #[test]
 fn a_quote_of_a_members_group_message_names_its_author() {
     let author = "4915100000009@s.whatsapp.net";
-    let text = OutgoingBody::Text { body: "hi".into() };
+    let text = Content::Text { body: "hi".into() };
     let (msg, _) = build(&outgoing(text), Some(author.into())).expect("text");
     let ext = msg.extended_text_message.as_option().expect("extended");
     let ctx = ext.context_info.as_option().expect("context");
@@ -45,7 +44,7 @@ fn a_quote_of_a_members_group_message_names_its_author() {
 #[test]
 fn a_poll_carries_its_message_secret() {
     let (msg, kind) = build(
-        &outgoing(OutgoingBody::Poll {
+        &outgoing(Content::Poll {
             name: "Lunch?".into(),
             options: vec!["Pizza".into(), "Soup".into()],
             selectable_count: 1,
@@ -66,7 +65,7 @@ fn a_poll_carries_its_message_secret() {
 fn every_kind_without_a_file_has_its_outbox_name() {
     let cases = [
         (
-            OutgoingBody::Location {
+            Content::Location {
                 latitude: 52.5,
                 longitude: 13.4,
                 name: None,
@@ -75,14 +74,14 @@ fn every_kind_without_a_file_has_its_outbox_name() {
             "location",
         ),
         (
-            OutgoingBody::Contact {
+            Content::Contact {
                 display_name: "Ada".into(),
                 vcard: "BEGIN:VCARD\nVERSION:3.0\nFN:Ada\nTEL;type=CELL;waid=4915100000009:+4915100000009\nEND:VCARD".into(),
             },
             "contact",
         ),
         (
-            OutgoingBody::Interactive {
+            Content::Interactive {
                 body: "Pick".into(),
                 footer: None,
                 buttons: vec![PortButton::QuickReply {
@@ -97,7 +96,7 @@ fn every_kind_without_a_file_has_its_outbox_name() {
         let (_, kind) = build(&outgoing(body), None).expect(expected);
         assert_eq!(kind, expected);
     }
-    let file = OutgoingBody::Media(MediaFile {
+    let file = Content::Media(MediaFile {
         kind: MediaKind::Image,
         voice: false,
         data: parley_shared::media::spool::FileBody::from_bytes(&b"x"[..]),
@@ -111,7 +110,7 @@ fn every_kind_without_a_file_has_its_outbox_name() {
     );
     assert!(
         build(
-            &outgoing(OutgoingBody::Location {
+            &outgoing(Content::Location {
                 latitude: 91.0,
                 longitude: 0.0,
                 name: None,

@@ -1,13 +1,13 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
+use parley_model::ids::ChatRoomId;
+use parley_model::ids::ClientId;
 use parley_shared::event::{
     Contact, Edit, Envelope, Group, InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta,
     Poll, PollVote, Quoted, Reaction, Revoke,
 };
-use parley_shared::ids::ChatRoomId;
-use parley_shared::ids::ClientId;
 
 use super::poll::resolve_vote;
-use crate::network::inbound::{Content, InboundMessage};
+use parley_model::inbound::{Content, InboundMessage};
 
 /// What the session knows about itself.
 #[derive(Debug, Clone)]

@@ -1,13 +1,13 @@
 //! Every event type, inbound and `fromMe`, direct and group.
 use chrono::TimeZone;
-use parley_shared::event::MediaDownload;
+use parley_model::inbound::MediaDownload;
 use serde_json::json;
 
 use super::*;
 use crate::events::option_hash;
-use crate::network::inbound::{MediaKind, QuotedRef};
 use crate::network::{Jid, MessageId};
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
+use parley_model::inbound::{MediaKind, QuotedRef};
 
 const ME: &str = "111111111111111";
 const THEM: &str = "222222222222222";

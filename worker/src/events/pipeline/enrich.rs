@@ -3,13 +3,13 @@
 //! file history stores.
 use std::sync::Arc;
 
+use parley_model::ids::ClientId;
 use parley_shared::event::Envelope;
-use parley_shared::ids::ClientId;
 
 use super::{Activity, EventPipeline, SessionEvents, SessionSettings};
 use crate::events::SessionFacts;
 use crate::events::history::{FileData, HistorySink, MessageFile, NetworkFile};
-use crate::network::inbound::{Content, InboundMessage};
+use parley_model::inbound::{Content, InboundMessage};
 
 impl EventPipeline {
     /// A group message's subject: the one it carries (then stored), else the

@@ -12,9 +12,9 @@ use recording::{Stage, Writing};
 
 use std::sync::Arc;
 
+use parley_model::ids::ClientId;
 use parley_shared::db::Db;
 use parley_shared::egress::{Egress, EgressError};
-use parley_shared::ids::ClientId;
 use tokio::sync::watch;
 
 use super::contacts::ContactBook;
@@ -22,10 +22,10 @@ use super::groups::GroupBook;
 use super::history::{FileBytes, HistorySink};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
 use crate::network::Connection;
-use crate::network::inbound::{Content, InboundMessage};
 use crate::query::room_avatars::{Avatars, RoomRef};
 use crate::webhook::{Dispatcher, RetryPolicy, SessionQueue, Target};
 use enrich::{file_of, fill_quoted};
+use parley_model::inbound::{Content, InboundMessage};
 
 /// Received messages of one session whose events are queued for the log
 /// and not yet committed: a session begins its next message while these

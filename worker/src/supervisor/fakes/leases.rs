@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use parley_shared::ids::ClientId;
+use parley_model::ids::ClientId;
 use parley_shared::lease::memory::MemoryLeases;
 use parley_shared::lease::{Lease, LeaseError, Leases};
 

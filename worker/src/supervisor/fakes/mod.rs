@@ -7,21 +7,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parley_model::ids::ClientId;
 use parley_network_sandbox::ops::SandboxOp;
 use parley_shared::bus::memory::MemoryBus;
 use parley_shared::command::{self, CallError, Command, Outcome, Reply};
 use parley_shared::db::{Db, NewSession, SessionRow};
 use parley_shared::egress::Egress;
-use parley_shared::ids::ClientId;
 use parley_shared::media::MediaStore;
 use parley_shared::media::fs::FsMediaStore;
 use tokio::sync::mpsc;
 
 use super::{Supervisor, Wiring};
 use crate::events::EventPipeline;
-use parley_shared::event::MediaDownload;
+use parley_model::inbound::MediaDownload;
 
-use crate::network::inbound::{Content, InboundMessage};
 use crate::network::{
     ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind, MessageId,
     MessageRef, Network, NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction,
@@ -31,6 +30,7 @@ use crate::network::{
 use crate::send::download::{Fetcher, Limits};
 use crate::session::{NetworkControl, Timing};
 use crate::webhook::RetryPolicy;
+use parley_model::inbound::{Content, InboundMessage};
 
 mod leases;
 pub use leases::TestLeases;
@@ -292,22 +292,6 @@ impl Connection for FakeConnection {
     }
     async fn send(&self, _message: Outgoing) -> Result<SentMessage, NetworkError> {
         Err(unsupported("sending messages"))
-    }
-    async fn react(
-        &self,
-        _chat: &Jid,
-        _target: &MessageRef,
-        _emoji: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        Err(unsupported("reactions"))
-    }
-    async fn edit(
-        &self,
-        _chat: &Jid,
-        _id: &MessageId,
-        _body: &str,
-    ) -> Result<SentMessage, NetworkError> {
-        Err(unsupported("edits"))
     }
     async fn revoke(&self, _chat: &Jid, _target: &MessageRef) -> Result<SentMessage, NetworkError> {
         Err(unsupported("deleting for everyone"))

@@ -1,14 +1,14 @@
 //! Content kinds: text (with quote, mentions, forwarding), wrappers, media,
 //! location, contacts, poll creations, button replies, non-activity.
-use parley_shared::event::MediaDownload;
+use parley_model::inbound::MediaDownload;
 use wa::message::{self as m};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{GROUP, PEER_LID, content, env, inbound, jid, mid};
 use crate::convert::inbound::to_inbound;
+use parley_model::inbound::{Content, MediaKind, QuotedRef};
 use parley_network::MessageId;
-use parley_network::inbound::{Content, MediaKind, QuotedRef};
 
 fn text(body: &str) -> Content {
     Content::Text { body: body.into() }

@@ -8,7 +8,7 @@ use chrono::{TimeZone, Utc};
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{Envelope, VoteKey, to_inbound};
-use parley_network::inbound::{Content, InboundMessage};
+use parley_model::inbound::{Content, InboundMessage};
 use parley_network::{Jid, MessageId};
 
 pub(super) const PEER_LID: &str = "100000012345678@lid";

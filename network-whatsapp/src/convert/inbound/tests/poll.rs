@@ -7,7 +7,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::{PEER_LID, env, inbound_with, mid};
 use crate::convert::ConvertError;
 use crate::convert::inbound::{VoteAddressing, VoteKey, VoteTarget, to_inbound, vote_target};
-use parley_network::inbound::Content;
+use parley_model::inbound::Content;
 
 const SECRET: [u8; 32] = [7; 32];
 const POLL_ID: &str = "3EB0POLL";

@@ -4,7 +4,7 @@ use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{PEER_LID, content, mid};
-use parley_network::inbound::Content;
+use parley_model::inbound::Content;
 
 fn key(id: &str) -> MessageField<wa::MessageKey> {
     MessageField::some(wa::MessageKey {

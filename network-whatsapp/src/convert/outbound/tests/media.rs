@@ -4,7 +4,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::convert::outbound::{Context, MediaRequest, Uploaded, media};
-use parley_network::inbound::{Content, MediaKind};
+use parley_model::inbound::{Content, MediaKind};
 
 use super::{echo, reply_context};
 

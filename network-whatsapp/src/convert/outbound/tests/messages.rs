@@ -3,7 +3,7 @@ use crate::convert::ConvertError;
 use crate::convert::outbound::{
     ContactRequest, Context, LocationRequest, TextRequest, contact, location, text, vcard_for_phone,
 };
-use parley_network::inbound::{Content, QuotedRef};
+use parley_model::inbound::{Content, QuotedRef};
 
 use super::{CHAT, echo, jid, mid, reply_context};
 

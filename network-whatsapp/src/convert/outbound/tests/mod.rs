@@ -11,7 +11,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{Context, Quote};
 use crate::convert::inbound::{Envelope, VoteKey, to_inbound};
-use parley_network::inbound::InboundMessage;
+use parley_model::inbound::InboundMessage;
 use parley_network::{Jid, MessageId};
 
 pub(super) const CHAT: &str = "100000012345678@lid";

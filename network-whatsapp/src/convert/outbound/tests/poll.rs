@@ -6,7 +6,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::convert::inbound::{VoteAddressing, VoteKey};
 use crate::convert::outbound::{Context, PollRequest, poll, poll_with_secret};
-use parley_network::inbound::Content;
+use parley_model::inbound::Content;
 
 use super::{CHAT, echo, mid, reply_context};
 

@@ -5,7 +5,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use crate::convert::outbound::{
     EditRequest, ReactionRequest, RevokeRequest, edit, edit_content, reaction, revoke,
 };
-use parley_network::inbound::Content;
+use parley_model::inbound::Content;
 
 use super::{CHAT, echo, mid};
 

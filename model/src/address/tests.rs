@@ -65,7 +65,6 @@ fn phone_numbers_are_digits_with_country_code() {
         "+49 151",
     ] {
         let err = PhoneNumber::parse("phone", bad).unwrap_err();
-        assert_eq!(err.status, 400, "{bad:?}");
         assert!(err.message.starts_with("phone "), "{}", err.message);
     }
     assert!(serde_json::from_str::<PhoneNumber>("\"+4915100000001\"").is_err());
@@ -93,7 +92,7 @@ fn message_ids_named_by_customers() {
         Some(long.as_str()),
     ] {
         let err = MessageId::parse("messageId", bad).unwrap_err();
-        assert_eq!(err.status, 400, "{bad:?}");
+        assert!(err.message.starts_with("messageId "), "{bad:?}: {err}");
     }
 }
 

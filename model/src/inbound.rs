@@ -1,9 +1,10 @@
 //! Messages the network delivers to a session (received, or sent from the linked
-//! phone itself), as the adapters hand them over: whatsapp-rust's message plus its
-//! info, or the sandbox's simulated traffic.
+//! phone itself), as every adapter hands them over, and the `fromMe` echo of a
+//! message sent through the API.
 use chrono::{DateTime, Utc};
-use parley_shared::address::{Jid, MessageId};
-use parley_shared::event::MediaDownload;
+use serde::{Deserialize, Serialize};
+
+use crate::address::{Jid, MessageId};
 
 /// One message activity on the network.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,5 +142,27 @@ impl InboundMessage {
     /// Status updates, broadcast lists and channels: never delivered.
     pub fn is_broadcast_or_channel(&self) -> bool {
         matches!(self.chat.server(), "broadcast" | "newsletter")
+    }
+}
+
+/// Where and how to fetch and decrypt a file; never the bytes themselves.
+/// `media_key` is a secret: never logged (its `Debug` is redacted).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaDownload {
+    pub direct_path: String,
+    pub media_key: String,
+    pub file_sha256: String,
+    pub file_enc_sha256: String,
+    pub file_length: u64,
+}
+
+impl std::fmt::Debug for MediaDownload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaDownload")
+            .field("direct_path", &self.direct_path)
+            .field("media_key", &"<redacted>")
+            .field("file_length", &self.file_length)
+            .finish_non_exhaustive()
     }
 }

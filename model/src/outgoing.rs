@@ -1,6 +1,8 @@
-//! What the API asks a session owner to put on the network, validated and typed:
-//! messages (`Command::Send`), chat actions (`Command::Chat`) and the owner's
-//! answer to a send. Media travel as a URL or a media-store key, never as bytes.
+//! What a customer asks to put on the network, validated and typed: messages
+//! and chat actions. One [`Content`] serves the whole way: the API's compose
+//! step builds it with a [`MediaRequest`] (a URL or a media-store key, never
+//! bytes), the bus carries it, and the session's owner hands the network port
+//! the same content with the file in hand (its own media form, `M`).
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -12,7 +14,7 @@ use crate::recipients::Recipient;
 #[serde(rename_all = "camelCase")]
 pub struct OutgoingMessage {
     pub to: Recipient,
-    pub content: Content,
+    pub content: Content<MediaRequest>,
     /// Reply target (unknown ids still send).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quoted_message_id: Option<MessageId>,
@@ -24,14 +26,15 @@ pub struct OutgoingMessage {
     pub meta: Option<Value>,
 }
 
-/// The message itself.
+/// The message itself; `M` is how a file travels ([`MediaRequest`] until the
+/// session's owner has it in hand).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Content {
+pub enum Content<M = MediaRequest> {
     Text {
         body: String,
     },
-    Media(MediaRequest),
+    Media(M),
     Poll {
         name: String,
         options: Vec<String>,
@@ -64,7 +67,7 @@ pub enum Content {
     },
 }
 
-impl Content {
+impl<M> Content<M> {
     /// The send route's name for logs.
     pub fn name(&self) -> &'static str {
         match self {
@@ -77,6 +80,62 @@ impl Content {
             Content::Location { .. } => "location",
             Content::Contact { .. } => "contact",
         }
+    }
+
+    /// This content in another media form, which it does not need: every
+    /// kind but `Media`. A media message gives back its file (`Err`), for
+    /// whoever turns it into the other form.
+    pub fn plain<N>(self) -> Result<Content<N>, M> {
+        Ok(match self {
+            Content::Media(file) => return Err(file),
+            Content::Text { body } => Content::Text { body },
+            Content::Poll {
+                name,
+                options,
+                selectable_count,
+            } => Content::Poll {
+                name,
+                options,
+                selectable_count,
+            },
+            Content::Interactive {
+                body,
+                footer,
+                buttons,
+            } => Content::Interactive {
+                body,
+                footer,
+                buttons,
+            },
+            Content::Reaction {
+                target_id,
+                emoji,
+                target_from_me,
+            } => Content::Reaction {
+                target_id,
+                emoji,
+                target_from_me,
+            },
+            Content::Edit { target_id, body } => Content::Edit { target_id, body },
+            Content::Location {
+                latitude,
+                longitude,
+                name,
+                address,
+            } => Content::Location {
+                latitude,
+                longitude,
+                name,
+                address,
+            },
+            Content::Contact {
+                display_name,
+                vcard,
+            } => Content::Contact {
+                display_name,
+                vcard,
+            },
+        })
     }
 }
 
@@ -174,38 +233,6 @@ impl ChatAction {
             ChatAction::Delete { .. } => "delete",
             ChatAction::MarkRead { .. } => "mark-read",
             ChatAction::MarkUnread { .. } => "mark-unread",
-        }
-    }
-}
-
-/// The owner's answer to a send.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SendResult {
-    /// The network's id of the message (or of the reaction or edit itself).
-    pub message_id: String,
-    /// Media sends: `image`, `video`, `audio`, `document` or `sticker`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media_type: Option<String>,
-    /// Media sends: the file's size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    /// `text` when a file too large to attach went out as a link.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-    /// Sent, but something after the send failed (the hosted-history write).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warning: Option<String>,
-}
-
-impl SendResult {
-    pub fn message(message_id: String) -> SendResult {
-        SendResult {
-            message_id,
-            media_type: None,
-            bytes: None,
-            fallback: None,
-            warning: None,
         }
     }
 }

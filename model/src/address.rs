@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::ApiError;
+use crate::invalid::Invalid;
 
 /// Server part of LID JIDs.
 pub const LID_SERVER: &str = "lid";
@@ -121,9 +121,9 @@ pub struct PhoneNumber(String);
 impl PhoneNumber {
     /// `raw` with or without a leading `+` (and surrounding spaces); a
     /// malformed one is a 400 naming `field`.
-    pub fn parse(field: &str, raw: &str) -> Result<PhoneNumber, ApiError> {
+    pub fn parse(field: &str, raw: &str) -> Result<PhoneNumber, Invalid> {
         PhoneNumber::from_digits(raw.trim().trim_start_matches('+')).ok_or_else(|| {
-            ApiError::bad_request(format!("{field} must be 8 to 15 digits with country code"))
+            Invalid::new(format!("{field} must be 8 to 15 digits with country code"))
         })
     }
 
@@ -166,17 +166,17 @@ pub struct MessageId(String);
 impl MessageId {
     /// An id a customer names in `field`: 1 to 128 letters, digits, `-`, `_`,
     /// `.` or `:` (surrounding spaces dropped); missing or malformed is a 400.
-    pub fn parse(field: &str, value: Option<&str>) -> Result<MessageId, ApiError> {
+    pub fn parse(field: &str, value: Option<&str>) -> Result<MessageId, Invalid> {
         let id = value.map(str::trim).unwrap_or_default();
         if id.is_empty() {
-            return Err(ApiError::bad_request(format!("{field} is required")));
+            return Err(Invalid::new(format!("{field} is required")));
         }
         let ok = id.len() <= MESSAGE_ID_MAX
             && id
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'));
         if !ok {
-            return Err(ApiError::bad_request(format!(
+            return Err(Invalid::new(format!(
                 "{field} must be a message id: up to {MESSAGE_ID_MAX} letters, digits, '-', '_', '.' or ':'"
             )));
         }
