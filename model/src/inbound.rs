@@ -2,9 +2,9 @@
 //! phone itself), as every adapter hands them over, and the `fromMe` echo of a
 //! message sent through the API.
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::address::{Jid, MessageId};
+use crate::media::{MediaDownload, MediaInfo, MediaKind};
 
 /// One message activity on the network.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,36 +43,6 @@ pub struct QuotedRef {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MediaKind {
-    Image,
-    Video,
-    Audio,
-    Document,
-    Sticker,
-}
-
-impl MediaKind {
-    /// Every kind.
-    pub const ALL: [MediaKind; 5] = [
-        MediaKind::Image,
-        MediaKind::Video,
-        MediaKind::Audio,
-        MediaKind::Document,
-        MediaKind::Sticker,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MediaKind::Image => "image",
-            MediaKind::Video => "video",
-            MediaKind::Audio => "audio",
-            MediaKind::Document => "document",
-            MediaKind::Sticker => "sticker",
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
     Text {
@@ -80,11 +50,7 @@ pub enum Content {
     },
     Media {
         kind: MediaKind,
-        mime_type: String,
-        file_name: String,
-        caption: String,
-        /// Voice note.
-        ptt: bool,
+        info: MediaInfo,
         download: MediaDownload,
     },
     Location {
@@ -142,27 +108,5 @@ impl InboundMessage {
     /// Status updates, broadcast lists and channels: never delivered.
     pub fn is_broadcast_or_channel(&self) -> bool {
         matches!(self.chat.server(), "broadcast" | "newsletter")
-    }
-}
-
-/// Where and how to fetch and decrypt a file; never the bytes themselves.
-/// `media_key` is a secret: never logged (its `Debug` is redacted).
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MediaDownload {
-    pub direct_path: String,
-    pub media_key: String,
-    pub file_sha256: String,
-    pub file_enc_sha256: String,
-    pub file_length: u64,
-}
-
-impl std::fmt::Debug for MediaDownload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MediaDownload")
-            .field("direct_path", &self.direct_path)
-            .field("media_key", &"<redacted>")
-            .field("file_length", &self.file_length)
-            .finish_non_exhaustive()
     }
 }

@@ -1,6 +1,7 @@
 //! The message model, defined once and used by every crate: addresses and ids
 //! ([`address`], [`ids`], [`recipients`]), what a customer asks to send
-//! ([`outgoing`]) and what the network delivers ([`inbound`]). It depends on
+//! ([`outgoing`]), what the network delivers ([`inbound`]) and the files both
+//! carry ([`media`]). It depends on
 //! no other crate of the gateway: the API's compose step builds it, the bus
 //! carries it, the worker and the network port pass it on, and only the
 //! adapters turn it into their network's structures.
@@ -8,6 +9,7 @@ pub mod address;
 pub mod ids;
 pub mod inbound;
 pub mod invalid;
+pub mod media;
 pub mod outgoing;
 pub mod recipients;
 

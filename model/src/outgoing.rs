@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::address::MessageId;
+use crate::media::MediaInfo;
 use crate::recipients::Recipient;
 
 /// A message to send, with the common envelope.
@@ -144,12 +145,10 @@ impl<M> Content<M> {
 #[serde(rename_all = "camelCase")]
 pub struct MediaRequest {
     pub source: MediaSource,
-    /// Overrides the type found in response headers or the file name.
-    pub mime_type: Option<String>,
-    pub caption: Option<String>,
-    pub file_name: Option<String>,
-    /// Audio as a voice note.
-    pub voice: bool,
+    /// As the customer asked: a `mime_type` overrides the type found in the
+    /// response headers or the file name, an empty `file_name` is taken from
+    /// the URL, `ptt` sends audio as a voice note.
+    pub info: MediaInfo,
     /// A WebP image as a sticker.
     pub sticker: bool,
 }

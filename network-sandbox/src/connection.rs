@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::store::media::CdnError;
 use async_trait::async_trait;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};

@@ -9,7 +9,8 @@ use parley_shared::error::ApiError;
 
 use super::SandboxNetwork;
 use super::live::Phase;
-use parley_model::inbound::{Content, InboundMessage, MediaKind, QuotedRef};
+use parley_model::inbound::{Content, InboundMessage, QuotedRef};
+use parley_model::media::MediaKind;
 use parley_model::recipients;
 use parley_network::option_hash;
 use parley_network::outgoing::new_message_id;
@@ -146,17 +147,11 @@ fn content_of(content: InjectedContent) -> Result<Content, ApiError> {
         InjectedContent::Text { body } => Content::Text { body },
         InjectedContent::Media {
             kind,
-            mime_type,
-            file_name,
-            caption,
-            ptt,
+            info,
             download,
         } => Content::Media {
             kind: media_kind(&kind)?,
-            mime_type,
-            file_name,
-            caption,
-            ptt,
+            info,
             download,
         },
         InjectedContent::Location {

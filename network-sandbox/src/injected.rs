@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use parley_model::address::MessageId;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::{MediaDownload, MediaInfo};
 
 /// Who sends it: a contact's phone, or the linked phone itself.
 pub const FROM_ME: &str = "me";
@@ -35,10 +35,7 @@ pub enum InjectedContent {
     Media {
         /// `image`, `video`, `audio`, `document` or `sticker`.
         kind: String,
-        mime_type: String,
-        file_name: String,
-        caption: String,
-        ptt: bool,
+        info: MediaInfo,
         download: MediaDownload,
     },
     Location {

@@ -75,17 +75,19 @@ pub async fn message(msg: &Outgoing) -> std::io::Result<(&'static str, Value)> {
 }
 
 async fn media(file: &MediaFile) -> std::io::Result<Value> {
+    let info = &file.info;
     let mut p = json!({
-        "mimeType": file.mime_type,
+        "mimeType": info.mime_type,
         "bytes": file.data.len(),
         "sha256": hex::encode(file.data.sha256().await?),
     });
-    put(&mut p, "fileName", file.file_name.as_deref());
-    put(&mut p, "caption", file.caption.as_deref());
+    for (key, value) in [("fileName", &info.file_name), ("caption", &info.caption)] {
+        put(&mut p, key, Some(value.as_str()).filter(|v| !v.is_empty()));
+    }
     if file.kind == MediaKind::Audio
         && let Some(map) = p.as_object_mut()
     {
-        map.insert("ptt".into(), Value::Bool(file.voice));
+        map.insert("ptt".into(), Value::Bool(info.ptt));
     }
     Ok(p)
 }
@@ -109,6 +111,7 @@ pub fn targeted(target_id: &str, fields: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use parley_model::media::MediaInfo;
     use parley_model::outgoing::Button;
     use parley_shared::media::spool::FileBody;
 
@@ -143,11 +146,13 @@ mod tests {
     async fn media_carries_size_and_digest_never_the_bytes() {
         let file = MediaFile {
             kind: MediaKind::Audio,
-            voice: true,
             data: FileBody::from_bytes(&b"abc"[..]),
-            mime_type: "audio/ogg".into(),
-            file_name: Some("v.ogg".into()),
-            caption: None,
+            info: MediaInfo {
+                mime_type: "audio/ogg".into(),
+                file_name: "v.ogg".into(),
+                caption: String::new(),
+                ptt: true,
+            },
         };
         let (kind, payload) = message(&outgoing(Content::Media(file))).await.unwrap();
         assert_eq!(kind, "audio");

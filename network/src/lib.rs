@@ -12,7 +12,8 @@ pub mod unavailable;
 use async_trait::async_trait;
 pub use parley_model::address::{Jid, MessageId, PhoneNumber};
 pub use parley_model::ids::ClientId;
-use parley_model::inbound::{InboundMessage, MediaDownload};
+use parley_model::inbound::InboundMessage;
+use parley_model::media::MediaDownload;
 pub use parley_shared::media::ByteStream;
 use tokio::sync::mpsc;
 
@@ -20,7 +21,7 @@ pub use contacts::{
     CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
     ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
-pub use outgoing::{MediaFile, MediaKind, MessageRef, Outgoing, SentMessage};
+pub use outgoing::{MediaFile, MediaInfo, MediaKind, MessageRef, Outgoing, SentMessage};
 pub use poll::option_hash;
 
 /// Why the network refused or failed an operation.

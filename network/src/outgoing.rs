@@ -6,7 +6,7 @@
 //! answers.
 use chrono::{DateTime, Utc};
 use parley_model::address::{Jid, MessageId};
-pub use parley_model::inbound::MediaKind;
+pub use parley_model::media::{MediaInfo, MediaKind};
 use parley_model::outgoing::Content;
 use parley_shared::media::spool::FileBody;
 
@@ -27,14 +27,10 @@ pub struct Outgoing {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaFile {
     pub kind: MediaKind,
-    /// Audio as a voice note (push-to-talk).
-    pub voice: bool,
     /// The file's bytes, usually spooled to disk: read them as a stream.
     pub data: FileBody,
-    pub mime_type: String,
-    pub file_name: Option<String>,
-    /// Never set for audio and stickers.
-    pub caption: Option<String>,
+    /// Its type, name and caption, fitted to its kind ([`MediaInfo::fitted`]).
+    pub info: MediaInfo,
 }
 
 /// An earlier message an update refers to.

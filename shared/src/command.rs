@@ -231,6 +231,7 @@ impl SendResult {
 mod tests {
     use super::*;
     use parley_model::address::MessageId;
+    use parley_model::media::MediaInfo;
     use parley_model::outgoing::{Content, DeleteMode, MediaRequest, MediaSource};
     use parley_model::recipients::Recipient;
 
@@ -264,10 +265,10 @@ mod tests {
                     source: MediaSource::Upload {
                         key: "tmp/ab".into(),
                     },
-                    mime_type: Some("image/png".into()),
-                    caption: None,
-                    file_name: None,
-                    voice: false,
+                    info: MediaInfo {
+                        mime_type: "image/png".into(),
+                        ..MediaInfo::default()
+                    },
                     sticker: false,
                 }),
                 quoted_message_id: None,

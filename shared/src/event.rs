@@ -2,7 +2,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use parley_model::inbound::MediaDownload;
+use parley_model::media::{MediaDownload, MediaInfo};
 
 /// Value of the envelope's `event` field for message activity.
 pub const MESSAGE_RECEIVED: &str = "message.received";
@@ -129,13 +129,11 @@ impl Meta {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Media {
-    pub mime_type: String,
     pub media_type: String,
-    pub file_name: String,
+    /// `mimeType`, `fileName`, `caption`, `ptt`: the model's, as they are.
+    #[serde(flatten)]
+    pub info: MediaInfo,
     pub file_size: u64,
-    pub caption: String,
-    /// Voice note (audio only).
-    pub ptt: bool,
     pub download: MediaDownload,
     /// Permanent link when the hosted inbox stored the file, else empty.
     pub download_url: String,

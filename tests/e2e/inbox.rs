@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use chrono::{Duration, TimeZone, Utc};
+use parley_model::media::MediaInfo;
 use parley_shared::db::Db;
 use parley_shared::event::{Envelope, Media};
 use parley_shared::media::fs::FsMediaStore;
@@ -62,10 +63,13 @@ fn image(mut e: Envelope, name: &str) -> Envelope {
     e.kind = "image".into();
     e.body = format!("caption {name}");
     e.media = Some(Media {
-        mime_type: "image/png".into(),
         media_type: "image".into(),
-        file_name: name.into(),
-        caption: format!("caption {name}"),
+        info: MediaInfo {
+            mime_type: "image/png".into(),
+            file_name: name.into(),
+            caption: format!("caption {name}"),
+            ptt: false,
+        },
         ..Default::default()
     });
     e

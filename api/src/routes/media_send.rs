@@ -4,6 +4,7 @@
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpRequest, post, web};
 use parley_model::ids::ClientId;
+use parley_model::media::MediaInfo;
 use parley_model::outgoing::{Content, MediaRequest, MediaSource};
 use parley_shared::command::SendResult;
 use parley_shared::error::ApiError;
@@ -81,10 +82,12 @@ async fn by_url(
         source: MediaSource::Url {
             url: compose::download_url(body.download_url)?,
         },
-        mime_type: compose::mime_type(body.mime_type)?,
-        caption: compose::optional("caption", body.caption, TEXT_MAX)?,
-        file_name: compose::file_name(body.file_name)?,
-        voice: body.send_audio_as_voice.unwrap_or(false),
+        info: MediaInfo {
+            mime_type: compose::mime_type(body.mime_type)?.unwrap_or_default(),
+            file_name: compose::file_name(body.file_name)?.unwrap_or_default(),
+            caption: compose::optional("caption", body.caption, TEXT_MAX)?.unwrap_or_default(),
+            ptt: body.send_audio_as_voice.unwrap_or(false),
+        },
         sticker: body.as_sticker.unwrap_or(false),
     };
     let message = compose::message(to, Content::Media(request), body.envelope)?;
@@ -156,10 +159,12 @@ async fn send_form(state: &AppState, id: &ClientId, form: Form) -> Result<SendRe
         .transpose()?;
     let request = MediaRequest {
         source: MediaSource::Upload { key: file.key },
-        mime_type: Some(file.content_type),
-        caption,
-        file_name: compose::file_name(file.file_name)?,
-        voice,
+        info: MediaInfo {
+            mime_type: file.content_type,
+            file_name: compose::file_name(file.file_name)?.unwrap_or_default(),
+            caption: caption.unwrap_or_default(),
+            ptt: voice,
+        },
         sticker,
     };
     let envelope = parley_shared::wire::messages::Envelope {

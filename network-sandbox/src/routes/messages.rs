@@ -9,6 +9,7 @@ use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use parley_model::address::MessageId;
+use parley_model::media::MediaInfo;
 use parley_shared::command::Reply;
 use parley_shared::error::ApiError;
 use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage, SandboxMessageSent};
@@ -109,10 +110,12 @@ async fn content(
     };
     Ok(InjectedContent::Media {
         kind: b.kind.clone(),
-        mime_type: media.mime_type,
-        file_name: b.file_name.clone().unwrap_or_default(),
-        caption: b.caption.clone().unwrap_or_default(),
-        ptt: b.ptt.unwrap_or(false),
+        info: MediaInfo {
+            mime_type: media.mime_type,
+            file_name: b.file_name.clone().unwrap_or_default(),
+            caption: b.caption.clone().unwrap_or_default(),
+            ptt: b.ptt.unwrap_or(false),
+        },
         download,
     })
 }

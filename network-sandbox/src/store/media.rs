@@ -16,7 +16,7 @@ use super::generated::{self as generated, Generated};
 use parley_shared::db::DbError;
 
 use super::Store;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 use parley_shared::media::ByteStream;
 
 /// Bytes per chunk of a stored file's download.

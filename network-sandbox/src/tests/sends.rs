@@ -7,7 +7,9 @@ use serde_json::json;
 
 use super::*;
 use parley_model::outgoing::Content;
-use parley_network::{Jid, MediaFile, MediaKind, MessageId, MessageRef, Outgoing, PhoneNumber};
+use parley_network::{
+    Jid, MediaFile, MediaInfo, MediaKind, MessageId, MessageRef, Outgoing, PhoneNumber,
+};
 
 const CHAT_JID: &str = "123456789012345@lid";
 
@@ -73,11 +75,12 @@ async fn sends_land_in_the_outbox_with_network_ids() {
     assert_eq!((sent.to.as_str(), sent.kind), (CHAT_JID, "text"));
     let file = MediaFile {
         kind: MediaKind::Image,
-        voice: false,
         data: FileBody::from_bytes(&b"png"[..]),
-        mime_type: "image/png".into(),
-        file_name: None,
-        caption: Some("cap".into()),
+        info: MediaInfo {
+            mime_type: "image/png".into(),
+            caption: "cap".into(),
+            ..MediaInfo::default()
+        },
     };
     let media = Outgoing {
         content: Content::Media(file),

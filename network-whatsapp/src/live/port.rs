@@ -2,7 +2,7 @@
 //! the library call in `connection`, `sends` or `lookups`.
 use async_trait::async_trait;
 
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 
 use super::connection::LiveConnection;
 use parley_network::{

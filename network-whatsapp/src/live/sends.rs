@@ -4,7 +4,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use chrono::Utc;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 use parley_model::outgoing::{Button as PortButton, Content};
 use whatsapp_rust::download::{DownloadParams, MediaType};
 use whatsapp_rust::wacore_binary::JidExt;
@@ -21,7 +21,7 @@ use crate::convert::outbound::{
     self, Button, ButtonKind, ContactRequest, Context, InteractiveRequest, LocationRequest,
     MediaRequest, PollRequest, Quote, TextRequest, Uploaded,
 };
-use parley_model::inbound::MediaKind;
+use parley_model::media::MediaKind;
 use parley_network::{
     ByteStream, Jid, MediaFile, MessageId, MessageRef, NetworkError, Outgoing, SentMessage,
 };
@@ -270,10 +270,7 @@ impl LiveConnection {
         };
         let request = MediaRequest {
             kind: file.kind,
-            voice: file.voice,
-            mime_type: file.mime_type.clone(),
-            file_name: file.file_name.clone(),
-            caption: file.caption.clone(),
+            info: file.info.clone(),
             context,
         };
         outbound::media(&request, &uploaded).map_err(invalid)

@@ -4,7 +4,8 @@
 mod support;
 
 use futures::StreamExt;
-use parley_model::inbound::{Content, MediaKind};
+use parley_model::inbound::Content;
+use parley_model::media::{MediaInfo, MediaKind};
 use parley_model::outgoing::Content as Sent;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::outgoing::{MediaFile, Outgoing};
@@ -84,11 +85,12 @@ async fn images_go_out_and_come_in_through_the_cdn() {
             to: parley_network::Jid::parse(&contact).expect("a JID"),
             content: Sent::Media(MediaFile {
                 kind: MediaKind::Image,
-                voice: false,
                 data: FileBody::from_bytes(picture.clone()),
-                mime_type: "image/png".into(),
-                file_name: None,
-                caption: Some("look".into()),
+                info: MediaInfo {
+                    mime_type: "image/png".into(),
+                    caption: "look".into(),
+                    ..MediaInfo::default()
+                },
             }),
             quoted_id: None,
             mentions: vec![],
@@ -127,14 +129,13 @@ async fn images_go_out_and_come_in_through_the_cdn() {
     let Content::Media {
         kind,
         download,
-        mime_type,
-        ..
+        info,
     } = &message.content
     else {
         panic!("not media: {message:?}");
     };
     assert_eq!(*kind, MediaKind::Image);
-    assert_eq!(mime_type, "image/jpeg");
+    assert_eq!(info.mime_type, "image/jpeg");
     let mut stream = conn
         .download_media(*kind, download, 1 << 20)
         .await

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use parley_model::ids::ClientId;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 use parley_shared::event::{Envelope, Quoted};
 use parley_shared::media::spool::FileBody;
 
 use crate::network::Connection;
-use parley_model::inbound::MediaKind;
+use parley_model::media::MediaKind;
 
 /// A file's bytes in hand (the one just sent), spooled on disk.
 #[derive(Clone)]

@@ -113,7 +113,7 @@ pub fn extras(e: &Envelope) -> Value {
     if let Some(m) = &e.media {
         put(
             "media",
-            Some(json!({"caption": m.caption, "ptt": m.ptt, "mediaType": m.media_type})),
+            Some(json!({"caption": m.info.caption, "ptt": m.info.ptt, "mediaType": m.media_type})),
         );
     }
     x.insert("forwarded".into(), Value::Bool(e.is_forwarded));
@@ -147,9 +147,9 @@ pub fn message_writes(
     media_file: Option<NewMediaFile>,
 ) -> Vec<Write> {
     let media = e.media.as_ref().map(|m| MessageMedia {
-        mime_type: m.mime_type.clone(),
+        mime_type: m.info.mime_type.clone(),
         media_type: m.media_type.clone(),
-        file_name: m.file_name.clone(),
+        file_name: m.info.file_name.clone(),
         file_size: if m.file_size > 0 {
             m.file_size
         } else {
@@ -259,7 +259,7 @@ pub fn update_write(e: &Envelope) -> Option<Write> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parley_model::inbound::MediaDownload;
+    use parley_model::media::{MediaDownload, MediaInfo};
     use parley_shared::event::{Group, Media, Meta, PollVote, Reaction};
 
     fn envelope(kind: &str) -> Envelope {
@@ -316,9 +316,12 @@ mod tests {
     fn media_secrets_stay_out_of_history() {
         let mut e = envelope("image");
         e.media = Some(Media {
-            mime_type: "image/png".into(),
             media_type: "image".into(),
-            file_name: "a.png".into(),
+            info: MediaInfo {
+                mime_type: "image/png".into(),
+                file_name: "a.png".into(),
+                ..Default::default()
+            },
             file_size: 3,
             download: MediaDownload {
                 media_key: "SECRETKEY".into(),

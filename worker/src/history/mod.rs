@@ -258,7 +258,7 @@ impl History {
         let mime = if file.mime_type.trim().is_empty() {
             e.media
                 .as_ref()
-                .map(|m| m.mime_type.clone())
+                .map(|m| m.info.mime_type.clone())
                 .filter(|m| !m.is_empty())
                 .unwrap_or_else(|| crate::send::mime::OCTET_STREAM.to_string())
         } else {
@@ -310,12 +310,12 @@ impl History {
                 .filter(|t| !t.is_empty())
                 .unwrap_or_else(|| e.kind.clone()),
             file_name: if file.file_name.is_empty() {
-                m.map(|m| m.file_name.clone()).unwrap_or_default()
+                m.map(|m| m.info.file_name.clone()).unwrap_or_default()
             } else {
                 file.file_name.clone()
             },
             file_size: size,
-            caption: m.map(|m| m.caption.clone()).unwrap_or_default(),
+            caption: m.map(|m| m.info.caption.clone()).unwrap_or_default(),
             sha256: sha,
             created_at: Utc::now(),
         }))

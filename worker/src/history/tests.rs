@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use parley_model::ids::ClientId;
+use parley_model::media::MediaInfo;
 use parley_shared::db::Db;
 use parley_shared::event::{Edit, Envelope, Media, Meta, Poll, Reaction, Revoke};
 use parley_shared::media::MediaStore;
@@ -88,11 +89,14 @@ fn image(message_id: &str) -> Envelope {
     let mut e = envelope("image", message_id);
     e.body = "a caption".into();
     e.media = Some(Media {
-        mime_type: "image/png".into(),
         media_type: "image".into(),
-        file_name: "pic.png".into(),
+        info: MediaInfo {
+            mime_type: "image/png".into(),
+            file_name: "pic.png".into(),
+            caption: "a caption".into(),
+            ptt: false,
+        },
         file_size: 0,
-        caption: "a caption".into(),
         ..Default::default()
     });
     e

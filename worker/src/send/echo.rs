@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 use crate::events::{Activity, FileBytes};
-use parley_model::inbound::{Content, InboundMessage, MediaDownload, QuotedRef};
+use parley_model::inbound::{Content, InboundMessage, QuotedRef};
+use parley_model::media::MediaDownload;
 use parley_model::outgoing::Content as Sent;
 
 use crate::network::{Jid, MessageId, Outgoing, SentMessage};
@@ -28,18 +29,14 @@ impl Echo {
         let content = match &outgoing.content {
             Sent::Text { body } => Content::Text { body: body.clone() },
             Sent::Media(m) => {
-                let file_name = m.file_name.clone().unwrap_or_default();
                 file = Some(FileBytes {
                     bytes: m.data.clone(),
-                    mime_type: m.mime_type.clone(),
-                    file_name: file_name.clone(),
+                    mime_type: m.info.mime_type.clone(),
+                    file_name: m.info.file_name.clone(),
                 });
                 Content::Media {
                     kind: m.kind,
-                    mime_type: m.mime_type.clone(),
-                    file_name,
-                    caption: m.caption.clone().unwrap_or_default(),
-                    ptt: m.voice,
+                    info: m.info.clone(),
                     download: MediaDownload {
                         file_length: m.data.len(),
                         ..Default::default()

@@ -9,7 +9,7 @@ use parley_shared::media::{MediaStore, UPLOAD_MAX};
 
 use super::download::{Fetched, Fetcher};
 use super::mime;
-use crate::network::{MediaFile, MediaKind};
+use crate::network::{MediaFile, MediaInfo};
 
 /// What goes out for a media send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub async fn prepare(
             }
             Ok(Fetched::TooLargeToAttach { .. }) => {
                 return Ok(Prepared::Link {
-                    text: link_text(url, request.caption.as_deref()),
+                    text: link_text(url, &request.info.caption),
                 });
             }
             Err(e) => return Err(ApiError::bad_gateway(e.to_string())),
@@ -43,24 +43,25 @@ pub async fn prepare(
             (data, Some(content_type), None)
         }
     };
-    let file_name = request.file_name.clone().or(url_name);
+    let asked = &request.info;
+    let file_name = Some(asked.file_name.clone())
+        .filter(|n| !n.is_empty())
+        .or(url_name);
     let mime_type = mime::detect(
-        request.mime_type.as_deref(),
+        Some(asked.mime_type.as_str()).filter(|t| !t.is_empty()),
         header_type.as_deref(),
         file_name.as_deref(),
     );
     let kind = mime::kind(&mime_type, request.sticker);
-    let caption = match kind {
-        MediaKind::Audio | MediaKind::Sticker => None,
-        _ => request.caption.clone().filter(|c| !c.is_empty()),
+    let info = MediaInfo {
+        mime_type,
+        file_name: file_name.unwrap_or_default(),
+        ..asked.clone()
     };
     Ok(Prepared::Attach(MediaFile {
         kind,
-        voice: request.voice && kind == MediaKind::Audio,
         data,
-        mime_type,
-        file_name,
-        caption,
+        info: info.fitted(kind),
     }))
 }
 
@@ -89,10 +90,10 @@ async fn read_upload(store: &dyn MediaStore, key: &str) -> Result<(String, FileB
 }
 
 /// The text sent instead of a file too large to attach.
-fn link_text(url: &str, caption: Option<&str>) -> String {
-    match caption.map(str::trim).filter(|c| !c.is_empty()) {
-        Some(caption) => format!("{caption}\n{url}"),
-        None => url.to_string(),
+fn link_text(url: &str, caption: &str) -> String {
+    match caption.trim() {
+        "" => url.to_string(),
+        caption => format!("{caption}\n{url}"),
     }
 }
 
@@ -105,16 +106,17 @@ mod tests {
     use parley_shared::media::fs::FsMediaStore;
 
     use super::*;
+    use crate::network::MediaKind;
     use crate::send::download::Limits;
     use parley_tests::files::{self, Answer};
 
     fn request(source: MediaSource) -> MediaRequest {
         MediaRequest {
             source,
-            mime_type: None,
-            caption: Some("look".into()),
-            file_name: None,
-            voice: false,
+            info: MediaInfo {
+                caption: "look".into(),
+                ..MediaInfo::default()
+            },
             sticker: false,
         }
     }
@@ -158,11 +160,13 @@ mod tests {
             },
             MediaFile {
                 kind: MediaKind::Document,
-                voice: false,
                 data: FileBody::from_bytes(Bytes::new()),
-                mime_type: "application/pdf".into(),
-                file_name: Some("Invoice 7.pdf".into()),
-                caption: Some("look".into()),
+                info: MediaInfo {
+                    mime_type: "application/pdf".into(),
+                    file_name: "Invoice 7.pdf".into(),
+                    caption: "look".into(),
+                    ptt: false,
+                },
             }
         );
     }
@@ -194,13 +198,13 @@ mod tests {
         let mut req = request(MediaSource::Upload {
             key: "tmp/abc".into(),
         });
-        req.mime_type = Some("audio/ogg".into());
-        req.voice = true;
+        req.info.mime_type = "audio/ogg".into();
+        req.info.ptt = true;
         let Prepared::Attach(file) = prepare(&req, &fetcher(1_000), &store).await.unwrap() else {
             panic!("attached");
         };
-        assert_eq!((file.kind, file.voice), (MediaKind::Audio, true));
-        assert_eq!(file.caption, None);
+        assert_eq!((file.kind, file.info.ptt), (MediaKind::Audio, true));
+        assert_eq!(file.info.caption, "");
         assert_eq!(file.data.to_bytes().await.unwrap(), &b"OggS"[..]);
         req.source = MediaSource::Upload {
             key: "tmp/gone".into(),

@@ -8,6 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use parley_model::address::PhoneNumber;
 use parley_model::ids::ClientId;
+use parley_model::media::MediaInfo;
 use parley_model::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage};
 use parley_model::recipients::Recipient;
 use parley_network_sandbox::ops::SandboxOp;
@@ -91,10 +92,7 @@ pub(super) fn text(body: &str) -> Command {
 fn media(source: MediaSource) -> Command {
     send(Content::Media(MediaRequest {
         source,
-        mime_type: None,
-        caption: None,
-        file_name: None,
-        voice: false,
+        info: MediaInfo::default(),
         sticker: false,
     }))
 }
@@ -202,10 +200,12 @@ async fn uploads_are_read_back_sent_and_deleted() {
         source: MediaSource::Upload {
             key: "tmp/upload1".into(),
         },
-        mime_type: Some("application/pdf".into()),
-        caption: Some("invoice".into()),
-        file_name: Some("inv.pdf".into()),
-        voice: false,
+        info: MediaInfo {
+            mime_type: "application/pdf".into(),
+            caption: "invoice".into(),
+            file_name: "inv.pdf".into(),
+            ptt: false,
+        },
         sticker: false,
     }));
     let result = sent(world.send(&cid("s1"), command).await.unwrap().unwrap());

@@ -7,10 +7,10 @@
 //! `file_length` is the plaintext size in bytes. A field the message lacks is empty.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use parley_model::inbound::MediaDownload;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use parley_model::inbound::{Content, MediaKind};
+use parley_model::inbound::Content;
+use parley_model::media::{MediaDownload, MediaInfo, MediaKind};
 
 /// The fields every media message shares.
 struct Fields<'a> {
@@ -88,10 +88,12 @@ fn media(
     let b64 = |v: &Option<Vec<u8>>| v.as_deref().map(|b| STANDARD.encode(b)).unwrap_or_default();
     Content::Media {
         kind,
-        mime_type: f.mimetype.clone().unwrap_or_default(),
-        file_name: file_name.unwrap_or_default().into(),
-        caption: caption.unwrap_or_default().into(),
-        ptt,
+        info: MediaInfo {
+            mime_type: f.mimetype.clone().unwrap_or_default(),
+            file_name: file_name.unwrap_or_default().into(),
+            caption: caption.unwrap_or_default().into(),
+            ptt,
+        },
         download: MediaDownload {
             direct_path: f.direct_path.clone().unwrap_or_default(),
             media_key: b64(f.media_key),

@@ -6,7 +6,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::context::field;
 use super::{MediaRequest, Uploaded};
 use crate::convert::ConvertError;
-use parley_model::inbound::MediaKind;
+use parley_model::media::MediaKind;
 
 /// Sets the CDN fields every file message shares.
 macro_rules! fill {
@@ -24,14 +24,15 @@ macro_rules! fill {
 }
 
 pub fn media(req: &MediaRequest, up: &Uploaded) -> Result<wa::Message, ConvertError> {
-    if req.mime_type.trim().is_empty() {
+    let info = &req.info;
+    if info.mime_type.trim().is_empty() {
         return Err(ConvertError::invalid("mimeType", "must not be empty"));
     }
     if up.direct_path.is_empty() {
         return Err(ConvertError::invalid("upload", "no direct path"));
     }
-    let caption = req.caption.clone().filter(|c| !c.is_empty());
-    let mime = Some(req.mime_type.clone());
+    let caption = Some(info.caption.clone()).filter(|c| !c.is_empty());
+    let mime = Some(info.mime_type.clone());
     let ctx = field(&req.context);
     let mut msg = wa::Message::default();
     match req.kind {
@@ -51,18 +52,17 @@ pub fn media(req: &MediaRequest, up: &Uploaded) -> Result<wa::Message, ConvertEr
         MediaKind::Audio => {
             let mut m = wa::message::AudioMessage::default();
             fill!(m, up, mime, ctx);
-            m.ptt = Some(req.voice);
+            m.ptt = Some(info.ptt);
             m.streaming_sidecar = up.streaming_sidecar.clone();
             msg.audio_message = MessageField::some(m);
         }
         MediaKind::Document => {
             let mut m = wa::message::DocumentMessage::default();
             fill!(m, up, mime, ctx);
-            let name = req
-                .file_name
-                .clone()
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| "file".to_string());
+            let name = match info.file_name.as_str() {
+                "" => "file".to_string(),
+                name => name.to_string(),
+            };
             m.title = Some(name.clone());
             m.file_name = Some(name);
             m.caption = caption;

@@ -129,14 +129,9 @@ impl ButtonKind {
 /// `/send-sticker`: the file itself is uploaded first (see [`Uploaded`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaRequest {
-    pub kind: parley_model::inbound::MediaKind,
-    /// Audio as a voice note (`ptt`).
-    pub voice: bool,
-    pub mime_type: String,
-    /// Documents: the name shown (default `file`).
-    pub file_name: Option<String>,
-    /// Images, videos and documents.
-    pub caption: Option<String>,
+    pub kind: parley_model::media::MediaKind,
+    /// The model's, fitted to the kind (a document's empty name is `file`).
+    pub info: parley_model::media::MediaInfo,
     pub context: Context,
 }
 

@@ -2,13 +2,13 @@
 //! API's buttons, and the download parameters of the hosted inbox.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 use parley_model::outgoing::{Button as PortButton, Content};
 use whatsapp_rust::download::MediaType;
 
 use crate::convert::outbound::ButtonKind;
 use crate::live::sends::{build, button, download_params, media_type};
-use parley_model::inbound::MediaKind;
+use parley_model::media::MediaKind;
 use parley_network::{Jid, MediaFile, MessageId, Outgoing};
 
 fn outgoing(content: Content<MediaFile>) -> Outgoing {
@@ -98,11 +98,11 @@ fn every_kind_without_a_file_has_its_outbox_name() {
     }
     let file = Content::Media(MediaFile {
         kind: MediaKind::Image,
-        voice: false,
         data: parley_shared::media::spool::FileBody::from_bytes(&b"x"[..]),
-        mime_type: "image/png".into(),
-        file_name: None,
-        caption: None,
+        info: parley_model::media::MediaInfo {
+            mime_type: "image/png".into(),
+            ..Default::default()
+        },
     });
     assert!(
         build(&outgoing(file), None).is_err(),

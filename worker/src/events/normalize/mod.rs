@@ -126,23 +126,17 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
         Content::Text { body } => ("text", body.clone()),
         Content::Media {
             kind,
-            mime_type,
-            file_name,
-            caption,
-            ptt,
+            info,
             download,
         } => {
             e.media = Some(Media {
-                mime_type: mime_type.clone(),
                 media_type: kind.as_str().into(),
-                file_name: file_name.clone(),
+                info: info.clone(),
                 file_size: download.file_length,
-                caption: caption.clone(),
-                ptt: *ptt,
                 download: download.clone(),
                 download_url: extras.download_url.clone(),
             });
-            (kind.as_str(), caption.clone())
+            (kind.as_str(), info.caption.clone())
         }
         Content::Location {
             latitude,

@@ -1,13 +1,14 @@
 //! Every event type, inbound and `fromMe`, direct and group.
 use chrono::TimeZone;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::{MediaDownload, MediaInfo};
 use serde_json::json;
 
 use super::*;
 use crate::events::option_hash;
 use crate::network::{Jid, MessageId};
 use parley_model::ids::ClientId;
-use parley_model::inbound::{MediaKind, QuotedRef};
+use parley_model::inbound::QuotedRef;
+use parley_model::media::MediaKind;
 
 const ME: &str = "111111111111111";
 const THEM: &str = "222222222222222";
@@ -65,10 +66,12 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
     };
     let media = |kind| Content::Media {
         kind,
-        mime_type: "image/jpeg".into(),
-        file_name: "f".into(),
-        caption: "look".into(),
-        ptt: false,
+        info: MediaInfo {
+            mime_type: "image/jpeg".into(),
+            file_name: "f".into(),
+            caption: "look".into(),
+            ptt: false,
+        },
         download: download.clone(),
     };
     vec![

@@ -130,10 +130,8 @@ pub(super) async fn fill_quoted(
 pub(super) fn file_of(activity: &Activity) -> Option<MessageFile> {
     let Content::Media {
         kind,
-        mime_type,
-        file_name,
+        info,
         download,
-        ..
     } = &activity.msg.content
     else {
         return None;
@@ -147,8 +145,8 @@ pub(super) fn file_of(activity: &Activity) -> Option<MessageFile> {
     }
     let connection = activity.connection.as_ref()?;
     Some(MessageFile {
-        mime_type: mime_type.clone(),
-        file_name: file_name.clone(),
+        mime_type: info.mime_type.clone(),
+        file_name: info.file_name.clone(),
         data: FileData::Network(NetworkFile {
             connection: Arc::clone(connection),
             kind: *kind,

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use super::{Supervisor, Wiring};
 use crate::events::EventPipeline;
-use parley_model::inbound::MediaDownload;
+use parley_model::media::MediaDownload;
 
 use crate::network::{
     ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind, MessageId,

@@ -1,13 +1,13 @@
 //! Content kinds: text (with quote, mentions, forwarding), wrappers, media,
 //! location, contacts, poll creations, button replies, non-activity.
-use parley_model::inbound::MediaDownload;
 use wa::message::{self as m};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{GROUP, PEER_LID, content, env, inbound, jid, mid};
 use crate::convert::inbound::to_inbound;
-use parley_model::inbound::{Content, MediaKind, QuotedRef};
+use parley_model::inbound::{Content, QuotedRef};
+use parley_model::media::{MediaDownload, MediaInfo, MediaKind};
 use parley_network::MessageId;
 
 fn text(body: &str) -> Content {
@@ -241,10 +241,12 @@ fn media_kinds_carry_their_download_parameters() {
     };
     let expect = |kind, mime: &str, file_name: &str, caption: &str, ptt| Content::Media {
         kind,
-        mime_type: mime.into(),
-        file_name: file_name.into(),
-        caption: caption.into(),
-        ptt,
+        info: MediaInfo {
+            mime_type: mime.into(),
+            file_name: file_name.into(),
+            caption: caption.into(),
+            ptt,
+        },
         download: download(),
     };
     assert_eq!(

@@ -4,7 +4,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::convert::outbound::{Context, MediaRequest, Uploaded, media};
-use parley_model::inbound::{Content, MediaKind};
+use parley_model::inbound::Content;
+use parley_model::media::{MediaInfo, MediaKind};
 
 use super::{echo, reply_context};
 
@@ -24,10 +25,11 @@ fn uploaded() -> Uploaded {
 fn request(kind: MediaKind) -> MediaRequest {
     MediaRequest {
         kind,
-        voice: false,
-        mime_type: "application/octet-stream".into(),
-        file_name: None,
-        caption: Some("look".into()),
+        info: MediaInfo {
+            mime_type: "application/octet-stream".into(),
+            caption: "look".into(),
+            ..MediaInfo::default()
+        },
         context: Context::default(),
     }
 }
@@ -39,16 +41,14 @@ fn every_kind_reads_back_as_the_same_media_with_its_download_keys() {
         let back = echo(&msg, None);
         let Content::Media {
             kind: read_kind,
-            mime_type,
+            info,
             download,
-            caption,
-            ..
         } = back.content
         else {
             panic!("{kind:?} is no media: {:?}", back.content);
         };
         assert_eq!(read_kind, kind);
-        assert_eq!(mime_type, "application/octet-stream");
+        assert_eq!(info.mime_type, "application/octet-stream");
         assert_eq!(download.direct_path, "/v/t62.7118-24/1.enc");
         assert_eq!(download.media_key, STANDARD.encode([1u8; 32]));
         assert_eq!(download.file_enc_sha256, STANDARD.encode([2u8; 32]));
@@ -58,33 +58,27 @@ fn every_kind_reads_back_as_the_same_media_with_its_download_keys() {
             kind,
             MediaKind::Image | MediaKind::Video | MediaKind::Document
         );
-        assert_eq!(caption, if captioned { "look" } else { "" }, "{kind:?}");
+        assert_eq!(
+            info.caption,
+            if captioned { "look" } else { "" },
+            "{kind:?}"
+        );
     }
 }
 
 #[test]
 fn a_voice_note_is_ptt_and_a_document_keeps_its_name_and_quote() {
-    let voice = media(
-        &MediaRequest {
-            voice: true,
-            ..request(MediaKind::Audio)
-        },
-        &uploaded(),
-    )
-    .expect("voice");
+    let mut voice = request(MediaKind::Audio);
+    voice.info.ptt = true;
+    let voice = media(&voice, &uploaded()).expect("voice");
     let audio = voice.audio_message.as_option().expect("audio");
     assert_eq!(audio.ptt, Some(true));
     assert_eq!(audio.streaming_sidecar.as_deref(), Some(&[9u8; 10][..]));
 
-    let doc = media(
-        &MediaRequest {
-            file_name: Some("report.pdf".into()),
-            context: reply_context(),
-            ..request(MediaKind::Document)
-        },
-        &uploaded(),
-    )
-    .expect("document");
+    let mut doc = request(MediaKind::Document);
+    doc.info.file_name = "report.pdf".into();
+    doc.context = reply_context();
+    let doc = media(&doc, &uploaded()).expect("document");
     let d = doc.document_message.as_option().expect("document");
     assert_eq!(d.file_name.as_deref(), Some("report.pdf"));
     let ctx = d.context_info.as_option().expect("context");
@@ -101,7 +95,7 @@ fn a_voice_note_is_ptt_and_a_document_keeps_its_name_and_quote() {
 #[test]
 fn a_file_without_type_or_upload_is_refused() {
     let mut no_type = request(MediaKind::Image);
-    no_type.mime_type = " ".into();
+    no_type.info.mime_type = " ".into();
     assert!(media(&no_type, &uploaded()).is_err());
     let mut no_path = uploaded();
     no_path.direct_path.clear();
