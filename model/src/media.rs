@@ -45,11 +45,16 @@ pub struct MediaInfo {
     pub caption: String,
     /// Voice note (audio only).
     pub ptt: bool,
+    /// Shown once, then gone from the chat (images and videos only). Absent
+    /// from events written before it existed: read as `false`.
+    #[serde(default)]
+    pub view_once: bool,
 }
 
 impl MediaInfo {
     /// What a file of `kind` can show of this: no caption on audio and
-    /// stickers, a voice note only for audio.
+    /// stickers, a voice note only for audio, view once only for images and
+    /// videos.
     pub fn fitted(self, kind: MediaKind) -> MediaInfo {
         let captioned = !matches!(kind, MediaKind::Audio | MediaKind::Sticker);
         MediaInfo {
@@ -59,6 +64,7 @@ impl MediaInfo {
                 String::new()
             },
             ptt: self.ptt && kind == MediaKind::Audio,
+            view_once: self.view_once && matches!(kind, MediaKind::Image | MediaKind::Video),
             ..self
         }
     }
@@ -83,5 +89,49 @@ impl std::fmt::Debug for MediaDownload {
             .field("media_key", &"<redacted>")
             .field("file_length", &self.file_length)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_keeps_only_what_it_can_show() {
+        let asked = MediaInfo {
+            mime_type: "x/y".into(),
+            file_name: "f".into(),
+            caption: "look".into(),
+            ptt: true,
+            view_once: true,
+        };
+        for kind in MediaKind::ALL {
+            let got = asked.clone().fitted(kind);
+            let (captioned, ptt, view_once) = match kind {
+                MediaKind::Image | MediaKind::Video => (true, false, true),
+                MediaKind::Audio => (false, true, false),
+                MediaKind::Document => (true, false, false),
+                MediaKind::Sticker => (false, false, false),
+            };
+            assert_eq!(got.caption.is_empty(), !captioned, "{kind:?}");
+            assert_eq!((got.ptt, got.view_once), (ptt, view_once), "{kind:?}");
+            assert_eq!(
+                (got.mime_type.as_str(), got.file_name.as_str()),
+                ("x/y", "f")
+            );
+        }
+    }
+
+    #[test]
+    fn view_once_is_read_as_false_when_absent() {
+        let old = r#"{"mimeType":"image/png","fileName":"","caption":"","ptt":false}"#;
+        let info: MediaInfo = serde_json::from_str(old).unwrap();
+        assert!(!info.view_once);
+        let now = serde_json::to_value(MediaInfo {
+            view_once: true,
+            ..info
+        })
+        .unwrap();
+        assert_eq!(now["viewOnce"], true);
     }
 }

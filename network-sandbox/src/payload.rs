@@ -89,6 +89,11 @@ async fn media(file: &MediaFile) -> std::io::Result<Value> {
     {
         map.insert("ptt".into(), Value::Bool(info.ptt));
     }
+    if info.view_once
+        && let Some(map) = p.as_object_mut()
+    {
+        map.insert("viewOnce".into(), Value::Bool(true));
+    }
     Ok(p)
 }
 
@@ -152,6 +157,7 @@ mod tests {
                 file_name: "v.ogg".into(),
                 caption: String::new(),
                 ptt: true,
+                view_once: false,
             },
         };
         let (kind, payload) = message(&outgoing(Content::Media(file))).await.unwrap();

@@ -14,6 +14,7 @@ mod polls;
 mod stream_outage;
 mod subjects;
 pub mod support;
+mod view_once;
 
 use base64::Engine;
 use parley_tests::receiver::Receiver;

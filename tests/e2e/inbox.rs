@@ -69,6 +69,7 @@ fn image(mut e: Envelope, name: &str) -> Envelope {
             file_name: name.into(),
             caption: format!("caption {name}"),
             ptt: false,
+            view_once: false,
         },
         ..Default::default()
     });

@@ -87,6 +87,7 @@ async fn by_url(
             file_name: compose::file_name(body.file_name)?.unwrap_or_default(),
             caption: compose::optional("caption", body.caption, TEXT_MAX)?.unwrap_or_default(),
             ptt: body.send_audio_as_voice.unwrap_or(false),
+            view_once: body.view_once.unwrap_or(false),
         },
         sticker: body.as_sticker.unwrap_or(false),
     };
@@ -141,6 +142,7 @@ async fn send_form(state: &AppState, id: &ClientId, form: Form) -> Result<SendRe
     let file = file.ok_or_else(|| ApiError::bad_request("file is required"))?;
     let voice = truth("sendAudioAsVoice", take("sendAudioAsVoice"))?;
     let sticker = truth("asSticker", take("asSticker"))?;
+    let view_once = truth("viewOnce", take("viewOnce"))?;
     let caption = compose::optional("caption", take("caption"), TEXT_MAX)?;
     let quoted_message_id = take("quotedMessageId");
     let mentions = take("mentions").map(|m| {
@@ -164,6 +166,7 @@ async fn send_form(state: &AppState, id: &ClientId, form: Form) -> Result<SendRe
             file_name: compose::file_name(file.file_name)?.unwrap_or_default(),
             caption: caption.unwrap_or_default(),
             ptt: voice,
+            view_once,
         },
         sticker,
     };

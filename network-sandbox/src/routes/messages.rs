@@ -115,6 +115,8 @@ async fn content(
             file_name: b.file_name.clone().unwrap_or_default(),
             caption: b.caption.clone().unwrap_or_default(),
             ptt: b.ptt.unwrap_or(false),
+            // Only images and videos can be shown once.
+            view_once: b.view_once == Some(true) && matches!(b.kind.as_str(), "image" | "video"),
         },
         download,
     })

@@ -48,6 +48,9 @@ pub struct SendMediaUrl {
     pub send_audio_as_voice: Option<bool>,
     /// Sends a WebP as a sticker.
     pub as_sticker: Option<bool>,
+    /// Images and videos: shown once, then gone from the chat (ignored for
+    /// other files).
+    pub view_once: Option<bool>,
     #[serde(flatten)]
     pub envelope: Envelope,
 }
@@ -67,6 +70,8 @@ pub struct SendMediaForm {
     pub send_audio_as_voice: Option<String>,
     /// The text `true`.
     pub as_sticker: Option<String>,
+    /// The text `true`: images and videos shown once.
+    pub view_once: Option<String>,
     pub quoted_message_id: Option<String>,
     /// Comma separated user-parts.
     pub mentions: Option<String>,

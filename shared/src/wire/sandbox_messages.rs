@@ -24,6 +24,8 @@ pub struct SandboxMessage {
     pub file_name: Option<String>,
     pub caption: Option<String>,
     pub ptt: Option<bool>,
+    /// Images and videos: shown once.
+    pub view_once: Option<bool>,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
     pub name: Option<String>,

@@ -11,7 +11,10 @@ use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::outgoing::{MediaFile, Outgoing};
 use parley_network::{Network, NetworkEvent, SessionContext};
 use parley_shared::media::spool::FileBody;
+use parley_wire_network::kinds::{File, FileKind};
 use support::fixture;
+use whatsapp_rust::waproto::buffa::MessageField;
+use whatsapp_rust::waproto::whatsapp as wa;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_phone_sends_arrives_as_from_me() {
@@ -72,6 +75,20 @@ async fn what_the_phone_sends_arrives_as_from_me() {
     assert_eq!(got.text.as_deref(), Some("sent on the phone"));
 }
 
+/// An image for `to` (a JID), presented as `info` says.
+fn image_to(to: &str, picture: &[u8], info: MediaInfo) -> Outgoing {
+    Outgoing {
+        to: parley_network::Jid::parse(to).expect("a JID"),
+        content: Sent::Media(MediaFile {
+            kind: MediaKind::Image,
+            data: FileBody::from_bytes(picture.to_vec()),
+            info,
+        }),
+        quoted_id: None,
+        mentions: vec![],
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_go_out_and_come_in_through_the_cdn() {
     let f = fixture("m2").await;
@@ -80,21 +97,13 @@ async fn images_go_out_and_come_in_through_the_cdn() {
 
     // Out: the adapter encrypts and uploads; the contact downloads and decrypts.
     let picture = b"\x89PNG\r\n\x1a\n an image from the gateway".repeat(50);
+    let look = MediaInfo {
+        mime_type: "image/png".into(),
+        caption: "look".into(),
+        ..MediaInfo::default()
+    };
     let sent = conn
-        .send(Outgoing {
-            to: parley_network::Jid::parse(&contact).expect("a JID"),
-            content: Sent::Media(MediaFile {
-                kind: MediaKind::Image,
-                data: FileBody::from_bytes(picture.clone()),
-                info: MediaInfo {
-                    mime_type: "image/png".into(),
-                    caption: "look".into(),
-                    ..MediaInfo::default()
-                },
-            }),
-            quoted_id: None,
-            mentions: vec![],
-        })
+        .send(image_to(&contact, &picture, look))
         .await
         .expect("send an image");
     let got = f
@@ -150,4 +159,74 @@ async fn images_go_out_and_come_in_through_the_cdn() {
         .download_media(*kind, download, theirs.len() as u64 - 1)
         .await;
     assert!(capped.is_err(), "a file over the cap is refused");
+}
+
+/// A view-once image goes out flagged inside the network's view-once wrapper,
+/// and one the contact sends comes in with `view_once` set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn view_once_images_go_out_and_come_in_as_view_once() {
+    let f = fixture("m3").await;
+    let (conn, mut events, _) = support::online(&f, "m3").await;
+    let contact = format!("{CONTACT}@s.whatsapp.net");
+
+    let picture = b"\x89PNG\r\n\x1a\n seen once".repeat(20);
+    let once = MediaInfo {
+        mime_type: "image/png".into(),
+        view_once: true,
+        ..MediaInfo::default()
+    };
+    let sent = conn
+        .send(image_to(&contact, &picture, once))
+        .await
+        .expect("send a view-once image");
+    let got = f
+        .wire
+        .contact
+        .wait_for(DEADLINE, |r| r.id == sent.message_id.as_str())
+        .await
+        .expect("the contact receives the image");
+    let image = got.message.image_message.as_option().expect("an image");
+    assert_eq!(image.view_once, Some(true), "flagged view once");
+    assert_eq!(
+        f.wire.contact.download(&got).await.expect("download"),
+        picture
+    );
+
+    let theirs = b"\xff\xd8\xff once only".repeat(20);
+    let file = File {
+        kind: FileKind::Image,
+        data: &theirs,
+        mime: "image/jpeg",
+        caption: Some("just once"),
+        file_name: None,
+    };
+    let mut inner = f.wire.contact.upload_file(&file).await.expect("upload");
+    if let Some(image) = inner.image_message.as_option_mut() {
+        image.view_once = Some(true);
+    }
+    let wrapped = wa::Message {
+        view_once_message_v2: MessageField::some(wa::message::FutureProofMessage {
+            message: MessageField::some(inner),
+        }),
+        ..Default::default()
+    };
+    let id = f
+        .wire
+        .contact
+        .send(&f.wire.phone.jid(), wrapped)
+        .await
+        .expect("the contact sends a view-once image");
+    let message = loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Message(m))) if m.id == id => break m,
+            Ok(Some(_)) => continue,
+            other => panic!("no image {id}: {other:?}"),
+        }
+    };
+    let Content::Media { kind, info, .. } = &message.content else {
+        panic!("not media: {message:?}");
+    };
+    assert_eq!(*kind, MediaKind::Image);
+    assert!(info.view_once, "read as view once: {info:?}");
+    assert_eq!(info.caption, "just once");
 }

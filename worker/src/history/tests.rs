@@ -95,6 +95,7 @@ fn image(message_id: &str) -> Envelope {
             file_name: "pic.png".into(),
             caption: "a caption".into(),
             ptt: false,
+            view_once: false,
         },
         file_size: 0,
         ..Default::default()

@@ -166,6 +166,7 @@ mod tests {
                     file_name: "Invoice 7.pdf".into(),
                     caption: "look".into(),
                     ptt: false,
+                    view_once: false,
                 },
             }
         );

@@ -205,6 +205,7 @@ async fn uploads_are_read_back_sent_and_deleted() {
             caption: "invoice".into(),
             file_name: "inv.pdf".into(),
             ptt: false,
+            view_once: false,
         },
         sticker: false,
     }));

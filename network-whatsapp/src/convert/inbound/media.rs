@@ -93,6 +93,8 @@ fn media(
             file_name: file_name.unwrap_or_default().into(),
             caption: caption.unwrap_or_default().into(),
             ptt,
+            // Known from the message around the file: set by `to_inbound`.
+            view_once: false,
         },
         download: MediaDownload {
             direct_path: f.direct_path.clone().unwrap_or_default(),

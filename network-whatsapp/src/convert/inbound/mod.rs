@@ -32,9 +32,13 @@ pub fn to_inbound(
     vote: Option<&VoteKey>,
 ) -> Result<Option<InboundMessage>, ConvertError> {
     let base = msg.get_base_message();
-    let Some(content) = content(base, vote)? else {
+    let Some(mut content) = content(base, vote)? else {
         return Ok(None);
     };
+    if let Content::Media { info, .. } = &mut content {
+        // In its wrapper or flagged on the file itself.
+        info.view_once = msg.is_view_once();
+    }
     let ctx = context::of(base);
     Ok(Some(InboundMessage {
         id: env.id.clone(),

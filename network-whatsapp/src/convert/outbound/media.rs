@@ -40,6 +40,7 @@ pub fn media(req: &MediaRequest, up: &Uploaded) -> Result<wa::Message, ConvertEr
             let mut m = wa::message::ImageMessage::default();
             fill!(m, up, mime, ctx);
             m.caption = caption;
+            m.view_once = info.view_once.then_some(true);
             msg.image_message = MessageField::some(m);
         }
         MediaKind::Video => {
@@ -47,6 +48,7 @@ pub fn media(req: &MediaRequest, up: &Uploaded) -> Result<wa::Message, ConvertEr
             fill!(m, up, mime, ctx);
             m.caption = caption;
             m.streaming_sidecar = up.streaming_sidecar.clone();
+            m.view_once = info.view_once.then_some(true);
             msg.video_message = MessageField::some(m);
         }
         MediaKind::Audio => {
@@ -73,6 +75,15 @@ pub fn media(req: &MediaRequest, up: &Uploaded) -> Result<wa::Message, ConvertEr
             fill!(m, up, mime, ctx);
             msg.sticker_message = MessageField::some(m);
         }
+    }
+    if info.view_once {
+        // As WhatsApp's clients send it: the flagged file inside the wrapper.
+        msg = wa::Message {
+            view_once_message: MessageField::some(wa::message::FutureProofMessage {
+                message: MessageField::some(msg),
+            }),
+            ..Default::default()
+        };
     }
     Ok(msg)
 }

@@ -71,6 +71,7 @@ fn contents() -> Vec<(&'static str, Content, &'static str)> {
             file_name: "f".into(),
             caption: "look".into(),
             ptt: false,
+            view_once: false,
         },
         download: download.clone(),
     };

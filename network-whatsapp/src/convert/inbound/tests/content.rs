@@ -246,6 +246,7 @@ fn media_kinds_carry_their_download_parameters() {
             file_name: file_name.into(),
             caption: caption.into(),
             ptt,
+            view_once: false,
         },
         download: download(),
     };

@@ -101,3 +101,25 @@ fn a_file_without_type_or_upload_is_refused() {
     no_path.direct_path.clear();
     assert!(media(&request(MediaKind::Image), &no_path).is_err());
 }
+
+#[test]
+fn a_view_once_image_is_flagged_inside_the_wrapper_and_reads_back_as_view_once() {
+    let mut once = request(MediaKind::Image);
+    once.info.view_once = true;
+    let msg = media(&once, &uploaded()).expect("builds");
+    let wrapper = msg.view_once_message.as_option().expect("the wrapper");
+    let inner = wrapper.message.as_option().expect("the message inside");
+    let image = inner.image_message.as_option().expect("an image");
+    assert_eq!(image.view_once, Some(true));
+    let Content::Media { info, .. } = echo(&msg, None).content else {
+        panic!("no media");
+    };
+    assert!(info.view_once);
+    // Without the flag, nothing wraps it.
+    let plain = media(&request(MediaKind::Image), &uploaded()).expect("builds");
+    assert!(plain.view_once_message.is_unset());
+    let Content::Media { info, .. } = echo(&plain, None).content else {
+        panic!("no media");
+    };
+    assert!(!info.view_once);
+}
