@@ -2,12 +2,11 @@
 //! that serves the sandbox's control routes (the simulated network here, and
 //! the wire-level test network in its test build): one contract, one set of
 //! 400s.
+use super::wire::{SandboxEnterCode, SandboxFault, SandboxGroupRequest, SandboxGroupSubject};
 use chrono::{DateTime, Utc};
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_shared::error::ApiError;
-use parley_shared::wire::groups::{SandboxGroupRequest, SandboxGroupSubject};
-use parley_shared::wire::sessions::{SandboxEnterCode, SandboxFault};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];

@@ -10,11 +10,12 @@ use parley_shared::command::Reply;
 use crate::ops::SandboxOp;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_shared::error::ApiError;
-use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
-use parley_shared::wire::outbox::{Outbox, OutboxEntry, OutboxQuery};
-use parley_shared::wire::sessions::{
-    ClientOnly, Ok as OkBody, SandboxContact, SandboxEnterCode, SandboxFault, SandboxLink,
-    SandboxLinked, SandboxPhoneInfo,
+use parley_shared::wire::sessions::{ClientOnly, Ok as OkBody};
+
+use super::wire::{
+    Outbox, OutboxEntry, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault,
+    SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject, SandboxLink, SandboxLinked,
+    SandboxPhoneInfo,
 };
 
 use parley_api::extension::authorized_client;

@@ -1,6 +1,7 @@
 //! `POST /sandbox/messages` (sandbox mode only): someone on the simulated network
 //! sends the session a message. Files go to the sandbox CDN here; the message,
 //! carrying only where to fetch them, goes to the session's owner.
+use super::wire::{GeneratedFile, SandboxMessage, SandboxMessageSent};
 use crate::injected::{InjectedContent, InjectedMessage};
 use crate::ops::SandboxOp;
 use crate::store::generated::MAX_LEN;
@@ -12,7 +13,6 @@ use parley_model::address::MessageId;
 use parley_model::media::MediaInfo;
 use parley_shared::command::Reply;
 use parley_shared::error::ApiError;
-use parley_shared::wire::sandbox_messages::{GeneratedFile, SandboxMessage, SandboxMessageSent};
 
 use parley_api::extension::authorized_client;
 use parley_api::extension::{ask_owner, known, unexpected};

@@ -5,6 +5,7 @@ mod cdn;
 pub mod checks;
 mod controls;
 mod messages;
+pub mod wire;
 
 pub use messages::check as check_message;
 

@@ -129,38 +129,3 @@ pub struct GroupLeft {
     pub ok: bool,
     pub group_jid: String,
 }
-
-/// `POST /sandbox/groups`.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxGroupRequest {
-    #[serde(default)]
-    pub client_id: String,
-    #[serde(default)]
-    pub subject: String,
-    /// Phones (digits, `+` allowed).
-    #[serde(default)]
-    pub participants: Vec<String>,
-    /// Phones among the members (or the session's own) that are admins.
-    #[serde(default)]
-    pub admins: Vec<String>,
-}
-
-/// `POST /sandbox/groups/subject`: a member of the group changes its subject.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxGroupSubject {
-    #[serde(default)]
-    pub client_id: String,
-    /// `<id>@g.us`, a group the session's phone is in.
-    #[serde(default)]
-    pub jid: String,
-    #[serde(default)]
-    pub subject: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct SandboxGroupCreated {
-    pub jid: String,
-    pub subject: String,
-}

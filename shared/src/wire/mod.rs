@@ -8,6 +8,4 @@ pub mod inbox;
 pub mod integers;
 pub mod messages;
 pub mod meta;
-pub mod outbox;
-pub mod sandbox_messages;
 pub mod sessions;

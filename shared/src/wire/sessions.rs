@@ -201,68 +201,7 @@ pub struct Disconnected {
     pub warning: Option<String>,
 }
 
-/// `POST /sandbox/link`: the simulated phone scans the QR of `clientId` or the one given.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxLink {
-    #[serde(default)]
-    pub phone: String,
-    #[serde(default)]
-    pub name: String,
-    pub client_id: Option<String>,
-    pub qr: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxLinked {
-    pub client_id: String,
-    pub jid: String,
-    pub lid: String,
-}
-
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxEnterCode {
-    #[serde(default)]
-    pub client_id: String,
-    #[serde(default)]
-    pub code: String,
-}
-
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxFault {
-    #[serde(default)]
-    pub client_id: String,
-    #[serde(default)]
-    pub op: String,
-    #[serde(default, deserialize_with = "crate::wire::integers::optional")]
-    pub count: Option<u32>,
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Ok {
     pub ok: bool,
-}
-
-/// `POST /sandbox/contacts`: registers or updates a phone on the simulated network.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SandboxContact {
-    #[serde(default)]
-    pub phone: String,
-    pub name: Option<String>,
-    pub username: Option<String>,
-    pub on_network: Option<bool>,
-    /// `none` (default), `hidden`, or a base64 PNG/JPEG.
-    pub avatar: Option<String>,
-    pub about: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct SandboxPhoneInfo {
-    pub phone: String,
-    pub lid: String,
-    pub jid: String,
 }

@@ -15,16 +15,15 @@ use parley_api::{AppState, HttpError};
 use parley_model::address::PhoneNumber;
 use parley_model::ids::ClientId;
 use parley_model::recipients::Recipient;
+use parley_network_sandbox::routes::wire::{
+    Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupCreated,
+    SandboxGroupRequest, SandboxGroupSubject, SandboxLink, SandboxLinked, SandboxMessage,
+    SandboxMessageSent, SandboxPhoneInfo,
+};
 use parley_shared::command::{Command, Reply};
 use parley_shared::db::SessionRow;
 use parley_shared::error::ApiError;
-use parley_shared::wire::groups::{SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject};
-use parley_shared::wire::outbox::{Outbox, OutboxQuery};
-use parley_shared::wire::sandbox_messages::{SandboxMessage, SandboxMessageSent};
-use parley_shared::wire::sessions::{
-    ClientOnly, Ok as OkBody, SandboxContact, SandboxEnterCode, SandboxFault, SandboxLink,
-    SandboxLinked, SandboxPhoneInfo,
-};
+use parley_shared::wire::sessions::{ClientOnly, Ok as OkBody};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 

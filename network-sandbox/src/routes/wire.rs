@@ -1,0 +1,212 @@
+//! The bodies of the sandbox's control API (`/sandbox/*`): what its routes
+//! read and answer. The wire-level test network serves the same API with the
+//! same bodies.
+use chrono::{DateTime, Utc};
+use parley_shared::wire::integers;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+// Phones and sessions.
+
+/// `POST /sandbox/link`: the simulated phone scans the QR of `clientId` or the one given.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLink {
+    #[serde(default)]
+    pub phone: String,
+    #[serde(default)]
+    pub name: String,
+    pub client_id: Option<String>,
+    pub qr: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLinked {
+    pub client_id: String,
+    pub jid: String,
+    pub lid: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxEnterCode {
+    #[serde(default)]
+    pub client_id: String,
+    #[serde(default)]
+    pub code: String,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxFault {
+    #[serde(default)]
+    pub client_id: String,
+    #[serde(default)]
+    pub op: String,
+    #[serde(default, deserialize_with = "integers::optional")]
+    pub count: Option<u32>,
+}
+
+/// `POST /sandbox/contacts`: registers or updates a phone on the simulated network.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxContact {
+    #[serde(default)]
+    pub phone: String,
+    pub name: Option<String>,
+    pub username: Option<String>,
+    pub on_network: Option<bool>,
+    /// `none` (default), `hidden`, or a base64 PNG/JPEG.
+    pub avatar: Option<String>,
+    pub about: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SandboxPhoneInfo {
+    pub phone: String,
+    pub lid: String,
+    pub jid: String,
+}
+
+// Groups.
+
+/// `POST /sandbox/groups`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxGroupRequest {
+    #[serde(default)]
+    pub client_id: String,
+    #[serde(default)]
+    pub subject: String,
+    /// Phones (digits, `+` allowed).
+    #[serde(default)]
+    pub participants: Vec<String>,
+    /// Phones among the members (or the session's own) that are admins.
+    #[serde(default)]
+    pub admins: Vec<String>,
+}
+
+/// `POST /sandbox/groups/subject`: a member of the group changes its subject.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxGroupSubject {
+    #[serde(default)]
+    pub client_id: String,
+    /// `<id>@g.us`, a group the session's phone is in.
+    #[serde(default)]
+    pub jid: String,
+    #[serde(default)]
+    pub subject: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SandboxGroupCreated {
+    pub jid: String,
+    pub subject: String,
+}
+
+// `POST /sandbox/messages`: a message someone on the simulated network sends.
+
+/// Every field of every `type`; which are required depends on `type`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxMessage {
+    pub client_id: String,
+    /// A phone number, or `me` (the linked phone itself).
+    pub from: String,
+    /// A group JID (or a contact's phone when `from` is `me`); omitted: the direct chat.
+    pub chat: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub body: Option<String>,
+    /// Base64 file bytes (media types).
+    pub data: Option<String>,
+    /// Instead of `data` (media types): a file of seeded pseudo-random bytes,
+    /// generated as the gateway downloads it and never stored (load and
+    /// size tests).
+    pub generate: Option<GeneratedFile>,
+    pub mime_type: Option<String>,
+    pub file_name: Option<String>,
+    pub caption: Option<String>,
+    pub ptt: Option<bool>,
+    /// Images and videos: shown once.
+    pub view_once: Option<bool>,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+    pub name: Option<String>,
+    pub address: Option<String>,
+    pub live: Option<bool>,
+    pub display_name: Option<String>,
+    pub vcard: Option<String>,
+    pub poll_name: Option<String>,
+    pub poll_options: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "integers::optional")]
+    pub selectable_count: Option<u32>,
+    pub poll_message_id: Option<String>,
+    pub selected_options: Option<Vec<String>>,
+    pub target_id: Option<String>,
+    pub button_id: Option<String>,
+    pub display_text: Option<String>,
+    pub emoji: Option<String>,
+    pub quoted_message_id: Option<String>,
+    pub mentions: Option<Vec<String>>,
+    pub is_forwarded: Option<bool>,
+    pub message_id: Option<String>,
+}
+
+/// A generated file: `size` bytes from `seed` (the same seed gives the same bytes).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GeneratedFile {
+    /// 1 byte to 4 GiB.
+    #[serde(deserialize_with = "integers::optional")]
+    #[schema(minimum = 1, maximum = 4294967296_u64)]
+    pub size: Option<u64>,
+    #[serde(deserialize_with = "integers::optional")]
+    #[schema(minimum = 0)]
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxMessageSent {
+    pub message_id: String,
+}
+
+// `GET /sandbox/outbox`: what a session put on the simulated network.
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxQuery {
+    #[serde(default)]
+    pub client_id: String,
+    /// A chat JID, a user-part or a `+phone`.
+    pub to: Option<String>,
+    /// RFC 3339: only entries at or after this time.
+    pub since: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxEntry {
+    /// The network's id; empty for typing, receipts and delete-for-me, which have none.
+    pub message_id: String,
+    /// The chat JID.
+    pub to: String,
+    /// `text`, `image`, `video`, `audio`, `document`, `sticker`, `poll`, `interactive`,
+    /// `reaction`, `edit`, `location`, `contact`, `typing`, `revoke`, `delete_for_me`,
+    /// `read` or `unread`.
+    pub kind: String,
+    /// What was sent.
+    #[schema(value_type = Object)]
+    pub payload: Value,
+    pub at: DateTime<Utc>,
+}
+
+/// Oldest first.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Outbox {
+    pub messages: Vec<OutboxEntry>,
+}
