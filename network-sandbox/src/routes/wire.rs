@@ -50,7 +50,7 @@ pub struct SandboxFault {
 }
 
 /// `POST /sandbox/contacts`: registers or updates a phone on the simulated network.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxContact {
     #[serde(default)]

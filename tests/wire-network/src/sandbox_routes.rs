@@ -257,24 +257,8 @@ pub async fn contacts(
     let body = body.into_inner();
     let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
     checks::avatar(body.avatar.as_deref())?;
-    let info: crate::world::PhoneInfo = world(
-        &state,
-        "/contacts",
-        json!({
-            "phone": phone,
-            "name": body.name,
-            "username": body.username,
-            "onNetwork": body.on_network,
-            "avatar": body.avatar,
-            "about": body.about,
-        }),
-    )
-    .await?;
-    Ok(web::Json(SandboxPhoneInfo {
-        phone: info.phone,
-        lid: info.lid,
-        jid: info.jid,
-    }))
+    let patch = SandboxContact { phone, ..body };
+    Ok(web::Json(world(&state, "/contacts", json!(patch)).await?))
 }
 
 #[utoipa::path(tag = "sandbox",

@@ -47,13 +47,7 @@ async fn what_the_phone_sends_arrives_as_from_me() {
         .send_text(&contact, "sent on the phone")
         .await
         .expect("the phone sends");
-    let echo = loop {
-        match tokio::time::timeout(DEADLINE, events.recv()).await {
-            Ok(Some(NetworkEvent::Message(m))) if m.id == id => break m,
-            Ok(Some(_)) => continue,
-            other => panic!("no echo of {id}: {other:?}"),
-        }
-    };
+    let echo = support::message(&mut events, &id).await;
     assert!(echo.from_me, "{echo:?}");
     assert_eq!(
         echo.content,
@@ -128,13 +122,7 @@ async fn images_go_out_and_come_in_through_the_cdn() {
         .send_image(&f.wire.phone.jid(), &theirs, "image/jpeg")
         .await
         .expect("the contact sends an image");
-    let message = loop {
-        match tokio::time::timeout(DEADLINE, events.recv()).await {
-            Ok(Some(NetworkEvent::Message(m))) if m.id == id => break m,
-            Ok(Some(_)) => continue,
-            other => panic!("no image {id}: {other:?}"),
-        }
-    };
+    let message = support::message(&mut events, &id).await;
     let Content::Media {
         kind,
         download,
@@ -216,13 +204,7 @@ async fn view_once_images_go_out_and_come_in_as_view_once() {
         .send(&f.wire.phone.jid(), wrapped)
         .await
         .expect("the contact sends a view-once image");
-    let message = loop {
-        match tokio::time::timeout(DEADLINE, events.recv()).await {
-            Ok(Some(NetworkEvent::Message(m))) if m.id == id => break m,
-            Ok(Some(_)) => continue,
-            other => panic!("no image {id}: {other:?}"),
-        }
-    };
+    let message = support::message(&mut events, &id).await;
     let Content::Media { kind, info, .. } = &message.content else {
         panic!("not media: {message:?}");
     };

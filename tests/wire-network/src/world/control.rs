@@ -10,7 +10,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ContactPatch, Refusal, SessionRef, World};
+use parley_network_sandbox::routes::wire::SandboxContact;
+
+use super::{Refusal, SessionRef, World};
 
 struct Ctl {
     world: Arc<World>,
@@ -154,7 +156,7 @@ async fn enter_code(ctl: web::Data<Ctl>, body: web::Json<CodeRequest>) -> HttpRe
 }
 
 #[post("/contacts")]
-async fn contacts(ctl: web::Data<Ctl>, body: web::Json<ContactPatch>) -> HttpResponse {
+async fn contacts(ctl: web::Data<Ctl>, body: web::Json<SandboxContact>) -> HttpResponse {
     let b = body.into_inner();
     on_world(&ctl, |w| async move { w.contact(b).await }).await
 }

@@ -19,6 +19,7 @@ mod outside;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use parley_network_sandbox::routes::wire::{SandboxContact, SandboxPhoneInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::{Avatar, TestDevice, WireNetwork, device_jid};
@@ -91,27 +92,6 @@ impl SessionRef {
 pub struct Linked {
     pub jid: String,
     pub lid: String,
-}
-
-/// A phone's profile, as `/sandbox/contacts` sets it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContactPatch {
-    pub phone: String,
-    pub name: Option<String>,
-    pub username: Option<String>,
-    pub on_network: Option<bool>,
-    /// `none`, `hidden` or base64 image bytes.
-    pub avatar: Option<String>,
-    pub about: Option<String>,
-}
-
-/// A registered phone, as `/sandbox/contacts` answers it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PhoneInfo {
-    pub phone: String,
-    pub lid: String,
-    pub jid: String,
 }
 
 #[derive(Debug, Clone)]
@@ -273,8 +253,9 @@ impl World {
         })
     }
 
-    /// Registers or updates a phone: only the fields given change.
-    pub async fn contact(&self, patch: ContactPatch) -> Result<PhoneInfo, Refusal> {
+    /// Registers or updates a phone (`/sandbox/contacts`, its phone already
+    /// checked): only the fields given change.
+    pub async fn contact(&self, patch: SandboxContact) -> Result<SandboxPhoneInfo, Refusal> {
         let phone = patch.phone.clone();
         let avatar = patch.avatar.as_deref().map(avatar).transpose()?;
         let profile = {
@@ -305,7 +286,7 @@ impl World {
         } else if self.net.is_registered(&phone) {
             self.delete_account(&phone).await?;
         }
-        Ok(PhoneInfo {
+        Ok(SandboxPhoneInfo {
             lid: self.lid(&phone),
             jid: format!("{phone}@s.whatsapp.net"),
             phone,

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use parley_model::inbound::InboundMessage;
 use parley_network::contract::{Avatar, CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
 use parley_network::{ClientId, Connection, Network, NetworkEvent, SessionContext};
 use parley_network_whatsapp::live::WhatsappNetwork;
@@ -209,6 +210,17 @@ pub async fn next(events: &mut Receiver<NetworkEvent>, what: &str) -> NetworkEve
             Ok(Some(event)) => return event,
             Ok(None) => panic!("the events ended while waiting for {what}"),
             Err(_) => panic!("no {what} within {DEADLINE:?}"),
+        }
+    }
+}
+
+/// The message `id` on the session's events, skipping the others.
+pub async fn message(events: &mut Receiver<NetworkEvent>, id: &str) -> Box<InboundMessage> {
+    loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Message(m))) if m.id == id => return m,
+            Ok(Some(_)) => continue,
+            other => panic!("no message {id}: {other:?}"),
         }
     }
 }
