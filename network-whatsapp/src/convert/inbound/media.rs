@@ -7,14 +7,14 @@
 //! `file_length` is the plaintext size in bytes. A field the message lacks is empty.
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use parley_model::inbound::Content;
 use parley_model::media::{MediaDownload, MediaInfo, MediaKind};
 
-/// The fields every media message shares.
+/// Where every file is and how it is sealed.
 struct Fields<'a> {
-    mimetype: &'a Option<String>,
     direct_path: &'a Option<String>,
     media_key: &'a Option<Vec<u8>>,
     file_sha256: &'a Option<Vec<u8>>,
@@ -25,7 +25,6 @@ struct Fields<'a> {
 macro_rules! fields {
     ($m:expr) => {
         Fields {
-            mimetype: &$m.mimetype,
             direct_path: &$m.direct_path,
             media_key: &$m.media_key,
             file_sha256: &$m.file_sha256,
@@ -35,67 +34,73 @@ macro_rules! fields {
     };
 }
 
-pub(super) fn content(base: &wa::Message) -> Option<Content> {
+/// The file in `msg`, read inside its wrappers.
+pub(super) fn content(msg: &wa::Message) -> Option<Content> {
+    let base = msg.get_base_message();
+    // In its wrapper or flagged on the file itself.
+    let view_once = msg.is_view_once();
     if let Some(m) = base.image_message.as_option() {
-        return Some(media(
-            MediaKind::Image,
-            fields!(m),
-            None,
-            m.caption.as_deref(),
-            false,
-        ));
+        let info = MediaInfo {
+            caption: text(&m.caption),
+            view_once,
+            ..info(&m.mimetype)
+        };
+        return Some(media(MediaKind::Image, fields!(m), info));
     }
     if let Some(m) = base
         .video_message
         .as_option()
         .or_else(|| base.ptv_message.as_option())
     {
-        return Some(media(
-            MediaKind::Video,
-            fields!(m),
-            None,
-            m.caption.as_deref(),
-            false,
-        ));
+        let info = MediaInfo {
+            caption: text(&m.caption),
+            view_once,
+            ..info(&m.mimetype)
+        };
+        return Some(media(MediaKind::Video, fields!(m), info));
     }
     if let Some(m) = base.audio_message.as_option() {
-        let ptt = m.ptt.unwrap_or(false);
-        return Some(media(MediaKind::Audio, fields!(m), None, None, ptt));
+        let info = MediaInfo {
+            ptt: m.ptt.unwrap_or(false),
+            ..info(&m.mimetype)
+        };
+        return Some(media(MediaKind::Audio, fields!(m), info));
     }
     if let Some(m) = base.document_message.as_option() {
-        let name = m.file_name.as_deref().or(m.title.as_deref());
-        return Some(media(
-            MediaKind::Document,
-            fields!(m),
-            name,
-            m.caption.as_deref(),
-            false,
-        ));
+        let info = MediaInfo {
+            file_name: m
+                .file_name
+                .clone()
+                .or_else(|| m.title.clone())
+                .unwrap_or_default(),
+            caption: text(&m.caption),
+            ..info(&m.mimetype)
+        };
+        return Some(media(MediaKind::Document, fields!(m), info));
     }
     if let Some(m) = base.sticker_message.as_option() {
-        return Some(media(MediaKind::Sticker, fields!(m), None, None, false));
+        return Some(media(MediaKind::Sticker, fields!(m), info(&m.mimetype)));
     }
     None
 }
 
-fn media(
-    kind: MediaKind,
-    f: Fields<'_>,
-    file_name: Option<&str>,
-    caption: Option<&str>,
-    ptt: bool,
-) -> Content {
+/// What every file says of itself: its type.
+fn info(mimetype: &Option<String>) -> MediaInfo {
+    MediaInfo {
+        mime_type: text(mimetype),
+        ..MediaInfo::default()
+    }
+}
+
+fn text(field: &Option<String>) -> String {
+    field.clone().unwrap_or_default()
+}
+
+fn media(kind: MediaKind, f: Fields<'_>, info: MediaInfo) -> Content {
     let b64 = |v: &Option<Vec<u8>>| v.as_deref().map(|b| STANDARD.encode(b)).unwrap_or_default();
     Content::Media {
         kind,
-        info: MediaInfo {
-            mime_type: f.mimetype.clone().unwrap_or_default(),
-            file_name: file_name.unwrap_or_default().into(),
-            caption: caption.unwrap_or_default().into(),
-            ptt,
-            // Known from the message around the file: set by `to_inbound`.
-            view_once: false,
-        },
+        info,
         download: MediaDownload {
             direct_path: f.direct_path.clone().unwrap_or_default(),
             media_key: b64(f.media_key),

@@ -31,15 +31,10 @@ pub fn to_inbound(
     env: &Envelope,
     vote: Option<&VoteKey>,
 ) -> Result<Option<InboundMessage>, ConvertError> {
-    let base = msg.get_base_message();
-    let Some(mut content) = content(base, vote)? else {
+    let Some(content) = content(msg, vote)? else {
         return Ok(None);
     };
-    if let Content::Media { info, .. } = &mut content {
-        // In its wrapper or flagged on the file itself.
-        info.view_once = msg.is_view_once();
-    }
-    let ctx = context::of(base);
+    let ctx = context::of(msg.get_base_message());
     Ok(Some(InboundMessage {
         id: env.id.clone(),
         chat: env.chat.clone(),
@@ -57,9 +52,11 @@ pub fn to_inbound(
     }))
 }
 
-/// The content of an unwrapped message, first match wins (updates before
-/// content, so an edit is never read as the text it carries).
-fn content(base: &wa::Message, vote: Option<&VoteKey>) -> Result<Option<Content>, ConvertError> {
+/// The content of a message, read inside its wrappers, first match wins
+/// (updates before content, so an edit is never read as the text it carries).
+/// Files read the wrapped message itself: a wrapper can say how to show them.
+fn content(msg: &wa::Message, vote: Option<&VoteKey>) -> Result<Option<Content>, ConvertError> {
+    let base = msg.get_base_message();
     if let Some(update) = update::content(base) {
         return Ok(Some(update));
     }
@@ -67,7 +64,7 @@ fn content(base: &wa::Message, vote: Option<&VoteKey>) -> Result<Option<Content>
         return poll::vote(update, vote).map(Some);
     }
     Ok(text(base)
-        .or_else(|| media::content(base))
+        .or_else(|| media::content(msg))
         .or_else(|| location::content(base))
         .or_else(|| poll::creation(base))
         .or_else(|| reply::content(base)))
