@@ -8,9 +8,9 @@ use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpRequest, ResponseError, web};
 use bytes::BytesMut;
 use futures::StreamExt;
+use parley_contract::error::ApiError;
 use parley_model::ids::{ChatRoomId, ClientId};
 use parley_shared::digest;
-use parley_shared::error::ApiError;
 use parley_shared::picture_links;
 
 use crate::errors::HttpError;

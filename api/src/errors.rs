@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{CONTENT_TYPE, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
-use parley_shared::error::ApiError;
+use parley_contract::error::ApiError;
 
 use crate::JSON_LIMIT;
 use crate::inventory::Inventory;

@@ -1,10 +1,10 @@
 //! Contact and group request fields validated before the network is asked (a
 //! broken one is a 400 naming the field): users, numbers, group JIDs,
 //! subjects, participant lists, member actions, query-string booleans.
+use parley_contract::error::ApiError;
+use parley_contract::queries::MemberAction;
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
-use parley_shared::error::ApiError;
-use parley_shared::queries::MemberAction;
 
 /// Longest group subject (characters).
 pub const SUBJECT_MAX: usize = 100;

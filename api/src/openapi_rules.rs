@@ -58,13 +58,13 @@ fn rules() -> Vec<FieldRule> {
         (
             "SetSendPacing",
             "messagesPerMinute",
-            json!({"type": "integer", "minimum": 0, "maximum": parley_shared::pacing::MAX_PER_MINUTE}),
+            json!({"type": "integer", "minimum": 0, "maximum": parley_contract::pacing::MAX_PER_MINUTE}),
             true,
         ),
         (
             "SetSendPacing",
             "burst",
-            json!({"type": ["integer", "null"], "minimum": 1, "maximum": parley_shared::pacing::MAX_BURST}),
+            json!({"type": ["integer", "null"], "minimum": 1, "maximum": parley_contract::pacing::MAX_BURST}),
             false,
         ),
         (

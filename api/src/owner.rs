@@ -3,10 +3,11 @@
 //! group first (so a handover in progress does not lose the command).
 use std::time::{Duration, Instant};
 
+use parley_contract::command::{CallError, Command, Reply};
+use parley_contract::error::ApiError;
 use parley_model::ids::ClientId;
+use parley_shared::bus::commands;
 use parley_shared::bus::{START_SUBJECT, session_subject};
-use parley_shared::command::{self, CallError, Command, Reply};
-use parley_shared::error::ApiError;
 
 use crate::AppState;
 
@@ -46,7 +47,7 @@ pub async fn start(
     let cmd = Command::Start {
         client_id: client_id.to_string(),
     };
-    match command::call(
+    match commands::call(
         state.ports.bus.as_ref(),
         START_SUBJECT,
         &cmd,
@@ -83,7 +84,7 @@ pub async fn send_with(
         let left = deadline.saturating_duration_since(Instant::now());
         let attempt = patience.attempt.min(left.max(Duration::from_secs(1)));
         let bus = state.ports.bus.as_ref();
-        match command::call(bus, &subject, &cmd, &request_id, attempt).await {
+        match commands::call(bus, &subject, &cmd, &request_id, attempt).await {
             Ok(outcome) => return outcome,
             Err(CallError::NoOwner) => {}
             Err(CallError::Timeout) if Instant::now() < deadline => {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
-use parley_shared::error::ApiError;
+use parley_contract::error::ApiError;
 use sha2::{Digest, Sha256};
 
 use crate::HttpError;

@@ -11,8 +11,9 @@ use actix_web::error::PayloadError;
 use actix_web::{HttpRequest, web};
 use bytes::Bytes;
 use futures::StreamExt;
-use parley_shared::error::ApiError;
-use parley_shared::media::{ByteStream, MediaStore, new_key};
+use parley_contract::error::ApiError;
+use parley_contract::spool::ByteStream;
+use parley_shared::media::{MediaStore, new_key};
 use tokio::sync::mpsc;
 
 use crate::UPLOAD_LIMIT;

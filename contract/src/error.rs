@@ -77,18 +77,6 @@ impl From<parley_model::Invalid> for ApiError {
     }
 }
 
-impl From<crate::db::DbError> for ApiError {
-    fn from(e: crate::db::DbError) -> Self {
-        match e {
-            crate::db::DbError::Conflict(_) => ApiError::conflict("already exists"),
-            crate::db::DbError::Unavailable(msg) => {
-                tracing::error!(error = %msg, "database");
-                ApiError::unavailable("database unavailable")
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::ApiError;

@@ -14,7 +14,8 @@ use futures::StreamExt;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use super::ByteStream;
+/// The chunks of a file, as they arrive.
+pub type ByteStream = std::pin::Pin<Box<dyn futures::Stream<Item = io::Result<Bytes>> + Send>>;
 
 /// Bytes read from a spooled file at a time.
 pub const CHUNK: usize = 64 * 1024;

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use crate::store::groups::{ADMIN, MEMBER, SandboxGroup, SandboxMember};
 use crate::store::{PhonePatch, SandboxDevice};
 use chrono::Utc;
-use parley_shared::command::{Outcome, Reply};
-use parley_shared::error::ApiError;
+use parley_contract::command::{Outcome, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::SandboxGroupCreated;
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
@@ -217,10 +218,10 @@ impl SandboxNetwork {
             members,
         };
         db.create_sandbox_group(&group).await?;
-        Ok(Reply::SandboxGroup {
+        Ok(group_answer(SandboxGroupCreated {
             jid: group.jid,
             subject: group.subject,
-        })
+        }))
     }
 
     /// The phone the session is linked as (409 while it is not linked).
@@ -254,10 +255,10 @@ impl SandboxNetwork {
                 state.emit(change).await;
             }
         }
-        Ok(Reply::SandboxGroup {
+        Ok(group_answer(SandboxGroupCreated {
             jid: jid.to_string(),
             subject: subject.to_string(),
-        })
+        }))
     }
 
     /// The session's live connection, which must be pairing (checked again under
@@ -269,4 +270,11 @@ impl SandboxNetwork {
 
 fn not_pairing() -> ApiError {
     ApiError::conflict("session is not waiting for a QR scan or code")
+}
+
+/// A group control's answer, read back by its route.
+fn group_answer(group: SandboxGroupCreated) -> Reply {
+    Reply::Controlled {
+        answer: serde_json::json!(group),
+    }
 }

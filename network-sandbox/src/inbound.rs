@@ -4,8 +4,8 @@
 use crate::injected::{FROM_ME, InjectedContent, InjectedMessage};
 use crate::store::{PhonePatch, is_valid_phone};
 use chrono::Utc;
-use parley_shared::command::{Outcome, Reply};
-use parley_shared::error::ApiError;
+use parley_contract::command::{Outcome, Reply};
+use parley_contract::error::ApiError;
 
 use super::SandboxNetwork;
 use super::live::Phase;
@@ -27,14 +27,12 @@ struct Route {
 
 impl SandboxNetwork {
     pub(super) async fn deliver_message(&self, client_id: &str, m: InjectedMessage) -> Outcome {
-        let live = self
-            .live(client_id)
-            .ok_or_else(|| ApiError::conflict("session is not connected"))?;
         let device = self
             .store()
             .sandbox_device(client_id)
             .await?
             .ok_or_else(|| ApiError::conflict("session is not connected"))?;
+        let live = self.live(client_id).ok_or_else(reconnecting)?;
         let route = self.route(&m, &device.jid, &device.push_name).await?;
         let content = content_of(m.content)?;
         let id = m.message_id.unwrap_or_else(new_message_id);
@@ -59,11 +57,13 @@ impl SandboxNetwork {
             is_forwarded: m.is_forwarded,
         };
         let state = live.state().await;
-        if !matches!(state.phase, Phase::Linked) {
-            return Err(ApiError::conflict("session is not connected"));
+        match state.phase {
+            Phase::Linked => {}
+            Phase::Ended => return Err(reconnecting()),
+            Phase::Pairing { .. } => return Err(ApiError::conflict("session is not connected")),
         }
         if !state.emit(NetworkEvent::Message(Box::new(msg))).await {
-            return Err(ApiError::conflict("session is not connected"));
+            return Err(reconnecting());
         }
         Ok(Reply::MessageId {
             message_id: id.into_string(),
@@ -218,4 +218,10 @@ fn media_kind(kind: &str) -> Result<MediaKind, ApiError> {
             )));
         }
     })
+}
+
+/// A linked session whose connection is down for a moment: it reconnects, or
+/// its session is changing owner. A retry reaches it once it is back.
+fn reconnecting() -> ApiError {
+    ApiError::unavailable("the session is reconnecting; retry")
 }

@@ -2,9 +2,9 @@
 //! network to do next to a session. They travel to the session's owner as
 //! an opaque control request (`Command::Control`) and are read back here by
 //! the sandbox's [`parley_network::NetworkControl`].
+use parley_contract::command::Command;
+use parley_contract::error::ApiError;
 use parley_model::address::{Jid, PhoneNumber};
-use parley_shared::command::Command;
-use parley_shared::error::ApiError;
 use serde::{Deserialize, Serialize};
 
 use crate::injected::InjectedMessage;

@@ -116,9 +116,9 @@ pub fn targeted(target_id: &str, fields: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use parley_contract::spool::FileBody;
     use parley_model::media::MediaInfo;
     use parley_model::outgoing::Button;
-    use parley_shared::media::spool::FileBody;
 
     use super::*;
 

@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use crate::store::{PhonePatch, SandboxDevice, Store};
 use chrono::Utc;
-use parley_shared::command::Reply;
+use parley_contract::command::Reply;
 
 use crate::ops::SandboxOp;
 use parley_shared::db::Db;
@@ -107,7 +107,7 @@ async fn linked(f: &Fixture, client_id: &str, events: &mut Events) -> Identity {
     identity
 }
 
-fn status(outcome: parley_shared::command::Outcome) -> u16 {
+fn status(outcome: parley_contract::command::Outcome) -> u16 {
     match outcome {
         Ok(reply) => panic!("expected an error, got {reply:?}"),
         Err(e) => e.status,
@@ -348,6 +348,41 @@ async fn drop_ends_the_connection_as_lost_and_keeps_the_device() {
         next(&mut events).await,
         Some(NetworkEvent::Connected(identity))
     );
+}
+
+fn contact_text() -> SandboxOp {
+    SandboxOp::Message(Box::new(crate::injected::InjectedMessage {
+        from: "4915198765432".into(),
+        chat: None,
+        message_id: None,
+        quoted_message_id: None,
+        mentions: vec![],
+        is_forwarded: false,
+        content: crate::injected::InjectedContent::Text { body: "hi".into() },
+    }))
+}
+
+#[tokio::test]
+async fn a_message_to_a_pairing_session_is_409_and_to_a_dropped_one_503() {
+    let f = steady().await;
+    let (_conn, mut events) = connect(&f, "c1", 1).await;
+    next_qr(&mut events).await;
+    // Not linked: no phone to write to.
+    assert_eq!(status(f.network.control("c1", contact_text()).await), 409);
+    linked(&f, "c1", &mut events).await;
+    assert!(matches!(
+        f.network.control("c1", contact_text()).await,
+        Ok(Reply::MessageId { .. })
+    ));
+    let drop = SandboxOp::Fault {
+        op: "drop".into(),
+        count: 1,
+    };
+    assert_eq!(f.network.control("c1", drop).await, Ok(Reply::Done));
+    // Linked, its connection down for a moment: retry once it is back.
+    let refused = f.network.control("c1", contact_text()).await.unwrap_err();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.message.contains("retry"), "{refused:?}");
 }
 
 #[tokio::test]

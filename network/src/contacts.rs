@@ -2,8 +2,8 @@
 //! lookups whatsapp-rust offers (usync user info, is-on-whatsapp, profile
 //! pictures, group metadata, participant updates with per-participant codes).
 use bytes::Bytes;
+use parley_contract::queries::MemberAction;
 use parley_model::address::Jid;
-use parley_shared::queries::MemberAction;
 
 use super::NetworkError;
 

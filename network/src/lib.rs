@@ -7,14 +7,15 @@ pub mod contacts;
 pub mod contract;
 pub mod outgoing;
 pub mod poll;
+pub mod test_network;
 pub mod unavailable;
 
 use async_trait::async_trait;
+pub use parley_contract::spool::ByteStream;
 pub use parley_model::address::{Jid, MessageId, PhoneNumber};
 pub use parley_model::ids::ClientId;
 use parley_model::inbound::InboundMessage;
 use parley_model::media::MediaDownload;
-pub use parley_shared::media::ByteStream;
 use tokio::sync::mpsc;
 
 pub use contacts::{
@@ -244,5 +245,5 @@ pub trait NetworkControl: Send + Sync + 'static {
         &self,
         client_id: &ClientId,
         request: serde_json::Value,
-    ) -> parley_shared::command::Outcome;
+    ) -> parley_contract::command::Outcome;
 }

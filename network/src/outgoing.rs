@@ -5,10 +5,10 @@
 //! `mark_as_read`, chat-state and app-state patches), and what the network
 //! answers.
 use chrono::{DateTime, Utc};
+use parley_contract::spool::FileBody;
 use parley_model::address::{Jid, MessageId};
 pub use parley_model::media::{MediaInfo, MediaKind};
 use parley_model::outgoing::Content;
-use parley_shared::media::spool::FileBody;
 
 /// A message for [`super::Connection::send`].
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,5 @@
 //! Validation of the URLs customers give (webhooks, poll lookups).
-use crate::error::ApiError;
+use parley_contract::error::ApiError;
 
 /// An absolute `https://` URL (or `http://` when allowed) with a host.
 /// Empty input is returned as is (it means "unset").

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use chrono::{Duration, TimeZone, Utc};
+use parley_contract::event::{Envelope, Media};
+use parley_contract::spool::FileBody;
 use parley_model::media::MediaInfo;
 use parley_shared::db::Db;
-use parley_shared::event::{Envelope, Media};
 use parley_shared::media::fs::FsMediaStore;
-use parley_shared::media::spool::FileBody;
 use parley_worker::history::{FileData, History, MessageFile};
 use serde_json::{Value, json};
 

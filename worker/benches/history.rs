@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use parley_shared::event::Envelope;
+use parley_contract::event::Envelope;
 use parley_shared::media::fs::FsMediaStore;
 use parley_tests::stats::percentile;
 use parley_worker::history::History;

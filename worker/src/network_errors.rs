@@ -3,7 +3,7 @@
 //! allow 403; an unpaired session is 404 for a send ("unknown or unpaired
 //! clientId") and 409 for a query ("not connected"); a refusal or an
 //! unreachable network is 502.
-use parley_shared::error::ApiError;
+use parley_contract::error::ApiError;
 
 use crate::network::{NetworkError, QueryError};
 

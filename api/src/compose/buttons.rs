@@ -1,9 +1,9 @@
 //! Interactive buttons checked per type: `displayText` always; `quick_reply`
 //! needs `id`; `cta_url` an absolute http(s) `url`; `cta_call` a `phoneNumber`;
 //! `cta_copy` an `id` and a `copyCode`. One to ten buttons, ids distinct.
+use parley_contract::error::ApiError;
+use parley_contract::wire::messages::ButtonBody;
 use parley_model::outgoing::Button;
-use parley_shared::error::ApiError;
-use parley_shared::wire::messages::ButtonBody;
 
 use super::{SHORT_MAX, text};
 

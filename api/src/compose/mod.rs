@@ -5,11 +5,11 @@
 mod buttons;
 mod vcard;
 
+use parley_contract::error::ApiError;
+use parley_contract::wire::messages::Envelope;
 use parley_model::address::MessageId;
 use parley_model::outgoing::{Content, OutgoingMessage};
 use parley_model::recipients::{self, Recipient};
-use parley_shared::error::ApiError;
-use parley_shared::wire::messages::Envelope;
 use serde_json::Value;
 
 pub use buttons::buttons;

@@ -1,8 +1,8 @@
 //! Every validation rule of the send bodies, one test per rule family.
+use parley_contract::wire::messages::{ButtonBody, Envelope};
 use parley_model::address::{MessageId, PhoneNumber};
 use parley_model::outgoing::{Button, Content};
 use parley_model::recipients::Recipient;
-use parley_shared::wire::messages::{ButtonBody, Envelope};
 use serde_json::json;
 
 use super::*;

@@ -1,8 +1,8 @@
 //! Contact cards: a given vCard 3.0 is checked for its frame; otherwise one is
 //! built from `displayName` and `phone` (FN and TEL;type=CELL;waid=…).
+use parley_contract::error::ApiError;
 use parley_model::address::PhoneNumber;
 use parley_model::outgoing::Content;
-use parley_shared::error::ApiError;
 
 use super::{SHORT_MAX, text};
 

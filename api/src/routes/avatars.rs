@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use actix_web::{HttpRequest, post, web};
-use parley_shared::command::{Command, Reply};
-use parley_shared::queries::{Answer, Query};
-use parley_shared::wire::inbox::{RefreshAvatars, RefreshedAvatars};
+use parley_contract::command::{Command, Reply};
+use parley_contract::queries::{Answer, Query};
+use parley_contract::wire::inbox::{RefreshAvatars, RefreshedAvatars};
 
 use super::lifecycle::unexpected;
 use crate::auth::authorized_client;

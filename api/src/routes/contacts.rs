@@ -1,13 +1,13 @@
 //! Contact lookups through the session's owner: `/user-info`,
 //! `/check-owner-lid` (phone number -> `to`) and `/profile-picture`.
 use actix_web::{HttpRequest, get, post, web};
-use parley_model::ids::ClientId;
-use parley_shared::command::{Command, Reply};
-use parley_shared::error::ApiError;
-use parley_shared::queries::{Answer, Query};
-use parley_shared::wire::contacts::{
+use parley_contract::command::{Command, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::queries::{Answer, Query};
+use parley_contract::wire::contacts::{
     CheckOwnerLid, OwnerLid, ProfilePicture, ProfilePictureQuery, UserInfo, UserInfoRequest,
 };
+use parley_model::ids::ClientId;
 
 use super::lifecycle::unexpected;
 use crate::auth::authorized_client;

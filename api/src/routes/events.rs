@@ -5,16 +5,17 @@
 use std::time::Duration;
 
 use actix_web::{HttpRequest, get, post, web};
-use parley_model::ids::ClientId;
-use parley_shared::bus::session_subject;
-use parley_shared::command::{self, Command};
-use parley_shared::db::events::{LoggedEvent, Redeliver};
-use parley_shared::error::ApiError;
-use parley_shared::wire::events::{
+use parley_contract::command::Command;
+use parley_contract::error::ApiError;
+use parley_contract::wire::events::{
     DeadLetterPage, DeadLettersQuery, EventDelivery, EventPage, EventsQuery, LoggedEventItem,
     RedeliverRequest, Redelivered,
 };
-use parley_shared::wire::inbox::Pagination;
+use parley_contract::wire::inbox::Pagination;
+use parley_model::ids::ClientId;
+use parley_shared::bus::commands;
+use parley_shared::bus::session_subject;
+use parley_shared::db::events::{LoggedEvent, Redeliver};
 use serde_json::Value;
 
 use super::inbox::session_for;
@@ -223,7 +224,7 @@ pub async fn redeliver(
 /// here lose nothing.
 async fn wake_owner(state: &AppState, id: &ClientId, after: u64) {
     let request_id = uuid::Uuid::new_v4().to_string();
-    let sent = command::call(
+    let sent = commands::call(
         state.ports.bus.as_ref(),
         &session_subject(id.as_str()),
         &Command::DeliverPending { after },

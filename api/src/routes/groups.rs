@@ -1,13 +1,13 @@
 //! Groups through the session's owner: list, participants, create, member
 //! updates (answered per participant), invite link, leave.
 use actix_web::{HttpRequest, post, web};
-use parley_shared::command::Reply;
-use parley_shared::queries::{Answer, Query};
-use parley_shared::wire::groups::{
+use parley_contract::command::Reply;
+use parley_contract::queries::{Answer, Query};
+use parley_contract::wire::groups::{
     CreateGroup, Group, GroupCreated, GroupInviteLink, GroupInviteLinkRequest, GroupLeft,
     GroupMembersUpdated, GroupRequest, Groups, UpdateGroupMembers,
 };
-use parley_shared::wire::sessions::ClientOnly;
+use parley_contract::wire::sessions::ClientOnly;
 
 use super::contacts::ask;
 use super::lifecycle::unexpected;

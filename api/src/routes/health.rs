@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use actix_web::{HttpResponse, get, web};
+use parley_contract::wire::health::{ClientHealth, Clients, Live, Ready, SessionCounts};
 use parley_shared::db::sessions::Health;
-use parley_shared::wire::health::{ClientHealth, Clients, Live, Ready, SessionCounts};
 
 use crate::{AppState, HttpError, Surface};
 

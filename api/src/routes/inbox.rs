@@ -3,15 +3,15 @@
 //! unread reset. Also the history lookups of `/mark-read`, `/mark-unread` and
 //! `/delete-message`.
 use actix_web::{HttpRequest, get, post, web};
+use parley_contract::error::ApiError;
+use parley_contract::wire::inbox::{
+    ChatRoom, ChatRoomList, HistoryMessage, InboxQuery, MediaUrl, MessageList, MessageMediaInfo,
+};
+use parley_contract::wire::messages::StatusText;
 use parley_model::ids::{ChatRoomId, ClientId};
 use parley_model::recipients::Recipient;
 use parley_shared::db::SessionRow;
 use parley_shared::db::history::{ChatRoomRow, HISTORY_LIMIT, MessageRow, hosted_inbox_active};
-use parley_shared::error::ApiError;
-use parley_shared::wire::inbox::{
-    ChatRoom, ChatRoomList, HistoryMessage, InboxQuery, MediaUrl, MessageList, MessageMediaInfo,
-};
-use parley_shared::wire::messages::StatusText;
 
 use crate::auth::Caller;
 use crate::auth::{authorized_client, caller};

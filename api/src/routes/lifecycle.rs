@@ -1,13 +1,13 @@
 //! Session lifecycle: start, QR, phone-code pairing, disconnect.
 use actix_web::{HttpRequest, get, post, web};
-use parley_model::address::PhoneNumber;
-use parley_shared::command::{Command, Reply};
-use parley_shared::db::{NewSession, SettingsPatch};
-use parley_shared::error::ApiError;
-use parley_shared::urls;
-use parley_shared::wire::sessions::{
+use parley_contract::command::{Command, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sessions::{
     ClientIdQuery, ClientOnly, Disconnected, PairCode, PairPhone, QrState, StartBody, Started,
 };
+use parley_model::address::PhoneNumber;
+use parley_shared::db::{NewSession, SettingsPatch};
+use parley_shared::urls;
 
 use crate::auth::authorized_client;
 use crate::{AppState, HttpError, owner, qr as qr_png};

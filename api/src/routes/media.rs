@@ -6,7 +6,7 @@ use actix_web::http::header::{
     X_CONTENT_TYPE_OPTIONS,
 };
 use actix_web::{HttpResponse, get, web};
-use parley_shared::error::ApiError;
+use parley_contract::error::ApiError;
 use parley_shared::media::{MediaError, safety, valid_key};
 
 use crate::{AppState, HttpError};

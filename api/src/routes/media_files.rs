@@ -1,11 +1,11 @@
 //! The media library: a session's stored files, paged, and the permanent link of one.
 use actix_web::{HttpRequest, get, web};
-use parley_model::ids::ClientId;
-use parley_shared::db::history::{PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX};
-use parley_shared::error::ApiError;
-use parley_shared::wire::inbox::{
+use parley_contract::error::ApiError;
+use parley_contract::wire::inbox::{
     InboxQuery, MediaFile, MediaFileList, MediaFilesQuery, MediaUrl, Pagination,
 };
+use parley_model::ids::ClientId;
+use parley_shared::db::history::{PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX};
 
 use super::inbox::session_for;
 use crate::auth::Caller;

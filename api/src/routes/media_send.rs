@@ -3,13 +3,13 @@
 //! store and the command carries its key, never the bytes).
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpRequest, post, web};
+use parley_contract::command::SendResult;
+use parley_contract::error::ApiError;
+use parley_contract::wire::messages::{MediaSent, SendMediaForm, SendMediaUrl};
+use parley_contract::wire::sessions::ClientIdQuery;
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::outgoing::{Content, MediaRequest, MediaSource};
-use parley_shared::command::SendResult;
-use parley_shared::error::ApiError;
-use parley_shared::wire::messages::{MediaSent, SendMediaForm, SendMediaUrl};
-use parley_shared::wire::sessions::ClientIdQuery;
 
 use super::messages::deliver;
 use crate::auth::authorized_client;
@@ -170,7 +170,7 @@ async fn send_form(state: &AppState, id: &ClientId, form: Form) -> Result<SendRe
         },
         sticker,
     };
-    let envelope = parley_shared::wire::messages::Envelope {
+    let envelope = parley_contract::wire::messages::Envelope {
         quoted_message_id,
         mentions,
         meta_data,

@@ -2,14 +2,14 @@
 //! cards. Each body is validated into a `Command::Send` for the session owner,
 //! which answers with the network's message id.
 use actix_web::{HttpRequest, post, web};
-use parley_model::ids::ClientId;
-use parley_model::outgoing::{ChatAction, Content, OutgoingMessage};
-use parley_shared::command::SendResult;
-use parley_shared::command::{Command, Reply};
-use parley_shared::error::ApiError;
-use parley_shared::wire::messages::{
+use parley_contract::command::SendResult;
+use parley_contract::command::{Command, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::wire::messages::{
     SendContact, SendInteractive, SendLocation, SendPoll, SendText, Sent,
 };
+use parley_model::ids::ClientId;
+use parley_model::outgoing::{ChatAction, Content, OutgoingMessage};
 
 use super::lifecycle::unexpected;
 use crate::auth::authorized_client;

@@ -1,7 +1,7 @@
 //! Non-secret facts about this deployment, and the OpenAPI document.
 use actix_web::{HttpResponse, get, web};
+use parley_contract::wire::meta::ConfigFacts;
 use parley_shared::config::Network;
-use parley_shared::wire::meta::ConfigFacts;
 
 use crate::{AppState, Inventory};
 

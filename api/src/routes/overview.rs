@@ -3,16 +3,16 @@
 //! webhook state, a session's state history, and the cluster at a glance.
 use actix_web::{HttpRequest, get, web};
 use chrono::{SecondsFormat, Utc};
-use parley_model::ids::ClientId;
-use parley_shared::db::overview::OpenEvents;
-use parley_shared::db::sessions::SessionRow;
-use parley_shared::error::ApiError;
-use parley_shared::wire::console::{
+use parley_contract::error::ApiError;
+use parley_contract::wire::console::{
     ApiPod, ClusterSummary, Dependencies, EventTotals, HistoryQuery, SessionHistory,
     SessionOverview, SessionOverviewPage, SessionTotals, SessionsQuery, StateChangeItem,
     WebhookState, WorkerSummary,
 };
-use parley_shared::wire::inbox::Pagination;
+use parley_contract::wire::inbox::Pagination;
+use parley_model::ids::ClientId;
+use parley_shared::db::overview::OpenEvents;
+use parley_shared::db::sessions::SessionRow;
 
 use super::events::number;
 use super::health::{Checks, checks};

@@ -1,11 +1,11 @@
 //! Read state of chats: read receipts (`/mark-read`) and the unread flag on the
 //! linked phone (`/mark-unread`).
 use actix_web::{HttpRequest, post, web};
+use parley_contract::error::ApiError;
+use parley_contract::wire::messages::{MarkRead, MarkUnread, MarkedRead};
+use parley_contract::wire::sessions::Ok as OkBody;
 use parley_model::address::MessageId;
 use parley_model::outgoing::ChatAction;
-use parley_shared::error::ApiError;
-use parley_shared::wire::messages::{MarkRead, MarkUnread, MarkedRead};
-use parley_shared::wire::sessions::Ok as OkBody;
 
 use super::inbox;
 use super::messages::act;

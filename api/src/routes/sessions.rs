@@ -1,13 +1,14 @@
 //! Session routes answered from the database: listing, state, per-session secrets.
 use actix_web::{HttpRequest, get, post, web};
-use parley_model::ids::ClientId;
-use parley_shared::command::{self, Command, Reply};
-use parley_shared::db::SettingsPatch;
-use parley_shared::digest;
-use parley_shared::error::ApiError;
-use parley_shared::wire::sessions::{
+use parley_contract::command::{Command, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sessions::{
     CheckState, ClientList, ClientOnly, ClientQuery, ClientSummary, HasSecret, SetApiSecret,
 };
+use parley_model::ids::ClientId;
+use parley_shared::bus::commands;
+use parley_shared::db::SettingsPatch;
+use parley_shared::digest;
 
 use crate::auth::{Caller, authorized_client, caller};
 use crate::{AppState, HttpError};
@@ -129,7 +130,7 @@ async fn owner_says_connected(state: &AppState, id: &ClientId) -> bool {
     let request_id = uuid::Uuid::new_v4().to_string();
     let subject = parley_shared::bus::session_subject(id.as_str());
     let timeout = std::time::Duration::from_secs(3);
-    let asked = command::call(
+    let asked = commands::call(
         state.ports.bus.as_ref(),
         &subject,
         &Command::State,

@@ -3,17 +3,18 @@
 use std::time::Duration;
 
 use actix_web::{HttpRequest, post, web};
-use parley_model::ids::ClientId;
-use parley_shared::bus::session_subject;
-use parley_shared::command::{self, Command};
-use parley_shared::db::SettingsPatch;
-use parley_shared::error::ApiError;
-use parley_shared::pacing::Pacing;
-use parley_shared::urls;
-use parley_shared::wire::sessions::{
+use parley_contract::command::Command;
+use parley_contract::error::ApiError;
+use parley_contract::pacing::Pacing;
+use parley_contract::wire::sessions::{
     GroupAiSet, OrgIdSet, SendPacingSet, SetEnableGroupAi, SetOrgId, SetSendPacing, SetWebhook,
     WebhookSet,
 };
+use parley_model::ids::ClientId;
+use parley_shared::bus::commands;
+use parley_shared::bus::session_subject;
+use parley_shared::db::SettingsPatch;
+use parley_shared::urls;
 
 use crate::auth::authorized_client;
 use crate::{AppState, HttpError};
@@ -39,7 +40,7 @@ async fn store(
 async fn reload(state: &AppState, id: &ClientId) {
     let request_id = uuid::Uuid::new_v4().to_string();
     let subject = session_subject(id.as_str());
-    let sent = command::call(
+    let sent = commands::call(
         state.ports.bus.as_ref(),
         &subject,
         &Command::Reload,

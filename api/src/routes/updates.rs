@@ -1,12 +1,12 @@
 //! Updates of earlier messages and of the chat: reactions, edits, deletes and
 //! the typing indicator.
 use actix_web::{HttpRequest, post, web};
-use parley_model::address::MessageId;
-use parley_model::outgoing::{ChatAction, Content, DeleteMode, OutgoingMessage};
-use parley_shared::error::ApiError;
-use parley_shared::wire::messages::{
+use parley_contract::error::ApiError;
+use parley_contract::wire::messages::{
     DeleteMessage, EditMessage, SendReaction, SendTyping, StatusFlag, StatusText, Targeted,
 };
+use parley_model::address::MessageId;
+use parley_model::outgoing::{ChatAction, Content, DeleteMode, OutgoingMessage};
 
 use super::inbox;
 use super::messages::{act, deliver};

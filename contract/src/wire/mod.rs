@@ -8,4 +8,5 @@ pub mod inbox;
 pub mod integers;
 pub mod messages;
 pub mod meta;
+pub mod sandbox;
 pub mod sessions;

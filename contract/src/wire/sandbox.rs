@@ -1,8 +1,8 @@
 //! The bodies of the sandbox's control API (`/sandbox/*`): what its routes
-//! read and answer. The wire-level test network serves the same API with the
-//! same bodies.
+//! read and answer, whichever test network is behind them (the simulated
+//! network, or the wire-level test network in its test build).
+use super::integers;
 use chrono::{DateTime, Utc};
-use parley_shared::wire::integers;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -110,7 +110,7 @@ pub struct SandboxGroupCreated {
 // `POST /sandbox/messages`: a message someone on the simulated network sends.
 
 /// Every field of every `type`; which are required depends on `type`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SandboxMessage {
     pub client_id: String,

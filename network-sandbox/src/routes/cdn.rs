@@ -4,7 +4,7 @@
 //! workers alike, so a link made with any of their public URLs works.
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use actix_web::{HttpResponse, get, web};
-use parley_shared::error::ApiError;
+use parley_contract::error::ApiError;
 use parley_shared::picture_links::{PictureLinks, Refused};
 use serde::Deserialize;
 use utoipa::IntoParams;

@@ -1,12 +1,13 @@
-//! The checks of the `/sandbox/*` request bodies, shared by every network
-//! that serves the sandbox's control routes (the simulated network here, and
-//! the wire-level test network in its test build): one contract, one set of
-//! 400s.
-use super::wire::{SandboxEnterCode, SandboxFault, SandboxGroupRequest, SandboxGroupSubject};
+//! The checks of the `/sandbox/*` request bodies, whichever test network is
+//! behind the routes: one contract, one set of 400s.
 use chrono::{DateTime, Utc};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::{
+    SandboxEnterCode, SandboxFault, SandboxGroupRequest, SandboxGroupSubject,
+};
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
-use parley_shared::error::ApiError;
+use parley_network::test_network::NewGroup;
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
@@ -62,13 +63,6 @@ pub fn since(raw: Option<&str>) -> Result<Option<DateTime<Utc>>, ApiError> {
                 .map_err(|_| ApiError::bad_request("since must be an RFC 3339 timestamp"))
         })
         .transpose()
-}
-
-/// A group to create, checked.
-pub struct NewGroup {
-    pub subject: String,
-    pub participants: Vec<PhoneNumber>,
-    pub admins: Vec<PhoneNumber>,
 }
 
 /// The subject, participants and admins of a `/sandbox/groups` request.

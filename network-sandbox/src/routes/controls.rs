@@ -1,26 +1,38 @@
-//! The simulated network's controls (`/sandbox/*`, sandbox mode only): they act
-//! through the worker that owns the session, exactly where the network would.
-use super::checks;
-use crate::store::PhonePatch;
+//! The control routes (`/sandbox/*`): each checks the caller, the session
+//! and the body, then asks the test network behind the gateway
+//! ([`TestNetwork`]: the simulated network, or the wire-level test network in
+//! its test build).
 use actix_web::{HttpRequest, get, post, web};
 
-use parley_model::address::{Jid, PhoneNumber};
-use parley_shared::command::Reply;
-
-use crate::ops::SandboxOp;
-use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
-use parley_shared::error::ApiError;
-use parley_shared::wire::sessions::{ClientOnly, Ok as OkBody};
-
-use super::wire::{
-    Outbox, OutboxEntry, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault,
-    SandboxGroupCreated, SandboxGroupRequest, SandboxGroupSubject, SandboxLink, SandboxLinked,
-    SandboxPhoneInfo,
-};
-
-use parley_api::extension::authorized_client;
-use parley_api::extension::{ask_owner, known, unexpected};
+use parley_api::extension::{authorized_client, known};
 use parley_api::{AppState, HttpError};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::{
+    Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupCreated,
+    SandboxGroupRequest, SandboxGroupSubject, SandboxLink, SandboxLinked, SandboxPhoneInfo,
+};
+use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
+use parley_model::address::PhoneNumber;
+use parley_model::recipients::Recipient;
+use parley_network::test_network::TestNetwork;
+
+use super::checks;
+
+/// Makes the test network the routes drive, from the app's state (see
+/// [`super::control_routes`]).
+#[derive(Clone, Copy)]
+pub struct Controlled(pub fn(web::Data<AppState>) -> Box<dyn TestNetwork>);
+
+/// The test network behind this request's routes.
+pub(super) fn network(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<Box<dyn TestNetwork>, ApiError> {
+    let made = req
+        .app_data::<Controlled>()
+        .ok_or_else(|| ApiError::internal("control routes", "no test network registered"))?;
+    Ok((made.0)(state.clone()))
+}
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxLink, responses((status = 200, body = SandboxLinked),
     (status = 400, description = "Invalid phone, or a QR that is not current"),
@@ -33,22 +45,20 @@ pub async fn link(
 ) -> Result<web::Json<SandboxLinked>, HttpError> {
     let body = body.into_inner();
     let phone = PhoneNumber::parse("phone", &body.phone)?;
-    let raw_id = match (&body.client_id, &body.qr) {
-        (Some(id), _) => id.clone(),
-        (None, Some(code)) => super::store(&state)
-            .qr_owner(code)
-            .await?
-            .ok_or_else(|| ApiError::bad_request("qr is not a current QR code"))?,
+    let net = network(&req, &state)?;
+    let id = match (&body.client_id, &body.qr) {
+        (Some(raw), _) => {
+            let id = authorized_client(&req, raw)?;
+            known(&state, id.as_str()).await?;
+            id
+        }
+        (None, Some(qr)) => {
+            let owner = net.qr_owner(qr).await?;
+            authorized_client(&req, owner.as_str())?
+        }
         (None, None) => return Err(ApiError::bad_request("clientId or qr is required").into()),
     };
-    let id = authorized_client(&req, &raw_id)?;
-    known(&state, id.as_str()).await?;
-    let op = SandboxOp::Link {
-        phone,
-        name: body.name,
-        qr: body.qr,
-    };
-    linked(&state, &id, op).await
+    Ok(web::Json(net.link(&id, phone, body.name, body.qr).await?))
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxEnterCode, responses((status = 200, body = SandboxLinked),
@@ -63,22 +73,8 @@ pub async fn enter_code(
     let id = authorized_client(&req, &body.client_id)?;
     known(&state, id.as_str()).await?;
     let code = checks::code(&body)?;
-    linked(&state, &id, SandboxOp::EnterCode { code }).await
-}
-
-async fn linked(
-    state: &AppState,
-    id: &parley_model::ids::ClientId,
-    op: SandboxOp,
-) -> Result<web::Json<SandboxLinked>, HttpError> {
-    match ask_owner(state, id, op.command()?).await? {
-        Reply::Linked { jid, lid } => Ok(web::Json(SandboxLinked {
-            client_id: id.to_string(),
-            jid,
-            lid,
-        })),
-        other => Err(unexpected(other).into()),
-    }
+    let net = network(&req, &state)?;
+    Ok(web::Json(net.enter_code(&id, code).await?))
 }
 
 #[utoipa::path(tag = "sandbox", request_body = ClientOnly, responses((status = 200, body = OkBody),
@@ -91,13 +87,13 @@ pub async fn unlink(
 ) -> Result<web::Json<OkBody>, HttpError> {
     let id = authorized_client(&req, &body.client_id)?;
     known(&state, id.as_str()).await?;
-    ask_owner(&state, &id, SandboxOp::Unlink.command()?).await?;
+    network(&req, &state)?.unlink(&id).await?;
     Ok(web::Json(OkBody { ok: true }))
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxFault, responses((status = 200, body = OkBody),
     (status = 400, description = "Unknown op"), (status = 404, description = "Unknown clientId"),
-    (status = 409, description = "drop: the session has no live connection")))]
+    (status = 409, description = "drop: the session has no live connection; pair-code: the session is not waiting to pair")))]
 #[post("/sandbox/faults")]
 pub async fn faults(
     req: HttpRequest,
@@ -108,12 +104,7 @@ pub async fn faults(
     let id = authorized_client(&req, &body.client_id)?;
     let count = checks::fault(&body)?;
     known(&state, id.as_str()).await?;
-    ask_owner(
-        &state,
-        &id,
-        SandboxOp::Fault { op: body.op, count }.command()?,
-    )
-    .await?;
+    network(&req, &state)?.fault(&id, body.op, count).await?;
     Ok(web::Json(OkBody { ok: true }))
 }
 
@@ -121,29 +112,16 @@ pub async fn faults(
     (status = 400, description = "Invalid phone or avatar")))]
 #[post("/sandbox/contacts")]
 pub async fn contacts(
+    req: HttpRequest,
     state: web::Data<AppState>,
     body: web::Json<SandboxContact>,
 ) -> Result<web::Json<SandboxPhoneInfo>, HttpError> {
     let body = body.into_inner();
     let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
     checks::avatar(body.avatar.as_deref())?;
-    let patch = PhonePatch {
-        name: body.name,
-        username: body.username,
-        on_network: body.on_network,
-        avatar: body.avatar,
-        about: body.about,
-    };
-    let stored = super::store(&state).upsert_phone(&phone, patch).await?;
-    Ok(web::Json(SandboxPhoneInfo {
-        jid: stored.jid(),
-        phone: stored.phone,
-        lid: stored.lid,
-    }))
+    let contact = SandboxContact { phone, ..body };
+    Ok(web::Json(network(&req, &state)?.contact(contact).await?))
 }
-
-/// Most entries one `/sandbox/outbox` answer holds (the oldest; page with `since`).
-const OUTBOX_LIMIT: u64 = 10_000;
 
 #[utoipa::path(tag = "sandbox",
     params(("clientId" = String, Query), ("to" = Option<String>, Query, description = "Chat JID, user-part or +phone"),
@@ -158,48 +136,16 @@ pub async fn outbox(
     let query = query.into_inner();
     let id = authorized_client(&req, &query.client_id)?;
     let since = checks::since(query.since.as_deref())?;
-    let chats = match query.to.as_deref().filter(|t| !t.trim().is_empty()) {
-        Some(to) => Some(chat_jids(&state, to).await?),
-        None => None,
-    };
-    let rows = super::store(&state)
-        .outbox(id.as_str(), chats.as_deref(), since, OUTBOX_LIMIT)
-        .await?;
-    let messages = rows
-        .into_iter()
-        .map(|r| OutboxEntry {
-            message_id: r.message_id,
-            to: r.to_jid,
-            kind: r.kind,
-            payload: r.payload,
-            at: r.at,
-        })
-        .collect();
-    Ok(web::Json(Outbox { messages }))
-}
-
-/// The chat JIDs a `to` filter names: a JID itself; a user-part as a LID,
-/// phone or group JID; a `+phone` as its phone JID and its LID JID when known.
-async fn chat_jids(state: &AppState, to: &str) -> Result<Vec<String>, ApiError> {
-    let to = to.trim();
-    let parsed = Recipient::parse("to", to)?;
-    Ok(match parsed {
-        Recipient::Lid(user) if !to.contains('@') => [LID_SERVER, PHONE_SERVER, GROUP_SERVER]
-            .into_iter()
-            .filter_map(|server| Jid::new(&user, server))
-            .map(Jid::into_string)
-            .collect(),
-        Recipient::Phone(phone) => {
-            let mut jids = vec![Jid::phone(&phone).into_string()];
-            if let Some(known) = super::store(state).phone(phone.as_str()).await?
-                && let Some(lid) = lid_jid(&known.lid)
-            {
-                jids.push(lid.into_string());
-            }
-            jids
-        }
-        other => vec![other.jid().into_string()],
-    })
+    let to = query
+        .to
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    if let Some(to) = &to {
+        Recipient::parse("to", to)?;
+    }
+    Ok(web::Json(
+        network(&req, &state)?.outbox(&id, to, since).await?,
+    ))
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupRequest, responses((status = 200, body = SandboxGroupCreated),
@@ -215,15 +161,9 @@ pub async fn groups(
     let id = authorized_client(&req, &body.client_id)?;
     let group = checks::group(body)?;
     known(&state, id.as_str()).await?;
-    let op = SandboxOp::CreateGroup {
-        subject: group.subject,
-        participants: group.participants,
-        admins: group.admins,
-    };
-    match ask_owner(&state, &id, op.command()?).await? {
-        Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
-        other => Err(unexpected(other).into()),
-    }
+    Ok(web::Json(
+        network(&req, &state)?.create_group(&id, group).await?,
+    ))
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupSubject, responses((status = 200, body = SandboxGroupCreated),
@@ -240,9 +180,6 @@ pub async fn group_subject(
     let id = authorized_client(&req, &body.client_id)?;
     let (jid, subject) = checks::group_subject(body)?;
     known(&state, id.as_str()).await?;
-    let op = SandboxOp::GroupSubject { jid, subject };
-    match ask_owner(&state, &id, op.command()?).await? {
-        Reply::SandboxGroup { jid, subject } => Ok(web::Json(SandboxGroupCreated { jid, subject })),
-        other => Err(unexpected(other).into()),
-    }
+    let net = network(&req, &state)?;
+    Ok(web::Json(net.rename_group(&id, jid, subject).await?))
 }

@@ -1,21 +1,17 @@
-//! `POST /sandbox/messages` (sandbox mode only): someone on the simulated network
-//! sends the session a message. Files go to the sandbox CDN here; the message,
-//! carrying only where to fetch them, goes to the session's owner.
-use super::wire::{GeneratedFile, SandboxMessage, SandboxMessageSent};
-use crate::injected::{InjectedContent, InjectedMessage};
-use crate::ops::SandboxOp;
+//! `POST /sandbox/messages`: someone on the network sends the session a
+//! message. The body is checked here, per `type`, for every network the
+//! route drives; the test network delivers it.
+use super::controls::network;
+use crate::injected::InjectedContent;
 use crate::store::generated::MAX_LEN;
-use crate::store::media::generated_media;
 use actix_web::{HttpRequest, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::{GeneratedFile, SandboxMessage, SandboxMessageSent};
 use parley_model::address::MessageId;
-use parley_model::media::MediaInfo;
-use parley_shared::command::Reply;
-use parley_shared::error::ApiError;
 
-use parley_api::extension::authorized_client;
-use parley_api::extension::{ask_owner, known, unexpected};
+use parley_api::extension::{authorized_client, known};
 use parley_api::{AppState, HttpError};
 
 const MEDIA_TYPES: &[&str] = &["image", "video", "audio", "document", "sticker"];
@@ -35,33 +31,12 @@ pub async fn messages(
         return Err(ApiError::bad_request("from is required (a phone number or \"me\")").into());
     }
     known(&state, id.as_str()).await?;
-    let content = content(&state, id.as_str(), &body).await?;
-    let message = InjectedMessage {
-        from: body.from.trim().trim_start_matches('+').to_string(),
-        chat: body
-            .chat
-            .map(|c| c.trim().trim_start_matches('+').to_string())
-            .filter(|c| !c.is_empty()),
-        message_id: body.message_id.and_then(MessageId::new),
-        quoted_message_id: body.quoted_message_id.and_then(MessageId::new),
-        mentions: body.mentions.unwrap_or_default(),
-        is_forwarded: body.is_forwarded.unwrap_or(false),
-        content,
-    };
-    match ask_owner(
-        &state,
-        &id,
-        SandboxOp::Message(Box::new(message)).command()?,
-    )
-    .await?
-    {
-        Reply::MessageId { message_id } => Ok(web::Json(SandboxMessageSent { message_id })),
-        other => Err(unexpected(other).into()),
-    }
+    check(&body)?;
+    Ok(web::Json(network(&req, &state)?.message(&id, body).await?))
 }
 
 /// A media message's file.
-enum File {
+pub(super) enum File {
     Bytes(Vec<u8>),
     Generated { seed: u64, size: u64 },
 }
@@ -90,46 +65,14 @@ fn generated(g: &GeneratedFile) -> Result<File, ApiError> {
     }
 }
 
-/// The message's content, validated per `type`; a file is uploaded to the CDN.
-async fn content(
-    state: &AppState,
-    client_id: &str,
-    b: &SandboxMessage,
-) -> Result<InjectedContent, ApiError> {
-    let media = match checked(b)? {
-        Checked::Other(content) => return Ok(content),
-        Checked::Media(media) => media,
-    };
-    let download = match media.file {
-        File::Bytes(bytes) => {
-            super::store(state)
-                .put_sandbox_media(client_id, &bytes)
-                .await?
-        }
-        File::Generated { seed, size } => generated_media(seed, size),
-    };
-    Ok(InjectedContent::Media {
-        kind: b.kind.clone(),
-        info: MediaInfo {
-            mime_type: media.mime_type,
-            file_name: b.file_name.clone().unwrap_or_default(),
-            caption: b.caption.clone().unwrap_or_default(),
-            ptt: b.ptt.unwrap_or(false),
-            // Only images and videos can be shown once.
-            view_once: b.view_once == Some(true) && matches!(b.kind.as_str(), "image" | "video"),
-        },
-        download,
-    })
-}
-
 /// A media message's file and type, checked.
-struct Media {
-    file: File,
-    mime_type: String,
+pub(super) struct Media {
+    pub(super) file: File,
+    pub(super) mime_type: String,
 }
 
 /// A message's content as the contract checks it, its file not yet stored.
-enum Checked {
+pub(super) enum Checked {
     Media(Media),
     Other(InjectedContent),
 }
@@ -140,7 +83,7 @@ pub fn check(b: &SandboxMessage) -> Result<(), ApiError> {
     checked(b).map(drop)
 }
 
-fn checked(b: &SandboxMessage) -> Result<Checked, ApiError> {
+pub(super) fn checked(b: &SandboxMessage) -> Result<Checked, ApiError> {
     let kind = b.kind.as_str();
     if MEDIA_TYPES.contains(&kind) {
         let file = match (&b.data, &b.generate) {

@@ -5,9 +5,10 @@ mod cdn;
 pub mod checks;
 mod controls;
 mod messages;
-pub mod wire;
+mod network;
 
-pub use messages::check as check_message;
+pub use controls::Controlled;
+pub use network::SandboxNetwork;
 
 use parley_api::AppState;
 use parley_api::RouteSet;
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::store::Store;
+use parley_network::test_network::TestNetwork;
 
 /// The sandbox's routes, for [`parley_api::Application::build`].
 pub const ROUTES: RouteSet = RouteSet {
@@ -36,7 +38,19 @@ fn everywhere(cfg: &mut ServiceConfig) {
 }
 
 fn gateway(cfg: &mut ServiceConfig) {
-    cfg.service(controls::link)
+    control_routes(cfg, SandboxNetwork::boxed);
+}
+
+/// The control routes (every `/sandbox/*` route but the picture CDN), asking
+/// the test network `network` makes from the app's state: the simulated
+/// network's ([`SandboxNetwork::boxed`]), or another that serves the same
+/// control API.
+pub fn control_routes(
+    cfg: &mut ServiceConfig,
+    network: fn(actix_web::web::Data<AppState>) -> Box<dyn TestNetwork>,
+) {
+    cfg.app_data(Controlled(network))
+        .service(controls::link)
         .service(controls::enter_code)
         .service(controls::unlink)
         .service(controls::faults)

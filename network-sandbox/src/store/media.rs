@@ -16,8 +16,8 @@ use super::generated::{self as generated, Generated};
 use parley_shared::db::DbError;
 
 use super::Store;
+use parley_contract::spool::ByteStream;
 use parley_model::media::MediaDownload;
-use parley_shared::media::ByteStream;
 
 /// Bytes per chunk of a stored file's download.
 const STORED_CHUNK: usize = 64 * 1024;

@@ -11,7 +11,7 @@ use super::*;
 /// The sandbox's phone and contacts, through its controls and its outbox.
 struct SandboxSide<'a>(&'a Fixture);
 
-fn refused(outcome: parley_shared::command::Outcome) -> Result<(), String> {
+fn refused(outcome: parley_contract::command::Outcome) -> Result<(), String> {
     outcome.map(|_| ()).map_err(|e| e.to_string())
 }
 

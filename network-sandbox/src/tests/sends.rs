@@ -2,7 +2,7 @@
 //! network enforces (edit window, revoking others' messages), unpaired sessions.
 use crate::store::NewOutboxEntry;
 use chrono::Utc;
-use parley_shared::media::spool::FileBody;
+use parley_contract::spool::FileBody;
 use serde_json::json;
 
 use super::*;

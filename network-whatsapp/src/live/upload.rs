@@ -4,8 +4,8 @@
 //! offset when the CDN asks it to.
 use std::io::{BufWriter, Read, Write};
 
+use parley_contract::spool::FileBody;
 use parley_network::NetworkError;
-use parley_shared::media::spool::FileBody;
 use whatsapp_rust::Client;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::upload::UploadResponse;
@@ -62,7 +62,7 @@ pub async fn upload(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parley_shared::media::spool::Spool;
+    use parley_contract::spool::Spool;
     use whatsapp_rust::wacore::download::DownloadUtils;
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 //! Subjects given to a [`Bus`] are relative (`session.<clientId>`, `start`); each
 //! adapter prefixes them with its cluster name, so two clusters (or two tests)
 //! sharing one NATS server never see each other's traffic.
+pub mod commands;
 pub mod memory;
 pub mod nats;
 

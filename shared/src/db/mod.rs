@@ -16,6 +16,7 @@ use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend, DbErr};
 
 use crate::event_stream::EventStream;
 use crate::store_keys::StoreKeys;
+use parley_contract::error::ApiError;
 use std::time::Duration;
 
 /// A PostgreSQL array parameter of `items` (for `= ANY($n)` and
@@ -52,6 +53,18 @@ impl From<DbErr> for DbError {
             DbError::Conflict(e.to_string())
         } else {
             DbError::Unavailable(e.to_string())
+        }
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Conflict(_) => ApiError::conflict("already exists"),
+            DbError::Unavailable(msg) => {
+                tracing::error!(error = %msg, "database");
+                ApiError::unavailable("database unavailable")
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! under its fencing token.
 use chrono::{DateTime, Utc};
 
-use crate::pacing::Pacing;
+use parley_contract::pacing::Pacing;
 
 /// One session as stored. `secret_hash` is the hex SHA-256 of the session secret;
 /// `webhook_token` is kept so it can be sent, and no route ever returns it.
@@ -33,7 +33,7 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-crate::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 /// What `/start` knows about a new session.
 #[derive(Clone, Default)]
@@ -43,7 +43,7 @@ pub struct NewSession {
     pub webhook_token: String,
     pub poll_lookup_url: String,
 }
-crate::debug_redacted!(NewSession { client_id, webhook_url, poll_lookup_url; webhook_token });
+parley_contract::debug_redacted!(NewSession { client_id, webhook_url, poll_lookup_url; webhook_token });
 
 /// Settings changes (API side, not fenced). `None` leaves a field as it is.
 #[derive(Clone, Default)]
@@ -59,7 +59,7 @@ pub struct SettingsPatch {
     pub pacing: Option<Option<Pacing>>,
     pub desired: Option<bool>,
 }
-crate::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, pacing, desired; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, pacing, desired; webhook_token, secret_hash });
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]

@@ -122,7 +122,8 @@ impl MediaStore for FsMediaStore {
             .filter(|ct| !ct.is_empty())
             .unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_string());
         let size = file.metadata().await.ok().map(|m| m.len());
-        let chunks = tokio_util::io::ReaderStream::with_capacity(file, super::spool::CHUNK);
+        let chunks =
+            tokio_util::io::ReaderStream::with_capacity(file, parley_contract::spool::CHUNK);
         Ok(Some(ObjectStream {
             content_type,
             size,

@@ -2,19 +2,14 @@
 pub mod fs;
 pub mod s3;
 pub mod safety;
-pub mod spool;
-
-use std::pin::Pin;
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
+use parley_contract::spool::ByteStream;
 
 /// Largest multipart media upload (the spec's ingress maximum).
 pub const UPLOAD_MAX: u64 = 128 * 1024 * 1024;
-
-/// The chunks of an object being stored, as they arrive.
-pub type ByteStream = Pin<Box<dyn Stream<Item = std::io::Result<Bytes>> + Send>>;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum MediaError {

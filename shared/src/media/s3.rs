@@ -32,7 +32,7 @@ pub struct S3Settings {
     /// Base of public links (e.g. a CDN); default `{endpoint}/{bucket}`.
     pub public_url: Option<String>,
 }
-crate::debug_redacted!(S3Settings { endpoint, bucket, region, public_url; access_key, secret_key });
+parley_contract::debug_redacted!(S3Settings { endpoint, bucket, region, public_url; access_key, secret_key });
 
 /// Objects are readable by anyone with the link: a bucket this store creates
 /// gets a policy allowing anonymous `GetObject`; an existing bucket (or the proxy

@@ -1,9 +1,10 @@
 //! Contract of the media store: one suite, run on the filesystem and S3 adapters.
 use bytes::Bytes;
 use futures::{StreamExt, stream};
+use parley_contract::spool::ByteStream;
 use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};
-use parley_shared::media::{ByteStream, MediaError, MediaStore, new_key};
+use parley_shared::media::{MediaError, MediaStore, new_key};
 
 use crate::support;
 

@@ -4,13 +4,13 @@
 mod support;
 
 use futures::StreamExt;
+use parley_contract::spool::FileBody;
 use parley_model::inbound::Content;
 use parley_model::media::{MediaInfo, MediaKind};
 use parley_model::outgoing::Content as Sent;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::outgoing::{MediaFile, Outgoing};
 use parley_network::{Network, NetworkEvent, SessionContext};
-use parley_shared::media::spool::FileBody;
 use parley_wire_network::kinds::{File, FileKind};
 use support::fixture;
 use whatsapp_rust::waproto::buffa::MessageField;

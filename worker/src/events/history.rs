@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use parley_contract::event::{Envelope, Quoted};
+use parley_contract::spool::FileBody;
 use parley_model::ids::ClientId;
 use parley_model::media::MediaDownload;
-use parley_shared::event::{Envelope, Quoted};
-use parley_shared::media::spool::FileBody;
 
 use crate::network::Connection;
 use parley_model::media::MediaKind;

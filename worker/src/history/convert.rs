@@ -2,10 +2,10 @@
 //! `messageType` it is stored as, what goes into `extras`, and which stored
 //! message a reaction, edit, revoke or vote changes.
 use chrono::{DateTime, Utc};
+use parley_contract::event::Envelope;
 use parley_shared::db::history::{
     Change, MessageMedia, NewMediaFile, NewMessage, RoomFacts, Target, Write,
 };
-use parley_shared::event::Envelope;
 use serde_json::{Map, Value, json};
 
 /// How an event type is kept.
@@ -259,8 +259,8 @@ pub fn update_write(e: &Envelope) -> Option<Write> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use parley_contract::event::{Group, Media, Meta, PollVote, Reaction};
     use parley_model::media::{MediaDownload, MediaInfo};
-    use parley_shared::event::{Group, Media, Meta, PollVote, Reaction};
 
     fn envelope(kind: &str) -> Envelope {
         Envelope {
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn every_event_type_has_a_spec_message_type() {
-        for t in parley_shared::event::TYPES {
+        for t in parley_contract::event::TYPES {
             assert!(kind(t).is_some(), "{t}");
         }
         assert_eq!(kind("text"), Some(Kind::Message("chat")));

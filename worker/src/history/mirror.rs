@@ -10,7 +10,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use parley_shared::media::{ByteStream, MediaError, MediaStore, StoredObject};
+use parley_contract::spool::ByteStream;
+use parley_shared::media::{MediaError, MediaStore, StoredObject};
 use parley_shared::metrics::metrics;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;

@@ -12,10 +12,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
+use parley_contract::event::{Envelope, Quoted};
 use parley_model::ids::ClientId;
 use parley_shared::db::history::{NewMediaFile, Write, Written, hosted_inbox_active};
 use parley_shared::db::{Db, DbError};
-use parley_shared::event::{Envelope, Quoted};
 use parley_shared::media::{MediaError, MediaStore, new_key, stream_error};
 use parley_shared::metrics::metrics;
 

@@ -1,7 +1,7 @@
 //! The hosted inbox as the event pipeline sees it.
 use async_trait::async_trait;
+use parley_contract::event::{Envelope, Quoted};
 use parley_model::ids::ClientId;
-use parley_shared::event::{Envelope, Quoted};
 
 use super::History;
 use crate::events::{HistorySink, MessageFile, Written};

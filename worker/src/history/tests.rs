@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use parley_contract::event::{Edit, Envelope, Media, Meta, Poll, Reaction, Revoke};
+use parley_contract::spool::FileBody;
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_shared::db::Db;
-use parley_shared::event::{Edit, Envelope, Media, Meta, Poll, Reaction, Revoke};
 use parley_shared::media::MediaStore;
 use parley_shared::media::fs::FsMediaStore;
 use parley_shared::media::s3::{S3MediaStore, S3Settings};
-use parley_shared::media::spool::FileBody;
 use parley_tests::services;
 
 use super::{FileData, History, MessageFile};

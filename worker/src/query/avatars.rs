@@ -3,8 +3,8 @@
 //! picture version once as the room's `avatarUrl`.
 use std::time::Duration;
 
-use parley_shared::error::ApiError;
-use parley_shared::wire::inbox::RefreshedAvatars;
+use parley_contract::error::ApiError;
+use parley_contract::wire::inbox::RefreshedAvatars;
 use tokio::time::MissedTickBehavior;
 
 use super::Querier;

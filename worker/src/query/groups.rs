@@ -2,13 +2,13 @@
 //! participant), invite link. Every member list teaches the session's
 //! LID <-> phone mapping.
 use chrono::DateTime;
-use parley_model::address::Jid;
-use parley_model::recipients::Recipient;
-use parley_shared::error::ApiError;
-use parley_shared::queries::MemberAction;
-use parley_shared::wire::groups::{
+use parley_contract::error::ApiError;
+use parley_contract::queries::MemberAction;
+use parley_contract::wire::groups::{
     Group, GroupCreated, GroupInviteLink, GroupMember, GroupMembersUpdated, ParticipantResult,
 };
+use parley_model::address::Jid;
+use parley_model::recipients::Recipient;
 
 use super::Querier;
 use crate::network::{GroupMetadata, ParticipantChange};

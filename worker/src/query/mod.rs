@@ -12,13 +12,13 @@ pub mod room_avatars;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_contract::command::{Outcome, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::queries::{Answer, Query};
+use parley_contract::wire::contacts::{OwnerLid, UserInfo};
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::recipients::{Recipient, lid_jid};
-use parley_shared::command::{Outcome, Reply};
-use parley_shared::error::ApiError;
 use parley_shared::media::MediaStore;
-use parley_shared::queries::{Answer, Query};
-use parley_shared::wire::contacts::{OwnerLid, UserInfo};
 use tokio::time::timeout;
 
 use self::book::Book;

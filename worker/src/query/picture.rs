@@ -2,11 +2,11 @@
 //! and size (`refresh` bypasses it), and each picture version mirrored once
 //! into the media store for a permanent link.
 use chrono::{DateTime, Utc};
+use parley_contract::error::ApiError;
+use parley_contract::wire::contacts::ProfilePicture;
 use parley_model::recipients::Recipient;
 use parley_shared::db::contacts::CachedPicture;
-use parley_shared::error::ApiError;
 use parley_shared::media;
-use parley_shared::wire::contacts::ProfilePicture;
 
 use super::Querier;
 use crate::network::{Picture, PictureLookup};

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use parley_contract::error::ApiError;
+use parley_contract::spool::{FileBody, Spool};
 use parley_shared::egress::{Egress, EgressError, refusal};
-use parley_shared::error::ApiError;
-use parley_shared::media::spool::{FileBody, Spool};
 
 use super::transfers::Transfers;
 

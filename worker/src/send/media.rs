@@ -2,9 +2,9 @@
 //! egress guard, within the limits) or read back from the media store where
 //! the API streamed an upload; typed and named; captions dropped where the
 //! network shows none (audio, stickers).
+use parley_contract::error::ApiError;
+use parley_contract::spool::{FileBody, Spool};
 use parley_model::outgoing::{MediaRequest, MediaSource};
-use parley_shared::error::ApiError;
-use parley_shared::media::spool::{FileBody, Spool};
 use parley_shared::media::{MediaStore, UPLOAD_MAX};
 
 use super::download::{Fetched, Fetcher};

@@ -11,13 +11,13 @@ mod transfers;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_contract::command::SendResult;
+use parley_contract::command::{Outcome, Reply};
+use parley_contract::error::ApiError;
 use parley_model::address::Jid;
 use parley_model::inbound;
 use parley_model::outgoing::{ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage};
 use parley_model::recipients::{Recipient, lid_jid};
-use parley_shared::command::SendResult;
-use parley_shared::command::{Outcome, Reply};
-use parley_shared::error::ApiError;
 use parley_shared::media::MediaStore;
 use serde_json::Value;
 use tokio::time::timeout;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use parley_shared::error::ApiError;
+use parley_contract::error::ApiError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How long a media send waits for a slot (well within the API's retry budget).

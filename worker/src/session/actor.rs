@@ -345,7 +345,10 @@ async fn refuse_waiting(commands: &mut Subscription) {
 /// Tells the caller of `incoming` that the session moved: it asks the next
 /// owner with the same request id.
 pub(super) async fn answer_moved(incoming: Incoming) {
-    if let Err(e) = incoming.respond(parley_shared::command::moved()).await {
+    if let Err(e) = incoming
+        .respond(parley_shared::bus::commands::moved())
+        .await
+    {
         tracing::warn!(error = %e, "cannot send the reply");
     }
 }

@@ -1,9 +1,9 @@
 //! Commands from the bus to the session that owns them: idempotency by request
 //! id, a span joined to the caller's trace, and one handler per command.
+use parley_contract::command::{self, Command, Outcome, Reply};
+use parley_contract::error::ApiError;
 use parley_model::address::PhoneNumber;
 use parley_shared::bus::Incoming;
-use parley_shared::command::{self, Command, Outcome, Reply};
-use parley_shared::error::ApiError;
 use tokio::time::{Instant, timeout};
 use tracing::Instrument;
 

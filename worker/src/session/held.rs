@@ -79,7 +79,7 @@ impl Actor {
     async fn follow(&mut self, key: &str, repeat: Incoming) {
         if let Err(repeat) = self.in_flight.join(key, repeat) {
             let outcome = self.deps.requests.get(key).unwrap_or_else(|| {
-                Err(parley_shared::error::ApiError::unavailable(
+                Err(parley_contract::error::ApiError::unavailable(
                     "the send's outcome is no longer known; retry",
                 ))
             });

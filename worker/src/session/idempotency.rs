@@ -4,8 +4,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use parley_contract::command::{Outcome, REQUEST_ID};
 use parley_shared::bus::Incoming;
-use parley_shared::command::{Outcome, REQUEST_ID};
 use tokio::time::Instant;
 
 /// Outcomes of the last commands a worker answered, bounded in size and age.
@@ -86,8 +86,8 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use parley_shared::command::Reply;
-    use parley_shared::error::ApiError;
+    use parley_contract::command::Reply;
+    use parley_contract::error::ApiError;
 
     use super::*;
 

@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use parley_contract::command::Command;
+use parley_contract::queries::Query;
 use parley_model::outgoing::{ChatAction, OutgoingMessage};
 use parley_shared::bus::Incoming;
-use parley_shared::command::Command;
-use parley_shared::queries::Query;
 use tokio::task::{Id, JoinError, JoinSet};
 
 use crate::send::Done;

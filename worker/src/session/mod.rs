@@ -16,9 +16,10 @@ mod timing;
 
 use std::sync::Arc;
 
+use parley_contract::command::Outcome;
 use parley_model::ids::ClientId;
+use parley_shared::bus::commands as bus_commands;
 use parley_shared::bus::{Bus, BusError, Incoming, Subscription, session_subject};
-use parley_shared::command::{self, Outcome};
 use parley_shared::db::{Db, DbError, SessionRow, StatePatch};
 use parley_shared::lease::{Lease, Leases};
 use parley_shared::media::MediaStore;
@@ -146,7 +147,7 @@ pub async fn open(
 
 /// Sends an outcome back to the requester of a command.
 pub async fn respond(incoming: Incoming, outcome: &Outcome) {
-    if let Err(e) = incoming.respond(command::encode(outcome)).await {
+    if let Err(e) = incoming.respond(bus_commands::encode(outcome)).await {
         tracing::warn!(error = %e, "cannot send the reply");
     }
 }

@@ -6,8 +6,8 @@
 //! starts with a full burst.
 use std::time::Duration;
 
-use parley_shared::error::ApiError;
-use parley_shared::pacing::Pacing;
+use parley_contract::error::ApiError;
+use parley_contract::pacing::Pacing;
 use tokio::time::Instant;
 
 /// Longest a send waits for its turn: below the API's wait for an answer

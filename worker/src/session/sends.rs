@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use parley_contract::command::{Outcome, Reply};
+use parley_contract::error::ApiError;
 use parley_shared::bus::Incoming;
-use parley_shared::command::{Outcome, Reply};
-use parley_shared::error::ApiError;
 use serde_json::Value;
 use tokio::task::{Id, JoinError};
 use tokio::time::{Instant, timeout_at};

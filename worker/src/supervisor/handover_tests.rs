@@ -3,7 +3,7 @@
 //! that shed it go to the chosen worker instead of being taken back.
 use std::time::Duration;
 
-use parley_shared::command::Reply;
+use parley_contract::command::Reply;
 use tokio::sync::watch;
 
 use super::Supervisor;
@@ -98,8 +98,8 @@ async fn a_start_for_a_session_just_handed_over_goes_to_the_worker_it_went_to() 
 
 #[tokio::test]
 async fn a_take_over_never_runs_a_session_that_should_not_run() {
+    use parley_contract::command::Command;
     use parley_shared::bus::{START_SUBJECT, worker_start_subject};
-    use parley_shared::command::Command;
     use parley_shared::db::SettingsPatch;
 
     let world = World::new().await;

@@ -5,8 +5,8 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
+use parley_contract::command::{CallError, Command, Outcome, Reply};
 use parley_network_sandbox::ops::SandboxOp;
-use parley_shared::command::{CallError, Command, Outcome, Reply};
 use std::future::Future;
 use tokio::time::Instant;
 

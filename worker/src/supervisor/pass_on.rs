@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::sync::MutexGuard;
 use std::time::Duration;
 
+use parley_contract::command::{Command, Outcome};
 use parley_model::ids::ClientId;
+use parley_shared::bus::commands;
 use parley_shared::bus::worker_start_subject;
-use parley_shared::command::{self, Command, Outcome};
 use tokio::time::Instant;
 
 use super::Supervisor;
@@ -101,7 +102,7 @@ impl Supervisor {
     async fn ask(&self, to: &str, command: &Command, request_id: &str) -> Option<Outcome> {
         let subject = worker_start_subject(to);
         let bus = self.deps().bus.as_ref();
-        command::call(bus, &subject, command, request_id, ASK_TIMEOUT)
+        commands::call(bus, &subject, command, request_id, ASK_TIMEOUT)
             .await
             .ok()
     }

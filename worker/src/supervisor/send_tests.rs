@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use parley_contract::command::SendResult;
+use parley_contract::command::{Command, Reply};
 use parley_model::address::PhoneNumber;
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
@@ -13,8 +15,6 @@ use parley_model::outgoing::{Content, MediaRequest, MediaSource, OutgoingMessage
 use parley_model::recipients::Recipient;
 use parley_network_sandbox::ops::SandboxOp;
 use parley_network_sandbox::store::{OutboxEntry, Store};
-use parley_shared::command::SendResult;
-use parley_shared::command::{Command, Reply};
 use parley_shared::egress::Egress;
 
 use super::fakes::{World, cid, eventually, fast_timing, test_fetcher};

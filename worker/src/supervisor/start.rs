@@ -3,12 +3,12 @@
 //! answered by claiming the session or naming the worker that owns it.
 use std::time::Duration;
 
+use parley_contract::command::{self, Command, Outcome, REQUEST_ID, Reply};
+use parley_contract::error::ApiError;
 use parley_model::ids::ClientId;
 use parley_shared::bus::{
     BusError, Incoming, START_SUBJECT, Subscription, WORKERS_GROUP, worker_start_subject,
 };
-use parley_shared::command::{self, Command, Outcome, REQUEST_ID, Reply};
-use parley_shared::error::ApiError;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::Instrument;

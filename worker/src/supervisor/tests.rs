@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_contract::command::{CallError, Command, Reply};
+use parley_contract::error::ApiError;
 use parley_model::address::PhoneNumber;
 use parley_model::ids::ClientId;
 use parley_network_sandbox::ops::SandboxOp;
-use parley_shared::command::{CallError, Command, Reply};
 use parley_shared::db::StatePatch;
-use parley_shared::error::ApiError;
 use tokio::sync::watch;
 
 use super::fakes::{World, cid, eventually};

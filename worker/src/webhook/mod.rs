@@ -32,7 +32,7 @@ pub struct Target {
     pub url: String,
     pub token: String,
 }
-parley_shared::debug_redacted!(Target { url; token });
+parley_contract::debug_redacted!(Target { url; token });
 
 /// One event, serialized once; `id` (the `webhook-id`) stays the same across retries.
 #[derive(Debug, Clone)]

@@ -98,7 +98,7 @@ fn every_kind_without_a_file_has_its_outbox_name() {
     }
     let file = Content::Media(MediaFile {
         kind: MediaKind::Image,
-        data: parley_shared::media::spool::FileBody::from_bytes(&b"x"[..]),
+        data: parley_contract::spool::FileBody::from_bytes(&b"x"[..]),
         info: parley_model::media::MediaInfo {
             mime_type: "image/png".into(),
             ..Default::default()

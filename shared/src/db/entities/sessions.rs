@@ -6,7 +6,7 @@ use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect, TryInsertResult};
 
 use crate::db::sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};
 use crate::db::{Db, DbError};
-use crate::pacing::Pacing;
+use parley_contract::pacing::Pacing;
 
 /// The status of a session nobody has started yet (see the spec's States).
 const INITIAL_STATUS: &str = "initializing";
@@ -49,7 +49,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-crate::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use parley_network_sandbox::routes::wire::SandboxContact;
+use parley_contract::wire::sandbox::SandboxContact;
 
 use super::{Refusal, SessionRef, World};
 

@@ -2,7 +2,7 @@
 //! session's own phone (`from: "me"`), sends a real, encrypted message of the
 //! requested kind; the session's companion receives it from the server.
 use base64::Engine;
-use parley_network_sandbox::routes::wire::{GeneratedFile, SandboxMessage};
+use parley_contract::wire::sandbox::{GeneratedFile, SandboxMessage};
 use whatsapp_rust::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 

@@ -19,7 +19,7 @@ mod outside;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use parley_network_sandbox::routes::wire::{SandboxContact, SandboxPhoneInfo};
+use parley_contract::wire::sandbox::{SandboxContact, SandboxPhoneInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::{Avatar, TestDevice, WireNetwork, device_jid};

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use parley_network_sandbox::routes::wire::OutboxEntry;
+use parley_contract::wire::sandbox::OutboxEntry;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use whatsapp_rust::waproto::whatsapp as wa;

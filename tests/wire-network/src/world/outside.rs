@@ -1,7 +1,7 @@
 //! `/sandbox/messages` to a `chat` that is no conversation: a contact's
 //! status, a message to its broadcast list, a channel's post
 //! (`crate::broadcasts` carries them).
-use parley_network_sandbox::routes::wire::SandboxMessage;
+use parley_contract::wire::sandbox::SandboxMessage;
 use whatsapp_rust::features::StatusSendOptions;
 
 use super::messages::{invalid, plain, with_context};

@@ -1,10 +1,10 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
-use parley_model::ids::ChatRoomId;
-use parley_model::ids::ClientId;
-use parley_shared::event::{
+use parley_contract::event::{
     Contact, Edit, Envelope, Group, InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta,
     Poll, PollVote, Quoted, Reaction, Revoke,
 };
+use parley_model::ids::ChatRoomId;
+use parley_model::ids::ClientId;
 
 use super::poll::resolve_vote;
 use parley_model::inbound::{Content, InboundMessage};

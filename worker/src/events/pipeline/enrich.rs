@@ -3,8 +3,8 @@
 //! file history stores.
 use std::sync::Arc;
 
+use parley_contract::event::Envelope;
 use parley_model::ids::ClientId;
-use parley_shared::event::Envelope;
 
 use super::{Activity, EventPipeline, SessionEvents, SessionSettings};
 use crate::events::SessionFacts;

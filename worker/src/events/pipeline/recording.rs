@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use parley_contract::event::Envelope;
 use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
 use parley_shared::db::{DbError, Queued};
-use parley_shared::event::Envelope;
 use parley_shared::metrics::metrics;
 use tokio::sync::mpsc;
 

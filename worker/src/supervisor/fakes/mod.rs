@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parley_contract::command::{CallError, Command, Outcome, Reply};
 use parley_model::ids::ClientId;
 use parley_network_sandbox::ops::SandboxOp;
+use parley_shared::bus::commands;
 use parley_shared::bus::memory::MemoryBus;
-use parley_shared::command::{self, CallError, Command, Outcome, Reply};
 use parley_shared::db::{Db, NewSession, SessionRow};
 use parley_shared::egress::Egress;
 use parley_shared::media::MediaStore;
@@ -512,6 +513,6 @@ impl World {
         request_id: &str,
     ) -> Result<Outcome, CallError> {
         let patience = Duration::from_secs(5);
-        command::call(&self.bus, subject, command, request_id, patience).await
+        commands::call(&self.bus, subject, command, request_id, patience).await
     }
 }

@@ -1,0 +1,90 @@
+//! The test control of a network: what the sandbox's control API
+//! (`/sandbox/*`, docs/sandbox.md) asks of the network behind a session. The
+//! simulated network implements it (`parley-network-sandbox`), and so does
+//! the wire-level test network in its test build; one set of routes serves
+//! both. The routes check authorization, the session and every body before
+//! they ask, so an implementation gets checked values and answers what only
+//! the network knows (a session not linked, a QR no longer shown, an unknown
+//! group).
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::{
+    Outbox, SandboxContact, SandboxGroupCreated, SandboxLinked, SandboxMessage, SandboxMessageSent,
+    SandboxPhoneInfo,
+};
+use parley_model::address::{Jid, PhoneNumber};
+use parley_model::ids::ClientId;
+
+/// A group to create, checked: its subject, its members (phones) and the
+/// admins among them (or the session's own phone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewGroup {
+    pub subject: String,
+    pub participants: Vec<PhoneNumber>,
+    pub admins: Vec<PhoneNumber>,
+}
+
+/// What the control routes ask of a test network. Every method but
+/// [`TestNetwork::contact`] acts for a session the gateway knows.
+#[async_trait]
+pub trait TestNetwork: Send + Sync {
+    /// The session whose QR code is `qr` now; 400 when none shows it.
+    async fn qr_owner(&self, qr: &str) -> Result<ClientId, ApiError>;
+
+    /// The test phone `phone` scans the session's QR code (`qr`, when the
+    /// caller names the code it saw, must be the current one) and the
+    /// session is linked as that phone's device.
+    async fn link(
+        &self,
+        id: &ClientId,
+        phone: PhoneNumber,
+        name: String,
+        qr: Option<String>,
+    ) -> Result<SandboxLinked, ApiError>;
+
+    /// The session's phone enters the pairing `code` the session showed.
+    async fn enter_code(&self, id: &ClientId, code: String) -> Result<SandboxLinked, ApiError>;
+
+    /// The phone removes the session's device.
+    async fn unlink(&self, id: &ClientId) -> Result<(), ApiError>;
+
+    /// The next `count` operations of kind `op` fail (`drop` acts at once).
+    async fn fault(&self, id: &ClientId, op: String, count: u32) -> Result<(), ApiError>;
+
+    /// A phone on the network, created or changed (`contact.phone` in
+    /// digits).
+    async fn contact(&self, contact: SandboxContact) -> Result<SandboxPhoneInfo, ApiError>;
+
+    /// What the session put on the network, oldest first: into the chat
+    /// `to` names (a JID, a user-part or a `+phone`), at or after `since`.
+    async fn outbox(
+        &self,
+        id: &ClientId,
+        to: Option<String>,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<Outbox, ApiError>;
+
+    /// Someone on the network sends the session `message`, answered once
+    /// the session has taken it in.
+    async fn message(
+        &self,
+        id: &ClientId,
+        message: SandboxMessage,
+    ) -> Result<SandboxMessageSent, ApiError>;
+
+    /// A group the session's phone is in.
+    async fn create_group(
+        &self,
+        id: &ClientId,
+        group: NewGroup,
+    ) -> Result<SandboxGroupCreated, ApiError>;
+
+    /// The session's phone renames `jid`, a group it is in.
+    async fn rename_group(
+        &self,
+        id: &ClientId,
+        jid: Jid,
+        subject: String,
+    ) -> Result<SandboxGroupCreated, ApiError>;
+}
