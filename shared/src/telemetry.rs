@@ -29,6 +29,8 @@ const OWN_TARGETS: &[&str] = &[
     "parley",
     "parley_api",
     "parley_worker",
+    "parley_model",
+    "parley_contract",
     "parley_shared",
     "parley_network",
     "parley_network_sandbox",
