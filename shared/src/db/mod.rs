@@ -19,6 +19,15 @@ use crate::store_keys::StoreKeys;
 use parley_contract::error::ApiError;
 use std::time::Duration;
 
+/// A pooled connection idle this long is checked (a round trip) before it
+/// is handed out; one in use more recently goes out as it is. Checking every
+/// one cost a round trip per transaction: on SQLite a hand-off to the
+/// connection's thread, on PostgreSQL a message the server answers. A
+/// connection that broke within the window (the server restarted) fails its
+/// next statement once, and the pool replaces it: the event log's writers
+/// and the sends retry, an unacknowledged message comes again.
+const CHECK_IF_IDLE: Duration = Duration::from_secs(1);
+
 /// A PostgreSQL array parameter of `items` (for `= ANY($n)` and
 /// `unnest($n)`): one statement text for any number of values.
 pub fn pg_array<T: Into<sea_orm::Value>>(
@@ -94,6 +103,7 @@ impl Db {
         let mut opts = ConnectOptions::new(url.clone());
         opts.connect_timeout(Duration::from_secs(5))
             .acquire_timeout(Duration::from_secs(5))
+            .test_before_acquire_if_idle_for(CHECK_IF_IDLE)
             .sqlx_logging(false);
         if url.starts_with("sqlite:") {
             use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
@@ -231,7 +241,7 @@ impl Db {
         let options = (*pool.connect_options())
             .clone()
             .synchronous(SqliteSynchronous::Normal);
-        let side = SqlitePoolOptions::new()
+        let side = checked_if_idle(SqlitePoolOptions::new())
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
@@ -258,7 +268,7 @@ impl Db {
         let options = (*pool.connect_options())
             .clone()
             .options(settings.iter().copied());
-        let side = sea_orm::sqlx::postgres::PgPoolOptions::new()
+        let side = checked_if_idle(sea_orm::sqlx::postgres::PgPoolOptions::new())
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
@@ -294,4 +304,23 @@ impl Db {
             _ => "other",
         }
     }
+}
+
+/// `options` checking a connection before handing it out only once it has
+/// been idle for [`CHECK_IF_IDLE`] (the main pool's
+/// `test_before_acquire_if_idle_for`, for the side pools built here).
+fn checked_if_idle<DB: sea_orm::sqlx::Database>(
+    options: sea_orm::sqlx::pool::PoolOptions<DB>,
+) -> sea_orm::sqlx::pool::PoolOptions<DB> {
+    use sea_orm::sqlx::Connection;
+    options
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= CHECK_IF_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
 }

@@ -384,3 +384,57 @@ async fn first_value<T: sea_orm::TryGetable>(db: &Db, backend: sea_orm::DbBacken
         .expect("a row");
     row.try_get_by_index::<T>(0).expect("a value")
 }
+
+/// The server ends every connection of the pool (a restart, as the pool sees
+/// it) while they are in use: each fails its next statement at most once,
+/// and the pool replaces it, though none was idle long enough to be checked
+/// before it was handed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_the_server_ended_fail_once_and_are_replaced() {
+    let fixture = parley_shared::db::testing::TestDb::postgres().await;
+    let db = &fixture.db;
+    let name: String = first_value(
+        db,
+        sea_orm::DbBackend::Postgres,
+        "SELECT current_database()",
+    )
+    .await;
+    // Several connections in use at once, all used within the last moment.
+    let reads: Vec<_> = (0..4).map(|_| db.session("none")).collect();
+    for read in futures::future::join_all(reads).await {
+        read.expect("read before");
+    }
+    let admin = Db::connect(&parley_shared::db::testing::postgres_admin_url())
+        .await
+        .expect("admin connection");
+    let ended = admin
+        .conn()
+        .execute_unprepared(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
+        ))
+        .await
+        .expect("end the pool's connections");
+    assert!(ended.rows_affected() >= 1, "{ended:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut failures = 0;
+    loop {
+        match db.session("none").await {
+            Ok(_) => break,
+            Err(e) => {
+                failures += 1;
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "still failing after {failures} tries: {e}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    }
+    assert!(
+        failures as u64 <= ended.rows_affected(),
+        "{failures} failures for {} connections ended",
+        ended.rows_affected()
+    );
+    drop(admin);
+    fixture.finish().await;
+}
