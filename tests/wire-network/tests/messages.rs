@@ -10,9 +10,10 @@ use parley_model::media::{MediaInfo, MediaKind};
 use parley_model::outgoing::Content as Sent;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::outgoing::{MediaFile, Outgoing};
-use parley_network::{Network, NetworkEvent, SessionContext};
+use parley_network::{Connection, Network, NetworkEvent, SessionContext};
+use parley_wire_network::devices::Received;
 use parley_wire_network::kinds::{File, FileKind};
-use support::fixture;
+use support::{Fixture, fixture};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -70,9 +71,16 @@ async fn what_the_phone_sends_arrives_as_from_me() {
 }
 
 /// An image for `to` (a JID), presented as `info` says.
-fn image_to(to: &str, picture: &[u8], info: MediaInfo) -> Outgoing {
-    Outgoing {
-        to: parley_network::Jid::parse(to).expect("a JID"),
+/// Sends `picture` to the contact as an image with `info`; what the
+/// contact's device received of it.
+async fn image_to_contact(
+    f: &Fixture,
+    conn: &dyn Connection,
+    picture: &[u8],
+    info: MediaInfo,
+) -> Received {
+    let message = Outgoing {
+        to: parley_network::Jid::parse(&format!("{CONTACT}@s.whatsapp.net")).expect("a JID"),
         content: Sent::Media(MediaFile {
             kind: MediaKind::Image,
             data: FileBody::from_bytes(picture.to_vec()),
@@ -80,14 +88,19 @@ fn image_to(to: &str, picture: &[u8], info: MediaInfo) -> Outgoing {
         }),
         quoted_id: None,
         mentions: vec![],
-    }
+    };
+    let sent = conn.send(message).await.expect("send an image");
+    f.wire
+        .contact
+        .wait_for(DEADLINE, |r| r.id == sent.message_id.as_str())
+        .await
+        .expect("the contact receives the image")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_go_out_and_come_in_through_the_cdn() {
     let f = fixture("m2").await;
     let (conn, mut events, _) = support::online(&f, "m2").await;
-    let contact = format!("{CONTACT}@s.whatsapp.net");
 
     // Out: the adapter encrypts and uploads; the contact downloads and decrypts.
     let picture = b"\x89PNG\r\n\x1a\n an image from the gateway".repeat(50);
@@ -96,16 +109,7 @@ async fn images_go_out_and_come_in_through_the_cdn() {
         caption: "look".into(),
         ..MediaInfo::default()
     };
-    let sent = conn
-        .send(image_to(&contact, &picture, look))
-        .await
-        .expect("send an image");
-    let got = f
-        .wire
-        .contact
-        .wait_for(DEADLINE, |r| r.id == sent.message_id.as_str())
-        .await
-        .expect("the contact receives the image");
+    let got = image_to_contact(&f, conn.as_ref(), &picture, look).await;
     assert!(
         got.message.image_message.as_option().is_some(),
         "an image message"
@@ -155,7 +159,6 @@ async fn images_go_out_and_come_in_through_the_cdn() {
 async fn view_once_images_go_out_and_come_in_as_view_once() {
     let f = fixture("m3").await;
     let (conn, mut events, _) = support::online(&f, "m3").await;
-    let contact = format!("{CONTACT}@s.whatsapp.net");
 
     let picture = b"\x89PNG\r\n\x1a\n seen once".repeat(20);
     let once = MediaInfo {
@@ -163,16 +166,7 @@ async fn view_once_images_go_out_and_come_in_as_view_once() {
         view_once: true,
         ..MediaInfo::default()
     };
-    let sent = conn
-        .send(image_to(&contact, &picture, once))
-        .await
-        .expect("send a view-once image");
-    let got = f
-        .wire
-        .contact
-        .wait_for(DEADLINE, |r| r.id == sent.message_id.as_str())
-        .await
-        .expect("the contact receives the image");
+    let got = image_to_contact(&f, conn.as_ref(), &picture, once).await;
     let image = got.message.image_message.as_option().expect("an image");
     assert_eq!(image.view_once, Some(true), "flagged view once");
     assert_eq!(
