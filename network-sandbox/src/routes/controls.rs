@@ -21,7 +21,7 @@ use super::checks;
 /// Makes the test network the routes drive, from the app's state (see
 /// [`super::control_routes`]).
 #[derive(Clone, Copy)]
-pub struct Controlled(pub fn(web::Data<AppState>) -> Box<dyn TestNetwork>);
+pub(super) struct Controlled(pub fn(web::Data<AppState>) -> Box<dyn TestNetwork>);
 
 /// The test network behind this request's routes.
 pub(super) fn network(

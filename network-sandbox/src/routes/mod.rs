@@ -7,7 +7,7 @@ mod controls;
 mod messages;
 mod network;
 
-pub use controls::Controlled;
+use controls::Controlled;
 pub use network::SandboxNetwork;
 
 use parley_api::AppState;
