@@ -59,6 +59,19 @@ impl SandboxConnection {
         Ok((group, me))
     }
 
+    /// Refuses a message to a group without this session's phone in it, as
+    /// the network does (it relays it to no one).
+    pub(super) async fn check_member_of(&self, chat: &Jid) -> Result<(), NetworkError> {
+        if !chat.is_group() {
+            return Ok(());
+        }
+        match self.my_group(chat).await {
+            Ok(_) => Ok(()),
+            Err(QueryError::Network(e)) => Err(e),
+            Err(_) => Err(NetworkError::Rejected(parley_network::NOT_A_MEMBER.into())),
+        }
+    }
+
     /// [`Self::my_group`] where the session's phone is an admin.
     async fn admin_group(&self, jid: &Jid) -> Result<(SandboxGroup, String), QueryError> {
         let (group, me) = self.my_group(jid).await?;

@@ -101,6 +101,7 @@ impl SandboxConnection {
     /// messages, of a kind with text, within the window.
     pub(super) async fn send_message(&self, msg: Outgoing) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
+        self.check_member_of(&msg.to).await?;
         if let Content::Edit { target_id, .. } = &msg.content {
             self.check_editable(&msg.to, target_id).await?;
         }

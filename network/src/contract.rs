@@ -277,6 +277,33 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
     conn.close().await;
 }
 
+/// A message to a group the session's account is not (or no longer) in is
+/// refused, naming the cause ([`crate::NOT_A_MEMBER`]): the network relays
+/// it to no one.
+pub async fn a_send_to_a_group_left_is_refused(s: Subject<'_>) {
+    let (conn, _events, _) = pair(&s, 1).await;
+    let created = conn
+        .create_group("Orders", &[Jid::phone(&phone(CONTACT))])
+        .await
+        .expect("create a group");
+    let group = created.group.jid;
+    let text = |body: &str| Outgoing {
+        to: group.clone(),
+        content: OutgoingContent::Text { body: body.into() },
+        quoted_id: None,
+        mentions: vec![],
+    };
+    conn.send(text("welcome")).await.expect("a member writes");
+    conn.leave_group(&group).await.expect("leave the group");
+    match conn.send(text("still here?")).await {
+        Err(NetworkError::Rejected(why)) => {
+            assert!(why.contains(crate::NOT_A_MEMBER), "{why}")
+        }
+        other => panic!("a send to a group left answered {other:?}"),
+    }
+    conn.close().await;
+}
+
 /// When the phone removes the device, the session is logged out and the
 /// device is gone: the next connect pairs anew. A paired device whose state
 /// is forgotten right after its connection closed (`/disconnect`) pairs anew

@@ -39,6 +39,10 @@ pub enum NetworkError {
     Unreachable(String),
 }
 
+/// Why the network refuses a message to a group: the session's account is
+/// not (or no longer) in it. Every adapter names it so in its `Rejected`.
+pub const NOT_A_MEMBER: &str = "this account is not a member of the group";
+
 /// Stable, machine-readable reasons a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -162,3 +162,10 @@ async fn contract_a_refused_send_is_an_error() {
     let side = SandboxSide(&f);
     contract::a_refused_send_is_an_error(subject(&f, &side, "k6")).await;
 }
+
+#[tokio::test]
+async fn contract_a_send_to_a_group_left_is_refused() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::a_send_to_a_group_left_is_refused(subject(&f, &side, "k7")).await;
+}

@@ -6,6 +6,7 @@
 use std::fmt::Display;
 use std::time::Duration;
 
+use whatsapp_rust::wacore_binary::JidExt;
 use whatsapp_rust::{Client, ContactError, GroupError, IqError, Jid, MexError};
 
 use parley_network::{NetworkError, QueryError};
@@ -55,6 +56,25 @@ fn failure(connected: bool, what: &str, e: impl Display) -> NetworkError {
     } else {
         NetworkError::Unreachable(format!("{what}: {e}"))
     }
+}
+
+/// A failed send. To a group, the network refuses someone not (or no
+/// longer) in it: its group query answers 403 (or 404, a group that is
+/// gone), its ack of the message 403; the port names that cause.
+pub fn send_failed(client: &Client, to: &Jid, e: whatsapp_rust::SendError) -> NetworkError {
+    let code = match &e {
+        whatsapp_rust::SendError::Iq(IqError::ServerError { code, .. }) => Some(*code),
+        _ => None,
+    };
+    if to.is_group() && matches!(code, Some(403 | 404)) {
+        return not_a_member();
+    }
+    failed(client, "send", e)
+}
+
+/// The network refused a message to a group the session is not in.
+pub fn not_a_member() -> NetworkError {
+    NetworkError::Rejected(format!("send: {}", parley_network::NOT_A_MEMBER))
 }
 
 /// The IQ failure inside one of the library's errors, when there is one.

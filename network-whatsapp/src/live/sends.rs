@@ -13,8 +13,8 @@ use whatsapp_rust::{EditOptions, RevokeType, SendResult};
 
 use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
-use super::errors::{failed, jid, ready};
-use super::server_acks::ANSWER_WAIT;
+use super::errors::{failed, jid, not_a_member, ready, send_failed};
+use super::server_acks::{ANSWER_WAIT, verdict};
 use super::upload;
 use crate::convert::ConvertError;
 use crate::convert::outbound::{
@@ -244,14 +244,20 @@ impl LiveConnection {
             ),
             _ => build(&message, quoted_author).map_err(invalid)?,
         };
+        let group = to.is_group();
         let result = self
             .client
-            .send_message(to, msg)
+            .send_message(to.clone(), msg)
             .await
-            .map_err(|e| failed(&self.client, "send", e))?;
-        self.server_acks
-            .confirmed(&result.message_id, ANSWER_WAIT)
+            .map_err(|e| send_failed(&self.client, &to, e))?;
+        let answer = self
+            .server_acks
+            .answered(&result.message_id, ANSWER_WAIT)
             .await?;
+        if group && answer.as_deref() == Some("403") {
+            return Err(not_a_member());
+        }
+        verdict(answer)?;
         self.sent(result, &message.to, kind)
     }
 

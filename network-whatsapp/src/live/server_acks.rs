@@ -56,18 +56,23 @@ impl ServerAcks {
 
     /// Waits up to `wait` for the server's answer to message `id`.
     pub async fn confirmed(&self, id: &str, wait: Duration) -> Result<(), NetworkError> {
+        verdict(self.answered(id, wait).await?)
+    }
+
+    /// Waits up to `wait` for the server's answer to message `id`: `None`
+    /// an ack, `Some(code)` a nack's error code.
+    pub async fn answered(&self, id: &str, wait: Duration) -> Result<Option<String>, NetworkError> {
         let answer = {
             let mut state = self.state();
             if let Some(at) = state.early.iter().position(|(early, _)| early == id) {
-                let error = state.early.remove(at).and_then(|(_, error)| error);
-                return verdict(error);
+                return Ok(state.early.remove(at).and_then(|(_, error)| error));
             }
             let (tx, rx) = oneshot::channel();
             state.waiting.insert(id.to_string(), tx);
             rx
         };
         match tokio::time::timeout(wait, answer).await {
-            Ok(Ok(error)) => verdict(error),
+            Ok(Ok(error)) => Ok(error),
             Ok(Err(_)) => Err(NetworkError::Unreachable(
                 "the connection ended before the network confirmed the message".into(),
             )),
@@ -82,7 +87,7 @@ impl ServerAcks {
     }
 }
 
-fn verdict(error: Option<String>) -> Result<(), NetworkError> {
+pub(super) fn verdict(error: Option<String>) -> Result<(), NetworkError> {
     match error {
         None => Ok(()),
         Some(code) => Err(NetworkError::Rejected(refusal(&code))),

@@ -45,3 +45,9 @@ async fn contract_a_refused_send_is_an_error() {
     let f = fixture("w6").await;
     contract::a_refused_send_is_an_error(subject(&f, "w6")).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_a_send_to_a_group_left_is_refused() {
+    let f = fixture("w7").await;
+    contract::a_send_to_a_group_left_is_refused(subject(&f, "w7")).await;
+}
