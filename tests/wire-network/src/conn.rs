@@ -81,7 +81,7 @@ async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow
         .collect();
     let result = async {
         socket.write_node(&pair_device(&refs)).await?;
-        let mut pending: Option<(String, u16)> = None;
+        let mut pending: Option<crate::pairing::Pending> = None;
         loop {
             tokio::select! {
                 node = socket.read_node() => {
@@ -90,9 +90,17 @@ async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow
                         continue;
                     }
                     if let Some(sign) = child(&node, "pair-device-sign") {
-                        let (phone, device) = pending.take().ok_or_else(|| anyhow!("a signature nobody asked for"))?;
-                        let identity = child(sign, "device-identity").and_then(|n| crate::nodes::bytes(n)).map(<[u8]>::to_vec);
-                        inner.link(&phone, device, shaken.client_static, identity);
+                        let offer = pending.take().ok_or_else(|| anyhow!("a signature nobody asked for"))?;
+                        let identity = match offer.check(sign) {
+                            Ok(identity) => identity,
+                            Err(e) => {
+                                // Nobody is linked; the client hears why and the socket ends.
+                                let id = attr(&node, "id").unwrap_or_default();
+                                socket.write_node(&iq_error(&id, 401, "not-authorized")).await?;
+                                return Err(e.context("pair-device-sign refused"));
+                            }
+                        };
+                        inner.link(&offer.user, offer.device, shaken.client_static, Some(identity));
                         socket.write_node(&stream_error(Some(515), None)).await?;
                         return Ok(());
                     }
@@ -111,8 +119,8 @@ async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow
                     }
                 }
                 control = rx.recv() => match control {
-                    Some(Control::Pair { node, user, device }) => {
-                        pending = Some((user, device));
+                    Some(Control::Pair { node, pending: offer }) => {
+                        pending = Some(offer);
                         socket.write_node(&node).await?;
                     }
                     Some(Control::Send(node)) => socket.write_node(&node).await?,
@@ -201,6 +209,8 @@ async fn login(
                 &[("reason", "401".into()), ("location", "wire".into())],
                 vec![],
             ))
+        } else if inner.faults.take(&phone, device, Fault::Login) {
+            Err(element("failure", &[("reason", "503".into())], vec![]))
         } else if let Some(expire) = inner.ban_for(&phone) {
             Err(element(
                 "failure",

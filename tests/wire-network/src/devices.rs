@@ -57,6 +57,8 @@ pub enum Signal {
     Typing { sender: String, state: String },
     /// A receipt of `kind` (`delivery`, `read`, ...) for `ids`.
     Receipt { kind: String, ids: Vec<String> },
+    /// The server refused stanza `id` with error `code` (a nack).
+    Refused { id: String, code: String },
 }
 
 /// A signal, the chat it came in (as this device sees it) and when.
@@ -125,6 +127,17 @@ impl EventHandler for Collect {
                 chat: r.source.chat.to_non_ad().to_string(),
                 at: chrono::Utc::now(),
             }),
+            Event::ServerAck(ack) => {
+                let Some(code) = &ack.error else { return };
+                lock(&self.0.signals).push(Seen {
+                    signal: Signal::Refused {
+                        id: ack.id.clone(),
+                        code: code.clone(),
+                    },
+                    chat: ack.from.as_ref().map(|j| j.to_string()).unwrap_or_default(),
+                    at: chrono::Utc::now(),
+                });
+            }
             _ => return,
         }
         self.0.arrived.notify_waiters();
@@ -274,6 +287,56 @@ impl TestDevice {
             .await
             .map_err(|e| anyhow!("send from {}: {e}", self.phone))?;
         Ok(sent.message_id.to_string())
+    }
+
+    /// Puts a group message stanza on the wire as a client that skips the
+    /// library's checks would: to `group` (a `@g.us` JID) whether or not
+    /// this account is a member, its sender-key ciphertext random bytes.
+    /// Returns the stanza id; the server's answer comes as a `Signal`.
+    pub async fn send_raw_group_message(&self, group: &str) -> anyhow::Result<String> {
+        let id = format!("3EB0{}", hex::encode_upper(rand10::random::<[u8; 8]>()));
+        let mut enc = crate::nodes::leaf_bytes("enc", rand10::random::<[u8; 48]>().to_vec());
+        enc.attrs.insert("v", "2".to_string());
+        enc.attrs.insert("type", "skmsg".to_string());
+        let stanza = crate::nodes::element(
+            "message",
+            &[
+                ("to", group.to_string()),
+                ("type", "text".into()),
+                ("id", id.clone()),
+            ],
+            vec![enc],
+        );
+        self.client
+            .send_node(stanza)
+            .await
+            .map_err(|e| anyhow!("raw send from {}: {e}", self.phone))?;
+        Ok(id)
+    }
+
+    /// Asks the server an IQ of its own making: `<iq xmlns type to=server>`
+    /// around `query`, past the library's own requests. The server's answer.
+    pub async fn ask(
+        &self,
+        xmlns: &str,
+        kind: &str,
+        query: whatsapp_rust::wacore_binary::node::Node,
+    ) -> Result<Arc<whatsapp_rust::wacore_binary::OwnedNodeRef>, whatsapp_rust::request::IqError>
+    {
+        let iq = crate::nodes::element(
+            "iq",
+            &[
+                ("xmlns", xmlns.to_string()),
+                ("type", kind.to_string()),
+                ("to", crate::nodes::SERVER.into()),
+                (
+                    "id",
+                    format!("ask-{}", hex::encode(rand10::random::<[u8; 6]>())),
+                ),
+            ],
+            vec![query],
+        );
+        self.client.send_iq_node(iq, Some(CONNECT_WAIT)).await
     }
 
     /// What the device received so far.

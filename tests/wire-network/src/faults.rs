@@ -19,6 +19,9 @@ pub enum Fault {
     /// A companion's request to remove itself (a logout): answered with an
     /// IQ error 500, the device kept.
     Logout,
+    /// A login: answered with `<failure reason="503">` (service unavailable
+    /// for now; a client tries again later) and the socket closed.
+    Login,
 }
 
 impl Fault {
@@ -75,6 +78,13 @@ impl Faults {
     /// The device's next `count` stanzas of `fault`'s kind are refused.
     pub fn arm(&self, phone: &str, device: u16, fault: Fault, count: u32) {
         arm_one(&self.devices, (phone.to_string(), device, fault), count);
+    }
+
+    /// How many of the device's stanzas of `fault`'s kind are still refused.
+    pub fn left(&self, phone: &str, device: u16, fault: Fault) -> u32 {
+        let armed = self.devices.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (phone.to_string(), device, fault);
+        armed.get(&key).copied().unwrap_or(0)
     }
 
     /// Whether this stanza of the device is refused (using one up).

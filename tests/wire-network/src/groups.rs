@@ -3,14 +3,15 @@
 //! leaving. Groups are addressed by LID (`addressing_mode="lid"`), as the
 //! network's groups are now: members by their LIDs, each with its phone
 //! number beside it (`phone_number`, `participant_pn`).
-//! Changes reach the members' live devices as `w:gp2` notifications; group
+//! Changes reach every device of the members as `w:gp2` notifications (an
+//! offline one from its offline queue at its next login); group
 //! messages are fanned out by `relay`.
 use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
 use crate::iq::Asker;
 use crate::nodes::{attr, child, children, element, iq_error, iq_result, now};
-use crate::registry::{Control, Registry, device_jid, split_jid};
+use crate::registry::{Registry, device_jid, split_jid};
 
 /// A group the server keeps.
 #[derive(Debug, Clone)]
@@ -110,7 +111,7 @@ fn named(reg: &Registry, node: &Node) -> Vec<(String, Option<String>)> {
 
 /// Sends `action` as a `w:gp2` notification from group `id`, by `by`, to
 /// every live device of its members (and of `also`, who just left).
-fn notify(reg: &Registry, id: &str, by: &str, action: Node, also: &[String]) {
+fn notify(reg: &mut Registry, id: &str, by: &str, action: Node, also: &[String]) {
     let Some(g) = reg.groups.get(id) else { return };
     let node = element(
         "notification",
@@ -125,10 +126,24 @@ fn notify(reg: &Registry, id: &str, by: &str, action: Node, also: &[String]) {
         ],
         vec![action],
     );
-    for ((phone, _), live) in reg.live.iter() {
-        if g.has(phone) || also.contains(phone) {
-            let _ = live.tx.send(Control::Send(node.clone()));
-        }
+    // Every device of each member, live or not: an offline device gets it
+    // from its offline queue at its next login.
+    let targets: Vec<(String, u16)> = g
+        .members
+        .iter()
+        .map(|m| m.phone.clone())
+        .chain(also.iter().cloned())
+        .flat_map(|phone| {
+            let devices: Vec<u16> = reg
+                .accounts
+                .get(&phone)
+                .map(|a| a.devices.keys().copied().collect())
+                .unwrap_or_default();
+            devices.into_iter().map(move |d| (phone.clone(), d))
+        })
+        .collect();
+    for (phone, device) in targets {
+        reg.deliver(&phone, device, node.clone());
     }
 }
 
@@ -356,6 +371,42 @@ fn members(
     iq_result(id, vec![element(action, &[], answers)])
 }
 
+/// Whether `phone` may send to group `gid`: the server refuses a message to
+/// a group that does not exist (404) or from someone who is not a member
+/// (403), and relays it to no one.
+pub fn may_send(reg: &Registry, gid: &str, phone: &str) -> Result<(), &'static str> {
+    match reg.groups.get(gid) {
+        None => Err("404"),
+        Some(g) if !g.has(phone) => Err("403"),
+        Some(_) => Ok(()),
+    }
+}
+
+/// A group's participant hash (`phash`), as a sender computes it over the
+/// devices it encrypted for and the server checks it: every device of every
+/// member in the group's LID addressing (`{lid}.0:{device}@lid`), sorted and
+/// concatenated, the first six bytes of their SHA-256 in unpadded base64
+/// behind `2:` (wacore's `participant_list_hash`, `build_group_phash_set`).
+pub fn participant_hash(reg: &Registry, gid: &str) -> String {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let Some(g) = reg.groups.get(gid) else {
+        return String::new();
+    };
+    let mut devices: Vec<String> = g
+        .members
+        .iter()
+        .filter_map(|m| reg.accounts.get(&m.phone))
+        .flat_map(|a| a.devices.keys().map(|d| format!("{}.0:{d}@lid", a.lid)))
+        .collect();
+    devices.sort();
+    let digest = Sha256::digest(devices.concat().as_bytes());
+    format!(
+        "2:{}",
+        base64::prelude::BASE64_STANDARD_NO_PAD.encode(&digest[..6])
+    )
+}
+
 /// Every device of a group's members but the sender's own sending device.
 pub fn member_devices(reg: &Registry, gid: &str, from: (&str, u16)) -> Vec<(String, u16)> {
     let Some(g) = reg.groups.get(gid) else {
@@ -386,4 +437,44 @@ pub fn participant(reg: &Registry, phone: &str, device: u16) -> [(&'static str, 
         ("participant", device_jid(lid, device, "lid")),
         ("participant_pn", pn(phone)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Device;
+    use whatsapp_rust::Jid;
+    use whatsapp_rust::wacore::messages::MessageUtils;
+
+    #[test]
+    fn the_participant_hash_is_the_clients_over_every_members_devices() {
+        let mut reg = Registry::default();
+        for (phone, devices) in [("4915100000701", &[0u16, 3][..]), ("4915100000702", &[0])] {
+            let account = reg.account(phone);
+            for d in devices {
+                account.devices.insert(*d, Device::default());
+            }
+        }
+        found(
+            &mut reg,
+            "120363000000000009",
+            "4915100000701",
+            &["4915100000702".to_string()],
+            "Orders",
+        );
+        let jids: Vec<Jid> = [
+            ("4915100000701", 0),
+            ("4915100000701", 3),
+            ("4915100000702", 0),
+        ]
+        .iter()
+        .map(|(phone, d)| {
+            let lid = &reg.accounts[*phone].lid;
+            format!("{lid}:{d}@lid").parse().expect("a JID")
+        })
+        .collect();
+        let clients = MessageUtils::participant_list_hash(&jids).expect("hash");
+        assert_eq!(participant_hash(&reg, "120363000000000009"), clients);
+        assert!(clients.starts_with("2:"));
+    }
 }

@@ -143,6 +143,9 @@ fn encrypt_set(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
         child_bytes(skey, "signature").unwrap_or_default().to_vec(),
     );
     let identity = child_bytes(iq, "identity").unwrap_or_default().to_vec();
+    if !signed_by(&identity, &signed.1, &signed.2) {
+        return iq_error(id, 406, "not-acceptable");
+    }
     let mut reg = inner.registry();
     let Some(device) = reg.device(who.phone, who.device) else {
         return iq_error(id, 401, "not-authorized");
@@ -155,6 +158,22 @@ fn encrypt_set(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     drop(reg);
     inner.changed.notify_waiters();
     iq_result(id, vec![])
+}
+
+/// Whether `signature` is `identity`'s signature of the signed prekey
+/// `value`, as a client that fetches the bundle checks it (libsignal's
+/// `process_prekey_bundle`: over the key's serialized form, type byte first).
+/// The server refuses an upload that fails it, so nobody is handed a bundle
+/// that no session can be built from.
+fn signed_by(identity: &[u8], value: &[u8], signature: &[u8]) -> bool {
+    use whatsapp_rust::wacore::libsignal::protocol::PublicKey;
+    let (Ok(identity), Ok(key)) = (
+        PublicKey::from_djb_public_key_bytes(identity),
+        PublicKey::from_djb_public_key_bytes(value),
+    ) else {
+        return false;
+    };
+    identity.verify_signature(&key.serialize(), signature)
 }
 
 fn encrypt_get(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
@@ -455,7 +474,7 @@ fn media_conn(inner: &Inner, id: &str) -> Node {
     let conn = element(
         "media_conn",
         &[
-            ("auth", crate::cdn::AUTH.into()),
+            ("auth", inner.shelf.issue_auth()),
             ("ttl", "86400".into()),
             ("auth_ttl", "86400".into()),
             ("max_buckets", "12".into()),

@@ -26,6 +26,7 @@ pub mod pairing;
 mod profile;
 mod registry;
 mod relay;
+pub mod rogue;
 pub mod sandbox_routes;
 mod socket;
 pub mod world;
@@ -40,7 +41,7 @@ use tokio::net::TcpListener;
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 
 use handshake::ServerKeys;
-use pairing::{Linked, Qr, pair_success};
+use pairing::{Linked, Pending, Qr, pair_success};
 use registry::{Control, Device, Registry};
 
 pub use baileys::{Baileys, BaileysMessage};
@@ -106,7 +107,7 @@ impl Inner {
     }
 
     /// The companion signed: it is now device `device` of `phone`. The
-    /// account's other live devices hear of it (`<notification type="devices">`).
+    /// account's other devices hear of it (`<notification type="devices">`).
     fn link(&self, phone: &str, device: u16, noise: [u8; 32], identity: Option<Vec<u8>>) {
         let mut reg = self.registry();
         let account = reg.account(phone);
@@ -120,10 +121,15 @@ impl Inner {
             },
         );
         let added = iq::device_added(phone, device, account);
-        for ((p, d), live) in reg.live.iter() {
-            if p == phone && *d != device {
-                let _ = live.tx.send(Control::Send(added.clone()));
-            }
+        // Each of the account's other devices, an offline one at its next login.
+        let others: Vec<u16> = account
+            .devices
+            .keys()
+            .copied()
+            .filter(|d| *d != device)
+            .collect();
+        for other in others {
+            reg.deliver(phone, other, added.clone());
         }
         drop(reg);
         self.changed.notify_waiters();
@@ -350,12 +356,9 @@ impl WireNetwork {
         };
         let node = pair_success(&qr.identity, &qr.adv_secret, &linked, identity)
             .context("pair-success")?;
-        tx.send(Control::Pair {
-            node,
-            user: phone.to_string(),
-            device,
-        })
-        .map_err(|_| anyhow!("the companion's socket closed"))?;
+        let pending = Pending::new(&linked, qr.identity, identity);
+        tx.send(Control::Pair { node, pending })
+            .map_err(|_| anyhow!("the companion's socket closed"))?;
         Ok(LinkedDevice {
             jid: device_jid(phone, device, "s.whatsapp.net"),
             device,
@@ -421,13 +424,10 @@ impl WireNetwork {
         };
         let node =
             pair_success(&companion, &adv_secret, &linked, identity).context("pair-success")?;
+        let pending = Pending::new(&linked, companion, identity);
         drop(reg);
-        tx.send(Control::Pair {
-            node,
-            user: phone.to_string(),
-            device,
-        })
-        .map_err(|_| anyhow!("the companion's socket closed"))?;
+        tx.send(Control::Pair { node, pending })
+            .map_err(|_| anyhow!("the companion's socket closed"))?;
         Ok(LinkedDevice {
             jid: device_jid(phone, device, "s.whatsapp.net"),
             device,
@@ -564,6 +564,11 @@ impl WireNetwork {
         self.inner.faults.arm(phone, device, fault, count);
     }
 
+    /// How many of the device's stanzas `fault` still refuses.
+    pub fn faults_left(&self, phone: &str, device: u16, fault: faults::Fault) -> u32 {
+        self.inner.faults.left(phone, device, fault)
+    }
+
     /// The next `count` pairing-code requests of the socket with this noise
     /// key are answered with an IQ error 500, and no code is kept.
     pub fn arm_code_fault(&self, noise: [u8; 32], count: u32) {
@@ -602,6 +607,24 @@ impl WireNetwork {
             .get(&(phone.to_string(), device))
             .copied()
             .unwrap_or(0)
+    }
+
+    /// The CDN's address (`host:port`), as `media_conn` names it.
+    pub fn cdn_host(&self) -> &str {
+        &self.inner.cdn_host
+    }
+
+    /// Every media auth handed out so far stops working: the next upload
+    /// or download with one gets 401, and a client must ask `media_conn`
+    /// for a new one.
+    pub fn expire_media_auths(&self) {
+        self.inner.shelf.expire_auths();
+    }
+
+    /// How many group messages came with a stale participant hash (and
+    /// were acknowledged with the server's).
+    pub fn stale_phashes(&self) -> usize {
+        self.inner.registry().stale_phashes
     }
 
     /// The devices `phone`'s account has now.

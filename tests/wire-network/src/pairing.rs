@@ -12,7 +12,7 @@ use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 use whatsapp_rust::wacore_binary::node::Node;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use crate::nodes::{SERVER, element, leaf_bytes, now};
+use crate::nodes::{SERVER, attr, child, element, leaf_bytes, now};
 use crate::registry::device_jid;
 
 /// The account-signature prefix of an ADV device identity.
@@ -59,6 +59,51 @@ pub struct Linked<'a> {
     pub device: u16,
     pub key_index: u32,
     pub raw_id: u32,
+}
+
+/// A pair-success the server sent and the companion has yet to sign: whom
+/// it links, and the keys its signature is checked against.
+#[derive(Debug)]
+pub struct Pending {
+    pub user: String,
+    pub device: u16,
+    key_index: u32,
+    companion: [u8; 32],
+    phone: [u8; 32],
+}
+
+impl Pending {
+    pub fn new(linked: &Linked<'_>, companion: [u8; 32], phone_identity: &KeyPair) -> Self {
+        let mut phone = [0; 32];
+        phone.copy_from_slice(phone_identity.public_key.public_key_bytes());
+        Self {
+            user: linked.phone.to_string(),
+            device: linked.device,
+            key_index: linked.key_index,
+            companion,
+            phone,
+        }
+    }
+
+    /// Checks the companion's `pair-device-sign` as the server does before
+    /// it links anyone: the device identity it returns carries the phone's
+    /// account signature over this companion's identity key and the
+    /// companion's own device signature over both (the chain every client
+    /// checks of another account's companion: wacore's
+    /// `validate_adv_with_identity_key`), for the key index the phone gave.
+    /// Returns the signed identity the server keeps and hands out.
+    pub fn check(&self, sign: &Node) -> anyhow::Result<Vec<u8>> {
+        use whatsapp_rust::wacore::adv::{AdvValidation, validate_adv_with_identity_key};
+        let identity = child(sign, "device-identity").context("no device-identity")?;
+        if attr(identity, "key-index") != Some(self.key_index.to_string()) {
+            bail!("the device identity names another key index");
+        }
+        let bytes = crate::nodes::bytes(identity).context("an empty device-identity")?;
+        match validate_adv_with_identity_key(bytes, &self.companion, Some(&self.phone)) {
+            AdvValidation::Valid => Ok(bytes.to_vec()),
+            other => bail!("the companion's device identity does not verify ({other:?})"),
+        }
+    }
 }
 
 /// The `pair-success` IQ for the companion whose identity key is

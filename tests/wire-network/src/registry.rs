@@ -21,8 +21,7 @@ pub enum Control {
     /// remember the device it names until the client signs.
     Pair {
         node: Node,
-        user: String,
-        device: u16,
+        pending: crate::pairing::Pending,
     },
 }
 
@@ -112,6 +111,8 @@ pub struct Registry {
     pub codes: HashMap<String, crate::code::CodeRequest>,
     /// App-state patches the devices of an account sent, by phone.
     pub app_state: HashMap<String, Vec<crate::app_state::Patch>>,
+    /// Group messages whose sender's participant hash was stale.
+    pub stale_phashes: usize,
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
     counts: HashMap<(String, u16), usize>,

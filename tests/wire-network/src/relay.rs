@@ -52,8 +52,16 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         common.push(("notify", name));
     }
     if to_server == "g.us" {
+        if let Err(code) = groups::may_send(&reg, &to_user, from.phone) {
+            return refused(stanza, code);
+        }
+        let stale = stale_participants(&mut reg, stanza, &to_user);
         group_message(&mut reg, from, stanza, &to, &to_user, common);
-        return Some(ack(id, to));
+        let mut answer = ack(id, to);
+        if let Some(ours) = stale {
+            answer.attrs.insert("phash", ours);
+        }
+        return Some(answer);
     }
     if to_server == "broadcast" {
         broadcasts::status(&mut reg, from, stanza, &to, common);
@@ -112,6 +120,21 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         reg.deliver(&phone, device, element("message", &attrs, kids));
     }
     Some(ack(id, to))
+}
+
+/// The server's participant hash of group `gid` when the sender's (the
+/// stanza's `phash`) differs: the sender encrypted for a stale list of
+/// devices, and the ack tells it so (the server relays the message all the
+/// same; the sender refreshes its lists for the next one). `None` when they
+/// agree or the sender gave none; a normal ack does not echo it.
+fn stale_participants(reg: &mut Registry, stanza: &Node, gid: &str) -> Option<String> {
+    let theirs = attr(stanza, "phash")?;
+    let ours = groups::participant_hash(reg, gid);
+    if theirs == ours {
+        return None;
+    }
+    reg.stale_phashes += 1;
+    Some(ours)
 }
 
 /// The server's refusal of a message stanza: an ack with an error code;
@@ -292,5 +315,36 @@ pub fn chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node) {
             kind: "chatstate".into(),
             id: String::new(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stale_participant_hash_is_answered_with_the_servers() {
+        let mut reg = Registry::default();
+        reg.account("4915100000711")
+            .devices
+            .insert(0, crate::registry::Device::default());
+        groups::found(&mut reg, "120363000000000011", "4915100000711", &[], "G");
+        let ours = groups::participant_hash(&reg, "120363000000000011");
+        let stanza = |phash: Option<&str>| {
+            let mut attrs = vec![("id", "m1".to_string())];
+            attrs.extend(phash.map(|p| ("phash", p.to_string())));
+            element("message", &attrs, vec![])
+        };
+        let gid = "120363000000000011";
+        assert_eq!(stale_participants(&mut reg, &stanza(None), gid), None);
+        assert_eq!(
+            stale_participants(&mut reg, &stanza(Some(&ours)), gid),
+            None
+        );
+        assert_eq!(
+            stale_participants(&mut reg, &stanza(Some("2:stale")), gid),
+            Some(ours)
+        );
+        assert_eq!(reg.stale_phashes, 1);
     }
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// The connection header's first two bytes; the other two are the protocol
 /// and dictionary versions, which differ between clients (`WA 6 3`, `WA 6 2`).
 const HEADER_MAGIC: &[u8] = b"WA";
-const HEADER_LEN: usize = 4;
+pub const HEADER_LEN: usize = 4;
 /// The edge-routing pre-intro's magic (`ED\0\1` + 3-byte length + routing info).
 const ROUTING_MAGIC: &[u8] = b"ED\0\x01";
 
@@ -52,6 +52,25 @@ impl Socket {
             ciphers: None,
             transcoder: None,
         }
+    }
+
+    /// The client's end of a socket (a test's own client): it sends the
+    /// connection header with its first frame and reads frames without one.
+    pub fn client(ws: WebSocketStream<TcpStream>, header: [u8; HEADER_LEN]) -> Self {
+        Self {
+            header,
+            saw_header: true,
+            ..Self::new(ws)
+        }
+    }
+
+    /// The client's first frame, behind the connection header.
+    pub async fn write_first_frame(&mut self, payload: &[u8]) -> anyhow::Result<()> {
+        let framed = encode_frame(payload, Some(&self.header))?;
+        self.ws
+            .send(Message::binary(bytes::Bytes::from(framed)))
+            .await
+            .context("websocket write")
     }
 
     /// The next frame's payload; `None` when the client closed the socket.

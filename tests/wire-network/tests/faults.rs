@@ -1,10 +1,13 @@
 //! The network's faults on the real adapter: what the server does to a
 //! linked session's socket shows as the port's disconnect reasons, and a
-//! dropped socket comes back by itself, never with two sockets at once.
+//! dropped socket, a stream error asking for a restart or a server error,
+//! and logins refused for now come back by themselves, never with two
+//! sockets at once.
 mod support;
 
 use parley_network::contract::PHONE;
 use parley_network::{DisconnectReason, Network, NetworkEvent, SessionContext};
+use parley_wire_network::faults::Fault;
 use support::{ctx, fixture, next, online};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -74,4 +77,49 @@ async fn a_refused_ik_falls_back_to_xx_and_logs_in() {
         f.wire.net.handshakes("XXfallback") >= 1,
         "the IK hello was answered with the fallback"
     );
+}
+
+/// Waits for the session to be connected again, past the disconnects on the
+/// way; anything else (a logout, a ban) fails the test.
+async fn reconnected(events: &mut tokio::sync::mpsc::Receiver<NetworkEvent>, what: &str) {
+    loop {
+        match next(events, what).await {
+            NetworkEvent::Connected(_) => return,
+            NetworkEvent::Disconnected(DisconnectReason::ConnectionLost) => continue,
+            other => panic!("{what}: expected a reconnection, got {other:?}"),
+        }
+    }
+}
+
+/// A restart the server asks for outside pairing (stream error 515) and a
+/// server error (503) end the socket; the session comes back by itself, as
+/// the same device, without a scan, one socket at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_errors_515_and_503_reconnect_without_a_scan() {
+    let f = fixture("f5").await;
+    let (_conn, mut events, device) = online(&f, "f5").await;
+    for code in [515, 503] {
+        assert!(f.wire.net.stream_error(PHONE, device, Some(code), None));
+        reconnected(&mut events, &format!("after a stream error {code}")).await;
+    }
+    assert!(f.wire.net.devices_of(PHONE).contains(&device));
+    assert!(f.wire.net.is_live(PHONE, device));
+    assert_eq!(f.wire.net.most_live_sockets(PHONE, device), 1);
+}
+
+/// Logins the server refuses as unavailable for now (`<failure
+/// reason="503">`) are tried again until one is let in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_refused_as_unavailable_is_tried_again() {
+    let f = fixture("f6").await;
+    let (_conn, mut events, device) = online(&f, "f6").await;
+    f.wire.net.arm_fault(PHONE, device, Fault::Login, 2);
+    assert!(f.wire.net.drop_socket(PHONE, device));
+    reconnected(&mut events, "after two refused logins").await;
+    assert_eq!(
+        f.wire.net.faults_left(PHONE, device, Fault::Login),
+        0,
+        "both refusals were met"
+    );
+    assert!(f.wire.net.is_live(PHONE, device));
 }

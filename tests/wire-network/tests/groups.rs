@@ -10,6 +10,7 @@ mod api;
 
 use api::*;
 use parley_tests::receiver::Receiver;
+use parley_wire_network::Signal;
 use serde_json::{Value, json};
 
 fn phones(group: &Value) -> Vec<String> {
@@ -130,6 +131,10 @@ async fn groups_are_created_written_to_renamed_and_left(shape: Shape) {
     let e = group_event(&mut hooks, &p, &again, &jid).await;
     assert_eq!(e["group"]["subject"], "Orders (November)", "{e}");
 
+    // Every group message so far, the session's and the contact's, came with
+    // the participant hash the server computes.
+    assert_eq!(net.stale_phashes(), 0, "no stale participant hash");
+
     // Invite link, a member removed, and leaving.
     let (status, invite) = post(
         &p,
@@ -155,6 +160,37 @@ async fn groups_are_created_written_to_renamed_and_left(shape: Shape) {
     )
     .await;
     assert_eq!(phones(&group), [PHONE], "{group}");
+
+    // The removed contact may not write there any more: a client that skips
+    // its library's checks is refused by the server (403, 404 for a group
+    // that does not exist), and nobody gets its message.
+    for (to, code) in [
+        (jid.clone(), "403"),
+        ("120363999999999999@g.us".into(), "404"),
+    ] {
+        let forged = contact
+            .send_raw_group_message(&to)
+            .await
+            .expect("a raw group message");
+        let refusal = contact
+            .wait_for_signal(
+                WAIT,
+                |s| matches!(s, Signal::Refused { id, .. } if *id == forged),
+            )
+            .await;
+        assert_eq!(
+            refusal,
+            Some(Signal::Refused {
+                id: forged.clone(),
+                code: code.into()
+            }),
+            "{to}"
+        );
+        assert!(
+            net.relayed_from(CONTACT, 0).iter().all(|r| r.id != forged),
+            "the refused message reached no one"
+        );
+    }
     let (status, left) = post(
         &p,
         "/leave-group",
@@ -165,4 +201,15 @@ async fn groups_are_created_written_to_renamed_and_left(shape: Shape) {
     let (status, groups) = post(&p, "/get-groups", json!({"clientId": "wireg"})).await;
     assert_eq!(status, 200, "{groups}");
     assert_eq!(groups["groups"], json!([]), "{groups}");
+
+    // Writing to a group the session has left is a refusal naming the cause.
+    let (status, refused) = post(
+        &p,
+        "/send-message",
+        json!({"clientId": "wireg", "to": jid, "body": "Anyone?"}),
+    )
+    .await;
+    assert_eq!(status, 502, "{refused}");
+    let why = refused["error"].as_str().unwrap_or_default();
+    assert!(why.contains(parley_network::NOT_A_MEMBER), "{refused}");
 }

@@ -97,6 +97,41 @@ async fn image_to_contact(
         .expect("the contact receives the image")
 }
 
+/// A file of 5 MiB or more is asked about at the CDN before it is sent
+/// (`resume=1`), and a media auth that expired (401) sends the adapter back
+/// to `media_conn` for a new one: the file still arrives whole, the CDN
+/// having checked its hash against the token it was uploaded under.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_file_goes_out_after_its_media_auth_expired() {
+    let f = fixture("m4").await;
+    let (conn, _events, _) = support::online(&f, "m4").await;
+    f.wire.net.expire_media_auths();
+    let report: Vec<u8> = (0..6 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    let message = Outgoing {
+        to: parley_network::Jid::parse(&format!("{CONTACT}@s.whatsapp.net")).expect("a JID"),
+        content: Sent::Media(MediaFile {
+            kind: MediaKind::Document,
+            data: FileBody::from_bytes(report.clone()),
+            info: MediaInfo {
+                mime_type: "application/pdf".into(),
+                file_name: "report.pdf".into(),
+                ..MediaInfo::default()
+            },
+        }),
+        quoted_id: None,
+        mentions: vec![],
+    };
+    let sent = conn.send(message).await.expect("send a large document");
+    let got = f
+        .wire
+        .contact
+        .wait_for(DEADLINE, |r| r.id == sent.message_id.as_str())
+        .await
+        .expect("the contact receives the document");
+    let bytes = f.wire.contact.download(&got).await.expect("download");
+    assert!(bytes == report, "the file arrives whole");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_go_out_and_come_in_through_the_cdn() {
     let f = fixture("m2").await;
