@@ -445,14 +445,41 @@ fn key_index_list(account: &crate::registry::Account) -> Option<Node> {
     Some(node)
 }
 
-/// `<notification type="devices">` telling an account's devices of a new companion.
+/// `<notification type="devices">` telling an account's own devices of a
+/// new companion (the account by its phone number).
 pub fn device_added(phone: &str, device: u16, account: &crate::registry::Account) -> Node {
+    devices_notification(
+        format!("{phone}@s.whatsapp.net"),
+        device_jid(phone, device, "s.whatsapp.net"),
+        device,
+        account,
+    )
+}
+
+/// The same news for the contacts that hold the account's device list:
+/// the account and its device by LID, as chats with it are addressed.
+pub fn device_added_for_contacts(device: u16, account: &crate::registry::Account) -> Node {
+    devices_notification(
+        format!("{}@lid", account.lid),
+        device_jid(&account.lid, device, "lid"),
+        device,
+        account,
+    )
+}
+
+fn user_of(jid: &str) -> &str {
+    jid.split('@').next().unwrap_or(jid)
+}
+
+fn devices_notification(
+    from: String,
+    jid: String,
+    device: u16,
+    account: &crate::registry::Account,
+) -> Node {
     let mut add = vec![element(
         "device",
-        &[
-            ("jid", device_jid(phone, device, "s.whatsapp.net")),
-            ("key-index", u32::from(device).to_string()),
-        ],
+        &[("jid", jid), ("key-index", u32::from(device).to_string())],
         vec![],
     )];
     add.extend(key_index_list(account));
@@ -460,8 +487,12 @@ pub fn device_added(phone: &str, device: u16, account: &crate::registry::Account
         "notification",
         &[
             ("type", "devices".into()),
-            ("from", format!("{phone}@s.whatsapp.net")),
-            ("id", format!("devices-{phone}-{device}-{}", now())),
+            // No `@` in an id: the binary encoding would read it as a JID.
+            (
+                "id",
+                format!("devices-{}-{device}-{}", user_of(&from), now()),
+            ),
+            ("from", from),
             ("t", now().to_string()),
         ],
         vec![element("add", &[], add)],

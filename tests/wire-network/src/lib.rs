@@ -121,6 +121,7 @@ impl Inner {
             },
         );
         let added = iq::device_added(phone, device, account);
+        let told = iq::device_added_for_contacts(device, account);
         // Each of the account's other devices, an offline one at its next login.
         let others: Vec<u16> = account
             .devices
@@ -130,6 +131,13 @@ impl Inner {
             .collect();
         for other in others {
             reg.deliver(phone, other, added.clone());
+        }
+        // The accounts that wrote with this one hold its device list: they
+        // hear of the new device too, so their next message reaches it.
+        for (contact, devices) in reg.contacts_of(phone) {
+            for d in devices {
+                reg.deliver(&contact, d, told.clone());
+            }
         }
         drop(reg);
         self.changed.notify_waiters();

@@ -212,6 +212,26 @@ impl Registry {
     }
 
     /// Hands `node` to the device now, or keeps it for its next login.
+    /// The other accounts `phone` exchanged messages with, and their devices.
+    pub fn contacts_of(&self, phone: &str) -> Vec<(String, Vec<u16>)> {
+        let others: BTreeSet<&String> = self
+            .relayed
+            .iter()
+            .filter_map(|r| match (r.from.0 == phone, r.to.0 == phone) {
+                (true, false) => Some(&r.to.0),
+                (false, true) => Some(&r.from.0),
+                _ => None,
+            })
+            .collect();
+        others
+            .into_iter()
+            .filter_map(|other| {
+                let devices = self.accounts.get(other)?.devices.keys().copied().collect();
+                Some((other.clone(), devices))
+            })
+            .collect()
+    }
+
     pub fn deliver(&mut self, phone: &str, device: u16, node: Node) {
         let key = (phone.to_string(), device);
         if let Some(live) = self.live.get(&key)

@@ -11,6 +11,7 @@ use parley_model::outgoing::Content as Sent;
 use parley_network::contract::{CONTACT, DEADLINE, PHONE};
 use parley_network::outgoing::{MediaFile, Outgoing};
 use parley_network::{Connection, Network, NetworkEvent, SessionContext};
+use parley_wire_network::TestDevice;
 use parley_wire_network::devices::Received;
 use parley_wire_network::kinds::{File, FileKind};
 use support::{Fixture, fixture};
@@ -240,4 +241,72 @@ async fn view_once_images_go_out_and_come_in_as_view_once() {
     assert_eq!(*kind, MediaKind::Image);
     assert!(info.view_once, "read as view once: {info:?}");
     assert_eq!(info.caption, "just once");
+}
+
+/// A text from the session to the contact; the id it went out under.
+async fn text_to_contact(conn: &dyn Connection, body: &str) -> String {
+    let message = Outgoing {
+        to: parley_network::Jid::parse(&format!("{CONTACT}@s.whatsapp.net")).expect("a JID"),
+        content: Sent::Text { body: body.into() },
+        quoted_id: None,
+        mentions: vec![],
+    };
+    let sent = conn.send(message).await.expect("send a text");
+    sent.message_id.as_str().to_string()
+}
+
+/// The contact reinstalls between two messages: the same number on a new
+/// phone, with a new identity key and new Signal keys, while the session
+/// still holds a Signal session with the old ones. The new install asks
+/// for the message again (a retry receipt) and gets it sealed for its keys;
+/// messages keep flowing both ways, each delivered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_contact_who_reinstalled_still_gets_and_sends_messages() {
+    let f = fixture("m6").await;
+    let (conn, mut events, _) = support::online(&f, "m6").await;
+    let before = text_to_contact(conn.as_ref(), "before").await;
+    f.wire
+        .contact
+        .wait_for(DEADLINE, |r| r.id == before)
+        .await
+        .expect("the contact gets the first text");
+
+    let reinstalled = TestDevice::start(&f.wire.net, CONTACT, "Contact")
+        .await
+        .expect("the contact's new install");
+    let after = text_to_contact(conn.as_ref(), "after the reinstall").await;
+    let got = reinstalled
+        .wait_for(DEADLINE, |r| r.id == after)
+        .await
+        .expect("the new install gets the next text");
+    assert_eq!(got.text.as_deref(), Some("after the reinstall"));
+    // It came through the retry path: the new install could not open what
+    // was sealed for the old one and asked again (a retry receipt), and the
+    // session sealed it anew for the new keys.
+    let asked_again = f
+        .wire
+        .net
+        .relayed_from(CONTACT, 0)
+        .iter()
+        .any(|r| r.id == after && r.kind == "receipt:retry");
+    assert!(asked_again, "{:?}", f.wire.net.relayed_from(CONTACT, 0));
+
+    let theirs = reinstalled
+        .send_text(&f.wire.phone.jid(), "hello from my new phone")
+        .await
+        .expect("the new install writes");
+    let message = support::message(&mut events, &theirs).await;
+    assert!(
+        matches!(&message.content, Content::Text { body } if body == "hello from my new phone"),
+        "{message:?}"
+    );
+    assert_eq!(
+        reinstalled
+            .received()
+            .iter()
+            .filter(|r| r.id == after)
+            .count(),
+        1,
+        "delivered once"
+    );
 }
