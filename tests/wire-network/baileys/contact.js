@@ -12,6 +12,10 @@
 //      {"event":"closed","code"}      closed for good (anything but the restart after pairing)
 // In:  {"ref","cmd":"text","to","text"}
 //      {"ref","cmd":"image","to","data","mime","caption"}   data: base64
+//      {"ref","cmd":"react","to","id","fromMe","emoji"}     a reaction to message `id` in chat `to`
+//      {"ref","cmd":"revoke","to","id"}                     deletes its own message `id` for everyone
+//      {"ref","cmd":"code","phone"}                         asks for a pairing code for `phone`
+//                                                           instead of a QR scan (answered as "sent", id: the code)
 //
 // Test-only switches, as the whatsapp-rust test build has: media requests to
 // https://127.0.0.1 go as http (the test CDN is plain HTTP on loopback), and
@@ -127,6 +131,10 @@ function connect() {
 async function run(command) {
   const { ref, cmd, to } = command;
   try {
+    if (cmd === 'code') {
+      say({ event: 'sent', ref, id: await sock.requestPairingCode(command.phone) });
+      return;
+    }
     let content;
     if (cmd === 'text') content = { text: command.text };
     else if (cmd === 'image') {
@@ -135,6 +143,11 @@ async function run(command) {
         mimetype: command.mime,
         caption: command.caption || undefined,
       };
+    } else if (cmd === 'react') {
+      const key = { remoteJid: to, fromMe: Boolean(command.fromMe), id: command.id };
+      content = { react: { text: command.emoji, key } };
+    } else if (cmd === 'revoke') {
+      content = { delete: { remoteJid: to, fromMe: true, id: command.id } };
     } else throw new Error(`unknown command ${cmd}`);
     const sent = await sock.sendMessage(to, content, { linkPreview: null });
     say({ event: 'sent', ref, id: sent.key.id });

@@ -201,6 +201,31 @@ impl Baileys {
         .await
     }
 
+    /// Asks for a code to link it to `phone`'s account (typed into that
+    /// phone instead of a QR scan); returns the code.
+    pub async fn pairing_code(&mut self, phone: &str) -> anyhow::Result<String> {
+        self.command(json!({"cmd": "code", "phone": phone})).await
+    }
+
+    /// Reacts with `emoji` to message `id` in chat `to` (`from_me`: one of
+    /// its own account's); returns the reaction's id.
+    pub async fn react(
+        &mut self,
+        to: &str,
+        id: &str,
+        from_me: bool,
+        emoji: &str,
+    ) -> anyhow::Result<String> {
+        self.command(json!({"cmd": "react", "to": to, "id": id, "fromMe": from_me, "emoji": emoji}))
+            .await
+    }
+
+    /// Deletes its own message `id` in chat `to` for everyone.
+    pub async fn revoke(&mut self, to: &str, id: &str) -> anyhow::Result<String> {
+        self.command(json!({"cmd": "revoke", "to": to, "id": id}))
+            .await
+    }
+
     /// The message `id`, once Baileys has received (and for an image,
     /// downloaded and decrypted) it.
     pub async fn message(&mut self, id: &str) -> anyhow::Result<BaileysMessage> {

@@ -1,7 +1,10 @@
 //! The cross-check with an independent client: Baileys (JavaScript, its own
 //! Noise, Signal and media code) linked to a test contact's account talks
 //! with `parley serve` on the real adapter: text and an image both ways,
-//! the image decrypted by each side.
+//! the image decrypted by each side, and Baileys' reaction and revoke.
+//! (Not a group: Baileys 6.17 fetches the keys of a LID-addressed group's
+//! members as `<lid>@s.whatsapp.net`, numbers the network does not know;
+//! docs/test-network.md.)
 //!
 //! Runs the `parley-test-network` binary and the Baileys packages that
 //! `scripts/wire-e2e.sh` builds and installs.
@@ -54,11 +57,11 @@ async fn baileys_and_the_real_adapter_exchange_text_and_images() {
 
     // Baileys → Parley: a text, then an image.
     let to_session = format!("{PHONE}@s.whatsapp.net");
-    let id = baileys
+    let first = baileys
         .send_text(&to_session, "Hello from another client")
         .await
         .expect("Baileys sends a text");
-    let e = event_for(&mut hooks, &p, &id).await;
+    let e = event_for(&mut hooks, &p, &first).await;
     assert_eq!(
         (&e["type"], &e["body"], &e["fromMe"]),
         (
@@ -94,6 +97,25 @@ async fn baileys_and_the_real_adapter_exchange_text_and_images() {
         .await
         .expect("Baileys receives the text");
     assert_eq!(got.text.as_deref(), Some("Hello from Parley"));
+
+    // Baileys reacts to Parley's text and takes its own first text back.
+    let reaction = baileys
+        .react(&to_session, &id, false, "👍")
+        .await
+        .expect("Baileys reacts");
+    let e = event_for(&mut hooks, &p, &reaction).await;
+    assert_eq!(
+        (&e["type"], &e["reaction"]),
+        (&json!("reaction"), &json!({"targetId": id, "emoji": "👍"})),
+        "{e}"
+    );
+    baileys
+        .revoke(&to_session, &first)
+        .await
+        .expect("Baileys revokes its text");
+    let e = event_where(&mut hooks, &p, "the revoke", |e| e["type"] == "revoke").await;
+    assert_eq!(e["revoke"], json!({"targetId": first}), "{e}");
+
     let picture = b"\x89PNG\r\n\x1a\n a picture from Parley ".repeat(100);
     let to = format!("+{CONTACT}");
     let (status, sent) = upload_form(
@@ -124,4 +146,42 @@ async fn baileys_and_the_real_adapter_exchange_text_and_images() {
         Some(picture.as_slice()),
         "Baileys decrypted Parley's upload"
     );
+}
+
+/// Baileys links by a pairing code instead of a QR scan: the code it gets is
+/// typed into the contact's phone, it logs in as a companion of that
+/// account, and what it writes reaches the other side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn baileys_links_by_a_pairing_code() {
+    let (net, phone, contact) = network_with_phones().await;
+    let mut baileys = Baileys::start(&net).await.expect("Baileys");
+    baileys.qr().await.expect("Baileys is ready to link");
+    let code = baileys
+        .pairing_code(CONTACT)
+        .await
+        .expect("Baileys gets a pairing code");
+    let linked = contact
+        .enter_code(&net, &code)
+        .await
+        .expect("the code typed into the contact's phone");
+    let me = baileys.opened().await.expect("Baileys logs in");
+    assert!(
+        me.starts_with(&format!("{CONTACT}:{}", linked.device)),
+        "{me}"
+    );
+    assert!(
+        net.watcher()
+            .keys_uploaded(CONTACT, linked.device, WAIT)
+            .await,
+        "Baileys uploaded its keys"
+    );
+    let id = baileys
+        .send_text(&phone.jid(), "linked by code")
+        .await
+        .expect("Baileys writes");
+    let got = phone
+        .wait_for(WAIT, |r| r.id == id)
+        .await
+        .expect("the phone gets it");
+    assert_eq!(got.text.as_deref(), Some("linked by code"));
 }
