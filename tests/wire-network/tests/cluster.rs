@@ -3,7 +3,8 @@
 //! session: another connects it from the stored keys, without a scan, and
 //! messages flow; SIGTERM hands it over. The test network never sees two
 //! live sockets of the device at once. A session paired by code sends and
-//! receives files, mirrored to S3.
+//! receives files, mirrored to S3. Baileys, an independent client, keeps
+//! chatting with a session while it moves to another worker.
 //!
 //! Needs the test services (`PARLEY_TEST_*`, as `scripts/test.sh` or
 //! `scripts/with-services.sh` provide) and the binary `scripts/wire-e2e.sh` builds.
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use api::*;
 use parley_tests::Parley;
 use parley_tests::multipart::{Part, upload_form};
-use parley_wire_network::WireNetwork;
+use parley_wire_network::{Baileys, WireNetwork};
 use serde_json::json;
 
 /// Longest wait for a session to be connected by another worker (a killed
@@ -209,4 +210,60 @@ async fn a_session_paired_by_code_sends_and_receives_files_mirrored_to_s3() {
     );
     let url = e["media"]["downloadUrl"].as_str().unwrap_or_default();
     assert_eq!(fetch(url).await, pdf, "the stored copy of the send: {e}");
+}
+
+/// An independent client keeps chatting with a session while the session
+/// moves to another worker: Baileys, linked to the contact's account, and
+/// the session write each other before and after a handover (SIGTERM), with
+/// no new scan and one socket of the device at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn baileys_keeps_chatting_while_the_session_moves() {
+    let (net, phone, contact) = network_with_phones().await;
+    let mut hooks = parley_tests::receiver::Receiver::start().await;
+    let mut c = Cluster::start(&net, &[]).await;
+    let code = start_for_qr(&c.api, "wirec3", &hooks.url).await;
+    let session = phone.scan(&net, &code).expect("the phone scans");
+    connected(&c.api, "wirec3").await;
+    let mut baileys = Baileys::start(&net).await.expect("Baileys");
+    let qr = baileys.qr().await.expect("Baileys shows a QR code");
+    let linked = contact.scan(&net, &qr).expect("the contact scans Baileys");
+    baileys.opened().await.expect("Baileys logs in");
+    let watcher = net.watcher();
+    for (who, device) in [(PHONE, session.device), (CONTACT, linked.device)] {
+        let ready = watcher.keys_uploaded(who, device, WAIT).await;
+        assert!(ready, "{who}:{device} uploaded its keys");
+    }
+
+    exchange(&c, &mut hooks, &mut baileys, "before the move").await;
+
+    c.add_worker("worker-2").await;
+    let owner = c.owner("wirec3").await;
+    let (_, mut leaving) = c.workers.remove(owner);
+    assert_eq!(leaving.terminate().await, Some(0), "{}", leaving.output());
+    c.owner("wirec3").await;
+    exchange(&c, &mut hooks, &mut baileys, "after the move").await;
+
+    assert_eq!(net.devices_of(PHONE), vec![0, session.device]);
+    assert_eq!(net.most_live_sockets(PHONE, session.device), 1);
+}
+
+/// Baileys writes to the session (a webhook event) and the session to
+/// Baileys (received and decrypted).
+async fn exchange(
+    c: &Cluster,
+    hooks: &mut parley_tests::receiver::Receiver,
+    baileys: &mut Baileys,
+    when: &str,
+) {
+    let text = format!("from Baileys {when}");
+    let id = baileys
+        .send_text(&format!("{PHONE}@s.whatsapp.net"), &text)
+        .await
+        .expect("Baileys writes");
+    let e = c.event(hooks, &id).await;
+    assert_eq!(e["body"], text.as_str(), "{e}");
+    let text = format!("from Parley {when}");
+    let id = send_text(&c.api, "wirec3", CONTACT, &text).await;
+    let got = baileys.message(&id).await.expect("Baileys gets it");
+    assert_eq!(got.text.as_deref(), Some(text.as_str()));
 }
