@@ -211,6 +211,8 @@ async fn login(
             ))
         } else if inner.faults.take(&phone, device, Fault::Login) {
             Err(element("failure", &[("reason", "503".into())], vec![]))
+        } else if inner.faults.take(&phone, device, Fault::LoginRateLimited) {
+            Err(element("failure", &[("reason", "429".into())], vec![]))
         } else if let Some(expire) = inner.ban_for(&phone) {
             Err(element(
                 "failure",

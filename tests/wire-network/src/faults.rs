@@ -22,6 +22,10 @@ pub enum Fault {
     /// A login: answered with `<failure reason="503">` (service unavailable
     /// for now; a client tries again later) and the socket closed.
     Login,
+    /// A login: answered with `<failure reason="429">` (too many attempts)
+    /// and the socket closed. whatsapp-rust does not try again by itself
+    /// after a failure other than 500 and 503.
+    LoginRateLimited,
 }
 
 impl Fault {
