@@ -8,7 +8,6 @@
 mod api;
 
 use api::*;
-use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
 /// The parties and chat room of an event.
@@ -24,18 +23,14 @@ fn parties(e: &Value) -> (String, String, String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_contact_is_named_by_lid_and_answered_by_lid_or_number() {
-    let (net, phone, contact) = network_with_phones().await;
-    let mut hooks = Receiver::start().await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (p, _) = gateway(Shape::Serve, dir.path(), &net, &[]).await;
-    let code = start_for_qr(&p, "wirea", &hooks.url).await;
-    let linked = phone.scan(&net, &code).expect("the phone scans");
-    connected(&p, "wirea").await;
-    let ready = net
-        .watcher()
-        .keys_uploaded(PHONE, linked.device, WAIT)
-        .await;
-    assert!(ready, "the session uploaded its keys");
+    let LinkedServe {
+        net,
+        phone,
+        contact,
+        mut hooks,
+        p,
+        ..
+    } = linked_on_serve("wirea").await;
     let my_lid = net.lid_of(PHONE).expect("the session's LID");
     let their_lid = net.lid_of(CONTACT).expect("the contact's LID");
     let expected = (

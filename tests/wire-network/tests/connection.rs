@@ -6,7 +6,6 @@
 mod api;
 
 use api::*;
-use parley_tests::receiver::Receiver;
 use parley_wire_network::faults::Fault;
 
 /// A login refused as too many (`<failure reason="429">`): whatsapp-rust
@@ -14,22 +13,21 @@ use parley_wire_network::faults::Fault;
 /// connects the session again after its backoff, and messages flow.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_refused_as_rate_limited_comes_back_by_the_workers_backoff() {
-    let (net, phone, contact) = network_with_phones().await;
-    let hooks = Receiver::start().await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (p, _) = gateway(Shape::Serve, dir.path(), &net, &[]).await;
-    let code = start_for_qr(&p, "wirek", &hooks.url).await;
-    let linked = phone.scan(&net, &code).expect("the phone scans");
-    connected(&p, "wirek").await;
-
-    net.arm_fault(PHONE, linked.device, Fault::LoginRateLimited, 1);
-    assert!(net.drop_socket(PHONE, linked.device));
+    let LinkedServe {
+        net,
+        contact,
+        p,
+        device,
+        ..
+    } = linked_on_serve("wirek").await;
+    net.arm_fault(PHONE, device, Fault::LoginRateLimited, 1);
+    assert!(net.drop_socket(PHONE, device));
     eventually("the refused login", || async {
-        (net.faults_left(PHONE, linked.device, Fault::LoginRateLimited) == 0).then_some(())
+        (net.faults_left(PHONE, device, Fault::LoginRateLimited) == 0).then_some(())
     })
     .await;
     eventually("the session back online", || async {
-        net.is_live(PHONE, linked.device).then_some(())
+        net.is_live(PHONE, device).then_some(())
     })
     .await;
     connected(&p, "wirek").await;
@@ -41,5 +39,5 @@ async fn a_login_refused_as_rate_limited_comes_back_by_the_workers_backoff() {
         "{}",
         p.output()
     );
-    assert_eq!(net.most_live_sockets(PHONE, linked.device), 1);
+    assert_eq!(net.most_live_sockets(PHONE, device), 1);
 }

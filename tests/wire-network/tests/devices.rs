@@ -7,18 +7,17 @@
 mod api;
 
 use api::*;
-use parley_tests::receiver::Receiver;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_the_contact_links_mid_conversation_gets_the_next_message() {
-    let (net, phone, contact) = network_with_phones().await;
-    let mut hooks = Receiver::start().await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (p, _) = gateway(Shape::Serve, dir.path(), &net, &[]).await;
-    let code = start_for_qr(&p, "wired", &hooks.url).await;
-    phone.scan(&net, &code).expect("the phone scans");
-    connected(&p, "wired").await;
+    let LinkedServe {
+        net,
+        contact,
+        mut hooks,
+        p,
+        ..
+    } = linked_on_serve("wired").await;
     let to = format!("+{CONTACT}");
     let (status, sent) = post(
         &p,

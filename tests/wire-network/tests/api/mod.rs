@@ -274,3 +274,41 @@ pub async fn network_with_phones() -> (WireNetwork, TestDevice, TestDevice) {
         .expect("contact");
     (net, phone, contact)
 }
+
+/// `parley serve` on a test network with its phone and contact, and one
+/// session linked by the phone, its keys on the server.
+pub struct LinkedServe {
+    pub net: WireNetwork,
+    pub phone: TestDevice,
+    pub contact: TestDevice,
+    pub hooks: Receiver,
+    pub p: Parley,
+    /// The session's device number on the phone's account.
+    pub device: u16,
+    _dir: tempfile::TempDir,
+}
+
+/// [`LinkedServe`] for the session `id`.
+pub async fn linked_on_serve(id: &str) -> LinkedServe {
+    let (net, phone, contact) = network_with_phones().await;
+    let hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (p, _) = gateway(Shape::Serve, dir.path(), &net, &[]).await;
+    let code = start_for_qr(&p, id, &hooks.url).await;
+    let linked = phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, id).await;
+    let ready = net
+        .watcher()
+        .keys_uploaded(PHONE, linked.device, WAIT)
+        .await;
+    assert!(ready, "the session uploaded its keys:\n{}", p.output());
+    LinkedServe {
+        net,
+        phone,
+        contact,
+        hooks,
+        p,
+        device: linked.device,
+        _dir: dir,
+    }
+}
