@@ -3,7 +3,8 @@
 //! test network: a group created through the API with a test contact in it,
 //! messages both ways (sender keys fanned out by the server), a subject the
 //! contact changes showing in the next event, the invite link, members
-//! removed, and leaving.
+//! removed, and leaving; a rename while the session was offline reaching
+//! it at its next login.
 //!
 //! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds.
 mod api;
@@ -11,6 +12,7 @@ mod api;
 use api::*;
 use parley_tests::receiver::Receiver;
 use parley_wire_network::Signal;
+use parley_wire_network::faults::Fault;
 use serde_json::{Value, json};
 
 fn phones(group: &Value) -> Vec<String> {
@@ -212,4 +214,64 @@ async fn groups_are_created_written_to_renamed_and_left(shape: Shape) {
     assert_eq!(status, 502, "{refused}");
     let why = refused["error"].as_str().unwrap_or_default();
     assert!(why.contains(parley_network::NOT_A_MEMBER), "{refused}");
+}
+
+/// A group renamed while the session was offline: the `w:gp2` notification
+/// waits in the session's offline queue and comes at its next login, so the
+/// next event from the group names the new subject.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_renamed_while_the_session_was_offline_names_the_new_subject() {
+    let LinkedServe {
+        net,
+        contact,
+        mut hooks,
+        p,
+        device,
+        ..
+    } = linked_on_serve("wireo").await;
+    let (status, body) = post(
+        &p,
+        "/set-enable-group-ai",
+        json!({"clientId": "wireo", "enabled": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, created) = post(
+        &p,
+        "/create-group",
+        json!({"clientId": "wireo", "subject": "Orders", "participants": [format!("+{CONTACT}")]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let jid = created["groupJid"].as_str().expect("groupJid").to_string();
+    let first = contact
+        .send_text(&jid, "First")
+        .await
+        .expect("the contact writes in the group");
+    let e = group_event(&mut hooks, &p, &first, &jid).await;
+    assert_eq!(e["group"]["subject"], "Orders", "{e}");
+
+    // Offline: the socket drops and the next logins are refused for a while.
+    net.arm_fault(PHONE, device, Fault::LoginRateLimited, 3);
+    assert!(net.drop_socket(PHONE, device));
+    eventually("the session offline", || async {
+        (!net.is_live(PHONE, device)).then_some(())
+    })
+    .await;
+    contact
+        .set_group_subject(&jid, "Orders (December)")
+        .await
+        .expect("the contact renames the group");
+    eventually("the session back online", || async {
+        net.is_live(PHONE, device).then_some(())
+    })
+    .await;
+    connected(&p, "wireo").await;
+
+    let again = contact
+        .send_text(&jid, "Renamed it while you were away")
+        .await
+        .expect("the contact writes again");
+    let e = group_event(&mut hooks, &p, &again, &jid).await;
+    assert_eq!(e["group"]["subject"], "Orders (December)", "{e}");
 }
