@@ -58,23 +58,27 @@ fn failure(connected: bool, what: &str, e: impl Display) -> NetworkError {
     }
 }
 
-/// A failed send. To a group, the network refuses someone not (or no
-/// longer) in it: its group query answers 403 (or 404, a group that is
-/// gone), its ack of the message 403; the port names that cause.
-pub fn send_failed(client: &Client, to: &Jid, e: whatsapp_rust::SendError) -> NetworkError {
-    let code = match &e {
-        whatsapp_rust::SendError::Iq(IqError::ServerError { code, .. }) => Some(*code),
-        _ => None,
-    };
-    if to.is_group() && matches!(code, Some(403 | 404)) {
-        return not_a_member();
+/// A failed send (`what`: a message, a reaction). To a group, the network
+/// refuses someone not (or no longer) in it: its group query answers 403
+/// (404: a group that is gone), and the port names that cause. (A 403 on
+/// the message's own ack: `ServerAcks::confirmed`.)
+pub fn send_failed(
+    client: &Client,
+    what: &str,
+    to: &Jid,
+    e: whatsapp_rust::SendError,
+) -> NetworkError {
+    let refused = matches!(
+        &e,
+        whatsapp_rust::SendError::Iq(IqError::ServerError {
+            code: 403 | 404,
+            ..
+        })
+    );
+    if to.is_group() && refused {
+        return NetworkError::Rejected(format!("{what}: {}", parley_network::NOT_A_MEMBER));
     }
-    failed(client, "send", e)
-}
-
-/// The network refused a message to a group the session is not in.
-pub fn not_a_member() -> NetworkError {
-    NetworkError::Rejected(format!("send: {}", parley_network::NOT_A_MEMBER))
+    failed(client, what, e)
 }
 
 /// The IQ failure inside one of the library's errors, when there is one.

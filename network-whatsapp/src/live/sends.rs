@@ -13,8 +13,8 @@ use whatsapp_rust::{EditOptions, RevokeType, SendResult};
 
 use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
-use super::errors::{failed, jid, not_a_member, ready, send_failed};
-use super::server_acks::{ANSWER_WAIT, verdict};
+use super::errors::{failed, jid, ready, send_failed};
+use super::server_acks::ANSWER_WAIT;
 use super::upload;
 use crate::convert::ConvertError;
 use crate::convert::outbound::{
@@ -249,15 +249,10 @@ impl LiveConnection {
             .client
             .send_message(to.clone(), msg)
             .await
-            .map_err(|e| send_failed(&self.client, &to, e))?;
-        let answer = self
-            .server_acks
-            .answered(&result.message_id, ANSWER_WAIT)
+            .map_err(|e| send_failed(&self.client, "send", &to, e))?;
+        self.server_acks
+            .confirmed(&result.message_id, group, ANSWER_WAIT)
             .await?;
-        if group && answer.as_deref() == Some("403") {
-            return Err(not_a_member());
-        }
-        verdict(answer)?;
         self.sent(result, &message.to, kind)
     }
 
@@ -303,13 +298,14 @@ impl LiveConnection {
             id: Some(target.id.to_string()),
             participant,
         };
+        let group = chat_jid.is_group();
         let result = self
             .client
-            .send_reaction(chat_jid, key, emoji)
+            .send_reaction(chat_jid.clone(), key, emoji)
             .await
-            .map_err(|e| failed(&self.client, "reaction", e))?;
+            .map_err(|e| send_failed(&self.client, "reaction", &chat_jid, e))?;
         self.server_acks
-            .confirmed(&result.message_id, ANSWER_WAIT)
+            .confirmed(&result.message_id, group, ANSWER_WAIT)
             .await?;
         self.sent(result, chat, "reaction")
     }
@@ -329,11 +325,13 @@ impl LiveConnection {
         // cannot decrypt the edit keeps showing the original.
         let id = self.client.generate_message_id();
         let options = EditOptions::default().with_stanza_id(id.clone());
+        let to = jid(chat.as_str())?;
+        let group = to.is_group();
         self.client
-            .edit_message_with_options(jid(chat.as_str())?, target_id.as_str(), content, options)
+            .edit_message_with_options(to, target_id.as_str(), content, options)
             .await
             .map_err(|e| failed(&self.client, "edit", e))?;
-        self.server_acks.confirmed(&id, ANSWER_WAIT).await?;
+        self.server_acks.confirmed(&id, group, ANSWER_WAIT).await?;
         Ok(SentMessage {
             message_id: network_id(id)?,
             to: chat.clone(),

@@ -54,25 +54,26 @@ impl ServerAcks {
         state.early.clear();
     }
 
-    /// Waits up to `wait` for the server's answer to message `id`.
-    pub async fn confirmed(&self, id: &str, wait: Duration) -> Result<(), NetworkError> {
-        verdict(self.answered(id, wait).await?)
-    }
-
-    /// Waits up to `wait` for the server's answer to message `id`: `None`
-    /// an ack, `Some(code)` a nack's error code.
-    pub async fn answered(&self, id: &str, wait: Duration) -> Result<Option<String>, NetworkError> {
+    /// Waits up to `wait` for the server's answer to message `id`, sent to a
+    /// group when `to_group` (a refusal there names its cause).
+    pub async fn confirmed(
+        &self,
+        id: &str,
+        to_group: bool,
+        wait: Duration,
+    ) -> Result<(), NetworkError> {
         let answer = {
             let mut state = self.state();
             if let Some(at) = state.early.iter().position(|(early, _)| early == id) {
-                return Ok(state.early.remove(at).and_then(|(_, error)| error));
+                let error = state.early.remove(at).and_then(|(_, error)| error);
+                return verdict(error, to_group);
             }
             let (tx, rx) = oneshot::channel();
             state.waiting.insert(id.to_string(), tx);
             rx
         };
         match tokio::time::timeout(wait, answer).await {
-            Ok(Ok(error)) => Ok(error),
+            Ok(Ok(error)) => verdict(error, to_group),
             Ok(Err(_)) => Err(NetworkError::Unreachable(
                 "the connection ended before the network confirmed the message".into(),
             )),
@@ -87,27 +88,29 @@ impl ServerAcks {
     }
 }
 
-pub(super) fn verdict(error: Option<String>) -> Result<(), NetworkError> {
+fn verdict(error: Option<String>, to_group: bool) -> Result<(), NetworkError> {
     match error {
         None => Ok(()),
-        Some(code) => Err(NetworkError::Rejected(refusal(&code))),
+        Some(code) => Err(NetworkError::Rejected(refusal(&code, to_group))),
     }
 }
 
-/// What the network's error code on a message means, for the customer.
-fn refusal(code: &str) -> String {
+/// What the network's error code on a message means, for the customer. In
+/// a group, 403 is a sender who is not (or no longer) a member.
+fn refusal(code: &str, to_group: bool) -> String {
     let why = match code {
+        "403" if to_group => parley_network::NOT_A_MEMBER,
         "463" => {
-            ": the recipient accepts messages only with a privacy token this session does not have"
+            "the recipient accepts messages only with a privacy token this session does not have"
         }
-        "479" => ": the message's format was refused",
-        "403" | "401" => ": this account may not send to that chat",
-        "404" => ": the recipient was not found",
-        "406" | "400" => ": the message was malformed",
-        "503" | "500" => ": the network could not take it now",
-        _ => "",
+        "479" => "the message's format was refused",
+        "403" | "401" => "this account may not send to that chat",
+        "404" => "the recipient was not found",
+        "406" | "400" => "the message was malformed",
+        "503" | "500" => "the network could not take it now",
+        _ => return format!("the network refused the message (error {code})"),
     };
-    format!("the network refused the message (error {code}{why})")
+    format!("the network refused the message (error {code}: {why})")
 }
 
 #[cfg(test)]
@@ -121,7 +124,7 @@ mod tests {
         let acks = ServerAcks::default();
         let waiting = {
             let acks = acks.clone();
-            tokio::spawn(async move { acks.confirmed("m1", ANSWER_WAIT).await })
+            tokio::spawn(async move { acks.confirmed("m1", false, ANSWER_WAIT).await })
         };
         // The waiter registers before the answer comes, or the answer is kept.
         tokio::task::yield_now().await;
@@ -129,7 +132,7 @@ mod tests {
         assert!(waiting.await.unwrap().is_ok());
 
         acks.arrived("m2", Some("463".into()));
-        match acks.confirmed("m2", SHORT).await {
+        match acks.confirmed("m2", false, SHORT).await {
             Err(NetworkError::Rejected(why)) => {
                 assert!(why.contains("error 463"), "{why}");
                 assert!(why.contains("privacy token"), "{why}");
@@ -142,10 +145,10 @@ mod tests {
     async fn an_answer_before_the_wait_is_kept_for_it_and_used_once() {
         let acks = ServerAcks::default();
         acks.arrived("early", None);
-        assert!(acks.confirmed("early", SHORT).await.is_ok());
+        assert!(acks.confirmed("early", false, SHORT).await.is_ok());
         assert!(
             matches!(
-                acks.confirmed("early", SHORT).await,
+                acks.confirmed("early", false, SHORT).await,
                 Err(NetworkError::Unreachable(_))
             ),
             "an answer confirms one send"
@@ -155,7 +158,7 @@ mod tests {
     #[tokio::test]
     async fn no_answer_or_an_ended_connection_is_unreachable() {
         let acks = ServerAcks::default();
-        match acks.confirmed("silent", SHORT).await {
+        match acks.confirmed("silent", false, SHORT).await {
             Err(NetworkError::Unreachable(why)) => {
                 assert!(why.contains("did not confirm"), "{why}")
             }
@@ -167,7 +170,7 @@ mod tests {
         );
         let waiting = {
             let acks = acks.clone();
-            tokio::spawn(async move { acks.confirmed("cut", ANSWER_WAIT).await })
+            tokio::spawn(async move { acks.confirmed("cut", false, ANSWER_WAIT).await })
         };
         while acks.state().waiting.is_empty() {
             tokio::task::yield_now().await;

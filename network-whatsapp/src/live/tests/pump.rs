@@ -353,14 +353,14 @@ async fn server_answers_reach_the_waiting_sends_not_the_session() {
     forward.handle_event(answer("3EB0REFUSED", "message", Some("463")));
     forward.handle_event(answer("3EB0RECEIPT", "receipt", Some("500")));
     let short = Duration::from_millis(50);
-    assert!(acks.confirmed("3EB0TAKEN", short).await.is_ok());
-    match acks.confirmed("3EB0REFUSED", short).await {
+    assert!(acks.confirmed("3EB0TAKEN", false, short).await.is_ok());
+    match acks.confirmed("3EB0REFUSED", false, short).await {
         Err(NetworkError::Rejected(why)) => assert!(why.contains("463"), "{why}"),
         other => panic!("{other:?}"),
     }
     assert!(
         matches!(
-            acks.confirmed("3EB0RECEIPT", short).await,
+            acks.confirmed("3EB0RECEIPT", false, short).await,
             Err(NetworkError::Unreachable(_))
         ),
         "a receipt's answer confirms no send"
