@@ -1,14 +1,14 @@
 //! The batch's statements elsewhere than on PostgreSQL (SQLite, whose
-//! statements run in the process): an `IN` list, a `CASE` and a `VALUES` row
-//! per request, one statement per kind of delivery outcome.
+//! statements run in the process, each a hand-off to the connection's own
+//! thread and back): the reads as one statement, the writes as one call of
+//! several statements, so a batch is four hand-offs with its `BEGIN` and
+//! `COMMIT`, whatever it holds.
 use std::collections::BTreeMap;
 
-use sea_orm::sea_query::{
-    Alias, CaseStatement, Expr, ExprTrait, Func, Order, Query, SelectStatement, UpdateStatement,
-};
+use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Query, UpdateStatement, Values};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
-    QueryResult, QuerySelect,
+    QueryResult, QueryTrait, Statement, Value,
 };
 
 use super::records::Recorded;
@@ -16,69 +16,87 @@ use crate::db::DbError;
 use crate::db::entities::events::{ActiveModel, Column, Entity, Model};
 use crate::db::logged_events::DeliveryState;
 
-/// Which of `ids` are logged already, then the sessions' rows (locked by the
-/// write transaction) with their oldest undelivered events.
+/// The sessions' rows with their oldest undelivered events, then which of
+/// `ids` are logged already: one statement (the write transaction holds
+/// SQLite's one write lock, so nothing is locked row by row).
 pub(super) async fn lock(
     txn: &DatabaseTransaction,
     clients: &[&str],
     ids: &[&str],
 ) -> Result<(Vec<QueryResult>, Vec<String>), DbError> {
-    let known = Entity::find()
-        .select_only()
-        .column(Column::EventId)
-        .filter(Column::EventId.is_in(ids.iter().copied()))
-        .into_tuple::<String>()
-        .all(txn)
-        .await?;
-    let rows = txn.query_all(&locking_read(clients)).await?;
-    Ok((rows, known))
+    let rows = txn.query_all_raw(reads(txn, clients, ids)).await?;
+    let mut owners = Vec::with_capacity(clients.len());
+    let mut known = Vec::new();
+    for row in rows {
+        match row.try_get::<Option<String>>("", "event_id")? {
+            Some(id) => known.push(id),
+            None => owners.push(row),
+        }
+    }
+    Ok((owners, known))
 }
 
-fn locking_read(clients: &[&str]) -> SelectStatement {
-    // Each session's oldest undelivered event, by the index on
-    // (client_id, state, seq): a lookup per session, however many wait.
-    let oldest = Query::select()
-        .expr(Func::min(Expr::col((Alias::new("e"), Alias::new("seq")))))
-        .from_as(Alias::new("events"), Alias::new("e"))
-        .and_where(
-            Expr::col((Alias::new("e"), Alias::new("client_id")))
-                .equals((Alias::new("sessions"), Alias::new("client_id"))),
-        )
-        .and_where(
-            Expr::col((Alias::new("e"), Alias::new("state"))).eq(DeliveryState::Pending.as_str()),
-        )
-        .to_owned();
-    Query::select()
-        .columns([
-            Alias::new("client_id"),
-            Alias::new("event_seq"),
-            Alias::new("fence"),
-        ])
-        .expr_as(oldest, Alias::new("oldest"))
-        .from(Alias::new("sessions"))
-        .and_where(Expr::col(Alias::new("client_id")).is_in(clients.iter().copied()))
-        .order_by(Alias::new("client_id"), Order::Asc)
-        .lock_exclusive()
-        .to_owned()
+/// Each session's oldest undelivered event comes by the index on
+/// (client_id, state, seq): a lookup per session, however many wait. The
+/// second arm names the logged ids, by the unique index on `event_id`.
+fn reads(txn: &DatabaseTransaction, clients: &[&str], ids: &[&str]) -> Statement {
+    let marks = |n: usize| vec!["?"; n].join(", ");
+    let sql = format!(
+        "SELECT client_id, event_seq, fence, \
+           (SELECT MIN(e.seq) FROM events e \
+             WHERE e.client_id = sessions.client_id AND e.state = ?) AS oldest, \
+           NULL AS event_id \
+         FROM sessions WHERE client_id IN ({}) \
+         UNION ALL \
+         SELECT NULL, NULL, NULL, NULL, event_id FROM events WHERE event_id IN ({})",
+        marks(clients.len()),
+        marks(ids.len()),
+    );
+    let values = std::iter::once(Value::from(DeliveryState::Pending.as_str()))
+        .chain(clients.iter().map(|c| Value::from(*c)))
+        .chain(ids.iter().map(|i| Value::from(*i)));
+    Statement::from_sql_and_values(txn.get_database_backend(), sql, values)
 }
 
-/// The counters, the delivery records and the new rows.
+/// The counters, the delivery records and the new rows, sent as one call.
 pub(super) async fn write(
     txn: &DatabaseTransaction,
     moved: &[(&str, i64)],
     records: &[Recorded<'_>],
     rows: &[&Model],
 ) -> Result<(), DbError> {
+    let backend = txn.get_database_backend();
+    let mut statements = Vec::new();
     if !moved.is_empty() {
-        txn.execute(&counters(moved)).await?;
+        statements.push(backend.build(&counters(moved)));
     }
-    record(txn, records).await?;
+    statements.extend(record(records).iter().map(|u| u.build(backend)));
     if !rows.is_empty() {
-        Entity::insert_many(rows.iter().map(|m| ActiveModel::from((*m).clone())))
-            .exec_without_returning(txn)
-            .await?;
+        let insert = Entity::insert_many(rows.iter().map(|m| ActiveModel::from((*m).clone())));
+        statements.push(insert.build(backend));
+    }
+    if let Some(all) = joined(statements) {
+        txn.execute_raw(all).await?;
     }
     Ok(())
+}
+
+/// Statements as one text, their values in order: SQLite binds a call's
+/// values across its statements, each taking as many as it has marks.
+fn joined(statements: Vec<Statement>) -> Option<Statement> {
+    let backend = statements.first()?.db_backend;
+    let mut sql = String::new();
+    let mut values = Vec::new();
+    for s in statements {
+        if !sql.is_empty() {
+            sql.push_str(";\n");
+        }
+        sql.push_str(&s.sql);
+        if let Some(Values(v)) = s.values {
+            values.extend(v);
+        }
+    }
+    Some(Statement::from_sql_and_values(backend, sql, values))
 }
 
 /// One `CASE` over the sessions.
@@ -106,7 +124,7 @@ fn counters(moved: &[(&str, i64)]) -> UpdateStatement {
 }
 
 /// One statement per kind of outcome (usually one for the batch).
-async fn record(txn: &DatabaseTransaction, records: &[Recorded<'_>]) -> Result<(), DbError> {
+fn record(records: &[Recorded<'_>]) -> Vec<sea_orm::UpdateMany<Entity>> {
     let mut kinds: BTreeMap<(&str, i32, i32), Condition> = BTreeMap::new();
     for r in records {
         let event = Condition::all()
@@ -118,20 +136,22 @@ async fn record(txn: &DatabaseTransaction, records: &[Recorded<'_>]) -> Result<(
         *events = std::mem::replace(events, Condition::any()).add(event);
     }
     let now = chrono::Utc::now();
-    for ((state, attempts, status), events) in kinds {
-        let mut update = Entity::update_many()
-            .col_expr(Column::State, Expr::value(state))
-            .filter(events);
-        if attempts > 0 {
-            update = update
-                .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(attempts))
-                .col_expr(
-                    Column::LastStatus,
-                    Expr::value((status != 0).then_some(status)),
-                )
-                .col_expr(Column::LastAttemptAt, Expr::value(now));
-        }
-        update.exec(txn).await?;
-    }
-    Ok(())
+    kinds
+        .into_iter()
+        .map(|((state, attempts, status), events)| {
+            let mut update = Entity::update_many()
+                .col_expr(Column::State, Expr::value(state))
+                .filter(events);
+            if attempts > 0 {
+                update = update
+                    .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(attempts))
+                    .col_expr(
+                        Column::LastStatus,
+                        Expr::value((status != 0).then_some(status)),
+                    )
+                    .col_expr(Column::LastAttemptAt, Expr::value(now));
+            }
+            update
+        })
+        .collect()
 }
