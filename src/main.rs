@@ -56,7 +56,17 @@ pub fn main_with(test_network_routes: Option<&'static RouteSet>) -> std::process
     // Dependencies may enable more than one rustls provider: choose one, first.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let command = Cli::parse().command.unwrap_or(Command::Serve);
+    let (config, warnings) = match Config::load() {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("parley: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = config.runtime_threads(is_cluster(command), cores);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
         .enable_all()
         .build()
     {
@@ -66,7 +76,7 @@ pub fn main_with(test_network_routes: Option<&'static RouteSet>) -> std::process
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(command)) {
+    match runtime.block_on(run(command, config, warnings)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("parley: {e:#}");
@@ -75,10 +85,13 @@ pub fn main_with(test_network_routes: Option<&'static RouteSet>) -> std::process
     }
 }
 
-async fn run(command: Command) -> anyhow::Result<()> {
-    let (config, warnings) = Config::load()?;
+fn is_cluster(command: Command) -> bool {
+    matches!(command, Command::Api | Command::Worker)
+}
+
+async fn run(command: Command, config: Config, warnings: Vec<String>) -> anyhow::Result<()> {
     refuse_network_url_without_feature(&config)?;
-    let cluster = matches!(command, Command::Api | Command::Worker);
+    let cluster = is_cluster(command);
     if cluster {
         config.require_cluster()?;
     }

@@ -32,6 +32,12 @@ impl Config {
                 "must be 1 to 8784 (a year)",
             ));
         }
+        if self
+            .runtime_threads
+            .is_some_and(|n| !(1..=1024).contains(&n))
+        {
+            return Err(invalid("RUNTIME_THREADS", "must be 1 to 1024"));
+        }
         if !(1..=5).contains(&self.event_stream_replicas) {
             return Err(invalid("EVENT_STREAM_REPLICAS", "must be 1 to 5"));
         }

@@ -134,4 +134,19 @@ impl Config {
             LogFormat::Auto => cluster_role,
         }
     }
+
+    /// The async runtime's threads: as set, else one per core for a cluster
+    /// role and half the cores (at least one) for `serve`. In `serve` the
+    /// runtime shares the cores with the HTTP server's threads and SQLite's
+    /// connection threads, and a second runtime thread mostly wakes up to
+    /// find its work taken: on two cores it cost a fifth more CPU per send
+    /// at 200 sends/s for no more throughput at 2,000/s
+    /// (docs/benchmarks.md).
+    pub fn runtime_threads(&self, cluster_role: bool, cores: usize) -> usize {
+        match self.runtime_threads {
+            Some(n) => usize::try_from(n).unwrap_or(1).max(1),
+            None if cluster_role => cores.max(1),
+            None => (cores / 2).max(1),
+        }
+    }
 }

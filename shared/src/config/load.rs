@@ -75,6 +75,7 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "event_session_cap",
         "event_stream_replicas",
         "event_stream_max_bytes",
+        "runtime_threads",
     ];
     if bools.contains(&field) {
         match raw.trim().to_ascii_lowercase().as_str() {

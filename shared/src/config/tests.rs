@@ -149,3 +149,21 @@ fn cluster_roles_require_their_services() {
     let err = c.require_cluster().unwrap_err();
     assert!(err.0.contains("PARLEY_DATABASE_URL"));
 }
+
+#[test]
+fn the_runtime_has_one_thread_per_core_in_the_cluster_and_half_in_serve() {
+    let (c, warnings) = Config::load_from(&[]).unwrap();
+    assert!(warnings.is_empty());
+    assert_eq!(c.runtime_threads(true, 8), 8);
+    assert_eq!(c.runtime_threads(false, 8), 4);
+    assert_eq!(c.runtime_threads(false, 2), 1);
+    assert_eq!(c.runtime_threads(false, 1), 1);
+    let (c, warnings) = Config::load_from(&vars(&[("PARLEY_RUNTIME_THREADS", "3")])).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.runtime_threads(true, 8), 3);
+    assert_eq!(c.runtime_threads(false, 8), 3);
+    for bad in ["0", "1025", "two", "-1"] {
+        let err = Config::load_from(&vars(&[("PARLEY_RUNTIME_THREADS", bad)])).unwrap_err();
+        assert!(err.0.contains("PARLEY_RUNTIME_THREADS"), "{bad}: {}", err.0);
+    }
+}
