@@ -1,6 +1,9 @@
 //! CPU time per process during a phase (Linux `/proc`): the gateway's own
 //! processes, the services they use and the harness itself, so a benchmark
-//! shows where the machine's cores went, per request.
+//! shows where the machine's cores went, per request. For the gateway's
+//! processes also their threads' context switches per request: a count of
+//! hand-offs between threads that, unlike CPU time on a shared machine,
+//! comes out the same from run to run.
 use std::collections::BTreeMap;
 
 /// Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ, 100 on Linux).
@@ -19,6 +22,28 @@ fn ticks(pid: u32) -> Option<u64> {
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
+/// Context switches (voluntary and not) of every thread of one process.
+fn switches(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    let mut total = 0;
+    for task in tasks.flatten() {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        total += status
+            .lines()
+            .filter(|l| {
+                l.starts_with("voluntary_ctxt_switches")
+                    || l.starts_with("nonvoluntary_ctxt_switches")
+            })
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    total
+}
+
 fn command_name(pid: u32) -> Option<String> {
     Some(
         std::fs::read_to_string(format!("/proc/{pid}/comm"))
@@ -31,13 +56,19 @@ fn command_name(pid: u32) -> Option<String> {
 /// CPU ticks per label at one moment: the named gateway processes, every
 /// process of each service summed, and this process.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot(BTreeMap<String, u64>);
+pub struct Snapshot {
+    ticks: BTreeMap<String, u64>,
+    /// The gateway's processes only.
+    switches: BTreeMap<String, u64>,
+}
 
 impl Snapshot {
     pub fn take(gateway: &[(String, u32)]) -> Snapshot {
         let mut by_label = BTreeMap::new();
+        let mut switched = BTreeMap::new();
         for (label, pid) in gateway {
             by_label.insert(label.clone(), ticks(*pid).unwrap_or(0));
+            switched.insert(label.clone(), switches(*pid));
         }
         if let Ok(dir) = std::fs::read_dir("/proc") {
             for entry in dir.flatten() {
@@ -53,20 +84,35 @@ impl Snapshot {
             }
         }
         by_label.insert("harness".into(), ticks(std::process::id()).unwrap_or(0));
-        Snapshot(by_label)
+        Snapshot {
+            ticks: by_label,
+            switches: switched,
+        }
     }
 
     /// Prints CPU milliseconds per request spent by each label between `self` and `later`.
     pub fn print_per_request(&self, later: &Snapshot, requests: u64, seconds: f64) {
         let mut total = 0.0;
-        println!("  CPU during the phase (ms per request; cores busy):");
-        for (label, after) in &later.0 {
-            let before = self.0.get(label).copied().unwrap_or(0);
+        let per_request = |n: f64| n / requests.max(1) as f64;
+        println!(
+            "  CPU during the phase (ms per request; cores busy; the gateway's context switches per request):"
+        );
+        for (label, after) in &later.ticks {
+            let before = self.ticks.get(label).copied().unwrap_or(0);
             let secs = after.saturating_sub(before) as f64 / TICKS_PER_SEC;
             total += secs;
+            let switched = match (self.switches.get(label), later.switches.get(label)) {
+                (Some(before), Some(after)) => {
+                    format!(
+                        "  {:>6.1}",
+                        per_request(after.saturating_sub(*before) as f64)
+                    )
+                }
+                _ => String::new(),
+            };
             println!(
-                "    {label:<14} {:>7.3} ms  {:>5.2}",
-                secs * 1000.0 / requests.max(1) as f64,
+                "    {label:<14} {:>7.3} ms  {:>5.2}{switched}",
+                per_request(secs * 1000.0),
                 secs / seconds.max(0.001)
             );
         }
