@@ -15,7 +15,14 @@ use crate::ops::SandboxOp;
 use parley_network::{ClientId, DisconnectReason, Jid, NetworkControl, NetworkEvent, PhoneNumber};
 
 /// Faults armed in the database and used up by later operations.
-const ARMED_FAULTS: [&str; 5] = ["send", "pair-code", "logout", "lookup", "receipt"];
+const ARMED_FAULTS: [&str; 6] = [
+    "send",
+    "pair-code",
+    "logout",
+    "lookup",
+    "receipt",
+    "privacy-token",
+];
 
 /// The fault that acts at once.
 const DROP: &str = "drop";
@@ -165,7 +172,7 @@ impl SandboxNetwork {
         }
         if !ARMED_FAULTS.contains(&op) {
             return Err(ApiError::bad_request(format!(
-                "unknown fault op {op:?}: one of send, pair-code, logout, lookup, receipt, drop"
+                "unknown fault op {op:?}: one of send, pair-code, logout, lookup, receipt, privacy-token, drop"
             )));
         }
         self.suspects().suspect(client_id);

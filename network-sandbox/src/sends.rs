@@ -26,6 +26,10 @@ const EDITABLE: [&str; 4] = ["text", "image", "video", "document"];
 const SEND_FAULT: &str = "send";
 const RECEIPT_FAULT: &str = "receipt";
 
+/// The fault that fails 1:1 messages as the network does without a privacy
+/// token (error 463).
+const PRIVACY_TOKEN_FAULT: &str = "privacy-token";
+
 impl SandboxConnection {
     /// Refuses when the connection is not linked.
     async fn admit(&self) -> Result<(), NetworkError> {
@@ -102,6 +106,10 @@ impl SandboxConnection {
     pub(super) async fn send_message(&self, msg: Outgoing) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
         self.check_member_of(&msg.to).await?;
+        if msg.to.is_phone() || msg.to.is_lid() {
+            self.check_fault(PRIVACY_TOKEN_FAULT, parley_network::NO_PRIVACY_TOKEN)
+                .await?;
+        }
         if let Content::Edit { target_id, .. } = &msg.content {
             self.check_editable(&msg.to, target_id).await?;
         }

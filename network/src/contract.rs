@@ -68,6 +68,9 @@ pub trait Counterpart: Send + Sync {
     async fn unlink(&self, client_id: &ClientId) -> Result<(), String>;
     /// The network refuses the session's next `count` messages.
     async fn refuse_sends(&self, client_id: &ClientId, count: u32) -> Result<(), String>;
+    /// The network refuses the session's next `count` 1:1 messages for want
+    /// of a privacy token (error 463).
+    async fn refuse_without_token(&self, client_id: &ClientId, count: u32) -> Result<(), String>;
     /// `phone` (registered on the network if it was not) shows `about` and
     /// `avatar` to others.
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String>;
@@ -274,6 +277,36 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
         .expect("carried")
         .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
     assert_eq!(carried.body, "taken");
+    conn.close().await;
+}
+
+/// A 1:1 message the network refuses for want of a privacy token (error
+/// 463) is an error naming the cause ([`crate::NO_PRIVACY_TOKEN`]); it
+/// reaches no one, and the next one goes out.
+pub async fn a_message_without_a_privacy_token_is_refused_naming_it(s: Subject<'_>) {
+    let (conn, _events, _) = pair(&s, 1).await;
+    let text = |body: &str| Outgoing {
+        to: Jid::phone(&phone(CONTACT)),
+        content: OutgoingContent::Text { body: body.into() },
+        quoted_id: None,
+        mentions: vec![],
+    };
+    s.counterpart
+        .refuse_without_token(&s.client_id, 1)
+        .await
+        .expect("refuse the next message for want of a token");
+    match conn.send(text("hello, new customer")).await {
+        Err(NetworkError::Rejected(why)) => assert_eq!(why, crate::NO_PRIVACY_TOKEN),
+        other => panic!("a message without a token answered {other:?}"),
+    }
+    let sent = conn.send(text("hello again")).await.expect("the next send");
+    let carried = s
+        .counterpart
+        .carried(&s.client_id, sent.message_id.as_str())
+        .await
+        .expect("carried")
+        .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
+    assert_eq!(carried.body, "hello again");
     conn.close().await;
 }
 

@@ -43,6 +43,12 @@ pub enum NetworkError {
 /// not (or no longer) in it. Every adapter names it so in its `Rejected`.
 pub const NOT_A_MEMBER: &str = "this account is not a member of the group";
 
+/// Why the network refuses a 1:1 message for want of a privacy token (its
+/// error 463). Every adapter names it so in its `Rejected`.
+pub const NO_PRIVACY_TOKEN: &str = "the network refused the message (error 463: the recipient \
+     accepts messages only with a privacy token, and this session has none for them: it gets \
+     one when they write to it, or its account's salt by app state after linking)";
+
 /// Stable, machine-readable reasons a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

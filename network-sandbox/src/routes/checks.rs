@@ -10,7 +10,15 @@ use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_network::test_network::NewGroup;
 
 /// Fault kinds of the sandbox contract.
-pub const FAULT_OPS: &[&str] = &["send", "pair-code", "logout", "lookup", "receipt", "drop"];
+pub const FAULT_OPS: &[&str] = &[
+    "send",
+    "pair-code",
+    "logout",
+    "lookup",
+    "receipt",
+    "privacy-token",
+    "drop",
+];
 
 /// Most participants of one sandbox group.
 pub const GROUP_PARTICIPANTS_MAX: usize = 1024;

@@ -158,7 +158,15 @@ mod tests {
         );
         assert_eq!(
             schemas["SandboxFault"]["properties"]["op"]["enum"],
-            serde_json::json!(["send", "pair-code", "logout", "lookup", "receipt", "drop"])
+            serde_json::json!([
+                "send",
+                "pair-code",
+                "logout",
+                "lookup",
+                "receipt",
+                "privacy-token",
+                "drop"
+            ])
         );
         let link = &doc["paths"]["/sandbox/link"]["post"]["requestBody"]["content"]["application/json"]
             ["schema"];

@@ -92,6 +92,14 @@ impl Counterpart for SandboxSide<'_> {
         refused(self.0.network.control(client_id.as_str(), fault).await)
     }
 
+    async fn refuse_without_token(&self, client_id: &ClientId, count: u32) -> Result<(), String> {
+        let fault = SandboxOp::Fault {
+            op: "privacy-token".into(),
+            count,
+        };
+        refused(self.0.network.control(client_id.as_str(), fault).await)
+    }
+
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
         use base64::Engine;
         let avatar = match avatar {
@@ -161,6 +169,14 @@ async fn contract_a_refused_send_is_an_error() {
     let f = steady().await;
     let side = SandboxSide(&f);
     contract::a_refused_send_is_an_error(subject(&f, &side, "k6")).await;
+}
+
+#[tokio::test]
+async fn contract_a_message_without_a_privacy_token_is_refused_naming_it() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::a_message_without_a_privacy_token_is_refused_naming_it(subject(&f, &side, "k10"))
+        .await;
 }
 
 #[tokio::test]

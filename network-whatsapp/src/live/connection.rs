@@ -25,6 +25,9 @@ pub(super) struct LiveConnection {
     pub(super) acks: Acks,
     /// The server's answers to the messages this connection sends.
     pub(super) server_acks: ServerAcks,
+    /// Set once this connection fetched the network's props itself (see
+    /// `privacy_tokens::props_loaded`).
+    pub(super) props: tokio::sync::OnceCell<()>,
 }
 
 impl LiveConnection {
@@ -41,6 +44,7 @@ impl LiveConnection {
             authors,
             acks,
             server_acks,
+            props: tokio::sync::OnceCell::new(),
         }
     }
 

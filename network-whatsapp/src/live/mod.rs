@@ -23,6 +23,7 @@ mod lookups;
 mod loopback_http;
 mod mentions;
 mod port;
+mod privacy_tokens;
 mod proxy;
 mod sends;
 mod server_acks;

@@ -14,8 +14,8 @@ use whatsapp_rust::{EditOptions, RevokeType, SendResult};
 use super::capped_file::CappedFile;
 use super::connection::LiveConnection;
 use super::errors::{failed, jid, ready, send_failed};
-use super::server_acks::ANSWER_WAIT;
-use super::upload;
+use super::server_acks::{ANSWER_WAIT, verdict};
+use super::{privacy_tokens, upload};
 use crate::convert::ConvertError;
 use crate::convert::outbound::{
     self, Button, ButtonKind, ContactRequest, Context, InteractiveRequest, LocationRequest,
@@ -245,15 +245,45 @@ impl LiveConnection {
             _ => build(&message, quoted_author).map_err(invalid)?,
         };
         let group = to.is_group();
-        let result = self
-            .client
+        if !group {
+            privacy_tokens::props_loaded(&self.client, &self.props).await;
+        }
+        let had_salt = privacy_tokens::has_salt(&self.client);
+        // Kept to go again if it is refused for want of the salt (`privacy_tokens`).
+        let spare = (!group && !had_salt).then(|| msg.clone());
+        let result = self.send_once(&to, msg).await?;
+        let error = self
+            .server_acks
+            .answer(&result.message_id, ANSWER_WAIT)
+            .await?;
+        let result = match spare {
+            Some(msg)
+                if privacy_tokens::wants_salt(error.as_deref(), group, had_salt)
+                    && privacy_tokens::salt_arrives(&self.client).await =>
+            {
+                let again = self.send_once(&to, msg).await?;
+                self.server_acks
+                    .confirmed(&again.message_id, group, ANSWER_WAIT)
+                    .await?;
+                again
+            }
+            _ => {
+                verdict(error, group)?;
+                result
+            }
+        };
+        self.sent(result, &message.to, kind)
+    }
+
+    async fn send_once(
+        &self,
+        to: &whatsapp_rust::Jid,
+        msg: wa::Message,
+    ) -> Result<SendResult, NetworkError> {
+        self.client
             .send_message(to.clone(), msg)
             .await
-            .map_err(|e| send_failed(&self.client, "send", &to, e))?;
-        self.server_acks
-            .confirmed(&result.message_id, group, ANSWER_WAIT)
-            .await?;
-        self.sent(result, &message.to, kind)
+            .map_err(|e| send_failed(&self.client, "send", to, e))
     }
 
     /// Uploads the file and builds its message.
@@ -299,6 +329,9 @@ impl LiveConnection {
             participant,
         };
         let group = chat_jid.is_group();
+        if !group {
+            privacy_tokens::props_loaded(&self.client, &self.props).await;
+        }
         let result = self
             .client
             .send_reaction(chat_jid.clone(), key, emoji)

@@ -62,18 +62,24 @@ impl ServerAcks {
         to_group: bool,
         wait: Duration,
     ) -> Result<(), NetworkError> {
+        let error = self.answer(id, wait).await?;
+        verdict(error, to_group)
+    }
+
+    /// Waits up to `wait` for the server's answer to message `id`: `None`
+    /// for an ack, the error code of a nack.
+    pub async fn answer(&self, id: &str, wait: Duration) -> Result<Option<String>, NetworkError> {
         let answer = {
             let mut state = self.state();
             if let Some(at) = state.early.iter().position(|(early, _)| early == id) {
-                let error = state.early.remove(at).and_then(|(_, error)| error);
-                return verdict(error, to_group);
+                return Ok(state.early.remove(at).and_then(|(_, error)| error));
             }
             let (tx, rx) = oneshot::channel();
             state.waiting.insert(id.to_string(), tx);
             rx
         };
         match tokio::time::timeout(wait, answer).await {
-            Ok(Ok(error)) => verdict(error, to_group),
+            Ok(Ok(error)) => Ok(error),
             Ok(Err(_)) => Err(NetworkError::Unreachable(
                 "the connection ended before the network confirmed the message".into(),
             )),
@@ -88,7 +94,7 @@ impl ServerAcks {
     }
 }
 
-fn verdict(error: Option<String>, to_group: bool) -> Result<(), NetworkError> {
+pub(super) fn verdict(error: Option<String>, to_group: bool) -> Result<(), NetworkError> {
     match error {
         None => Ok(()),
         Some(code) => Err(NetworkError::Rejected(refusal(&code, to_group))),
@@ -100,9 +106,7 @@ fn verdict(error: Option<String>, to_group: bool) -> Result<(), NetworkError> {
 fn refusal(code: &str, to_group: bool) -> String {
     let why = match code {
         "403" if to_group => parley_network::NOT_A_MEMBER,
-        "463" => {
-            "the recipient accepts messages only with a privacy token this session does not have"
-        }
+        "463" => return parley_network::NO_PRIVACY_TOKEN.to_string(),
         "479" => "the message's format was refused",
         "403" | "401" => "this account may not send to that chat",
         "404" => "the recipient was not found",

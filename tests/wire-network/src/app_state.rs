@@ -1,16 +1,23 @@
-//! App-state sync (`w:sync:app:state`): what a device asks after login gets
-//! every asked collection, empty at version 0; a patch a device sends (a
-//! chat marked unread, say) is kept per account, as the client encrypted it
-//! with the account's app-state key, and acknowledged at the next version.
-//! The test phone, which holds that key, decrypts what was kept.
+//! App-state sync (`w:sync:app:state`): the server holds each account's
+//! collections as lists of patches, encrypted by the devices with the
+//! account's app-state key, which it cannot read. A device that syncs a
+//! collection from version `v` gets the patches after `v`; a patch a device
+//! sends on the latest version becomes the next one (on an older one: 409,
+//! and the client syncs first). The phone starts `regular_high` with the
+//! account's privacy-token salt (`nct_salt_sync`, see `crate::tokens`); the
+//! test phone, which holds the key, decrypts what companions sent.
 use anyhow::{Context, anyhow};
-use whatsapp_rust::wacore::appstate::{decode_record, expand_app_state_keys};
+use whatsapp_rust::buffa::MessageField;
+use whatsapp_rust::wacore::appstate::hash::{HashState, generate_patch_mac};
+use whatsapp_rust::wacore::appstate::{decode_record, encode_record, expand_app_state_keys};
 use whatsapp_rust::wacore_binary::node::Node;
+use whatsapp_rust::waproto::codec;
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::Inner;
 use crate::iq::Asker;
-use crate::nodes::{attr, bytes, child, children, element, iq_result};
+use crate::nodes::{SERVER, attr, bytes, child, children, element, iq_result, leaf_bytes, now};
+use crate::registry::Registry;
 
 /// A patch a device sent: the collection it is for and its bytes (a `SyncdPatch`).
 #[derive(Debug, Clone)]
@@ -29,7 +36,6 @@ pub struct Change {
 
 pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     let mut reg = inner.registry();
-    let kept = reg.app_state.entry(who.phone.to_string()).or_default();
     let mut collections = Vec::new();
     for c in child(iq, "sync").map(children).unwrap_or_default() {
         if c.tag != "collection" {
@@ -38,29 +44,164 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
         let Some(name) = attr(c, "name") else {
             continue;
         };
-        let base: u64 = attr(c, "version").and_then(|v| v.parse().ok()).unwrap_or(0);
-        let sent: Vec<Vec<u8>> = child(c, "patch")
-            .and_then(bytes)
-            .map(|b| vec![b.to_vec()])
-            .unwrap_or_default();
-        let version = if sent.is_empty() {
-            0
-        } else {
-            kept.extend(sent.into_iter().map(|bytes| Patch {
-                collection: name.clone(),
-                bytes,
-            }));
-            base + 1
+        let base: usize = attr(c, "version").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let sent = child(c, "patch").and_then(bytes).map(<[u8]>::to_vec);
+        let key = (who.phone.to_string(), name.clone());
+        let held = reg.collections.entry(key).or_default();
+        let node = match sent {
+            // A patch on an older version than the server's: 409, and the
+            // client syncs and tries again (`CollectionSyncError::Conflict`).
+            Some(_) if base != held.len() => element(
+                "collection",
+                &[("name", name), ("type", "error".into())],
+                vec![element("error", &[("code", "409".into())], vec![])],
+            ),
+            Some(patch) => {
+                held.push(versioned(&patch, base as u64 + 1));
+                let version = held.len().to_string();
+                tell_companions(&mut reg, who.phone, Some(who.device), &name);
+                reg.app_state
+                    .entry(who.phone.to_string())
+                    .or_default()
+                    .push(Patch {
+                        collection: name.clone(),
+                        bytes: patch,
+                    });
+                element(
+                    "collection",
+                    &[("name", name), ("version", version)],
+                    vec![],
+                )
+            }
+            None => {
+                let newer: Vec<Node> = held
+                    .iter()
+                    .skip(base)
+                    .map(|p| leaf_bytes("patch", p.clone()))
+                    .collect();
+                let version = held.len().max(base).to_string();
+                let kids = if newer.is_empty() {
+                    vec![]
+                } else {
+                    vec![element("patches", &[], newer)]
+                };
+                element(
+                    "collection",
+                    &[("name", name), ("version", version)],
+                    kids,
+                )
+            }
         };
-        collections.push(element(
-            "collection",
-            &[("name", name), ("version", version.to_string())],
-            vec![],
-        ));
+        collections.push(node);
     }
     drop(reg);
     inner.changed.notify_waiters();
     iq_result(id, vec![element("sync", &[], collections)])
+}
+
+/// The account's companions other than `except` hear that collection
+/// `name` changed (`<notification type="server_sync">`), and sync it. The
+/// test phone is not told: it holds the app-state key outside its client.
+pub fn tell_companions(reg: &mut Registry, phone: &str, except: Option<u16>, name: &str) {
+    let version = reg
+        .collections
+        .get(&(phone.to_string(), name.to_string()))
+        .map_or(0, Vec::len);
+    let notification = element(
+        "notification",
+        &[
+            ("type", "server_sync".into()),
+            ("from", SERVER.into()),
+            (
+                "id",
+                format!("sync-{}", hex::encode(rand10::random::<[u8; 6]>())),
+            ),
+            ("t", now().to_string()),
+        ],
+        vec![element(
+            "collection",
+            &[("name", name.to_string()), ("version", version.to_string())],
+            vec![],
+        )],
+    );
+    let companions: Vec<u16> = reg
+        .accounts
+        .get(phone)
+        .map(|a| a.devices.keys().copied().collect())
+        .unwrap_or_default();
+    for device in companions {
+        if device != 0 && Some(device) != except {
+            reg.deliver(phone, device, notification.clone());
+        }
+    }
+}
+
+/// `patch` (a `SyncdPatch`) as the server serves it: with its version.
+fn versioned(patch: &[u8], version: u64) -> Vec<u8> {
+    match codec::syncd_patch_decode(patch) {
+        Ok(mut p) => {
+            p.version = MessageField::some(wa::SyncdVersion {
+                version: Some(version),
+            });
+            codec::syncd_patch_to_vec(&p)
+        }
+        // Kept as sent: a client that syncs it refuses it, as it would the real one.
+        Err(_) => patch.to_vec(),
+    }
+}
+
+/// The first patch of a collection as the server serves it (version 1).
+pub fn served_first(patch: &[u8]) -> Vec<u8> {
+    versioned(patch, 1)
+}
+
+/// The first patch of a collection, made by the phone that holds the
+/// account's app-state key (`key_id`, `key`): `changes` (an index and its
+/// value each) set on an empty collection, MACs and all, as
+/// `AppStateProcessor::build_patch` makes one (wacore `appstate_sync.rs`).
+pub fn genesis_patch(
+    collection: &str,
+    changes: &[(Vec<String>, wa::SyncActionValue)],
+    key_id: &[u8],
+    key: &[u8],
+) -> Vec<u8> {
+    let keys = expand_app_state_keys(key);
+    let mutations: Vec<wa::SyncdMutation> = changes
+        .iter()
+        .map(|(index, value)| {
+            let index = serde_json::to_vec(index).expect("strings serialise");
+            let iv: [u8; 16] = rand10::random();
+            encode_record(
+                wa::syncd_mutation::SyncdOperation::SET,
+                &index,
+                value,
+                &keys,
+                key_id,
+                &iv,
+                1,
+            )
+            .0
+        })
+        .collect();
+    let mut state = HashState::default();
+    let (_, hashed) = state.update_hash(&mutations, |_, _| Ok(None));
+    hashed.expect("an empty collection has no earlier values");
+    state.version = 1;
+    let mut patch = wa::SyncdPatch {
+        snapshot_mac: Some(state.generate_snapshot_mac(collection, &keys.snapshot_mac)),
+        key_id: MessageField::some(wa::KeyId {
+            id: Some(key_id.to_vec()),
+        }),
+        mutations,
+        ..Default::default()
+    };
+    patch.patch_mac = Some(generate_patch_mac(
+        &patch,
+        collection,
+        &keys.patch_mac,
+        state.version,
+    ));
+    codec::syncd_patch_to_vec(&patch)
 }
 
 /// Whether a sync IQ sends a patch (rather than asking for collections).

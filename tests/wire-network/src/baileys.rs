@@ -75,7 +75,11 @@ async fn dictionary(dir: &std::path::Path) -> anyhow::Result<Dictionary> {
 
 impl Baileys {
     /// Starts the driver against `net`; it shows a QR code to link it.
+    /// Baileys 6.17 attaches no privacy token to what it sends (its users
+    /// meet error 463: Baileys #2441), so the network it joins stops
+    /// requiring them.
     pub async fn start(net: &WireNetwork) -> anyhow::Result<Self> {
+        net.require_privacy_tokens(false);
         let dir = folder();
         if !dir.join("node_modules/baileys").is_dir() {
             bail!(

@@ -346,12 +346,17 @@ fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) ->
     }
 }
 
-/// The ids of the messages a client's stanza acknowledges: a receipt (its
-/// `id` and the `<list><item id>` of an aggregate one) or a bare
-/// `<ack class="message">`.
+/// The ids of the stanzas a client's stanza acknowledges: a receipt (its
+/// `id` and the `<list><item id>` of an aggregate one), or a bare
+/// `<ack class="message">` or `<ack class="notification">` (which
+/// whatsapp-rust sends once it handled the notification).
 fn acknowledged(node: &Node) -> Option<Vec<String>> {
     let receipt = node.tag == "receipt";
-    let ack = node.tag == "ack" && attr(node, "class").as_deref() == Some("message");
+    let ack = node.tag == "ack"
+        && matches!(
+            attr(node, "class").as_deref(),
+            Some("message" | "notification")
+        );
     if !receipt && !ack {
         return None;
     }

@@ -11,7 +11,7 @@ use anyhow::{Context, anyhow};
 use tokio::sync::Notify;
 use whatsapp_rust::bot::Bot;
 use whatsapp_rust::http::UreqHttpClient;
-use whatsapp_rust::store::traits::DeviceStore;
+use whatsapp_rust::store::traits::{AppStateSyncKey, AppSyncStore, DeviceStore};
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
 use whatsapp_rust::types::events::{Event, EventHandler};
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
@@ -177,6 +177,27 @@ impl TestDevice {
             .try_into()
             .map_err(|_| anyhow!("noise key length"))?;
         let lid = net.provision(phone, noise, push_name);
+        // The account's privacy-token salt: the phone keeps it, and starts
+        // its app state with it for the companions it links.
+        let app_state_key: [u8; 32] = rand10::random();
+        let salt = rand10::random::<[u8; 32]>().to_vec();
+        net.set_salt(phone, salt.clone(), salt_patch(&salt, &app_state_key));
+        device.nct_salt = Some(salt);
+        // The phone keeps its app-state key as a phone does: the library
+        // answers a companion that asks for it (an `AppStateSyncKeyRequest`).
+        backend
+            .set_sync_key(
+                &APP_STATE_KEY_ID,
+                AppStateSyncKey {
+                    key_data: app_state_key.to_vec(),
+                    fingerprint: whatsapp_rust::waproto::codec::app_state_sync_key_fingerprint_to_vec(
+                        &key_fingerprint(),
+                    ),
+                    timestamp: crate::nodes::now() as i64,
+                },
+            )
+            .await
+            .context("keep the app-state key")?;
         device.pn = Some(Jid::pn(phone));
         device.lid = Some(Jid::lid(lid));
         device.push_name = push_name.to_string();
@@ -212,7 +233,7 @@ impl TestDevice {
             phone: phone.to_string(),
             client,
             identity,
-            app_state_key: rand10::random(),
+            app_state_key,
             inbox,
             run,
         })
@@ -294,24 +315,65 @@ impl TestDevice {
     /// this account is a member, its sender-key ciphertext random bytes.
     /// Returns the stanza id; the server's answer comes as a `Signal`.
     pub async fn send_raw_group_message(&self, group: &str) -> anyhow::Result<String> {
+        self.send_raw_message(group, vec![]).await
+    }
+
+    /// Puts a message stanza on the wire past the library: to `to` (a user
+    /// or group JID), its ciphertext random bytes (a Signal message, or a
+    /// sender-key one to a group), `extra` beside it (a `<tctoken>`, say).
+    /// Returns the stanza id; the server's answer comes as a `Signal`.
+    pub async fn send_raw_message(
+        &self,
+        to: &str,
+        extra: Vec<whatsapp_rust::wacore_binary::node::Node>,
+    ) -> anyhow::Result<String> {
         let id = format!("3EB0{}", hex::encode_upper(rand10::random::<[u8; 8]>()));
         let mut enc = crate::nodes::leaf_bytes("enc", rand10::random::<[u8; 48]>().to_vec());
         enc.attrs.insert("v", "2".to_string());
-        enc.attrs.insert("type", "skmsg".to_string());
+        let kind = if to.ends_with("@g.us") { "skmsg" } else { "msg" };
+        enc.attrs.insert("type", kind.to_string());
+        let mut kids = vec![enc];
+        kids.extend(extra);
         let stanza = crate::nodes::element(
             "message",
             &[
-                ("to", group.to_string()),
+                ("to", to.to_string()),
                 ("type", "text".into()),
                 ("id", id.clone()),
             ],
-            vec![enc],
+            kids,
         );
         self.client
             .send_node(stanza)
             .await
             .map_err(|e| anyhow!("raw send from {}: {e}", self.phone))?;
         Ok(id)
+    }
+
+    /// The phone gives its account's salt to the network and its companions
+    /// again (after `WireNetwork::forget_salt`): a companion linked since
+    /// hears of it and syncs it.
+    pub fn share_salt(&self, net: &WireNetwork) {
+        if let Some(salt) = self.salt() {
+            net.set_salt(&self.phone, salt.clone(), salt_patch(&salt, &self.app_state_key));
+        }
+    }
+
+    /// The account's privacy-token salt, as this device holds it.
+    pub fn salt(&self) -> Option<Vec<u8>> {
+        self.client
+            .persistence_manager()
+            .get_device_snapshot()
+            .nct_salt
+            .clone()
+    }
+
+    /// The privacy token the account whose LID user part is `lid` issued to
+    /// this one, and its timestamp, once this device has stored it.
+    pub async fn token_from(&self, lid: &str) -> Option<(Vec<u8>, i64)> {
+        let backend = self.client.persistence_manager().backend();
+        let entry = backend.get_tc_token(lid).await.ok().flatten()?;
+        (!entry.token.is_empty()).then_some((entry.token, entry.token_timestamp))
     }
 
     /// Asks the server an IQ of its own making: `<iq xmlns type to=server>`
@@ -416,6 +478,35 @@ fn secret_of(message: &wa::Message) -> Option<Vec<u8>> {
         .find_map(|m| m.message_context_info.as_option()?.message_secret.clone())
 }
 
+/// The `regular_high` patch that gives the account's companions its
+/// privacy-token salt (whatsapp-rust `client/app_state.rs`, `nct_salt_sync`).
+fn salt_patch(salt: &[u8], key: &[u8; 32]) -> Vec<u8> {
+    let value = wa::SyncActionValue {
+        nct_salt_sync_action: whatsapp_rust::buffa::MessageField::some(
+            wa::sync_action_value::NctSaltSyncAction {
+                salt: Some(salt.to_vec()),
+            },
+        ),
+        timestamp: Some(crate::nodes::now() as i64 * 1000),
+        ..Default::default()
+    };
+    crate::app_state::genesis_patch(
+        "regular_high",
+        &[(vec!["nct_salt_sync".to_string()], value)],
+        &APP_STATE_KEY_ID,
+        key,
+    )
+}
+
+/// The fingerprint of the account's app-state key.
+fn key_fingerprint() -> wa::message::AppStateSyncKeyFingerprint {
+    wa::message::AppStateSyncKeyFingerprint {
+        raw_id: Some(1),
+        current_index: Some(0),
+        device_indexes: vec![0],
+    }
+}
+
 /// Sends the account's app-state sync key to its own other devices.
 async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> anyhow::Result<()> {
     use whatsapp_rust::buffa::MessageField;
@@ -426,11 +517,7 @@ async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> an
         }),
         key_data: MessageField::some(m::AppStateSyncKeyData {
             key_data: Some(data.to_vec()),
-            fingerprint: MessageField::some(m::AppStateSyncKeyFingerprint {
-                raw_id: Some(1),
-                current_index: Some(0),
-                device_indexes: vec![0],
-            }),
+            fingerprint: MessageField::some(key_fingerprint()),
             timestamp: Some(crate::nodes::now() as i64),
         }),
     };

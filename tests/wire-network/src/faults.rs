@@ -9,6 +9,9 @@ use std::sync::Mutex;
 pub enum Fault {
     /// A `<message>` stanza: answered with an error ack, relayed to no one.
     Send,
+    /// A 1:1 `<message>` to another account: answered with error 463 (no
+    /// privacy token), whatever token it carries, and relayed to no one.
+    Token,
     /// A lookup of other people (user info, number checks, profile
     /// pictures): answered with an IQ error 500.
     Lookup,
@@ -34,6 +37,7 @@ impl Fault {
     pub fn of_op(op: &str) -> Option<Fault> {
         match op {
             "send" => Some(Fault::Send),
+            "privacy-token" => Some(Fault::Token),
             "lookup" => Some(Fault::Lookup),
             "receipt" => Some(Fault::Receipt),
             "logout" => Some(Fault::Logout),

@@ -41,16 +41,23 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         ("encrypt", "set") => encrypt_set(inner, who, &id, iq),
         ("encrypt", "get") => encrypt_get(inner, who, &id, iq),
         ("usync", _) => usync(inner, &id, iq),
-        ("abt", _) => iq_result(
-            &id,
-            vec![element(
-                "props",
-                &[("protocol", "1".into()), ("hash", "wire".into())],
-                vec![],
-            )],
-        ),
+        ("abt", _) => {
+            let props = crate::tokens::props(&inner.registry().tokens.settings);
+            iq_result(
+                &id,
+                vec![element(
+                    "props",
+                    &[("protocol", "1".into()), ("hash", "wire".into())],
+                    props,
+                )],
+            )
+        }
         ("blocklist", "get") => iq_result(&id, vec![element("list", &[], vec![])]),
         ("privacy", "get") => iq_result(&id, vec![privacy()]),
+        ("privacy", "set") if crate::tokens::is_issue(iq) => {
+            let mut reg = inner.registry();
+            crate::tokens::issue(&mut reg, who.phone, &id, iq)
+        }
         ("privacy", "set") => iq_result(&id, vec![]),
         ("w:sync:app:state", _) => crate::app_state::answer(inner, who, &id, iq),
         ("md", "set") => remove_companion(inner, who, &id, iq),

@@ -29,6 +29,7 @@ mod relay;
 pub mod rogue;
 pub mod sandbox_routes;
 mod socket;
+pub mod tokens;
 pub mod world;
 
 use std::collections::HashMap;

@@ -111,6 +111,11 @@ pub struct Registry {
     pub codes: HashMap<String, crate::code::CodeRequest>,
     /// App-state patches the devices of an account sent, by phone.
     pub app_state: HashMap<String, Vec<crate::app_state::Patch>>,
+    /// Server-side app-state collections: the patches each account's
+    /// collections hold, in version order, by phone and collection name.
+    pub collections: HashMap<(String, String), Vec<Vec<u8>>>,
+    /// Privacy tokens: the gate on 1:1 messages (`crate::tokens`).
+    pub tokens: crate::tokens::Tokens,
     /// Group messages whose sender's participant hash was stale.
     pub stale_phashes: usize,
     /// The most sockets one device ever had at once.

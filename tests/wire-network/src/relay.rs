@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use crate::nodes::{attr, child, children, element, now};
 use crate::registry::{Registry, Relayed, device_jid, split_jid};
-use crate::{Inner, broadcasts, groups};
+use crate::faults::Fault;
+use crate::{Inner, broadcasts, groups, tokens};
 
 /// The sender of a stanza.
 pub struct Sender<'a> {
@@ -66,6 +67,17 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
     if to_server == "broadcast" {
         broadcasts::status(&mut reg, from, stanza, &to, common);
         return Some(ack(id, to));
+    }
+    // A 1:1 message to another account passes the privacy-token gate.
+    if let Some(to_phone) = chat_phone.as_ref().filter(|p| *p != from.phone)
+        && !reg.lists.contains_key(&id)
+    {
+        if inner.faults.take(from.phone, from.device, Fault::Token) {
+            return refused(stanza, tokens::NO_TOKEN);
+        }
+        if let Err(code) = tokens::check(&mut reg, from.phone, to_phone, stanza) {
+            return refused(stanza, code);
+        }
     }
     // A message to a broadcast list reaches each recipient from the list.
     let list = reg.lists.remove(&id);

@@ -109,6 +109,19 @@ async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
     assert_eq!(connected(&c.api, "wirec1").await, linked.jid);
     let id = send_text(&c.api, "wirec1", CONTACT, "before the failover").await;
     assert!(contact.wait_for(WAIT, |r| r.id == id).await.is_some());
+    // The contact answers, and issues the session a privacy token, which
+    // moves with the session (tests/tokens.rs has the rest of tokens).
+    contact
+        .send_text(&phone.jid(), "got it")
+        .await
+        .expect("the contact answers");
+    assert!(
+        net.watcher()
+            .holds_token(PHONE, device, CONTACT, WAIT)
+            .await,
+        "{}",
+        c.outputs()
+    );
 
     // SIGKILL the owner: the other worker connects the session from its keys.
     let owner = c.owner("wirec1").await;
@@ -125,6 +138,13 @@ async fn a_killed_worker_s_session_comes_back_elsewhere_without_a_scan() {
         Some("after the failover")
     );
     eprintln!("real adapter: SIGKILL to a message delivered from another worker in {flowing:?}");
+    assert!(
+        net.gated()
+            .iter()
+            .any(|g| g.id == id && g.proof == parley_wire_network::tokens::Proof::Trusted),
+        "the message after the move carried the contact's token: {:?}",
+        net.gated()
+    );
 
     // SIGTERM the new owner: the session is handed over to a worker that joins.
     c.add_worker("worker-2").await;

@@ -18,6 +18,10 @@ async fn a_login_refused_as_rate_limited_comes_back_by_the_workers_backoff() {
         contact,
         p,
         device,
+        // Kept alive: the phone shares the app-state key (and with it
+        // the salt) and the directory holds the database.
+        phone: _phone,
+        dir: _dir,
         ..
     } = linked_on_serve("wirek").await;
     net.arm_fault(PHONE, device, Fault::LoginRateLimited, 1);

@@ -47,6 +47,12 @@ async fn contract_a_refused_send_is_an_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_a_message_without_a_privacy_token_is_refused_naming_it() {
+    let f = fixture("w10").await;
+    contract::a_message_without_a_privacy_token_is_refused_naming_it(subject(&f, "w10")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_a_send_to_a_group_left_is_refused() {
     let f = fixture("w7").await;
     contract::a_send_to_a_group_left_is_refused(subject(&f, "w7")).await;

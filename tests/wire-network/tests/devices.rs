@@ -16,6 +16,10 @@ async fn a_device_the_contact_links_mid_conversation_gets_the_next_message() {
         contact,
         mut hooks,
         p,
+        // Kept alive: the phone shares the app-state key (and with it
+        // the salt) and the directory holds the database.
+        phone: _phone,
+        dir: _dir,
         ..
     } = linked_on_serve("wired").await;
     let to = format!("+{CONTACT}");

@@ -227,6 +227,10 @@ async fn a_group_renamed_while_the_session_was_offline_names_the_new_subject() {
         mut hooks,
         p,
         device,
+        // Kept alive: the phone shares the app-state key (and with it
+        // the salt) and the directory holds the database.
+        phone: _phone,
+        dir: _dir,
         ..
     } = linked_on_serve("wireo").await;
     let (status, body) = post(

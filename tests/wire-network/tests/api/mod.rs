@@ -285,12 +285,20 @@ pub struct LinkedServe {
     pub p: Parley,
     /// The session's device number on the phone's account.
     pub device: u16,
-    _dir: tempfile::TempDir,
+    /// Where `serve` keeps its data.
+    pub dir: tempfile::TempDir,
 }
 
 /// [`LinkedServe`] for the session `id`.
 pub async fn linked_on_serve(id: &str) -> LinkedServe {
+    linked_on_serve_after(id, |_| {}).await
+}
+
+/// [`LinkedServe`] for the session `id`, the network set by `prepare`
+/// once the phones are on it and before the session links.
+pub async fn linked_on_serve_after(id: &str, prepare: impl FnOnce(&WireNetwork)) -> LinkedServe {
     let (net, phone, contact) = network_with_phones().await;
+    prepare(&net);
     let hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let (p, _) = gateway(Shape::Serve, dir.path(), &net, &[]).await;
@@ -309,6 +317,6 @@ pub async fn linked_on_serve(id: &str) -> LinkedServe {
         hooks,
         p,
         device: linked.device,
-        _dir: dir,
+        dir,
     }
 }

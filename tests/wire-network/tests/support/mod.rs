@@ -19,6 +19,54 @@ pub struct Wire {
     pub contact: TestDevice,
     /// Each session's linked device number.
     linked: Mutex<HashMap<String, u16>>,
+    /// The adapter's database.
+    db: Db,
+}
+
+
+impl Wire {
+    /// Arms `fault` `count` times for the session's device.
+    fn arm(
+        &self,
+        client_id: &ClientId,
+        fault: parley_wire_network::faults::Fault,
+        count: u32,
+    ) -> Result<(), String> {
+        let device = *self
+            .linked
+            .lock()
+            .unwrap()
+            .get(client_id.as_str())
+            .ok_or("not linked")?;
+        self.net.arm_fault(&self.phone.phone, device, fault, count);
+        Ok(())
+    }
+
+    /// Waits up to [`DEADLINE`] until the adapter stored the session's
+    /// privacy-token salt.
+    async fn salt_stored(&self, client_id: &ClientId) -> Result<(), String> {
+        use parley_shared::db::ConnectionTrait;
+        let until = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let conn = self.db.conn();
+            let row = conn
+                .query_one_raw(sea_orm::Statement::from_sql_and_values(
+                    conn.get_database_backend(),
+                    "SELECT nct_salt FROM wa_devices WHERE client_id = ?",
+                    [client_id.as_str().into()],
+                ))
+                .await
+                .map_err(|e| e.to_string())?;
+            let salt: Option<Vec<u8>> = row.and_then(|r| r.try_get("", "nct_salt").ok());
+            if salt.is_some() {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= until {
+                return Err(format!("no salt stored within {DEADLINE:?}"));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
 
 #[async_trait]
@@ -83,15 +131,15 @@ impl Counterpart for Wire {
     }
 
     async fn refuse_sends(&self, client_id: &ClientId, count: u32) -> Result<(), String> {
-        let device = *self
-            .linked
-            .lock()
-            .unwrap()
-            .get(client_id.as_str())
-            .ok_or("not linked")?;
-        let send = parley_wire_network::faults::Fault::Send;
-        self.net.arm_fault(&self.phone.phone, device, send, count);
-        Ok(())
+        self.arm(client_id, parley_wire_network::faults::Fault::Send, count)
+    }
+
+    async fn refuse_without_token(&self, client_id: &ClientId, count: u32) -> Result<(), String> {
+        // A device still without its account's salt (it comes by app state
+        // just after linking) sends a refused first message again once the
+        // salt arrives: the refusal is the session's only once it has it.
+        self.salt_stored(client_id).await?;
+        self.arm(client_id, parley_wire_network::faults::Fault::Token, count)
     }
 
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
@@ -140,7 +188,7 @@ pub async fn fixture(client_id: &str) -> Fixture {
             .await
             .expect("claim")
     );
-    let network = WhatsappNetwork::new(db, None)
+    let network = WhatsappNetwork::new(db.clone(), None)
         .expect("adapter")
         .with_ws_url(net.url())
         .expect("a loopback URL");
@@ -150,6 +198,7 @@ pub async fn fixture(client_id: &str) -> Fixture {
             phone,
             contact,
             linked: Mutex::new(HashMap::new()),
+            db,
         },
         network,
         _dir: dir,

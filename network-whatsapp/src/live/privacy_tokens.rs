@@ -1,0 +1,107 @@
+//! Privacy tokens on the live connection. whatsapp-rust 0.7 carries their
+//! lifecycle (a contact's trusted-contact token on each 1:1 message, else
+//! the salted token made with the account's salt, issuing tokens after a
+//! send), and the device store keeps the tokens and the salt, so they
+//! survive a restart and follow the session to another worker.
+//!
+//! Two gaps are closed here. The props that turn tokens on come with each
+//! login, fetched by the library in the background: a 1:1 message sent
+//! right after a login (a session that moved to another worker, say) can go
+//! before them, without a token, and be refused with 463. The first 1:1
+//! send of a connection fetches them itself, once ([`props_loaded`]).
+//!
+//! And a companion gets its account's salt by app state
+//! a few seconds after it is linked, and a first message to a contact who
+//! never wrote, sent before the salt arrived, is refused with error 463. A
+//! send refused so, from a device that had no salt, asks for the app-state
+//! collection that carries the salt (the library fetches it only in its
+//! first sync after linking, which a restart or a dropped socket can cut
+//! short, and when the server says it changed), waits for the salt (at most
+//! [`SALT_WAIT`]) and goes once more; the refused stanza reached no one, so
+//! nothing is delivered twice. A 463 that remains is the customer's error,
+//! naming its cause (`server_acks`).
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::OnceCell;
+use whatsapp_rust::Client;
+use whatsapp_rust::sync_task::MajorSyncTask;
+use whatsapp_rust::wacore::appstate::patch_decode::WAPatchName;
+
+/// How long a send refused for want of the salt waits for it.
+pub const SALT_WAIT: Duration = Duration::from_secs(8);
+
+/// How often the wait looks at the device's salt.
+const LOOK_EVERY: Duration = Duration::from_millis(100);
+
+/// The network's code for a 1:1 message without a valid privacy token.
+const NO_TOKEN: &str = "463";
+
+/// Fetches the network's props once per connection (`loaded`), before its
+/// first 1:1 send; a failed fetch is tried again by the next send.
+pub async fn props_loaded(client: &Client, loaded: &OnceCell<()>) {
+    let fetched = loaded
+        .get_or_try_init(|| async { client.fetch_props().await })
+        .await;
+    if let Err(e) = fetched {
+        tracing::warn!(error = %e, "the network's props could not be fetched before a send");
+    }
+}
+
+/// Whether the device holds its account's salt.
+pub fn has_salt(client: &Client) -> bool {
+    client
+        .persistence_manager()
+        .get_device_snapshot()
+        .nct_salt
+        .is_some()
+}
+
+/// Whether a send answered `error` may go again once the salt is here: a
+/// 1:1 message refused for want of a token by a device that had no salt.
+pub fn wants_salt(error: Option<&str>, to_group: bool, had_salt: bool) -> bool {
+    error == Some(NO_TOKEN) && !to_group && !had_salt
+}
+
+/// Asks for the salt's app-state collection, and waits up to [`SALT_WAIT`]
+/// for the salt; whether it came.
+pub async fn salt_arrives(client: &Arc<Client>) -> bool {
+    if has_salt(client) {
+        return true;
+    }
+    let syncing = Arc::clone(client);
+    tokio::spawn(async move {
+        syncing
+            .process_sync_task(MajorSyncTask::AppStateSync {
+                name: WAPatchName::RegularHigh,
+                full_sync: false,
+            })
+            .await;
+    });
+    let until = tokio::time::Instant::now() + SALT_WAIT;
+    loop {
+        if has_salt(client) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(LOOK_EVERY).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_first_refusal_for_want_of_the_salt_goes_again() {
+        assert!(wants_salt(Some("463"), false, false));
+        // The device had its salt: the refusal stands.
+        assert!(!wants_salt(Some("463"), false, true));
+        // Groups need no token; other refusals stand.
+        assert!(!wants_salt(Some("463"), true, false));
+        assert!(!wants_salt(Some("403"), false, false));
+        assert!(!wants_salt(None, false, false));
+    }
+}
