@@ -34,6 +34,9 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
     if let Some(fault) = fault_of(&xmlns, &kind, iq)
         && inner.faults.take(who.phone, who.device, fault)
     {
+        if fault == Fault::Keepalive {
+            return None;
+        }
         return Some(iq_error(&id, 500, "internal-server-error"));
     }
     let reply = match (xmlns.as_str(), kind.as_str()) {
@@ -73,9 +76,11 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
 }
 
 /// The fault that would refuse this IQ, if one can: a lookup of other
-/// people, an app-state patch, or a companion removing itself.
+/// people, an app-state patch, a companion removing itself, or a keepalive
+/// (left unanswered).
 fn fault_of(xmlns: &str, kind: &str, iq: &Node) -> Option<Fault> {
     match (xmlns, kind) {
+        ("w:p", _) => Some(Fault::Keepalive),
         _ if is_lookup(xmlns, kind, iq) => Some(Fault::Lookup),
         ("w:sync:app:state", _) if crate::app_state::carries_patch(iq) => Some(Fault::Receipt),
         ("md", "set") => Some(Fault::Logout),

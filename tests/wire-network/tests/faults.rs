@@ -42,6 +42,43 @@ async fn a_dropped_socket_reconnects_with_one_socket_at_a_time() {
     assert_eq!(f.wire.net.most_live_sockets(PHONE, device), 1);
 }
 
+/// A server that leaves a keepalive unanswered, the socket still open: the
+/// adapter's client counts the socket dead (no data within 20 s of its
+/// ping: whatsapp-rust `keepalive.rs`) and logs in again on a new socket,
+/// by itself (as after a 515, without a `Disconnected` first). Slow: the
+/// client pings an idle socket every 15 to 30 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keepalive_left_unanswered_ends_in_a_reconnect() {
+    let f = fixture("f7").await;
+    let (_conn, mut events, device) = online(&f, "f7").await;
+    let logins = f.wire.net.handshakes("IK");
+    f.wire.net.arm_fault(PHONE, device, Fault::Keepalive, 1);
+    let silent = tokio::time::Instant::now();
+    let back = loop {
+        match tokio::time::timeout_at(silent + KEEPALIVE_DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Connected(_))) => break true,
+            Ok(Some(NetworkEvent::Disconnected(DisconnectReason::ConnectionLost))) => continue,
+            Ok(Some(NetworkEvent::Disconnected(other))) => panic!("ended as {other:?}"),
+            Ok(Some(_)) => continue,
+            _ => break false,
+        }
+    };
+    assert!(back, "no new login within {KEEPALIVE_DEADLINE:?}");
+    eprintln!(
+        "an unanswered keepalive ended in a new login after {:?}",
+        silent.elapsed()
+    );
+    assert_eq!(f.wire.net.faults_left(PHONE, device, Fault::Keepalive), 0);
+    assert!(f.wire.net.handshakes("IK") > logins, "a new socket");
+    assert!(f.wire.net.is_live(PHONE, device));
+    assert_eq!(f.wire.net.most_live_sockets(PHONE, device), 1);
+}
+
+/// The longest a keepalive left unanswered takes to end a connection: a
+/// tick that skips its ping (data came in the last 15 s), the next one (at
+/// most 30 s later each), the ping's 20 s deadline, and some slack.
+const KEEPALIVE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(100);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_temporary_ban_refuses_the_login() {
     let f = fixture("f3").await;
