@@ -85,11 +85,7 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                 } else {
                     vec![element("patches", &[], newer)]
                 };
-                element(
-                    "collection",
-                    &[("name", name), ("version", version)],
-                    kids,
-                )
+                element("collection", &[("name", name), ("version", version)], kids)
             }
         };
         collections.push(node);

@@ -190,9 +190,10 @@ impl TestDevice {
                 &APP_STATE_KEY_ID,
                 AppStateSyncKey {
                     key_data: app_state_key.to_vec(),
-                    fingerprint: whatsapp_rust::waproto::codec::app_state_sync_key_fingerprint_to_vec(
-                        &key_fingerprint(),
-                    ),
+                    fingerprint:
+                        whatsapp_rust::waproto::codec::app_state_sync_key_fingerprint_to_vec(
+                            &key_fingerprint(),
+                        ),
                     timestamp: crate::nodes::now() as i64,
                 },
             )
@@ -330,7 +331,11 @@ impl TestDevice {
         let id = format!("3EB0{}", hex::encode_upper(rand10::random::<[u8; 8]>()));
         let mut enc = crate::nodes::leaf_bytes("enc", rand10::random::<[u8; 48]>().to_vec());
         enc.attrs.insert("v", "2".to_string());
-        let kind = if to.ends_with("@g.us") { "skmsg" } else { "msg" };
+        let kind = if to.ends_with("@g.us") {
+            "skmsg"
+        } else {
+            "msg"
+        };
         enc.attrs.insert("type", kind.to_string());
         let mut kids = vec![enc];
         kids.extend(extra);
@@ -355,7 +360,11 @@ impl TestDevice {
     /// hears of it and syncs it.
     pub fn share_salt(&self, net: &WireNetwork) {
         if let Some(salt) = self.salt() {
-            net.set_salt(&self.phone, salt.clone(), salt_patch(&salt, &self.app_state_key));
+            net.set_salt(
+                &self.phone,
+                salt.clone(),
+                salt_patch(&salt, &self.app_state_key),
+            );
         }
     }
 

@@ -8,9 +8,9 @@ use whatsapp_rust::wacore_binary::node::Node;
 
 use std::collections::HashMap;
 
+use crate::faults::Fault;
 use crate::nodes::{attr, child, children, element, now};
 use crate::registry::{Registry, Relayed, device_jid, split_jid};
-use crate::faults::Fault;
 use crate::{Inner, broadcasts, groups, tokens};
 
 /// The sender of a stanza.

@@ -359,8 +359,7 @@ mod tests {
     fn the_salted_token_is_the_clients() {
         let salt = [7u8; 32];
         let ours = salted(&salt, "123456789");
-        let theirs =
-            whatsapp_rust::wacore::iq::tctoken::compute_cs_token(&salt, "123456789@lid");
+        let theirs = whatsapp_rust::wacore::iq::tctoken::compute_cs_token(&salt, "123456789@lid");
         assert_eq!(ours, theirs);
     }
 

@@ -23,7 +23,6 @@ pub struct Wire {
     db: Db,
 }
 
-
 impl Wire {
     /// Arms `fault` `count` times for the session's device.
     fn arm(
