@@ -167,6 +167,11 @@ fn encrypt_set(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     bundle.identity = identity;
     bundle.prekeys.extend(prekeys);
     bundle.signed = signed;
+    // A reinstalled phone's new keys are here: those who wrote with the
+    // number hear of its new identity.
+    if who.device == 0 && reg.reinstalled.remove(who.phone) {
+        crate::identities::announce(&mut reg, who.phone);
+    }
     drop(reg);
     inner.changed.notify_waiters();
     iq_result(id, vec![])

@@ -19,6 +19,7 @@ pub mod dictionary;
 pub mod faults;
 mod groups;
 mod handshake;
+mod identities;
 mod iq;
 pub mod kinds;
 mod nodes;
@@ -328,9 +329,13 @@ impl WireNetwork {
 
     /// Registers `phone`'s primary device (device 0) under its noise key;
     /// its owner's name is `push_name`. Returns the account's LID user part.
+    /// A number registered again (its device 0 had keys) is a reinstall:
+    /// once the new install uploaded its keys, those who wrote with the
+    /// number hear of its new identity (`identities`).
     pub fn provision(&self, phone: &str, noise: [u8; 32], push_name: &str) -> String {
         let mut reg = self.inner.registry();
         let account = reg.account(phone);
+        let reinstall = account.devices.get(&0).is_some_and(|d| d.bundle.is_some());
         account.push_name = push_name.to_string();
         account.devices.insert(
             0,
@@ -339,7 +344,11 @@ impl WireNetwork {
                 ..Device::default()
             },
         );
-        account.lid.clone()
+        let lid = account.lid.clone();
+        if reinstall {
+            reg.reinstalled.insert(phone.to_string());
+        }
+        lid
     }
 
     /// The phone `phone` (its identity key `identity`) scans `qr`: the

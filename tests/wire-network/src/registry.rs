@@ -116,6 +116,14 @@ pub struct Registry {
     pub collections: HashMap<(String, String), Vec<Vec<u8>>>,
     /// Privacy tokens: the gate on 1:1 messages (`crate::tokens`).
     pub tokens: crate::tokens::Tokens,
+    /// Whether reinstalls go unannounced (`crate::identities`).
+    pub quiet_identity_changes: bool,
+    /// Numbers registered again whose new install has not uploaded its
+    /// keys yet (then their identity change is announced).
+    pub reinstalled: std::collections::HashSet<String>,
+    /// The identity-change notifications sent: id, the number that changed,
+    /// the device told.
+    pub identity_notices: Vec<(String, String, (String, u16))>,
     /// Group messages whose sender's participant hash was stale.
     pub stale_phashes: usize,
     /// The most sockets one device ever had at once.

@@ -271,6 +271,9 @@ async fn a_contact_who_reinstalled_still_gets_and_sends_messages() {
         .await
         .expect("the contact gets the first text");
 
+    // The news of the reinstall does not reach the session (the next test
+    // has it): what it seals next is for the old keys.
+    f.wire.net.announce_identity_changes(false);
     let reinstalled = TestDevice::start(&f.wire.net, CONTACT, "Contact")
         .await
         .expect("the contact's new install");
@@ -309,4 +312,62 @@ async fn a_contact_who_reinstalled_still_gets_and_sends_messages() {
         1,
         "delivered once"
     );
+}
+
+/// A contact who reinstalls, announced: the server tells the session of the
+/// number's new identity once the new install uploaded its keys; the
+/// session drops its session with the old keys, seals the next message for
+/// the new ones at once (no retry receipt), and issues the new install its
+/// privacy token again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_contact_s_announced_reinstall_needs_no_retry_and_gets_its_token_again() {
+    let f = fixture("m7").await;
+    let (conn, _events, device) = support::online(&f, "m7").await;
+    let before = text_to_contact(conn.as_ref(), "before").await;
+    f.wire
+        .contact
+        .wait_for(DEADLINE, |r| r.id == before)
+        .await
+        .expect("the contact gets the first text");
+    let watcher = f.wire.net.watcher();
+    assert!(watcher.holds_token(CONTACT, 0, PHONE, DEADLINE).await);
+
+    let reinstalled = TestDevice::start(&f.wire.net, CONTACT, "Contact")
+        .await
+        .expect("the contact's new install");
+    assert!(
+        watcher
+            .heard_identity_change(PHONE, device, CONTACT, DEADLINE)
+            .await,
+        "the session handled the news of the new identity"
+    );
+    let phone_lid = f.wire.net.lid_of(PHONE).expect("a LID");
+    let reissued = async {
+        let until = tokio::time::Instant::now() + DEADLINE;
+        while tokio::time::Instant::now() < until {
+            if reinstalled.token_from(&phone_lid).await.is_some() {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    };
+    assert!(
+        reissued.await,
+        "the new install got the session's token again"
+    );
+
+    let after = text_to_contact(conn.as_ref(), "after the reinstall").await;
+    let got = reinstalled
+        .wait_for(DEADLINE, |r| r.id == after)
+        .await
+        .expect("the new install gets the next text");
+    assert_eq!(got.text.as_deref(), Some("after the reinstall"));
+    let retried = f
+        .wire
+        .net
+        .relayed_from(CONTACT, 0)
+        .iter()
+        .any(|r| r.id == after && r.kind == "receipt:retry");
+    assert!(!retried, "sealed for the new keys at once");
 }
