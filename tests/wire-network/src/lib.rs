@@ -14,6 +14,7 @@ mod broadcasts;
 mod cdn;
 mod code;
 mod conn;
+mod device_lists;
 pub mod devices;
 pub mod dictionary;
 pub mod faults;

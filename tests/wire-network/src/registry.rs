@@ -124,6 +124,9 @@ pub struct Registry {
     /// The identity-change notifications sent: id, the number that changed,
     /// the device told.
     pub identity_notices: Vec<(String, String, (String, u16))>,
+    /// Direct messages' copies sealed for a device that was gone: the
+    /// message id and the device (`crate::device_lists`).
+    pub sealed_for_gone: Vec<(String, (String, u16))>,
     /// Group messages whose sender's participant hash was stale.
     pub stale_phashes: usize,
     /// The most sockets one device ever had at once.

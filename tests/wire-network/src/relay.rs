@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use crate::faults::Fault;
 use crate::nodes::{attr, child, children, element, now};
 use crate::registry::{Registry, Relayed, device_jid, split_jid};
-use crate::{Inner, broadcasts, groups, tokens};
+use crate::{Inner, broadcasts, device_lists, groups, tokens};
 
 /// The sender of a stanza.
 pub struct Sender<'a> {
@@ -100,7 +100,19 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
             .collect();
         targets.push((phone.clone(), to_device, encs));
     }
+    // A direct message sealed for a stale device list (`device_lists`).
+    let stale = match (&chat_phone, child(stanza, "participants")) {
+        (Some(to_phone), Some(_)) if *to_phone != from.phone && list.is_none() => {
+            let addressed = targets.iter().map(|(p, d, _)| (p.clone(), *d)).collect();
+            device_lists::stale(&reg, (from.phone, from.device), to_phone, &addressed)
+        }
+        _ => None,
+    };
     for (phone, device, mut kids) in targets {
+        if device_lists::is_gone(&reg, &phone, device) {
+            reg.sealed_for_gone.push((id.clone(), (phone, device)));
+            continue;
+        }
         // What reached other people, and a companion's copy to its phone
         // (the outbox reads the phone's copies, so it waits for them too).
         if phone != from.phone || (device == 0 && from.device != 0) {
@@ -131,7 +143,11 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         }
         reg.deliver(&phone, device, element("message", &attrs, kids));
     }
-    Some(ack(id, to))
+    let mut answer = ack(id, to);
+    if let Some(ours) = stale {
+        answer.attrs.insert("phash", ours);
+    }
+    Some(answer)
 }
 
 /// The server's participant hash of group `gid` when the sender's (the

@@ -72,3 +72,92 @@ async fn a_device_the_contact_links_mid_conversation_gets_the_next_message() {
         .await
         .expect("the contact's phone gets it too");
 }
+
+/// A contact removes a linked device and nobody tells the session: its next
+/// message is still sealed for the device (the server drops that copy), and
+/// the server's ack names the devices it knows (`phash`); the session drops
+/// its cached lists and leaves the device out from then on. Every message
+/// reaches the contact's phone once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
+    let LinkedServe {
+        net,
+        contact,
+        hooks,
+        p,
+        phone: _phone,
+        dir: _dir,
+        ..
+    } = linked_on_serve("wirer").await;
+    let send = |body: &'static str| {
+        let p = &p;
+        async move {
+            let (status, sent) = post(
+                p,
+                "/send-message",
+                json!({"clientId": "wirer", "to": format!("+{CONTACT}"), "body": body}),
+            )
+            .await;
+            assert_eq!(status, 200, "{sent}");
+            sent["messageId"].as_str().expect("messageId").to_string()
+        }
+    };
+    let first = send("Your order shipped").await;
+    contact
+        .wait_for(WAIT, |r| r.id == first)
+        .await
+        .expect("the contact gets the first message");
+
+    // The contact links a second device (another session of this gateway),
+    // hears from the session there, then removes it.
+    let second = start_for_qr(&p, "wirerb", &hooks.url).await;
+    let linked = contact
+        .scan(&net, &second)
+        .expect("the contact links a second device");
+    connected(&p, "wirerb").await;
+    assert!(
+        net.watcher()
+            .keys_uploaded(CONTACT, linked.device, WAIT)
+            .await
+    );
+    let both = send("It arrives tomorrow").await;
+    contact
+        .wait_for(WAIT, |r| r.id == both)
+        .await
+        .expect("the contact's phone gets it");
+    net.unlink(CONTACT, linked.device);
+
+    // The next message is sealed for the removed device too: the server
+    // drops that copy and says what it knows.
+    let after = send("Did it arrive?").await;
+    assert!(
+        net.sealed_for_gone()
+            .iter()
+            .any(|(id, to)| *id == after && *to == (CONTACT.to_string(), linked.device)),
+        "{:?}",
+        net.sealed_for_gone()
+    );
+    // The session drops its lists when the ack comes (in a task of its
+    // own): by the second message after, at the latest, it has.
+    let mut left_out = false;
+    for body in ["Tell me if not", "Thanks!"] {
+        let id = send(body).await;
+        contact
+            .wait_for(WAIT, |r| r.id == id)
+            .await
+            .expect("the contact's phone gets it");
+        if net
+            .sealed_for_gone()
+            .iter()
+            .all(|(sealed, _)| *sealed != id)
+        {
+            left_out = true;
+            break;
+        }
+    }
+    assert!(left_out, "{:?}", net.sealed_for_gone());
+    for id in [&first, &both, &after] {
+        let copies = contact.received().iter().filter(|r| r.id == **id).count();
+        assert_eq!(copies, 1, "{id} delivered once");
+    }
+}
