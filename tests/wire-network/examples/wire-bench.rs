@@ -20,8 +20,10 @@
 //! The phones that link the sessions are accounts the server signs for
 //! (no client of their own), so the bench process stays small. Without a
 //! phone's client no companion gets its account's privacy-token salt (app
-//! state), so the network does not require privacy tokens here: the figures
-//! leave out the token a message carries and its issuing.
+//! state), so the network does not require privacy tokens here, unless
+//! `--privacy-tokens`: then the contact writes to every session first (its
+//! client issues each session its token), and the sends carry it.
+//! `--warm-up` has the contact write first without tokens, to compare.
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -44,6 +46,11 @@ struct Args {
     messages: usize,
     rate: u32,
     cluster: bool,
+    /// The contact writes to every session once before the sends.
+    warm_up: bool,
+    /// The network requires privacy tokens (implies `warm_up`: the
+    /// contact's message gives each session the contact's token).
+    tokens: bool,
 }
 
 fn args() -> Args {
@@ -53,20 +60,25 @@ fn args() -> Args {
         messages: 400,
         rate: 200,
         cluster: false,
+        warm_up: false,
+        tokens: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
-        if flag == "--cluster" {
-            a.cluster = true;
-            continue;
-        }
-        let value = it.next().unwrap_or_default();
         match flag.as_str() {
-            "--sessions" => a.sessions = value.parse().expect("--sessions N"),
-            "--bin" => a.bin = PathBuf::from(value),
-            "--messages" => a.messages = value.parse().expect("--messages N"),
-            "--rate" => a.rate = value.parse().expect("--rate N (per second)"),
-            other => panic!("unknown flag {other}"),
+            "--cluster" => a.cluster = true,
+            "--warm-up" => a.warm_up = true,
+            "--privacy-tokens" => (a.tokens, a.warm_up) = (true, true),
+            valued => {
+                let value = it.next().unwrap_or_default();
+                match valued {
+                    "--sessions" => a.sessions = value.parse().expect("--sessions N"),
+                    "--bin" => a.bin = PathBuf::from(value),
+                    "--messages" => a.messages = value.parse().expect("--messages N"),
+                    "--rate" => a.rate = value.parse().expect("--rate N (per second)"),
+                    other => panic!("unknown flag {other}"),
+                }
+            }
         }
     }
     a.bin = std::fs::canonicalize(&a.bin).unwrap_or_else(|e| panic!("{}: {e}", a.bin.display()));
@@ -248,7 +260,7 @@ async fn main() {
     let a = args();
     let http = reqwest::Client::new();
     let net = WireNetwork::start().await.expect("test network");
-    net.require_privacy_tokens(false);
+    net.require_privacy_tokens(a.tokens);
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut g = if a.cluster {
@@ -261,6 +273,36 @@ async fn main() {
     };
     cpu_figures(&a, &http, &net, &mut hooks, &g).await;
     g.terminate().await;
+}
+
+/// The contact writes to every session once, and waits until each message
+/// arrived as a webhook (and, with tokens, each session holds the token the
+/// contact issued it).
+async fn warm_up(a: &Args, net: &WireNetwork, hooks: &mut Receiver, contact: &TestDevice) {
+    for i in 0..a.sessions {
+        let to = format!("{}@s.whatsapp.net", phone(i));
+        contact
+            .send_text(&to, "hello")
+            .await
+            .expect("contact sends");
+    }
+    let mut arrived = 0;
+    while arrived < a.sessions && hooks.maybe_next(Duration::from_secs(30)).await.is_some() {
+        arrived += 1;
+    }
+    if a.tokens {
+        let watcher = net.watcher();
+        for i in 0..a.sessions {
+            let held = watcher
+                .holds_token(&phone(i), 1, CONTACT, Duration::from_secs(30))
+                .await;
+            assert!(held, "session {i} got no token from the contact");
+        }
+    }
+    println!(
+        "warm-up: the contact wrote to {arrived} of {} sessions first",
+        a.sessions
+    );
 }
 
 /// Pairs every session and waits until all are connected.
@@ -342,6 +384,9 @@ async fn cpu_figures(
     let contact = TestDevice::start(net, CONTACT, "Bench contact")
         .await
         .expect("contact");
+    if a.warm_up {
+        warm_up(a, net, hooks, &contact).await;
+    }
     let pace = Duration::from_secs_f64(1.0 / f64::from(a.rate));
     let before = g.cpu();
     let t0 = Instant::now();
