@@ -250,17 +250,22 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
     conn.close().await;
 }
 
+/// A text to `to`.
+fn text_to(to: Jid, body: &str) -> Outgoing {
+    Outgoing {
+        to,
+        content: OutgoingContent::Text { body: body.into() },
+        quoted_id: None,
+        mentions: vec![],
+    }
+}
+
 /// A message the network refuses is an error of the send, not a message
 /// sent: the network answers each send, and the send waits for the answer.
 /// The next one goes out again.
 pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
     let (conn, _events, _) = pair(&s, 1).await;
-    let text = |body: &str| Outgoing {
-        to: Jid::phone(&phone(CONTACT)),
-        content: OutgoingContent::Text { body: body.into() },
-        quoted_id: None,
-        mentions: vec![],
-    };
+    let text = |body: &str| text_to(Jid::phone(&phone(CONTACT)), body);
     s.counterpart
         .refuse_sends(&s.client_id, 1)
         .await
@@ -285,12 +290,7 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
 /// reaches no one, and the next one goes out.
 pub async fn a_message_without_a_privacy_token_is_refused_naming_it(s: Subject<'_>) {
     let (conn, _events, _) = pair(&s, 1).await;
-    let text = |body: &str| Outgoing {
-        to: Jid::phone(&phone(CONTACT)),
-        content: OutgoingContent::Text { body: body.into() },
-        quoted_id: None,
-        mentions: vec![],
-    };
+    let text = |body: &str| text_to(Jid::phone(&phone(CONTACT)), body);
     s.counterpart
         .refuse_without_token(&s.client_id, 1)
         .await
@@ -320,12 +320,7 @@ pub async fn a_send_to_a_group_left_is_refused(s: Subject<'_>) {
         .await
         .expect("create a group");
     let group = created.group.jid;
-    let text = |body: &str| Outgoing {
-        to: group.clone(),
-        content: OutgoingContent::Text { body: body.into() },
-        quoted_id: None,
-        mentions: vec![],
-    };
+    let text = |body: &str| text_to(group.clone(), body);
     conn.send(text("welcome")).await.expect("a member writes");
     conn.leave_group(&group).await.expect("leave the group");
     match conn.send(text("still here?")).await {

@@ -255,44 +255,65 @@ async fn text_to_contact(conn: &dyn Connection, body: &str) -> String {
     sent.message_id.as_str().to_string()
 }
 
-/// The contact reinstalls between two messages: the same number on a new
-/// phone, with a new identity key and new Signal keys, while the session
-/// still holds a Signal session with the old ones. The new install asks
-/// for the message again (a retry receipt) and gets it sealed for its keys;
-/// messages keep flowing both ways, each delivered once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_contact_who_reinstalled_still_gets_and_sends_messages() {
-    let f = fixture("m6").await;
-    let (conn, mut events, _) = support::online(&f, "m6").await;
-    let before = text_to_contact(conn.as_ref(), "before").await;
+/// The session writes to the contact, which then reinstalls (announced or
+/// not); the new install, once its keys are up.
+async fn text_then_reinstall(
+    f: &support::Fixture,
+    conn: &dyn Connection,
+    announced: bool,
+) -> TestDevice {
+    let before = text_to_contact(conn, "before").await;
     f.wire
         .contact
         .wait_for(DEADLINE, |r| r.id == before)
         .await
         .expect("the contact gets the first text");
-
-    // The news of the reinstall does not reach the session (the next test
-    // has it): what it seals next is for the old keys.
-    f.wire.net.announce_identity_changes(false);
-    let reinstalled = TestDevice::start(&f.wire.net, CONTACT, "Contact")
+    // The session issued the contact its privacy token (the announced
+    // reinstall issues it again).
+    let watcher = f.wire.net.watcher();
+    assert!(watcher.holds_token(CONTACT, 0, PHONE, DEADLINE).await);
+    f.wire.net.announce_identity_changes(announced);
+    TestDevice::start(&f.wire.net, CONTACT, "Contact")
         .await
-        .expect("the contact's new install");
-    let after = text_to_contact(conn.as_ref(), "after the reinstall").await;
+        .expect("the contact's new install")
+}
+
+/// The session's next text after the reinstall, once the new install got
+/// it; whether it came by the retry path (the new install could not open
+/// what was sealed for the old one and asked again).
+async fn text_after(
+    f: &support::Fixture,
+    conn: &dyn Connection,
+    reinstalled: &TestDevice,
+) -> (String, bool) {
+    let after = text_to_contact(conn, "after the reinstall").await;
     let got = reinstalled
         .wait_for(DEADLINE, |r| r.id == after)
         .await
         .expect("the new install gets the next text");
     assert_eq!(got.text.as_deref(), Some("after the reinstall"));
-    // It came through the retry path: the new install could not open what
-    // was sealed for the old one and asked again (a retry receipt), and the
-    // session sealed it anew for the new keys.
-    let asked_again = f
+    let retried = f
         .wire
         .net
         .relayed_from(CONTACT, 0)
         .iter()
         .any(|r| r.id == after && r.kind == "receipt:retry");
-    assert!(asked_again, "{:?}", f.wire.net.relayed_from(CONTACT, 0));
+    (after, retried)
+}
+
+/// The contact reinstalls between two messages: the same number on a new
+/// phone, with a new identity key and new Signal keys, while the session
+/// still holds a Signal session with the old ones. The news of the
+/// reinstall does not reach the session (the next test has it): the new
+/// install asks for the message again (a retry receipt) and gets it sealed
+/// for its keys; messages keep flowing both ways, each delivered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_contact_who_reinstalled_still_gets_and_sends_messages() {
+    let f = fixture("m6").await;
+    let (conn, mut events, _) = support::online(&f, "m6").await;
+    let reinstalled = text_then_reinstall(&f, conn.as_ref(), false).await;
+    let (after, retried) = text_after(&f, conn.as_ref(), &reinstalled).await;
+    assert!(retried, "{:?}", f.wire.net.relayed_from(CONTACT, 0));
 
     let theirs = reinstalled
         .send_text(&f.wire.phone.jid(), "hello from my new phone")
@@ -323,18 +344,8 @@ async fn a_contact_who_reinstalled_still_gets_and_sends_messages() {
 async fn a_contact_s_announced_reinstall_needs_no_retry_and_gets_its_token_again() {
     let f = fixture("m7").await;
     let (conn, _events, device) = support::online(&f, "m7").await;
-    let before = text_to_contact(conn.as_ref(), "before").await;
-    f.wire
-        .contact
-        .wait_for(DEADLINE, |r| r.id == before)
-        .await
-        .expect("the contact gets the first text");
+    let reinstalled = text_then_reinstall(&f, conn.as_ref(), true).await;
     let watcher = f.wire.net.watcher();
-    assert!(watcher.holds_token(CONTACT, 0, PHONE, DEADLINE).await);
-
-    let reinstalled = TestDevice::start(&f.wire.net, CONTACT, "Contact")
-        .await
-        .expect("the contact's new install");
     assert!(
         watcher
             .heard_identity_change(PHONE, device, CONTACT, DEADLINE)
@@ -356,18 +367,6 @@ async fn a_contact_s_announced_reinstall_needs_no_retry_and_gets_its_token_again
         reissued.await,
         "the new install got the session's token again"
     );
-
-    let after = text_to_contact(conn.as_ref(), "after the reinstall").await;
-    let got = reinstalled
-        .wait_for(DEADLINE, |r| r.id == after)
-        .await
-        .expect("the new install gets the next text");
-    assert_eq!(got.text.as_deref(), Some("after the reinstall"));
-    let retried = f
-        .wire
-        .net
-        .relayed_from(CONTACT, 0)
-        .iter()
-        .any(|r| r.id == after && r.kind == "receipt:retry");
+    let (_, retried) = text_after(&f, conn.as_ref(), &reinstalled).await;
     assert!(!retried, "sealed for the new keys at once");
 }

@@ -6,7 +6,7 @@
 //! it cannot avoid. The cluster's move of a session with its tokens is in
 //! `cluster.rs`.
 use parley_wire_network::tokens::{self, Proof};
-use parley_wire_network::{Signal, TestDevice, WireNetwork};
+use parley_wire_network::{Signal, WireNetwork};
 use serde_json::json;
 
 mod api;
@@ -183,13 +183,7 @@ async fn an_expired_token_is_left_for_the_salt() {
 /// with a current token, or salted for its recipient, is let through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_without_a_valid_token_is_refused_with_463() {
-    let net = WireNetwork::start().await.expect("network");
-    let phone = TestDevice::start(&net, PHONE, "Shop phone")
-        .await
-        .expect("phone");
-    let contact = TestDevice::start(&net, CONTACT, "Customer")
-        .await
-        .expect("contact");
+    let (net, phone, contact) = network_with_phones().await;
     let phone_lid = net.lid_of(PHONE).expect("a LID");
     let to = format!("{phone_lid}@lid");
     let salt = contact.salt().expect("the contact's phone has a salt");

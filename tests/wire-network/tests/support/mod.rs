@@ -24,6 +24,16 @@ pub struct Wire {
 }
 
 impl Wire {
+    /// The session's linked device number.
+    fn linked_device(&self, client_id: &ClientId) -> Result<u16, String> {
+        self.linked
+            .lock()
+            .unwrap()
+            .get(client_id.as_str())
+            .copied()
+            .ok_or_else(|| "not linked".to_string())
+    }
+
     /// Arms `fault` `count` times for the session's device.
     fn arm(
         &self,
@@ -31,12 +41,7 @@ impl Wire {
         fault: parley_wire_network::faults::Fault,
         count: u32,
     ) -> Result<(), String> {
-        let device = *self
-            .linked
-            .lock()
-            .unwrap()
-            .get(client_id.as_str())
-            .ok_or("not linked")?;
+        let device = self.linked_device(client_id)?;
         self.net.arm_fault(&self.phone.phone, device, fault, count);
         Ok(())
     }
@@ -119,12 +124,7 @@ impl Counterpart for Wire {
     }
 
     async fn unlink(&self, client_id: &ClientId) -> Result<(), String> {
-        let device = *self
-            .linked
-            .lock()
-            .unwrap()
-            .get(client_id.as_str())
-            .ok_or("not linked")?;
+        let device = self.linked_device(client_id)?;
         self.net.unlink(&self.phone.phone, device);
         Ok(())
     }
@@ -215,11 +215,7 @@ pub fn subject<'a>(f: &'a Fixture, client_id: &'a str) -> Subject<'a> {
 impl Wire {
     /// The device number the session `client_id` was linked as.
     pub fn device_of(&self, client_id: &str) -> u16 {
-        *self
-            .linked
-            .lock()
-            .unwrap()
-            .get(client_id)
+        self.linked_device(&client_id_of(client_id))
             .expect("the session is linked")
     }
 
