@@ -53,6 +53,16 @@ struct Args {
     tokens: bool,
 }
 
+const USAGE: &str = "usage: wire-bench [--cluster] [--sessions N] [--messages N] [--rate N] \
+     [--warm-up] [--privacy-tokens] --bin PATH-TO-parley-test-network
+  --cluster          an API and two workers (run under scripts/with-services.sh) instead of serve
+  --sessions N       sessions paired and connected (default 100)
+  --messages N       texts sent, and texts received (default 400)
+  --rate N           per second (default 200)
+  --warm-up          the contact writes to every session once before the sends
+  --privacy-tokens   the network requires privacy tokens (implies --warm-up)
+  --bin PATH         the parley-test-network build to run";
+
 fn args() -> Args {
     let mut a = Args {
         sessions: 100,
@@ -66,23 +76,41 @@ fn args() -> Args {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         match flag.as_str() {
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
             "--cluster" => a.cluster = true,
             "--warm-up" => a.warm_up = true,
             "--privacy-tokens" => (a.tokens, a.warm_up) = (true, true),
             valued => {
                 let value = it.next().unwrap_or_default();
                 match valued {
-                    "--sessions" => a.sessions = value.parse().expect("--sessions N"),
+                    "--sessions" => a.sessions = number(valued, &value),
                     "--bin" => a.bin = PathBuf::from(value),
-                    "--messages" => a.messages = value.parse().expect("--messages N"),
-                    "--rate" => a.rate = value.parse().expect("--rate N (per second)"),
-                    other => panic!("unknown flag {other}"),
+                    "--messages" => a.messages = number(valued, &value),
+                    "--rate" => a.rate = number(valued, &value),
+                    other => {
+                        eprintln!("unknown flag {other}\n{USAGE}");
+                        std::process::exit(2);
+                    }
                 }
             }
         }
     }
-    a.bin = std::fs::canonicalize(&a.bin).unwrap_or_else(|e| panic!("{}: {e}", a.bin.display()));
+    a.bin = std::fs::canonicalize(&a.bin).unwrap_or_else(|e| {
+        eprintln!("--bin {}: {e}\n{USAGE}", a.bin.display());
+        std::process::exit(2)
+    });
     a
+}
+
+/// The number `value` given to `flag`; a usage error otherwise.
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> T {
+    value.parse().unwrap_or_else(|_| {
+        eprintln!("{flag} takes a number, not {value:?}\n{USAGE}");
+        std::process::exit(2)
+    })
 }
 
 fn phone(i: usize) -> String {
