@@ -260,6 +260,23 @@ fn text_to(to: Jid, body: &str) -> Outgoing {
     }
 }
 
+/// After a refusal, a text `body` to the contact goes out and reaches it;
+/// then the connection closes.
+async fn the_next_one_goes(s: &Subject<'_>, conn: Box<dyn Connection>, body: &str) {
+    let sent = conn
+        .send(text_to(Jid::phone(&phone(CONTACT)), body))
+        .await
+        .expect("the next send");
+    let carried = s
+        .counterpart
+        .carried(&s.client_id, sent.message_id.as_str())
+        .await
+        .expect("carried")
+        .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
+    assert_eq!(carried.body, body);
+    conn.close().await;
+}
+
 /// A message the network refuses is an error of the send, not a message
 /// sent: the network answers each send, and the send waits for the answer.
 /// The next one goes out again.
@@ -274,15 +291,7 @@ pub async fn a_refused_send_is_an_error(s: Subject<'_>) {
         Err(NetworkError::Rejected(why)) => assert!(!why.is_empty()),
         other => panic!("a refused send answered {other:?}"),
     }
-    let sent = conn.send(text("taken")).await.expect("the next send");
-    let carried = s
-        .counterpart
-        .carried(&s.client_id, sent.message_id.as_str())
-        .await
-        .expect("carried")
-        .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
-    assert_eq!(carried.body, "taken");
-    conn.close().await;
+    the_next_one_goes(&s, conn, "taken").await;
 }
 
 /// A 1:1 message the network refuses for want of a privacy token (error
@@ -299,15 +308,7 @@ pub async fn a_message_without_a_privacy_token_is_refused_naming_it(s: Subject<'
         Err(NetworkError::Rejected(why)) => assert_eq!(why, crate::NO_PRIVACY_TOKEN),
         other => panic!("a message without a token answered {other:?}"),
     }
-    let sent = conn.send(text("hello again")).await.expect("the next send");
-    let carried = s
-        .counterpart
-        .carried(&s.client_id, sent.message_id.as_str())
-        .await
-        .expect("carried")
-        .unwrap_or_else(|| panic!("{sent:?} did not reach the contact within {DEADLINE:?}"));
-    assert_eq!(carried.body, "hello again");
-    conn.close().await;
+    the_next_one_goes(&s, conn, "hello again").await;
 }
 
 /// A message to a group the session's account is not (or no longer) in is

@@ -60,13 +60,6 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                 held.push(versioned(&patch, base as u64 + 1));
                 let version = held.len().to_string();
                 tell_companions(&mut reg, who.phone, Some(who.device), &name);
-                reg.app_state
-                    .entry(who.phone.to_string())
-                    .or_default()
-                    .push(Patch {
-                        collection: name.clone(),
-                        bytes: patch,
-                    });
                 element(
                     "collection",
                     &[("name", name), ("version", version)],

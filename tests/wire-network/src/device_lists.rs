@@ -46,24 +46,16 @@ pub fn is_gone(reg: &Registry, phone: &str, device: u16) -> bool {
         .is_none_or(|a| !a.devices.contains_key(&device))
 }
 
-/// The devices in LID form (`{lid}.0:{device}@lid`), sorted and
-/// concatenated, the first six bytes of their SHA-256 in base64 behind `2:`,
-/// as the group participant hash is made.
+/// The devices' hash as the group participant hash is made.
 fn hash(reg: &Registry, devices: &BTreeSet<(String, u16)>) -> String {
-    use base64::Engine as _;
-    use sha2::{Digest, Sha256};
-    let mut named: Vec<String> = devices
-        .iter()
-        .filter_map(|(phone, d)| {
-            let lid = &reg.accounts.get(phone)?.lid;
-            Some(format!("{lid}.0:{d}@lid"))
-        })
-        .collect();
-    named.sort();
-    let digest = Sha256::digest(named.concat().as_bytes());
-    format!(
-        "2:{}",
-        base64::prelude::BASE64_STANDARD_NO_PAD.encode(&digest[..6])
+    crate::groups::devices_hash(
+        devices
+            .iter()
+            .filter_map(|(phone, d)| {
+                let lid = &reg.accounts.get(phone)?.lid;
+                Some(format!("{lid}.0:{d}@lid"))
+            })
+            .collect(),
     )
 }
 

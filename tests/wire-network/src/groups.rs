@@ -388,17 +388,23 @@ pub fn may_send(reg: &Registry, gid: &str, phone: &str) -> Result<(), &'static s
 /// concatenated, the first six bytes of their SHA-256 in unpadded base64
 /// behind `2:` (wacore's `participant_list_hash`, `build_group_phash_set`).
 pub fn participant_hash(reg: &Registry, gid: &str) -> String {
-    use base64::Engine as _;
-    use sha2::{Digest, Sha256};
     let Some(g) = reg.groups.get(gid) else {
         return String::new();
     };
-    let mut devices: Vec<String> = g
-        .members
-        .iter()
-        .filter_map(|m| reg.accounts.get(&m.phone))
-        .flat_map(|a| a.devices.keys().map(|d| format!("{}.0:{d}@lid", a.lid)))
-        .collect();
+    devices_hash(
+        g.members
+            .iter()
+            .filter_map(|m| reg.accounts.get(&m.phone))
+            .flat_map(|a| a.devices.keys().map(|d| format!("{}.0:{d}@lid", a.lid)))
+            .collect(),
+    )
+}
+
+/// Device JIDs (`{lid}.0:{device}@lid`) sorted and concatenated, the first
+/// six bytes of their SHA-256 in unpadded base64 behind `2:`.
+pub fn devices_hash(mut devices: Vec<String>) -> String {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
     devices.sort();
     let digest = Sha256::digest(devices.concat().as_bytes());
     format!(

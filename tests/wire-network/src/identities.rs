@@ -62,12 +62,9 @@ impl crate::Watcher {
         let key = (phone.to_string(), device);
         self.0
             .wait_until(deadline, |reg| {
-                let Some(acked) = reg.acks.get(&key) else {
-                    return false;
-                };
-                reg.identity_notices.iter().any(|(id, who, to)| {
-                    who == changed && *to == key && acked.iter().any(|a| a == id)
-                })
+                reg.identity_notices
+                    .iter()
+                    .any(|(id, who, to)| who == changed && *to == key && reg.has_acked(&key, id))
             })
             .await
     }

@@ -198,11 +198,7 @@ impl Watcher {
     ) -> bool {
         let key = (phone.to_string(), device);
         self.0
-            .wait_until(deadline, |reg| {
-                reg.acks
-                    .get(&key)
-                    .is_some_and(|ids| ids.iter().any(|i| i == id))
-            })
+            .wait_until(deadline, |reg| reg.has_acked(&key, id))
             .await
     }
 
@@ -524,10 +520,20 @@ impl WireNetwork {
         self.inner.registry().phone_of(lid, "lid")
     }
 
-    /// The app-state patches `phone`'s devices sent so far.
+    /// The app-state patches `phone`'s account holds (its devices made them),
+    /// each collection's in version order.
     pub fn app_state_patches(&self, phone: &str) -> Vec<app_state::Patch> {
         let reg = self.inner.registry();
-        reg.app_state.get(phone).cloned().unwrap_or_default()
+        reg.collections
+            .iter()
+            .filter(|((owner, _), _)| owner == phone)
+            .flat_map(|((_, collection), patches)| {
+                patches.iter().map(|bytes| app_state::Patch {
+                    collection: collection.clone(),
+                    bytes: bytes.clone(),
+                })
+            })
+            .collect()
     }
 
     /// The phone removes its companion `device`: the device is forgotten and

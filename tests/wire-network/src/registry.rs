@@ -109,8 +109,6 @@ pub struct Registry {
     pub acks: HashMap<(String, u16), VecDeque<String>>,
     /// Companions waiting for a code to be typed, by phone number.
     pub codes: HashMap<String, crate::code::CodeRequest>,
-    /// App-state patches the devices of an account sent, by phone.
-    pub app_state: HashMap<String, Vec<crate::app_state::Patch>>,
     /// Server-side app-state collections: the patches each account's
     /// collections hold, in version order, by phone and collection name.
     pub collections: HashMap<(String, String), Vec<Vec<u8>>>,
@@ -270,6 +268,13 @@ impl Registry {
                 .or_default()
                 .push((id, node.clone()));
         }
+    }
+
+    /// Whether device `key` acknowledged stanza `id` (among the last it did).
+    pub fn has_acked(&self, key: &(String, u16), id: &str) -> bool {
+        self.acks
+            .get(key)
+            .is_some_and(|ids| ids.iter().any(|i| i == id))
     }
 
     /// The device acknowledged the messages `ids`.

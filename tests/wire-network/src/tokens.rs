@@ -294,12 +294,10 @@ impl crate::Watcher {
         let key = (holder.to_string(), device);
         self.0
             .wait_until(deadline, |reg| {
-                let Some(acked) = reg.acks.get(&key) else {
-                    return false;
-                };
-                reg.tokens.notices.iter().any(|(id, from, to)| {
-                    from == issuer && to == holder && acked.iter().any(|a| a == id)
-                })
+                reg.tokens
+                    .notices
+                    .iter()
+                    .any(|(id, from, to)| from == issuer && to == holder && reg.has_acked(&key, id))
             })
             .await
     }
