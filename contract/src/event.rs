@@ -84,6 +84,10 @@ pub struct Envelope {
     /// `interactive`. Never part of the event.
     #[serde(skip)]
     pub stored_type: Option<&'static str>,
+    /// A message of the phone's history sync: stored in the hosted inbox
+    /// without counting as unread, never delivered. Never part of the event.
+    #[serde(skip)]
+    pub from_history: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -20,6 +20,7 @@ mod m0014_session_pacing;
 mod m0015_events;
 mod m0016_event_stream;
 mod m0017_session_states;
+mod m0018_sandbox_history;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0015_events::Migration),
             Box::new(m0016_event_stream::Migration),
             Box::new(m0017_session_states::Migration),
+            Box::new(m0018_sandbox_history::Migration),
         ]
     }
 }

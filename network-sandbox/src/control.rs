@@ -12,7 +12,9 @@ use parley_contract::wire::sandbox::SandboxGroupCreated;
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
 use crate::ops::SandboxOp;
-use parley_network::{ClientId, DisconnectReason, Jid, NetworkControl, NetworkEvent, PhoneNumber};
+use parley_network::{
+    ClientId, DisconnectReason, HISTORY_CHUNK, Jid, NetworkControl, NetworkEvent, PhoneNumber,
+};
 
 /// Faults armed in the database and used up by later operations.
 const ARMED_FAULTS: [&str; 6] = [
@@ -136,6 +138,10 @@ impl SandboxNetwork {
         }
         state.emit(NetworkEvent::Paired(identity.clone())).await;
         state.emit(NetworkEvent::Connected(identity)).await;
+        // The phone sends the new device its chats.
+        for chunk in self.past_of(&record).await.chunks(HISTORY_CHUNK) {
+            state.emit(NetworkEvent::History(chunk.to_vec())).await;
+        }
         tracing::info!(client_id = %live.client_id, jid = %record.jid, "sandbox: linked");
         Ok(Reply::Linked {
             jid: record.jid,

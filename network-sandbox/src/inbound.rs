@@ -3,7 +3,7 @@
 //! network delivers one (votes as option hashes, files as CDN pointers).
 use crate::injected::{FROM_ME, InjectedContent, InjectedMessage};
 use crate::store::{PhonePatch, is_valid_phone};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 
@@ -33,29 +33,10 @@ impl SandboxNetwork {
             .await?
             .ok_or_else(|| ApiError::conflict("session is not connected"))?;
         let live = self.live(client_id).ok_or_else(reconnecting)?;
-        let route = self.route(&m, &device.jid, &device.push_name).await?;
-        let content = content_of(m.content)?;
-        let id = m.message_id.unwrap_or_else(new_message_id);
-        let msg = InboundMessage {
-            id: id.clone(),
-            chat: route.chat,
-            chat_lid: route.chat_lid,
-            sender: route.sender,
-            sender_phone: route.sender_phone,
-            from_me: m.from == FROM_ME,
-            push_name: route.push_name,
-            group_subject: None,
-            timestamp: Utc::now(),
-            content,
-            quoted: m.quoted_message_id.map(|message_id| QuotedRef {
-                message_id,
-                participant: None,
-                body: String::new(),
-                kind: String::new(),
-            }),
-            mentions: m.mentions,
-            is_forwarded: m.is_forwarded,
-        };
+        let msg = self
+            .inbound_of(m, &device.jid, &device.push_name, Utc::now())
+            .await?;
+        let id = msg.id.clone();
         let state = live.state().await;
         match state.phase {
             Phase::Linked => {}
@@ -67,6 +48,39 @@ impl SandboxNetwork {
         }
         Ok(Reply::MessageId {
             message_id: id.into_string(),
+        })
+    }
+
+    /// `m` as the session receives it, sent at `at` (`my_jid` and `my_name`:
+    /// the session's device, the sender of its phone's own messages).
+    pub(super) async fn inbound_of(
+        &self,
+        m: InjectedMessage,
+        my_jid: &str,
+        my_name: &str,
+        at: DateTime<Utc>,
+    ) -> Result<InboundMessage, ApiError> {
+        let route = self.route(&m, my_jid, my_name).await?;
+        let content = content_of(m.content)?;
+        Ok(InboundMessage {
+            id: m.message_id.unwrap_or_else(new_message_id),
+            chat: route.chat,
+            chat_lid: route.chat_lid,
+            sender: route.sender,
+            sender_phone: route.sender_phone,
+            from_me: m.from == FROM_ME,
+            push_name: route.push_name,
+            group_subject: None,
+            timestamp: at,
+            content,
+            quoted: m.quoted_message_id.map(|message_id| QuotedRef {
+                message_id,
+                participant: None,
+                body: String::new(),
+                kind: String::new(),
+            }),
+            mentions: m.mentions,
+            is_forwarded: m.is_forwarded,
         })
     }
 

@@ -5,6 +5,7 @@ mod connection;
 mod contacts;
 mod control;
 mod groups;
+mod history;
 mod inbound;
 pub mod injected;
 mod live;

@@ -14,6 +14,7 @@ use crate::{
     ClientId, Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
     Outgoing, PhoneNumber, PictureLookup, SessionContext,
 };
+use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_model::inbound::Content;
 use parley_model::outgoing::Content as OutgoingContent;
 
@@ -74,6 +75,9 @@ pub trait Counterpart: Send + Sync {
     /// `phone` (registered on the network if it was not) shows `about` and
     /// `avatar` to others.
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String>;
+    /// The phone `phone` holds the chats `past` (checked, as the control
+    /// route passes them on), which it sends each device it links from now on.
+    async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String>;
 }
 
 /// What the suite runs against; `client_id` names a session no other test uses.
@@ -173,6 +177,103 @@ pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
         other => panic!("expected Connected without a QR, got {other:?}"),
     }
     again.close().await;
+}
+
+/// The chats the linking phone holds reach the new device once it is
+/// paired, as history: every message of them, oldest first, with its id,
+/// direction, author, time and text, in the chat with the contact (its LID
+/// known); messages that come live later still come as messages.
+pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
+    let at = |minutes: i64| chrono::Utc::now() - chrono::Duration::minutes(minutes);
+    let past = |id: &str, from_me: bool, body: &str, when: chrono::DateTime<chrono::Utc>| {
+        SandboxPastMessage {
+            chat: format!("{CONTACT}@s.whatsapp.net"),
+            from_me,
+            from: None,
+            kind: Some("text".into()),
+            body: body.into(),
+            at: Some(when.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            message_id: Some(id.into()),
+        }
+    };
+    let (first, second) = (at(90), at(60));
+    s.counterpart
+        .history(
+            PHONE,
+            vec![
+                past("3EB0C0FFEE000000000002", true, "the reply", second),
+                past("3EB0C0FFEE000000000001", false, "the question", first),
+            ],
+        )
+        .await
+        .expect("the phone's past is set");
+    // The phone sends it once the device is paired: before or after the
+    // device is online again on its new login.
+    let (conn, mut events) = s.network.connect(ctx(&s, 1)).await.expect("connect");
+    let code = first_qr(&mut events).await;
+    s.counterpart
+        .scan(&s.client_id, &code, PHONE)
+        .await
+        .expect("the phone scans");
+    let (mut identity, mut online, mut history) = (None, false, None);
+    while !online || history.is_none() {
+        match next_beyond_qr(&mut events, "the pairing and the history").await {
+            NetworkEvent::Paired(paired) => identity = Some(paired),
+            NetworkEvent::Connected(_) => online = true,
+            NetworkEvent::History(messages) => {
+                assert!(identity.is_some(), "a history before the pairing");
+                history = Some(messages);
+            }
+            NetworkEvent::Message(m) => panic!("a message before the history: {m:?}"),
+            _ => continue,
+        }
+    }
+    let (identity, history) = (identity.expect("paired"), history.expect("a history"));
+    let ids: Vec<&str> = history.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["3EB0C0FFEE000000000001", "3EB0C0FFEE000000000002"]);
+    let (question, reply) = (&history[0], &history[1]);
+    assert_eq!(
+        (question.from_me, reply.from_me),
+        (false, true),
+        "{history:?}"
+    );
+    for (m, body, when) in [
+        (question, "the question", first),
+        (reply, "the reply", second),
+    ] {
+        assert_eq!(m.content, Content::Text { body: body.into() }, "{m:?}");
+        assert!(
+            (m.timestamp - when).num_seconds().abs() <= 1,
+            "{m:?} not at {when}"
+        );
+        assert_eq!(m.chat, question.chat, "one chat: {history:?}");
+        assert!(!m.chat_lid.is_empty(), "the contact's LID: {m:?}");
+        assert!(!m.is_group(), "{m:?}");
+    }
+    assert_eq!(
+        reply.sender.bare_user(),
+        identity.jid.bare_user(),
+        "{reply:?}"
+    );
+    assert_ne!(
+        question.sender.bare_user(),
+        identity.jid.bare_user(),
+        "{question:?}"
+    );
+    s.counterpart
+        .write(&s.client_id, CONTACT, "and now live")
+        .await
+        .expect("the contact writes");
+    match next_beyond_qr(&mut events, "the live message").await {
+        NetworkEvent::Message(m) => assert_eq!(
+            m.content,
+            Content::Text {
+                body: "and now live".into()
+            }
+        ),
+        other => panic!("expected the live message, got {other:?}"),
+    }
+    conn.close().await;
 }
 
 /// A new session asked for a pairing code pairs when the code is typed into

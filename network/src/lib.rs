@@ -110,7 +110,15 @@ pub enum NetworkEvent {
     Message(Box<InboundMessage>),
     /// A group's subject changed (`group` is `<id>@g.us`).
     GroupSubject { group: Jid, subject: String },
+    /// Messages of the account's past that its phone sent the new device
+    /// (history sync, after pairing): the hosted inbox's, never the
+    /// webhook's. A sync comes in several of these, each at most
+    /// [`HISTORY_CHUNK`] messages.
+    History(Vec<InboundMessage>),
 }
+
+/// The most messages one [`NetworkEvent::History`] carries.
+pub const HISTORY_CHUNK: usize = 500;
 
 /// What one session knows when it connects.
 #[derive(Debug, Clone)]

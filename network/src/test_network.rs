@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    Outbox, SandboxContact, SandboxGroupCreated, SandboxLinked, SandboxMessage, SandboxMessageSent,
-    SandboxPhoneInfo,
+    Outbox, SandboxContact, SandboxGroupCreated, SandboxHistory, SandboxHistorySet, SandboxLinked,
+    SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
@@ -26,7 +26,8 @@ pub struct NewGroup {
 }
 
 /// What the control routes ask of a test network. Every method but
-/// [`TestNetwork::contact`] acts for a session the gateway knows.
+/// [`TestNetwork::contact`] and [`TestNetwork::history`] acts for a session
+/// the gateway knows.
 #[async_trait]
 pub trait TestNetwork: Send + Sync {
     /// The session whose QR code is `qr` now; 400 when none shows it.
@@ -55,6 +56,11 @@ pub trait TestNetwork: Send + Sync {
     /// A phone on the network, created or changed (`contact.phone` in
     /// digits).
     async fn contact(&self, contact: SandboxContact) -> Result<SandboxPhoneInfo, ApiError>;
+
+    /// The chats `history.phone` holds (checked: digits, chats as JIDs,
+    /// `at` in RFC 3339, every `messageId` set), which it sends each device it
+    /// links from now on.
+    async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, ApiError>;
 
     /// What the session put on the network, oldest first: into the chat
     /// `to` names (a JID, a user-part or a `+phone`), at or after `since`.

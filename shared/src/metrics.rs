@@ -29,6 +29,8 @@ pub struct Metrics {
     /// Events per event-log transaction (group commit).
     pub event_log_batch: Histogram,
     pub history_writes: IntCounterVec,
+    /// Messages of history syncs, by what became of them.
+    pub history_sync_messages: IntCounterVec,
     pub media_stored_bytes: IntCounter,
     pub media_mirrors_active: IntGauge,
     pub media_not_stored: IntCounterVec,
@@ -164,6 +166,12 @@ impl Metrics {
                 &r,
                 "history_writes_total",
                 "Hosted-inbox writes by outcome",
+                &["outcome"],
+            ),
+            history_sync_messages: counter_vec(
+                &r,
+                "history_sync_messages_total",
+                "Messages of the phone's history syncs: stored in the hosted inbox, skipped (no hosted inbox, or a kind it does not keep), or failed",
                 &["outcome"],
             ),
             media_stored_bytes: counter(

@@ -6,6 +6,7 @@
 mod avatars;
 mod delivery;
 pub(crate) mod history;
+mod history_sync;
 mod hosted_cluster;
 mod lease_reset;
 mod log;

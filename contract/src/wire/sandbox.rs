@@ -107,6 +107,47 @@ pub struct SandboxGroupCreated {
     pub subject: String,
 }
 
+// `POST /sandbox/history`: the chats a phone holds, which it sends each
+// device it links afterwards (history sync).
+
+/// A phone's past: replaces what was set for it before.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxHistory {
+    /// The phone (digits, `+` allowed).
+    pub phone: String,
+    /// At most 1,000. Empty: the phone sends a history without messages.
+    pub messages: Vec<SandboxPastMessage>,
+}
+
+/// One message of a phone's past (text: the only kind history takes here).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxPastMessage {
+    /// A contact's phone, or a group JID (`<id>@g.us`).
+    pub chat: String,
+    /// Written by the phone's own account.
+    pub from_me: bool,
+    /// In a group, a message not from me: the member (phone) who wrote it.
+    pub from: Option<String>,
+    /// `text` (the default).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub body: String,
+    /// RFC 3339, not in the future; default: now.
+    pub at: Option<String>,
+    /// Default: a fresh id.
+    pub message_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxHistorySet {
+    pub phone: String,
+    /// How many messages the phone now sends at a link.
+    pub messages: usize,
+}
+
 // `POST /sandbox/messages`: a message someone on the simulated network sends.
 
 /// Every field of every `type`; which are required depends on `type`.

@@ -9,7 +9,8 @@ use parley_api::{AppState, HttpError};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
     Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupCreated,
-    SandboxGroupRequest, SandboxGroupSubject, SandboxLink, SandboxLinked, SandboxPhoneInfo,
+    SandboxGroupRequest, SandboxGroupSubject, SandboxHistory, SandboxHistorySet, SandboxLink,
+    SandboxLinked, SandboxPhoneInfo,
 };
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::PhoneNumber;
@@ -121,6 +122,18 @@ pub async fn contacts(
     checks::avatar(body.avatar.as_deref())?;
     let contact = SandboxContact { phone, ..body };
     Ok(web::Json(network(&req, &state)?.contact(contact).await?))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxHistory, responses((status = 200, body = SandboxHistorySet),
+    (status = 400, description = "Invalid phone, or a message that is not a text of a chat with a contact or a group")))]
+#[post("/sandbox/history")]
+pub async fn history(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxHistory>,
+) -> Result<web::Json<SandboxHistorySet>, HttpError> {
+    let history = checks::history(body.into_inner())?;
+    Ok(web::Json(network(&req, &state)?.history(history).await?))
 }
 
 #[utoipa::path(tag = "sandbox",

@@ -55,6 +55,7 @@ pub fn control_routes(
         .service(controls::unlink)
         .service(controls::faults)
         .service(controls::contacts)
+        .service(controls::history)
         .service(controls::outbox)
         .service(messages::messages)
         .service(controls::groups)
@@ -63,7 +64,7 @@ pub fn control_routes(
 
 /// The CDN and the outbox answer from the database, never asking a worker.
 fn local_only(path: &str) -> bool {
-    path.starts_with("/sandbox/cdn/") || path == "/sandbox/outbox"
+    path.starts_with("/sandbox/cdn/") || path == "/sandbox/outbox" || path == "/sandbox/history"
 }
 
 fn store(state: &AppState) -> Store {
@@ -116,6 +117,25 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxGroupRequest", "admins", phones, false),
         ("SandboxGroupSubject", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupSubject", "subject", subject(), true),
+        ("SandboxHistory", "phone", pattern(PHONE), true),
+        (
+            "SandboxPastMessage",
+            "body",
+            text(checks::HISTORY_BODY_MAX),
+            true,
+        ),
+        (
+            "SandboxPastMessage",
+            "chat",
+            json!({"type": "string", "anyOf": [pattern(PHONE), pattern(GROUP_JID)]}),
+            true,
+        ),
+        (
+            "SandboxPastMessage",
+            "type",
+            json!({"type": ["string", "null"], "enum": ["text", null]}),
+            false,
+        ),
     ]
 }
 

@@ -21,8 +21,8 @@ use crate::ops::SandboxOp;
 use crate::store::PhonePatch;
 use crate::store::media::generated_media;
 use parley_contract::wire::sandbox::{
-    Outbox, OutboxEntry, SandboxContact, SandboxGroupCreated, SandboxLinked, SandboxMessage,
-    SandboxMessageSent, SandboxPhoneInfo,
+    Outbox, OutboxEntry, SandboxContact, SandboxGroupCreated, SandboxHistory, SandboxHistorySet,
+    SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
 
 /// Most entries one `/sandbox/outbox` answer holds (the oldest; page with `since`).
@@ -162,6 +162,29 @@ impl TestNetwork for SandboxNetwork {
             jid: stored.jid(),
             phone: stored.phone,
             lid: stored.lid,
+        })
+    }
+
+    async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, ApiError> {
+        let store = self.store();
+        // The phone, and the contacts it wrote with, are on the network.
+        let contacts: std::collections::BTreeSet<&str> = history
+            .messages
+            .iter()
+            .filter_map(|m| {
+                m.chat
+                    .strip_suffix(&format!("@{PHONE_SERVER}"))
+                    .or(m.from.as_deref())
+            })
+            .chain(std::iter::once(history.phone.as_str()))
+            .collect();
+        for phone in contacts {
+            store.upsert_phone(phone, PhonePatch::default()).await?;
+        }
+        store.set_history(&history.phone, &history.messages).await?;
+        Ok(SandboxHistorySet {
+            phone: history.phone,
+            messages: history.messages.len(),
         })
     }
 

@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::entities::{connections, devices, faults, keys, outbox, pair_codes, phones, qr};
+use super::entities::{
+    connections, devices, faults, history, keys, outbox, pair_codes, phones, qr,
+};
+use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_shared::db::DbError;
 
 use super::Store;
@@ -37,6 +40,20 @@ impl Store {
         patch: PhonePatch,
     ) -> Result<SandboxPhone, DbError> {
         phones::upsert(&self.db, phone, patch).await
+    }
+
+    /// Replaces the chats `phone` sends the devices it links.
+    pub async fn set_history(
+        &self,
+        phone: &str,
+        messages: &[SandboxPastMessage],
+    ) -> Result<(), DbError> {
+        history::set(&self.db, phone, messages).await
+    }
+
+    /// The chats `phone` sends the devices it links; `None` when never set.
+    pub async fn history(&self, phone: &str) -> Result<Option<Vec<SandboxPastMessage>>, DbError> {
+        history::find(&self.db, phone).await
     }
 
     pub async fn phone(&self, phone: &str) -> Result<Option<SandboxPhone>, DbError> {

@@ -3,6 +3,7 @@
 use crate::injected::{InjectedContent, InjectedMessage};
 use crate::store::PhonePatch;
 use async_trait::async_trait;
+use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_network::ClientId;
 use parley_network::contract::{self, Avatar, Carried, Counterpart, Subject};
 
@@ -119,6 +120,16 @@ impl Counterpart for SandboxSide<'_> {
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
+
+    async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String> {
+        let db = &self.0.db;
+        db.upsert_phone(phone, PhonePatch::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        db.set_history(phone, &past)
+            .await
+            .map_err(|e| e.to_string())
+    }
 }
 
 fn subject<'a>(f: &'a Fixture, side: &'a SandboxSide<'a>, client_id: &'a str) -> Subject<'a> {
@@ -162,6 +173,13 @@ async fn contract_looks_up_numbers_people_and_pictures() {
     let f = steady().await;
     let side = SandboxSide(&f);
     contract::looks_up_numbers_people_and_pictures(subject(&f, &side, "k5")).await;
+}
+
+#[tokio::test]
+async fn contract_the_phones_past_arrives_after_linking() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::the_phones_past_arrives_after_linking(subject(&f, &side, "k11")).await;
 }
 
 #[tokio::test]

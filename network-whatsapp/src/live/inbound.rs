@@ -1,7 +1,8 @@
 //! The event pump of one connection: the library's events, in order, become
 //! port events — connection changes through [`super::lifecycle`], messages
 //! through `convert::inbound` with the lookup it needs (the poll secret a vote
-//! is encrypted under), a group's new subject as a subject change. (Messages
+//! is encrypted under), a group's new subject as a subject change, a
+//! history sync as the messages it holds (`super::history`). (Messages
 //! carry no subject: the worker keeps each group's subject in its database
 //! and asks for group metadata the first time it sees a group.)
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use whatsapp_rust::Jid;
 use whatsapp_rust::async_channel::Receiver;
 use whatsapp_rust::store::traits::MsgSecretStore;
 use whatsapp_rust::types::events::{
-    Event, EventHandler, GroupUpdate, InboundMessage as LibMessage,
+    Event, EventHandler, GroupUpdate, InboundMessage as LibMessage, LazyHistorySync,
 };
 use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
 
@@ -114,6 +115,7 @@ impl Pump {
                 out
             }
             Event::GroupUpdate(update) => subject_change(update).into_iter().collect(),
+            Event::HistorySync(sync) => return self.history(sync).await,
             Event::LoggedOut(_) => {
                 // The device is gone from the network: so is its state, before
                 // the session hears of it (its next connect then pairs anew).
@@ -135,6 +137,41 @@ impl Pump {
             }
         }
         true
+    }
+
+    /// Hands the session the messages of a history sync, read off the
+    /// runtime a chunk at a time (at most two chunks wait); `false` once the
+    /// session stopped listening.
+    async fn history(&self, sync: &LazyHistorySync) -> bool {
+        let snapshot = self.client.persistence_manager().get_device_snapshot();
+        let Some(own) = snapshot.pn.as_ref().map(|j| j.to_non_ad()) else {
+            return true;
+        };
+        let compressed = sync.compressed_bytes().clone();
+        let size = sync.decompressed_size();
+        let (chunks, mut read) = mpsc::channel(2);
+        let reading = tokio::task::spawn_blocking(move || {
+            super::history::read(&compressed, size, &own, |chunk| {
+                chunks.blocking_send(chunk).is_ok()
+            })
+        });
+        let mut listening = true;
+        while let Some(chunk) = read.recv().await {
+            if self.out.send(NetworkEvent::History(chunk)).await.is_err() {
+                listening = false;
+                break;
+            }
+        }
+        drop(read);
+        let outcome = reading
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|read| read);
+        if let Err(e) = outcome {
+            tracing::warn!(client_id = self.store.client_id(), error = %e,
+                "a history sync is not readable (what was read of it is kept)");
+        }
+        listening
     }
 
     pub(super) async fn message(&self, msg: &LibMessage) -> Option<NetworkEvent> {

@@ -15,6 +15,7 @@ mod certificates;
 mod connection;
 mod durable;
 mod errors;
+mod history;
 mod http_client;
 mod inbound;
 mod lid_lookup;
@@ -272,8 +273,7 @@ impl Network for WhatsappNetwork {
         };
         let builder = builder
             .with_runtime(TokioRuntime)
-            .with_event_handler(handler)
-            .skip_history_sync();
+            .with_event_handler(handler);
         let builder = match self.ws_url {
             Some(_) => builder.with_version(TEST_NETWORK_VERSION),
             None => builder,

@@ -63,6 +63,7 @@ fn message(room: &str, id: &str, second: i64, from_me: bool) -> NewMessage {
         extras: json!({"forwarded": false, "mentions": []}),
         media_file: None,
         activity: true,
+        unread: true,
     }
 }
 

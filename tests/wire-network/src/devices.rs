@@ -19,6 +19,7 @@ use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::wacore::store::{Device, InMemoryBackend};
 use whatsapp_rust::{Client, Jid, TokioRuntime};
 
+use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_network_whatsapp::live::LoopbackHttp;
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -152,6 +153,8 @@ pub struct TestDevice {
     /// The account's app-state sync key, shared with every companion it links.
     app_state_key: [u8; 32],
     inbox: Arc<Inbox>,
+    /// The chats it sends each companion it links (`None`: it sends none).
+    past: Mutex<Option<Vec<SandboxPastMessage>>>,
     run: tokio::task::JoinHandle<()>,
 }
 
@@ -236,6 +239,7 @@ impl TestDevice {
             identity,
             app_state_key,
             inbox,
+            past: Mutex::new(None),
             run,
         })
     }
@@ -262,11 +266,25 @@ impl TestDevice {
         Ok(linked)
     }
 
+    /// The chats this phone sends each companion it links from now on
+    /// (history sync); an empty list sends a history without messages.
+    pub fn set_history(&self, past: Vec<SandboxPastMessage>) {
+        *lock(&self.past) = Some(past);
+    }
+
     fn share_keys_once_uploaded(&self, net: &WireNetwork, device: u16) {
         let watcher = net.watcher();
         let client = Arc::clone(&self.client);
         let phone = self.phone.clone();
         let key = self.app_state_key;
+        let past = lock(&self.past).clone();
+        // The LIDs of the contacts its chats are with, as the network knows them.
+        let lids: std::collections::BTreeMap<String, String> = past
+            .iter()
+            .flatten()
+            .filter_map(|m| m.chat.strip_suffix("@s.whatsapp.net"))
+            .filter_map(|p| Some((p.to_string(), net.lid_of(p)?)))
+            .collect();
         tokio::spawn(async move {
             if !watcher.keys_uploaded(&phone, device, CONNECT_WAIT).await {
                 tracing::warn!(%phone, device, "the companion never uploaded its keys");
@@ -274,6 +292,11 @@ impl TestDevice {
             }
             if let Err(e) = share_app_state_key(&client, &phone, key).await {
                 tracing::warn!(%phone, device, error = %e, "app-state key share failed");
+            }
+            if let Some(past) = past
+                && let Err(e) = crate::history::send(&client, &phone, &past, &lids).await
+            {
+                tracing::warn!(%phone, device, error = %e, "history sync failed");
             }
         });
     }

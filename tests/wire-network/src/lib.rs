@@ -20,6 +20,7 @@ pub mod dictionary;
 pub mod faults;
 mod groups;
 mod handshake;
+mod history;
 mod identities;
 mod iq;
 pub mod kinds;

@@ -18,8 +18,8 @@ use parley_api::extension::{RouteSet, ask_owner, known, unexpected};
 use parley_contract::command::{Command, Reply};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    Outbox, SandboxContact, SandboxGroupCreated, SandboxLinked, SandboxMessage, SandboxMessageSent,
-    SandboxPhoneInfo,
+    Outbox, SandboxContact, SandboxGroupCreated, SandboxHistory, SandboxHistorySet, SandboxLinked,
+    SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
@@ -35,7 +35,12 @@ pub const ROUTES: RouteSet = RouteSet {
     everywhere: |_| {},
     gateway: |cfg| parley_network_sandbox::routes::control_routes(cfg, WorldNetwork::boxed),
     rules: parley_network_sandbox::routes::ROUTES.rules,
-    local_only: |path| path == "/sandbox/outbox" || path == "/sandbox/contacts",
+    local_only: |path| {
+        matches!(
+            path,
+            "/sandbox/outbox" | "/sandbox/contacts" | "/sandbox/history"
+        )
+    },
     lenient: &["/sandbox/link"],
 };
 
@@ -131,6 +136,10 @@ impl TestNetwork for WorldNetwork {
 
     async fn contact(&self, contact: SandboxContact) -> Result<SandboxPhoneInfo, ApiError> {
         world(&self.state, "/contacts", json!(contact)).await
+    }
+
+    async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, ApiError> {
+        world(&self.state, "/history", json!(history)).await
     }
 
     async fn outbox(

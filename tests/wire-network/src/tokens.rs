@@ -339,6 +339,16 @@ impl crate::WireNetwork {
         crate::app_state::tell_companions(&mut reg, phone, None, "regular_high");
     }
 
+    /// `phone`'s account keeps its salt, but its app state no longer
+    /// carries it: a companion linked from now on has it only from the
+    /// phone's history sync.
+    pub fn salt_by_history_only(&self, phone: &str) {
+        self.inner
+            .registry()
+            .collections
+            .remove(&(phone.to_string(), "regular_high".into()));
+    }
+
     /// `phone`'s account has no salt: its companions get none, and a
     /// salted token from it passes nothing.
     pub fn forget_salt(&self, phone: &str) {

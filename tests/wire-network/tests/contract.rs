@@ -17,6 +17,12 @@ async fn contract_pairs_by_qr_and_reconnects_without_a_scan() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_the_phones_past_arrives_after_linking() {
+    let f = fixture("w11").await;
+    contract::the_phones_past_arrives_after_linking(subject(&f, "w11")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_texts_go_out_and_come_in() {
     let f = fixture("w2").await;
     contract::texts_go_out_and_come_in(subject(&f, "w2")).await;

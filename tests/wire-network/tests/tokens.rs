@@ -5,6 +5,7 @@
 //! restart, falls back to the salt when the token expires, and names a 463
 //! it cannot avoid. The cluster's move of a session with its tokens is in
 //! `cluster.rs`.
+use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_wire_network::tokens::{self, Proof};
 use parley_wire_network::{Signal, WireNetwork};
 use serde_json::json;
@@ -250,4 +251,69 @@ async fn a_message_without_a_valid_token_is_refused_with_463() {
             "{what}: the refused message reached no one"
         );
     }
+}
+
+/// Waits until the session took in the phone's history sync (the library
+/// stores its tokens and salt before it hands the messages over).
+async fn history_taken(p: &parley_tests::Parley) {
+    eventually("the phone's history taken in", || async {
+        (metric(p, "parley_history_sync_messages_total").await >= 1.0).then_some(())
+    })
+    .await;
+}
+
+/// A message of the phone's past with the customer.
+fn past_with_contact() -> Vec<SandboxPastMessage> {
+    vec![SandboxPastMessage {
+        chat: format!("{CONTACT}@s.whatsapp.net"),
+        body: "Do you deliver?".into(),
+        kind: Some("text".into()),
+        at: Some((chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339()),
+        message_id: Some("3EB0BEEF000000000000A1".into()),
+        ..SandboxPastMessage::default()
+    }]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_salt_comes_with_the_phones_history_when_app_state_has_none() {
+    let s = linked_on_serve_with("tok6", async |net, phone, _| {
+        net.salt_by_history_only(PHONE);
+        phone.set_history(past_with_contact());
+    })
+    .await;
+    history_taken(&s.p).await;
+    let first = send_text(&s.p, "tok6", CONTACT, "Yes, every day").await;
+    assert!(s.contact.wait_for(WAIT, |r| r.id == first).await.is_some());
+    assert_eq!(proof_of(&s.net, &first), Some(Proof::Salted));
+    assert!(
+        !s.net
+            .gated()
+            .iter()
+            .any(|g| g.from == PHONE && g.proof == Proof::Refused),
+        "nothing was refused"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_the_contact_gave_the_phone_comes_with_its_history() {
+    let s = linked_on_serve_with("tok7", async |net, phone, contact| {
+        // The customer wrote to the shop's phone before the session was
+        // linked: the shop's account holds the customer's token, and no salt.
+        contact
+            .send_text(&phone.jid(), "Do you deliver?")
+            .await
+            .expect("the customer writes");
+        let lid = net.lid_of(CONTACT).expect("a LID");
+        eventually("the phone holds the customer's token", || async {
+            phone.token_from(&lid).await.map(|_| ())
+        })
+        .await;
+        net.forget_salt(PHONE);
+        phone.set_history(past_with_contact());
+    })
+    .await;
+    history_taken(&s.p).await;
+    let answer = send_text(&s.p, "tok7", CONTACT, "Yes, every day").await;
+    assert!(s.contact.wait_for(WAIT, |r| r.id == answer).await.is_some());
+    assert_eq!(proof_of(&s.net, &answer), Some(Proof::Trusted));
 }

@@ -15,7 +15,7 @@ pub use history::{FileBytes, FileData, HistorySink, MessageFile, NetworkFile, Wr
 pub use lookup::{LOOKUP_BUDGET, PollLookup};
 pub use normalize::{Extras, SessionFacts, normalize};
 pub use pipeline::{
-    APPENDS_IN_FLIGHT, Activity, Begun, EventLog, EventPipeline, LogFailure, OnFencedOut,
+    APPENDS_IN_FLIGHT, Activity, Begun, EventLog, EventPipeline, Imported, LogFailure, OnFencedOut,
     Processed, SessionEvents, SessionSettings,
 };
 pub use poll::{option_hash, resolve_vote};

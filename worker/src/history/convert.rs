@@ -203,6 +203,7 @@ pub fn message_writes(
         extras: extras(e),
         media_file,
         activity: message_type != "vote_update",
+        unread: !e.from_history,
     };
     let mut writes = vec![Write::Message(Box::new(row))];
     if let Some(v) = &e.poll_vote

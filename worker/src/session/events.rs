@@ -99,6 +99,10 @@ impl Actor {
                 }
                 Ok(())
             }
+            Some(NetworkEvent::History(messages)) => {
+                self.output.history(messages).await;
+                Ok(())
+            }
             Some(NetworkEvent::GroupSubject { group, subject }) => {
                 self.output
                     .subject_changed(group.into_string(), subject)

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use parley_model::ids::ClientId;
+use parley_model::inbound::InboundMessage;
 use parley_shared::db::SessionRow;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
@@ -40,6 +41,8 @@ enum Inbound {
         group: String,
         subject: String,
     },
+    /// Messages of the phone's history sync, for the hosted inbox.
+    History(Vec<InboundMessage>),
 }
 
 /// Takes one activity through the pipeline; cloned into send tasks.
@@ -106,6 +109,14 @@ impl Output {
         }
     }
 
+    /// Hands a chunk of the phone's history sync to the inbound task, to be
+    /// stored in order with the messages around it.
+    pub async fn history(&self, messages: Vec<InboundMessage>) {
+        if self.inbound.send(Inbound::History(messages)).await.is_err() {
+            tracing::error!("the session's event task has ended; a history sync was not stored");
+        }
+    }
+
     pub fn sink(&self) -> EventSink {
         self.sink.clone()
     }
@@ -151,6 +162,10 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
                 sink.pipeline
                     .subject_changed(&client_id, &group, &subject)
                     .await;
+                continue;
+            }
+            Inbound::History(messages) => {
+                sink.pipeline.import_history(&sink.events, messages).await;
                 continue;
             }
         };

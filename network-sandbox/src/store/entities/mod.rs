@@ -4,6 +4,7 @@ pub mod connections;
 pub mod devices;
 pub mod faults;
 pub mod groups;
+pub mod history;
 pub mod keys;
 pub mod media;
 pub mod outbox;

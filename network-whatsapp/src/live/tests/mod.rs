@@ -2,6 +2,7 @@
 //! mapping on the library's own event structs, the proxy tunnel against tiny
 //! local proxies, and connects that find the network unreachable.
 mod connect;
+mod history;
 mod lifecycle;
 mod mentions;
 mod proxy;

@@ -108,6 +108,9 @@ pub struct NewMessage {
     /// Whether it is chat activity: moves `lastMessage*` and, inbound, counts as
     /// unread (vote updates are stored but are not activity).
     pub activity: bool,
+    /// Whether, inbound activity, it counts as unread (not a message of the
+    /// phone's history sync: the phone's own chats say what was read there).
+    pub unread: bool,
 }
 
 /// The stored message an update applies to.

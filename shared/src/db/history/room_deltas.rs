@@ -71,7 +71,7 @@ pub(super) async fn update_rooms(
         let delta = &mut touched[idx];
         delta.absorb_facts(m);
         if is_new(m) && m.activity {
-            if !m.from_me {
+            if !m.from_me && m.unread {
                 delta.unread += 1;
             }
             if delta.last.is_none_or(|l| m.sent_at >= l.sent_at) {

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use parley_contract::wire::sandbox::SandboxContact;
+use parley_contract::wire::sandbox::{SandboxContact, SandboxHistory};
 
 use super::{Refusal, SessionRef, World};
 
@@ -101,6 +101,7 @@ pub fn serve(
             .service(link)
             .service(enter_code)
             .service(contacts)
+            .service(history)
             .service(messages)
             .service(outbox)
             .service(unlink)
@@ -159,6 +160,12 @@ async fn enter_code(ctl: web::Data<Ctl>, body: web::Json<CodeRequest>) -> HttpRe
 async fn contacts(ctl: web::Data<Ctl>, body: web::Json<SandboxContact>) -> HttpResponse {
     let b = body.into_inner();
     on_world(&ctl, |w| async move { w.contact(b).await }).await
+}
+
+#[post("/history")]
+async fn history(ctl: web::Data<Ctl>, body: web::Json<SandboxHistory>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move { w.history(b).await }).await
 }
 
 #[post("/messages")]

@@ -19,7 +19,9 @@ mod outside;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use parley_contract::wire::sandbox::{SandboxContact, SandboxPhoneInfo};
+use parley_contract::wire::sandbox::{
+    SandboxContact, SandboxHistory, SandboxHistorySet, SandboxPhoneInfo,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::{Avatar, TestDevice, WireNetwork, device_jid};
@@ -304,6 +306,32 @@ impl World {
             device.client.disconnect().await;
         }
         Ok(())
+    }
+
+    /// The chats `history.phone` sends each companion it links from now on
+    /// (`/sandbox/history`, checked): the phone and the contacts it writes
+    /// with are registered first, as they are on the network.
+    pub async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, Refusal> {
+        let contacts: std::collections::BTreeSet<String> = history
+            .messages
+            .iter()
+            .filter_map(|m| {
+                m.chat
+                    .strip_suffix("@s.whatsapp.net")
+                    .map(str::to_string)
+                    .or_else(|| m.from.clone())
+            })
+            .collect();
+        for contact in &contacts {
+            self.phone(contact).await?;
+        }
+        let device = self.phone(&history.phone).await?;
+        let messages = history.messages.len();
+        device.set_history(history.messages);
+        Ok(SandboxHistorySet {
+            phone: history.phone,
+            messages,
+        })
     }
 
     /// The phone removes the session's device from its linked devices.

@@ -255,6 +255,19 @@ pub async fn maybe_event(
     }
 }
 
+/// The count of the gateway's metric series `series` (a line's start, as
+/// `name{labels}`), 0 while it has none.
+pub async fn metric(p: &Parley, series: &str) -> f64 {
+    let Ok(res) = reqwest::get(p.ops_url("/metrics")).await else {
+        return 0.0;
+    };
+    let text = res.text().await.unwrap_or_default();
+    text.lines()
+        .filter(|l| l.starts_with(series))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 /// Fetches `url` (a stored file's link) and returns its bytes.
 pub async fn fetch(url: &str) -> Vec<u8> {
     let res = reqwest::get(url).await.expect("fetch a stored file");
@@ -297,8 +310,17 @@ pub async fn linked_on_serve(id: &str) -> LinkedServe {
 /// [`LinkedServe`] for the session `id`, the network set by `prepare`
 /// once the phones are on it and before the session links.
 pub async fn linked_on_serve_after(id: &str, prepare: impl FnOnce(&WireNetwork)) -> LinkedServe {
+    linked_on_serve_with(id, async |net, _, _| prepare(net)).await
+}
+
+/// [`LinkedServe`] for the session `id`, the network and its phones (the
+/// shop's, the customer's) set by `prepare` before the session links.
+pub async fn linked_on_serve_with(
+    id: &str,
+    prepare: impl AsyncFnOnce(&WireNetwork, &TestDevice, &TestDevice),
+) -> LinkedServe {
     let (net, phone, contact) = network_with_phones().await;
-    prepare(&net);
+    prepare(&net, &phone, &contact).await;
     let hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let (p, _) = gateway(Shape::Serve, dir.path(), &net, &[]).await;

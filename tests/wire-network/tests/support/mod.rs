@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_model::inbound::InboundMessage;
 use parley_network::contract::{Avatar, CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
 use parley_network::{ClientId, Connection, Network, NetworkEvent, SessionContext};
@@ -148,6 +149,14 @@ impl Counterpart for Wire {
             Avatar::Image(data) => parley_wire_network::Avatar::Image(data),
         };
         self.net.set_profile(phone, about, avatar);
+        Ok(())
+    }
+
+    async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String> {
+        if phone != self.phone.phone {
+            return Err(format!("no test phone {phone}"));
+        }
+        self.phone.set_history(past);
         Ok(())
     }
 }

@@ -3,10 +3,13 @@
 //! a pipeline and an activity are, and the way to the log write; `enrich`
 //! finds what the message does not carry (a group's subject, a contact's
 //! phone, a poll's options, a reply's preview, a file), `recording` writes
-//! the event to the log and queues it for the webhook.
+//! the event to the log and queues it for the webhook, `import` stores a
+//! history sync in the hosted inbox.
 mod enrich;
+mod import;
 mod recording;
 
+pub use import::Imported;
 pub use recording::{Begun, LogFailure};
 use recording::{Stage, Writing};
 

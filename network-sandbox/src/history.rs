@@ -1,0 +1,66 @@
+//! History sync on the simulated network: a phone whose past was set
+//! (`POST /sandbox/history`) sends it to each device it links, right after
+//! the link, oldest first and in chunks, as the real phone sends a new
+//! companion its chats.
+use chrono::{DateTime, Utc};
+use parley_contract::wire::sandbox::SandboxPastMessage;
+use parley_model::address::MessageId;
+use parley_model::inbound::InboundMessage;
+use parley_model::recipients::PHONE_SERVER;
+
+use super::SandboxNetwork;
+use crate::injected::{FROM_ME, InjectedContent, InjectedMessage};
+use crate::store::SandboxDevice;
+
+impl SandboxNetwork {
+    /// The past `device`'s phone sends it, oldest first (none when none was set).
+    pub(super) async fn past_of(&self, device: &SandboxDevice) -> Vec<InboundMessage> {
+        let past = match self.store().history(&device.phone).await {
+            Ok(past) => past.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(phone = %device.phone, error = %e, "sandbox: the phone's history is not readable");
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::with_capacity(past.len());
+        for m in past {
+            let at =
+                m.at.as_deref()
+                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+                    .map_or_else(Utc::now, |t| t.with_timezone(&Utc));
+            let injected = injected(m);
+            match self
+                .inbound_of(injected, &device.jid, &device.push_name, at)
+                .await
+            {
+                Ok(msg) => out.push(msg),
+                Err(e) => {
+                    tracing::warn!(phone = %device.phone, error = %e.message, "sandbox: a message of history left out");
+                }
+            }
+        }
+        out.sort_by_key(|m| m.timestamp);
+        out
+    }
+}
+
+/// A checked message of the past as the phone's or a contact's message.
+fn injected(m: SandboxPastMessage) -> InjectedMessage {
+    let suffix = format!("@{PHONE_SERVER}");
+    let contact = m.chat.strip_suffix(&suffix).map(str::to_string);
+    let (from, chat) = match (m.from_me, contact) {
+        (true, Some(digits)) => (FROM_ME.to_string(), Some(digits)),
+        (true, None) => (FROM_ME.to_string(), Some(m.chat)),
+        (false, Some(digits)) => (digits, None),
+        (false, None) => (m.from.unwrap_or_default(), Some(m.chat)),
+    };
+    InjectedMessage {
+        from,
+        chat,
+        message_id: m.message_id.and_then(MessageId::new),
+        quoted_message_id: None,
+        mentions: Vec::new(),
+        is_forwarded: false,
+        content: InjectedContent::Text { body: m.body },
+    }
+}
