@@ -56,6 +56,13 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("SendText", "body", text(65_536), true),
         (
+            "SetEvents",
+            "events",
+            json!({"type": "array", "maxItems": 16,
+                "items": {"type": "string", "enum": parley_contract::event::OPT_IN_EVENTS}}),
+            true,
+        ),
+        (
             "SetSendPacing",
             "messagesPerMinute",
             json!({"type": "integer", "minimum": 0, "maximum": parley_contract::pacing::MAX_PER_MINUTE}),

@@ -7,7 +7,17 @@ use parley_model::media::{MediaDownload, MediaInfo};
 /// Value of the envelope's `event` field for message activity.
 pub const MESSAGE_RECEIVED: &str = "message.received";
 
-/// Event types (`type` and the `X-SN-Event` header).
+/// Value of the envelope's `event` field for a change of a group's members
+/// (an opt-in event, `/set-events`).
+pub const GROUP_PARTICIPANTS_CHANGED: &str = "group.participants";
+
+/// The type of that event (`type` and the `X-SN-Event` header).
+pub const GROUP_PARTICIPANTS: &str = "group_participants";
+
+/// The events a session may turn on beside its messages (`/set-events`).
+pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS];
+
+/// Message event types (`type` and the `X-SN-Event` header).
 pub const TYPES: &[&str] = &[
     "text",
     "image",
@@ -79,6 +89,9 @@ pub struct Envelope {
     pub revoke: Option<Revoke>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<Group>,
+    /// `group_participants` events: who joined, left, or changed role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_change: Option<GroupChange>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -219,6 +232,18 @@ pub struct Group {
     pub participant_phone: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub participant_username: Option<String>,
+}
+
+/// A change of a group's members; the group and who made it are in `group`
+/// (`participant`, the admin; empty when the network does not say).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupChange {
+    /// `add`, `remove`, `promote` or `demote`.
+    pub action: String,
+    /// The members it concerns, as JIDs (`…@lid`, or `…@s.whatsapp.net`
+    /// when the network names them by phone).
+    pub participants: Vec<String>,
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod m0015_events;
 mod m0016_event_stream;
 mod m0017_session_states;
 mod m0018_sandbox_history;
+mod m0019_session_events;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0016_event_stream::Migration),
             Box::new(m0017_session_states::Migration),
             Box::new(m0018_sandbox_history::Migration),
+            Box::new(m0019_session_events::Migration),
         ]
     }
 }

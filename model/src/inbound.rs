@@ -91,12 +91,53 @@ pub enum Content {
     Revoke {
         target_id: MessageId,
     },
+    /// Not a message: an admin (the message's sender) changed the group's
+    /// members. Delivered only to sessions that turned it on.
+    GroupChange {
+        action: GroupAction,
+        participants: Vec<Jid>,
+    },
+}
+
+/// What a change of a group's members did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupAction {
+    Add,
+    Remove,
+    Promote,
+    Demote,
+}
+
+impl GroupAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupAction::Add => "add",
+            GroupAction::Remove => "remove",
+            GroupAction::Promote => "promote",
+            GroupAction::Demote => "demote",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<GroupAction> {
+        Some(match raw {
+            "add" => GroupAction::Add,
+            "remove" => GroupAction::Remove,
+            "promote" => GroupAction::Promote,
+            "demote" => GroupAction::Demote,
+            _ => return None,
+        })
+    }
 }
 
 impl Content {
     /// A poll vote (resolving its option names may ask the customer's lookup).
     pub fn is_vote(&self) -> bool {
         matches!(self, Content::Vote { .. })
+    }
+
+    /// Not a message but a change of a group's members.
+    pub fn is_group_change(&self) -> bool {
+        matches!(self, Content::GroupChange { .. })
     }
 }
 

@@ -8,6 +8,7 @@ use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxGroupCreated;
+use parley_model::inbound::GroupAction;
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
@@ -64,6 +65,17 @@ impl SandboxNetwork {
             }
             SandboxOp::GroupSubject { jid, subject } => {
                 self.change_subject(client_id, &jid, &subject).await
+            }
+            SandboxOp::GroupMembers {
+                jid,
+                by,
+                action,
+                participants,
+            } => {
+                let action = GroupAction::parse(&action)
+                    .ok_or_else(|| ApiError::bad_request("an unknown group action"))?;
+                self.change_members(client_id, &jid, &by, action, &participants)
+                    .await
             }
         }
     }
@@ -238,7 +250,7 @@ impl SandboxNetwork {
     }
 
     /// The phone the session is linked as (409 while it is not linked).
-    async fn linked_phone(&self, client_id: &str) -> Result<String, ApiError> {
+    pub(super) async fn linked_phone(&self, client_id: &str) -> Result<String, ApiError> {
         Ok(self
             .store()
             .sandbox_device(client_id)

@@ -152,7 +152,7 @@ fn chat_jid(raw: &str) -> Result<Jid, ApiError> {
 }
 
 /// The LID JID of a sandbox phone (its LID is digits the sandbox drew).
-fn lid_jid(lid: &str) -> Result<Jid, ApiError> {
+pub(super) fn lid_jid(lid: &str) -> Result<Jid, ApiError> {
     recipients::lid_jid(lid).ok_or_else(|| ApiError::internal("sandbox phone", "a malformed LID"))
 }
 

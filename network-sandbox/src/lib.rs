@@ -4,6 +4,7 @@ mod codes;
 mod connection;
 mod contacts;
 mod control;
+mod group_members;
 mod groups;
 mod history;
 mod inbound;

@@ -36,6 +36,14 @@ pub enum SandboxOp {
     },
     /// The session's phone changes the subject of `jid`, a group it is in.
     GroupSubject { jid: Jid, subject: String },
+    /// `by`, an admin of `jid`, changes its members (`action` of
+    /// `add`, `remove`, `promote`, `demote`).
+    GroupMembers {
+        jid: Jid,
+        by: PhoneNumber,
+        action: String,
+        participants: Vec<PhoneNumber>,
+    },
 }
 
 impl SandboxOp {

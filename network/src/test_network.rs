@@ -10,11 +10,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    Outbox, SandboxContact, SandboxGroupCreated, SandboxHistory, SandboxHistorySet, SandboxLinked,
-    SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
+    Outbox, SandboxContact, SandboxGroupChanged, SandboxGroupCreated, SandboxHistory,
+    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
+use parley_model::inbound::GroupAction;
 
 /// A group to create, checked: its subject, its members (phones) and the
 /// admins among them (or the session's own phone).
@@ -23,6 +24,15 @@ pub struct NewGroup {
     pub subject: String,
     pub participants: Vec<PhoneNumber>,
     pub admins: Vec<PhoneNumber>,
+}
+
+/// A change of a group's members, checked: the admin who makes it, what it
+/// does, and the members it concerns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MembersChange {
+    pub by: PhoneNumber,
+    pub action: GroupAction,
+    pub participants: Vec<PhoneNumber>,
 }
 
 /// What the control routes ask of a test network. Every method but
@@ -85,6 +95,15 @@ pub trait TestNetwork: Send + Sync {
         id: &ClientId,
         group: NewGroup,
     ) -> Result<SandboxGroupCreated, ApiError>;
+
+    /// An admin of `jid`, a group the session's phone is in, changes its
+    /// members; the session's device is told as a member's devices are.
+    async fn change_members(
+        &self,
+        id: &ClientId,
+        jid: Jid,
+        change: MembersChange,
+    ) -> Result<SandboxGroupChanged, ApiError>;
 
     /// The session's phone renames `jid`, a group it is in.
     async fn rename_group(

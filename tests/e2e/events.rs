@@ -5,6 +5,7 @@
 //! `events/avatars.rs`.
 mod avatars;
 mod delivery;
+mod group_changes;
 pub(crate) mod history;
 mod history_sync;
 mod hosted_cluster;

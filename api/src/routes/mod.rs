@@ -59,6 +59,7 @@ where
         .service(settings::set_webhook)
         .service(settings::set_org_id)
         .service(settings::set_enable_group_ai)
+        .service(settings::set_events)
         .service(settings::set_send_pacing)
         .service(messages::send_message)
         .service(media_send::send_media)

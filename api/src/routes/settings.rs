@@ -1,14 +1,15 @@
-//! Session settings: webhook, workspace id, group delivery. Stored first, then the
+//! Session settings: webhook, workspace id, group delivery, opt-in events. Stored first, then the
 //! owner is told to apply them at once (no restart).
 use std::time::Duration;
 
 use actix_web::{HttpRequest, post, web};
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
+use parley_contract::event::OPT_IN_EVENTS;
 use parley_contract::pacing::Pacing;
 use parley_contract::wire::sessions::{
-    GroupAiSet, OrgIdSet, SendPacingSet, SetEnableGroupAi, SetOrgId, SetSendPacing, SetWebhook,
-    WebhookSet,
+    EventsSet, GroupAiSet, OrgIdSet, SendPacingSet, SetEnableGroupAi, SetEvents, SetOrgId,
+    SetSendPacing, SetWebhook, WebhookSet,
 };
 use parley_model::ids::ClientId;
 use parley_shared::bus::commands;
@@ -131,6 +132,44 @@ pub async fn set_enable_group_ai(
         ok: true,
         client_id: row.client_id,
         enabled: row.enable_group_ai,
+    }))
+}
+
+#[utoipa::path(tag = "sessions", request_body = SetEvents, responses((status = 200, body = EventsSet),
+    (status = 400, description = "Missing events, or one that is not an event a session can turn on"),
+    (status = 404, description = "Unknown clientId")))]
+#[post("/set-events")]
+pub async fn set_events(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SetEvents>,
+) -> Result<web::Json<EventsSet>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let mut events: Vec<String> = Vec::new();
+    for raw in body.events {
+        let name = raw.trim();
+        if !OPT_IN_EVENTS.contains(&name) {
+            return Err(ApiError::bad_request(format!(
+                "events: {name:?} is not one of {}",
+                OPT_IN_EVENTS.join(", ")
+            ))
+            .into());
+        }
+        if !events.iter().any(|e| e == name) {
+            events.push(name.to_string());
+        }
+    }
+    let patch = SettingsPatch {
+        events: Some(events),
+        ..Default::default()
+    };
+    let row = store(&state, &id, patch).await?;
+    crate::audit::done(&req, "set events", &id);
+    Ok(web::Json(EventsSet {
+        ok: true,
+        client_id: row.client_id,
+        events: row.events,
     }))
 }
 

@@ -101,6 +101,35 @@ pub struct SandboxGroupSubject {
     pub subject: String,
 }
 
+/// `POST /sandbox/groups/participants`: an admin of the group changes its
+/// members.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxGroupMembers {
+    #[serde(default)]
+    pub client_id: String,
+    /// `<id>@g.us`, a group the session's phone is in.
+    #[serde(default)]
+    pub jid: String,
+    /// The admin who makes the change (a phone; the session's own allowed).
+    #[serde(default)]
+    pub by: String,
+    /// `add`, `remove`, `promote` or `demote`.
+    #[serde(default)]
+    pub action: String,
+    /// Phones.
+    #[serde(default)]
+    pub participants: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SandboxGroupChanged {
+    pub jid: String,
+    pub action: String,
+    /// Phones.
+    pub participants: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SandboxGroupCreated {
     pub jid: String,

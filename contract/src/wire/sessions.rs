@@ -167,6 +167,25 @@ pub struct GroupAiSet {
     pub enabled: bool,
 }
 
+/// `POST /set-events`: the events the session gets beside its messages
+/// (replacing the earlier choice; empty: messages only).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetEvents {
+    #[serde(default)]
+    pub client_id: String,
+    /// Of `group_participants`.
+    pub events: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsSet {
+    pub ok: bool,
+    pub client_id: String,
+    pub events: Vec<String>,
+}
+
 /// `POST /set-send-pacing`: `messagesPerMinute` 0 turns pacing off.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -3,11 +3,13 @@
 use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    SandboxEnterCode, SandboxFault, SandboxGroupRequest, SandboxGroupSubject, SandboxHistory,
-    SandboxPastMessage,
+    SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
+    SandboxHistory, SandboxPastMessage,
 };
 use parley_model::address::{Jid, MessageId, PhoneNumber};
+use parley_model::inbound::GroupAction;
 use parley_model::recipients::{GROUP_SERVER, Recipient};
+use parley_network::test_network::MembersChange;
 use parley_network::test_network::NewGroup;
 
 /// Fault kinds of the sandbox contract.
@@ -94,16 +96,45 @@ pub fn group(body: SandboxGroupRequest) -> Result<NewGroup, ApiError> {
     })
 }
 
+/// The group and the change of a `/sandbox/groups/participants` request.
+pub fn group_members(body: SandboxGroupMembers) -> Result<(Jid, MembersChange), ApiError> {
+    let jid = group_jid(&body.jid)?;
+    let action = GroupAction::parse(body.action.trim()).ok_or_else(|| {
+        ApiError::bad_request("action must be one of add, remove, promote, demote")
+    })?;
+    if body.participants.is_empty() || body.participants.len() > GROUP_PARTICIPANTS_MAX {
+        return Err(ApiError::bad_request(format!(
+            "participants must have 1 to {GROUP_PARTICIPANTS_MAX} items"
+        )));
+    }
+    let participants = body
+        .participants
+        .iter()
+        .map(|p| Ok(PhoneNumber::parse("participants", p)?))
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok((
+        jid,
+        MembersChange {
+            by: PhoneNumber::parse("by", &body.by)?,
+            action,
+            participants,
+        },
+    ))
+}
+
+/// A group's JID as a control names it (`jid`); 400 for anything else.
+fn group_jid(raw: &str) -> Result<Jid, ApiError> {
+    match Recipient::parse("jid", raw.trim()) {
+        Ok(g @ Recipient::Group(_)) if raw.contains('@') => Ok(g.jid()),
+        _ => Err(ApiError::bad_request(format!(
+            "jid must be a group JID ending in @{GROUP_SERVER}"
+        ))),
+    }
+}
+
 /// The group and its new subject of a `/sandbox/groups/subject` request.
 pub fn group_subject(body: SandboxGroupSubject) -> Result<(Jid, String), ApiError> {
-    let jid = match Recipient::parse("jid", body.jid.trim()) {
-        Ok(g @ Recipient::Group(_)) if body.jid.contains('@') => g.jid(),
-        _ => {
-            return Err(ApiError::bad_request(format!(
-                "jid must be a group JID ending in @{GROUP_SERVER}"
-            )));
-        }
-    };
+    let jid = group_jid(&body.jid)?;
     let subject = parley_api::extension::subject(Some(body.subject))?;
     Ok((jid, subject))
 }

@@ -8,9 +8,9 @@ use parley_api::extension::{authorized_client, known};
 use parley_api::{AppState, HttpError};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupCreated,
-    SandboxGroupRequest, SandboxGroupSubject, SandboxHistory, SandboxHistorySet, SandboxLink,
-    SandboxLinked, SandboxPhoneInfo,
+    Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupChanged,
+    SandboxGroupCreated, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
+    SandboxHistory, SandboxHistorySet, SandboxLink, SandboxLinked, SandboxPhoneInfo,
 };
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::PhoneNumber;
@@ -195,4 +195,25 @@ pub async fn group_subject(
     known(&state, id.as_str()).await?;
     let net = network(&req, &state)?;
     Ok(web::Json(net.rename_group(&id, jid, subject).await?))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxGroupMembers, responses((status = 200, body = SandboxGroupChanged),
+    (status = 400, description = "jid is not a group JID, an unknown action, or invalid phones"),
+    (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
+    (status = 409, description = "Session not linked, by is not an admin of the group, or a participant who is (add) or is not (the others) a member")))]
+#[post("/sandbox/groups/participants")]
+pub async fn group_members(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxGroupMembers>,
+) -> Result<web::Json<SandboxGroupChanged>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let (jid, change) = checks::group_members(body)?;
+    known(&state, id.as_str()).await?;
+    Ok(web::Json(
+        network(&req, &state)?
+            .change_members(&id, jid, change)
+            .await?,
+    ))
 }

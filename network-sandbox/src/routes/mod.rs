@@ -59,7 +59,8 @@ pub fn control_routes(
         .service(controls::outbox)
         .service(messages::messages)
         .service(controls::groups)
-        .service(controls::group_subject);
+        .service(controls::group_subject)
+        .service(controls::group_members);
 }
 
 /// The CDN and the outbox answer from the database, never asking a worker.
@@ -117,6 +118,20 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxGroupRequest", "admins", phones, false),
         ("SandboxGroupSubject", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupSubject", "subject", subject(), true),
+        ("SandboxGroupMembers", "jid", pattern(GROUP_JID), true),
+        ("SandboxGroupMembers", "by", pattern(PHONE), true),
+        (
+            "SandboxGroupMembers",
+            "action",
+            json!({"type": "string", "enum": ["add", "remove", "promote", "demote"]}),
+            true,
+        ),
+        (
+            "SandboxGroupMembers",
+            "participants",
+            json!({"type": "array", "minItems": 1, "maxItems": checks::GROUP_PARTICIPANTS_MAX, "items": pattern(PHONE)}),
+            true,
+        ),
         ("SandboxHistory", "phone", pattern(PHONE), true),
         (
             "SandboxPastMessage",

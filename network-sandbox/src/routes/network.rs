@@ -13,7 +13,7 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
-use parley_network::test_network::{NewGroup, TestNetwork};
+use parley_network::test_network::{MembersChange, NewGroup, TestNetwork};
 
 use super::messages::{Checked, File, checked};
 use crate::injected::{InjectedContent, InjectedMessage};
@@ -21,8 +21,8 @@ use crate::ops::SandboxOp;
 use crate::store::PhonePatch;
 use crate::store::media::generated_media;
 use parley_contract::wire::sandbox::{
-    Outbox, OutboxEntry, SandboxContact, SandboxGroupCreated, SandboxHistory, SandboxHistorySet,
-    SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
+    Outbox, OutboxEntry, SandboxContact, SandboxGroupChanged, SandboxGroupCreated, SandboxHistory,
+    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
 
 /// Most entries one `/sandbox/outbox` answer holds (the oldest; page with `since`).
@@ -58,7 +58,11 @@ impl SandboxNetwork {
         }
     }
 
-    async fn group(&self, id: &ClientId, op: SandboxOp) -> Result<SandboxGroupCreated, ApiError> {
+    async fn group<T: serde::de::DeserializeOwned>(
+        &self,
+        id: &ClientId,
+        op: SandboxOp,
+    ) -> Result<T, ApiError> {
         match self.ask(id, op).await? {
             Reply::Controlled { answer } => serde_json::from_value(answer)
                 .map_err(|e| ApiError::internal("the sandbox's group answer", e)),
@@ -260,5 +264,20 @@ impl TestNetwork for SandboxNetwork {
     ) -> Result<SandboxGroupCreated, ApiError> {
         self.group(id, SandboxOp::GroupSubject { jid, subject })
             .await
+    }
+
+    async fn change_members(
+        &self,
+        id: &ClientId,
+        jid: Jid,
+        change: MembersChange,
+    ) -> Result<SandboxGroupChanged, ApiError> {
+        let op = SandboxOp::GroupMembers {
+            jid,
+            by: change.by,
+            action: change.action.as_str().into(),
+            participants: change.participants,
+        };
+        self.group(id, op).await
     }
 }

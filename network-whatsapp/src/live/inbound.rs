@@ -1,8 +1,9 @@
 //! The event pump of one connection: the library's events, in order, become
 //! port events — connection changes through [`super::lifecycle`], messages
 //! through `convert::inbound` with the lookup it needs (the poll secret a vote
-//! is encrypted under), a group's new subject as a subject change, a
-//! history sync as the messages it holds (`super::history`). (Messages
+//! is encrypted under), a group's new subject as a subject change, a change
+//! of its members as an activity of its own kind, a history sync as the
+//! messages it holds (`super::history`). (Messages
 //! carry no subject: the worker keeps each group's subject in its database
 //! and asks for group metadata the first time it sees a group.)
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use whatsapp_rust::types::events::{
     Event, EventHandler, GroupUpdate, InboundMessage as LibMessage, LazyHistorySync,
 };
 use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
+use whatsapp_rust::wacore_binary::JidExt as _;
 
 use super::authors::Authors;
 use super::errors::port_jid;
@@ -24,7 +26,8 @@ use super::lifecycle::{identity_of, lifecycle};
 use super::server_acks::ServerAcks;
 use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
 use crate::store::SeaOrmDeviceStore;
-use parley_network::{DisconnectReason, NetworkEvent};
+use parley_model::inbound::{Content, GroupAction, InboundMessage};
+use parley_network::{DisconnectReason, MessageId, NetworkEvent};
 
 /// Pauses between looks for a poll's secret that is not stored yet (the
 /// last look gets none after it): 750 ms in all.
@@ -114,7 +117,11 @@ impl Pump {
                 }
                 out
             }
-            Event::GroupUpdate(update) => subject_change(update).into_iter().collect(),
+            Event::GroupUpdate(update) => {
+                let snapshot = self.client.persistence_manager().get_device_snapshot();
+                let own = [snapshot.pn.as_ref(), snapshot.lid.as_ref()];
+                group_update(update, &own).into_iter().collect()
+            }
             Event::HistorySync(sync) => return self.history(sync).await,
             Event::LoggedOut(_) => {
                 // The device is gone from the network: so is its state, before
@@ -341,13 +348,57 @@ pub(crate) fn vote_addressing(
     (primary, both(!lid))
 }
 
-/// A group's new subject, from the network's group notification.
-fn subject_change(update: &GroupUpdate) -> Option<NetworkEvent> {
-    match &update.action {
-        GroupNotificationAction::Subject { subject, .. } => Some(NetworkEvent::GroupSubject {
-            group: port_jid(&update.group_jid.to_non_ad()).ok()?,
-            subject: subject.clone(),
-        }),
-        _ => None,
-    }
+/// A group's new subject, or a change of its members (a message of its
+/// own content, which only sessions that turned it on deliver), from the
+/// network's group notification; `own` are the account's JIDs (a change this
+/// account made is `from_me`).
+fn group_update(update: &GroupUpdate, own: &[Option<&Jid>]) -> Option<NetworkEvent> {
+    let group = port_jid(&update.group_jid.to_non_ad()).ok()?;
+    let (action, participants) = match &update.action {
+        GroupNotificationAction::Subject { subject, .. } => {
+            return Some(NetworkEvent::GroupSubject {
+                group,
+                subject: subject.clone(),
+            });
+        }
+        GroupNotificationAction::Add { participants, .. } => (GroupAction::Add, participants),
+        GroupNotificationAction::Remove { participants, .. } => (GroupAction::Remove, participants),
+        GroupNotificationAction::Promote { participants } => (GroupAction::Promote, participants),
+        GroupNotificationAction::Demote { participants } => (GroupAction::Demote, participants),
+        _ => return None,
+    };
+    let by = update.participant.as_ref().map(|p| p.to_non_ad());
+    let from_me = by
+        .as_ref()
+        .is_some_and(|b| own.iter().flatten().any(|o| o.is_same_user_as(b)));
+    // One event per action of a notification: its id and the action's place.
+    let id = format!(
+        "{}-{}",
+        update.notification_id.as_deref()?,
+        update.action_index
+    );
+    Some(NetworkEvent::Message(Box::new(InboundMessage {
+        id: MessageId::new(id)?,
+        chat: group.clone(),
+        chat_lid: String::new(),
+        sender: match &by {
+            Some(b) => port_jid(b).ok()?,
+            None => group,
+        },
+        sender_phone: update.participant_pn.as_ref().map(|p| p.user.to_string()),
+        from_me,
+        push_name: update.notify.clone().unwrap_or_default(),
+        group_subject: None,
+        timestamp: update.timestamp,
+        content: Content::GroupChange {
+            action,
+            participants: participants
+                .iter()
+                .filter_map(|p| port_jid(&p.jid.to_non_ad()).ok())
+                .collect(),
+        },
+        quoted: None,
+        mentions: Vec::new(),
+        is_forwarded: false,
+    })))
 }

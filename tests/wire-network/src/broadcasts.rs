@@ -84,6 +84,20 @@ impl WireNetwork {
         }
     }
 
+    /// The members of group `gid` (its id, without `@g.us`) and whether
+    /// each is an admin; `None` when there is no such group.
+    pub fn group_members(&self, gid: &str) -> Option<Vec<(String, bool)>> {
+        let reg = self.inner.registry();
+        let group = reg.groups.get(gid)?;
+        Some(
+            group
+                .members
+                .iter()
+                .map(|m| (m.phone.clone(), m.role.is_some()))
+                .collect(),
+        )
+    }
+
     /// Group `gid` (the user part of its JID), founded by `creator` with
     /// `members` in it unless it exists: a message into a group presumes one.
     pub fn found_group_once(&self, gid: &str, creator: &str, members: &[String]) {

@@ -18,12 +18,12 @@ use parley_api::extension::{RouteSet, ask_owner, known, unexpected};
 use parley_contract::command::{Command, Reply};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    Outbox, SandboxContact, SandboxGroupCreated, SandboxHistory, SandboxHistorySet, SandboxLinked,
-    SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
+    Outbox, SandboxContact, SandboxGroupChanged, SandboxGroupCreated, SandboxHistory,
+    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_network::test_network::{NewGroup, TestNetwork};
+use parley_network::test_network::{MembersChange, NewGroup, TestNetwork};
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -206,6 +206,23 @@ impl TestNetwork for WorldNetwork {
         let session = self.device(id).await?;
         let body = json!({ "session": session, "jid": jid.as_str(), "subject": subject });
         world(&self.state, "/groups/subject", body).await
+    }
+
+    async fn change_members(
+        &self,
+        id: &ClientId,
+        jid: Jid,
+        change: MembersChange,
+    ) -> Result<SandboxGroupChanged, ApiError> {
+        let session = self.device(id).await?;
+        let participants: Vec<String> = change
+            .participants
+            .into_iter()
+            .map(PhoneNumber::into_string)
+            .collect();
+        let body = json!({ "session": session, "jid": jid.as_str(), "by": change.by.as_str(),
+            "action": change.action.as_str(), "participants": participants });
+        world(&self.state, "/groups/participants", body).await
     }
 }
 

@@ -18,6 +18,7 @@ pub fn open_session(pipeline: &EventPipeline, id: &str, url: &str) -> SessionEve
             org_id: "org".into(),
             my_lid: "111111111111111".into(),
             enable_group_ai: false,
+            events: Vec::new(),
         },
         poll_lookup_url: String::new(),
     };

@@ -214,6 +214,7 @@ fn settings_of(id: &ClientId, row: &SessionRow) -> (Target, SessionSettings) {
             org_id: row.org_id.clone(),
             my_lid: row.lid.clone(),
             enable_group_ai: row.enable_group_ai,
+            events: row.events.clone(),
         },
         poll_lookup_url: row.poll_lookup_url.clone(),
     };

@@ -35,6 +35,9 @@ pub struct Model {
     #[sea_orm(column_type = "Text", nullable)]
     pub secret_hash: Option<String>,
     pub enable_group_ai: bool,
+    /// The events turned on beside messages, comma-separated.
+    #[sea_orm(column_type = "Text")]
+    pub events: String,
     /// Pacing: messages per minute and burst, both set or both null.
     pub pace_per_minute: Option<i32>,
     pub pace_burst: Option<i32>,
@@ -49,7 +52,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
@@ -84,6 +87,12 @@ impl From<Model> for SessionRow {
             org_id: m.org_id,
             secret_hash: m.secret_hash,
             enable_group_ai: m.enable_group_ai,
+            events: m
+                .events
+                .split(',')
+                .filter(|e| !e.is_empty())
+                .map(str::to_string)
+                .collect(),
             pacing: pacing_of(m.pace_per_minute, m.pace_burst),
             connected: m.connected,
             logged_in: m.logged_in,
@@ -189,6 +198,7 @@ pub async fn update_settings(
         org_id: set_some(patch.org_id),
         secret_hash: set_some(patch.secret_hash),
         enable_group_ai: set_some(patch.enable_group_ai),
+        events: set_some(patch.events.map(|e| e.join(","))),
         pace_per_minute: set_some(
             patch
                 .pacing

@@ -76,6 +76,14 @@ pub struct GroupRequest {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+pub struct MembersRequest {
+    pub jid: String,
+    pub by: String,
+    pub action: String,
+    pub participants: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 pub struct SubjectRequest {
     pub jid: String,
     pub subject: String,
@@ -109,6 +117,7 @@ pub fn serve(
             .service(code_fault)
             .service(groups)
             .service(group_subject)
+            .service(group_members)
     })
     .workers(2)
     .listen(listener)?
@@ -254,6 +263,20 @@ async fn group_subject(
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
         w.group_subject(&b.session, &b.request.jid, &b.request.subject)
+            .await
+    })
+    .await
+}
+
+#[post("/groups/participants")]
+async fn group_members(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<MembersRequest>>,
+) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = &b.request;
+        w.change_members(&b.session, &r.jid, &r.by, &r.action, &r.participants)
             .await
     })
     .await

@@ -18,6 +18,14 @@ pub struct Group {
     pub subject: String,
 }
 
+/// A change of members as `/sandbox/groups/participants` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changed {
+    pub jid: String,
+    pub action: String,
+    pub participants: Vec<String>,
+}
+
 /// The test network's own account that founds `/sandbox/groups`' groups.
 pub const FOUNDER: &str = "4930990000001";
 
@@ -86,6 +94,70 @@ impl World {
         Ok(Group {
             jid: group.to_string(),
             subject: subject.to_string(),
+        })
+    }
+
+    /// `by`, an admin of `group` (a group the session's phone is in),
+    /// `action`s `participants` (phones) with a real `w:g2` request; the
+    /// server tells the members' devices. All or nothing, as the sandbox:
+    /// the group is read first.
+    pub async fn change_members(
+        &self,
+        session: &SessionRef,
+        group: &str,
+        by: &str,
+        action: &str,
+        participants: &[String],
+    ) -> Result<Changed, Refusal> {
+        let gid = group.strip_suffix("@g.us").unwrap_or(group);
+        let members = self
+            .net
+            .group_members(gid)
+            .filter(|m| m.iter().any(|(p, _)| *p == session.phone))
+            .ok_or_else(|| {
+                Refusal::NotFound("no such group with the session's phone in it".into())
+            })?;
+        if !members.iter().any(|(p, admin)| p == by && *admin) {
+            return Err(Refusal::Conflict(format!(
+                "{by} is not an admin of the group"
+            )));
+        }
+        for p in participants {
+            let member = members.iter().any(|(m, _)| m == p);
+            match (action, member) {
+                ("add", true) => {
+                    return Err(Refusal::Conflict(format!("{p} is a member already")));
+                }
+                ("add", false) | (_, true) => {}
+                (_, false) => return Err(Refusal::Conflict(format!("{p} is not a member"))),
+            }
+        }
+        let mut jids = Vec::with_capacity(participants.len());
+        for p in participants {
+            self.phone(p).await?;
+            jids.push(jid(p)?);
+        }
+        let admin = self.phone(by).await?;
+        let groups = admin.client.groups();
+        let target: Jid = group.parse().map_err(failed)?;
+        let answers = match action {
+            "add" => groups.add_participants(target, &jids).await,
+            "remove" => groups.remove_participants(target, &jids).await,
+            "promote" => groups.promote_participants(target, &jids).await,
+            "demote" => groups.demote_participants(target, &jids).await,
+            other => return Err(Refusal::Invalid(format!("unknown action {other}"))),
+        }
+        .map_err(failed)?;
+        if let Some(refused) = answers.iter().find(|a| !a.is_ok()) {
+            return Err(Refusal::Failed(format!(
+                "the network refused {} for {}: {:?}",
+                action, refused.jid, refused.error
+            )));
+        }
+        Ok(Changed {
+            jid: group.to_string(),
+            action: action.to_string(),
+            participants: participants.to_vec(),
         })
     }
 }

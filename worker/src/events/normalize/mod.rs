@@ -1,7 +1,8 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
 use parley_contract::event::{
-    Contact, Edit, Envelope, Group, InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta,
-    Poll, PollVote, Quoted, Reaction, Revoke,
+    Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, Group, GroupChange,
+    InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote, Quoted, Reaction,
+    Revoke,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
@@ -17,6 +18,15 @@ pub struct SessionFacts {
     /// The session's own LID user-part.
     pub my_lid: String,
     pub enable_group_ai: bool,
+    /// The events it turned on beside its messages (`/set-events`).
+    pub events: Vec<String>,
+}
+
+impl SessionFacts {
+    /// Whether the session turned on the opt-in event `name`.
+    pub fn wants(&self, name: &str) -> bool {
+        self.events.iter().any(|e| e == name)
+    }
 }
 
 /// What was looked up around the message (contacts, avatars, polls, the send's metadata).
@@ -52,6 +62,8 @@ fn other_party(msg: &InboundMessage) -> &str {
 /// return the delete's own): its event is told apart from that message's.
 pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
     match &msg.content {
+        // Not a message: ids of their own, never a message's.
+        Content::GroupChange { .. } => format!("grp_{client_id}_{}", msg.id),
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
         }
@@ -65,7 +77,13 @@ pub fn chat_room(facts: &SessionFacts, msg: &InboundMessage) -> ChatRoomId {
 }
 
 pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) -> Option<Envelope> {
-    if msg.is_broadcast_or_channel() || (msg.is_group() && !facts.enable_group_ai) {
+    // A group's changes follow their own switch (`/set-events`), not the
+    // one for group messages.
+    let group_change = msg.content.is_group_change();
+    if msg.is_broadcast_or_channel()
+        || (msg.is_group() && !facts.enable_group_ai && !group_change)
+        || (group_change && !facts.wants(GROUP_PARTICIPANTS))
+    {
         return None;
     }
     let is_group = msg.is_group();
@@ -232,6 +250,17 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 target_id: target_id.to_string(),
             });
             ("revoke", String::new())
+        }
+        Content::GroupChange {
+            action,
+            participants,
+        } => {
+            e.event = GROUP_PARTICIPANTS_CHANGED.into();
+            e.group_change = Some(GroupChange {
+                action: action.as_str().into(),
+                participants: participants.iter().map(ToString::to_string).collect(),
+            });
+            (GROUP_PARTICIPANTS, String::new())
         }
     };
     e.kind = kind.into();

@@ -24,6 +24,7 @@ fn facts(groups: bool) -> SessionFacts {
         org_id: "org-1".into(),
         my_lid: ME.into(),
         enable_group_ai: groups,
+        events: Vec::new(),
     }
 }
 
@@ -367,4 +368,39 @@ fn a_delete_sent_under_its_targets_id_has_an_event_id_of_its_own() {
         "222222222222222@lid",
     );
     assert_eq!(event_id(&shop1(), &other), "msg_shop1_3EB0AAAA");
+}
+
+#[test]
+fn a_groups_member_change_is_an_event_of_its_own_only_when_turned_on() {
+    let change = Content::GroupChange {
+        action: parley_model::inbound::GroupAction::Promote,
+        participants: vec![jid("100000000000009@lid")],
+    };
+    let msg = message(change, false, GROUP);
+    // Off by default, whether group messages are delivered or not.
+    for groups in [false, true] {
+        assert!(normalize(&facts(groups), &msg, &Extras::default()).is_none());
+    }
+    // On: delivered also while group messages are not.
+    let mut on = facts(false);
+    on.events = vec!["group_participants".into()];
+    let e = normalize(&on, &msg, &Extras::default()).expect("an event");
+    assert_eq!(
+        (e.event.as_str(), e.kind.as_str(), e.body.as_str()),
+        ("group.participants", "group_participants", "")
+    );
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        v["groupChange"],
+        serde_json::json!({"action": "promote", "participants": ["100000000000009@lid"]})
+    );
+    assert_eq!(v["group"]["jid"], GROUP);
+    assert_eq!(
+        v["group"]["participant"],
+        format!("{THEM}@lid"),
+        "who made it"
+    );
+    assert!(e.is_group);
+    // Its id is never a message's.
+    assert_eq!(event_id(&shop1(), &msg), "grp_shop1_3EB0AAAA");
 }

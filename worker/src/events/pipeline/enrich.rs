@@ -15,8 +15,15 @@ impl EventPipeline {
     /// A group message's subject: the one it carries (then stored), else the
     /// one stored for the group, else the network's group metadata.
     pub(super) async fn group_subject(&self, facts: &SessionFacts, activity: &mut Activity) {
-        // Groups are delivered only when enabled: no lookup for the others.
-        let wanted = activity.msg.is_group() && facts.enable_group_ai;
+        // Group messages are delivered only when enabled, a group's member
+        // changes only when turned on: no lookup for the others.
+        let msg = &activity.msg;
+        let wanted = msg.is_group()
+            && if msg.content.is_group_change() {
+                facts.wants(parley_contract::event::GROUP_PARTICIPANTS)
+            } else {
+                facts.enable_group_ai
+            };
         let (Some(groups), true) = (&self.groups, wanted) else {
             return;
         };

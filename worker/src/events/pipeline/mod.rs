@@ -175,10 +175,10 @@ impl EventPipeline {
         let msg = &activity.msg;
         let url = session.target.borrow().url.clone();
         let pushed = !url.is_empty();
-        let history = self
-            .history
-            .as_ref()
-            .filter(|h| pushed && h.enabled_for(&facts.org_id, &url));
+        // A group's member change is an event, not a message of the inbox.
+        let history = self.history.as_ref().filter(|h| {
+            pushed && !msg.content.is_group_change() && h.enabled_for(&facts.org_id, &url)
+        });
         let mut extras = Extras {
             meta: activity.meta.clone(),
             remote_name: msg.push_name.clone(),

@@ -1,0 +1,108 @@
+//! `POST /sandbox/groups/participants` on the network side: an admin of a
+//! group the session's phone is in adds, removes, promotes or demotes
+//! members, and the session's device is told as the network tells every
+//! member's devices (a `w:gp2` notification on the real network): an
+//! inbound activity of its own kind, which only sessions that turned it on
+//! deliver. All or nothing: every participant is checked first.
+use super::inbound::lid_jid;
+use chrono::Utc;
+use parley_contract::command::{Outcome, Reply};
+use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::SandboxGroupChanged;
+use parley_model::inbound::{Content, GroupAction, InboundMessage};
+use parley_network::outgoing::new_message_id;
+use parley_network::{Jid, NetworkEvent, PhoneNumber};
+
+use super::SandboxNetwork;
+use super::live::Phase;
+use crate::store::PhonePatch;
+use crate::store::groups::{ADMIN, MEMBER, SandboxMember};
+
+impl SandboxNetwork {
+    pub(super) async fn change_members(
+        &self,
+        client_id: &str,
+        group: &Jid,
+        by: &PhoneNumber,
+        action: GroupAction,
+        participants: &[PhoneNumber],
+    ) -> Outcome {
+        let db = self.store();
+        let me = self.linked_phone(client_id).await?;
+        let jid = group.as_str();
+        let found = db
+            .sandbox_group(jid)
+            .await?
+            .filter(|g| g.member(&me).is_some())
+            .ok_or_else(|| ApiError::not_found("no such group with the session's phone in it"))?;
+        if !found
+            .member(by.as_str())
+            .is_some_and(SandboxMember::is_admin)
+        {
+            return Err(ApiError::conflict(format!(
+                "{by} is not an admin of the group"
+            )));
+        }
+        for p in participants {
+            let member = found.member(p.as_str()).is_some();
+            match (action, member) {
+                (GroupAction::Add, true) => {
+                    return Err(ApiError::conflict(format!("{p} is a member already")));
+                }
+                (GroupAction::Add, false) | (_, true) => {}
+                (_, false) => return Err(ApiError::conflict(format!("{p} is not a member"))),
+            }
+        }
+        let mut lids = Vec::with_capacity(participants.len());
+        for p in participants {
+            let phone = db.upsert_phone(p.as_str(), PhonePatch::default()).await?;
+            lids.push(lid_jid(&phone.lid)?);
+            let role = match action {
+                GroupAction::Remove => {
+                    db.remove_sandbox_member(jid, p.as_str()).await?;
+                    continue;
+                }
+                GroupAction::Promote => ADMIN,
+                GroupAction::Add | GroupAction::Demote => MEMBER,
+            };
+            let member = SandboxMember {
+                phone: p.to_string(),
+                role: role.into(),
+            };
+            db.put_sandbox_member(jid, &member).await?;
+        }
+        let admin = db.upsert_phone(by.as_str(), PhonePatch::default()).await?;
+        let change = InboundMessage {
+            id: new_message_id(),
+            chat: group.clone(),
+            chat_lid: String::new(),
+            sender: lid_jid(&admin.lid)?,
+            sender_phone: Some(by.to_string()),
+            from_me: by.as_str() == me,
+            push_name: admin.name.clone(),
+            group_subject: Some(found.subject.clone()),
+            timestamp: Utc::now(),
+            content: Content::GroupChange {
+                action,
+                participants: lids,
+            },
+            quoted: None,
+            mentions: Vec::new(),
+            is_forwarded: false,
+        };
+        if let Some(live) = self.live(client_id) {
+            let state = live.state().await;
+            if matches!(state.phase, Phase::Linked) {
+                state.emit(NetworkEvent::Message(Box::new(change))).await;
+            }
+        }
+        let answer = SandboxGroupChanged {
+            jid: jid.to_string(),
+            action: action.as_str().into(),
+            participants: participants.iter().map(ToString::to_string).collect(),
+        };
+        Ok(Reply::Controlled {
+            answer: serde_json::json!(answer),
+        })
+    }
+}

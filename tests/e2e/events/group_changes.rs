@@ -1,0 +1,169 @@
+//! Opt-in events: a change of a group's members (`/sandbox/groups/participants`,
+//! an admin adding, removing, promoting or demoting) reaches the webhook as a
+//! `group_participants` event, signed and logged as messages are, only for a
+//! session that turned it on with `/set-events`, whether or not it takes
+//! group messages; another session in the same group that did not sees
+//! nothing of it.
+use parley_tests::receiver::{Received, Receiver};
+use serde_json::{Value, json};
+
+use super::support::*;
+use crate::support::*;
+
+/// The group's admin, who changes its members.
+const ADMIN: &str = "4917600000331";
+/// Who the admin adds, then promotes.
+const NEWCOMER: &str = "4917600000332";
+/// The phone of the session that keeps events off.
+const OTHER_PHONE: &str = "4915100000333";
+
+async fn register(p: &Parley, phone: &str) -> String {
+    let (status, body) = post(
+        p,
+        "/sandbox/contacts",
+        json!({"phone": phone, "name": "Member"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body["lid"].as_str().expect("lid").to_string()
+}
+
+async fn change(p: &Parley, group: &str, by: &str, action: &str, who: &str) -> (u16, Value) {
+    post(
+        p,
+        "/sandbox/groups/participants",
+        json!({"clientId": "gcon", "jid": group, "by": by, "action": action, "participants": [who]}),
+    )
+    .await
+}
+
+/// The next `group_participants` event whose action is `action` (other
+/// requests are skipped: a network may announce how the group was made).
+async fn group_event(rx: &mut Receiver, action: &str) -> Received {
+    loop {
+        let req = rx.next(WAIT).await;
+        let e = req.json();
+        if e["type"] == "group_participants" && e["groupChange"]["action"] == action {
+            return req;
+        }
+    }
+}
+
+#[tokio::test]
+async fn group_member_changes_are_events_only_for_sessions_that_turned_them_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut on = Receiver::start().await;
+    let mut off = Receiver::start().await;
+    let p = serve_events(dir.path()).await;
+    hooked(&p, "gcon", &on.url, json!({})).await;
+    hooked_as(&p, "gcoff", &off.url, json!({}), OTHER_PHONE).await;
+    let admin_lid = register(&p, ADMIN).await;
+    let newcomer_lid = register(&p, NEWCOMER).await;
+    contact(&p).await;
+    let (status, group) = post(
+        &p,
+        "/sandbox/groups",
+        json!({"clientId": "gcon", "subject": "Team", "participants": [ADMIN, OTHER_PHONE], "admins": [ADMIN]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{group}");
+    let jid = group["jid"].as_str().expect("jid").to_string();
+
+    // Turning events on: known names only.
+    for (body, status) in [
+        (json!({"clientId": "gcon", "events": ["presence"]}), 400),
+        (json!({"clientId": "gcon"}), 400),
+        (json!({"clientId": "nobody", "events": []}), 404),
+    ] {
+        let (got, answer) = post(&p, "/set-events", body.clone()).await;
+        assert_eq!(got, status, "{body}: {answer}");
+        assert!(answer["error"].is_string(), "{answer}");
+    }
+    let (status, set) = post(
+        &p,
+        "/set-events",
+        json!({"clientId": "gcon", "events": ["group_participants", "group_participants"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(
+        set,
+        json!({"ok": true, "clientId": "gcon", "events": ["group_participants"]})
+    );
+
+    // The admin adds a member, then makes it an admin.
+    let (status, changed) = change(&p, &jid, ADMIN, "add", NEWCOMER).await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(
+        changed,
+        json!({"jid": jid, "action": "add", "participants": [NEWCOMER]})
+    );
+    let (status, changed) = change(&p, &jid, ADMIN, "promote", NEWCOMER).await;
+    assert_eq!(status, 200, "{changed}");
+    let added = group_event(&mut on, "add").await;
+    let promoted = group_event(&mut on, "promote").await;
+    for (req, action) in [(&added, "add"), (&promoted, "promote")] {
+        assert_headers(req, HOOK_TOKEN);
+        assert_eq!(req.header("x-sn-event"), Some("group_participants"));
+        let e = req.json();
+        assert_eq!(e["event"], "group.participants", "{e}");
+        assert_eq!(
+            e["groupChange"],
+            json!({"action": action, "participants": [format!("{newcomer_lid}@lid")]}),
+            "{e}"
+        );
+        assert_eq!(e["isGroup"], true, "{e}");
+        assert_eq!(e["remoteJid"], jid.as_str(), "{e}");
+        assert_eq!(e["group"]["jid"], jid.as_str(), "{e}");
+        assert_eq!(e["group"]["subject"], "Team", "{e}");
+        let by = e["group"]["participant"].as_str().unwrap_or_default();
+        assert!(
+            by == format!("{admin_lid}@lid") || by == format!("{ADMIN}@s.whatsapp.net"),
+            "made by the admin: {e}"
+        );
+        assert_eq!(e["fromMe"], false, "{e}");
+        let id = e["eventId"].as_str().unwrap_or_default();
+        assert!(id.starts_with("grp_gcon_"), "an id of its own: {e}");
+    }
+    assert_ne!(added.json()["eventId"], promoted.json()["eventId"]);
+
+    // The other session, events off: a direct message that came after the
+    // changes arrives, and nothing of them before it.
+    let later = text(&p, "gcoff", "after the changes").await;
+    let (_, before) = until_message(&mut off, &later).await;
+    assert!(
+        before
+            .iter()
+            .all(|r| r.json()["type"] != "group_participants"),
+        "events off, yet: {:?}",
+        before.iter().map(Received::json).collect::<Vec<_>>()
+    );
+
+    // Refusals: not an admin, not a member, an unknown action, not a group.
+    for (body, status) in [
+        (
+            json!({"clientId": "gcon", "jid": jid, "by": OTHER_PHONE, "action": "remove", "participants": [NEWCOMER]}),
+            409,
+        ),
+        (
+            json!({"clientId": "gcon", "jid": jid, "by": ADMIN, "action": "demote", "participants": [CONTACT]}),
+            409,
+        ),
+        (
+            json!({"clientId": "gcon", "jid": jid, "by": ADMIN, "action": "ban", "participants": [NEWCOMER]}),
+            400,
+        ),
+        (
+            json!({"clientId": "gcon", "jid": "12345", "by": ADMIN, "action": "add", "participants": [NEWCOMER]}),
+            400,
+        ),
+        (
+            json!({"clientId": "gcon", "jid": jid, "by": ADMIN, "action": "add", "participants": []}),
+            400,
+        ),
+    ] {
+        let (got, answer) = post(&p, "/sandbox/groups/participants", body.clone()).await;
+        assert_eq!(got, status, "{body}: {answer}");
+        assert!(answer["error"].is_string(), "{answer}");
+    }
+}
