@@ -14,8 +14,15 @@ pub const GROUP_PARTICIPANTS_CHANGED: &str = "group.participants";
 /// The type of that event (`type` and the `X-SN-Event` header).
 pub const GROUP_PARTICIPANTS: &str = "group_participants";
 
+/// Value of the envelope's `event` field for a receipt of a message the
+/// session sent (an opt-in event).
+pub const MESSAGE_RECEIPT: &str = "message.receipt";
+
+/// The type of that event.
+pub const RECEIPT: &str = "receipt";
+
 /// The events a session may turn on beside its messages (`/set-events`).
-pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS];
+pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, RECEIPT];
 
 /// Message event types (`type` and the `X-SN-Event` header).
 pub const TYPES: &[&str] = &[
@@ -92,6 +99,9 @@ pub struct Envelope {
     /// `group_participants` events: who joined, left, or changed role.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_change: Option<GroupChange>,
+    /// `receipt` events: what the contact's device says of which messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<ReceiptInfo>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -244,6 +254,16 @@ pub struct GroupChange {
     /// The members it concerns, as JIDs (`…@lid`, or `…@s.whatsapp.net`
     /// when the network names them by phone).
     pub participants: Vec<String>,
+}
+
+/// A receipt: `delivered`, `read` or `played`, of the session's messages
+/// `messageIds`; the reader is the envelope's sender (`group.participant` in
+/// a group).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptInfo {
+    pub status: String,
+    pub message_ids: Vec<String>,
 }
 
 #[cfg(test)]

@@ -97,6 +97,40 @@ pub enum Content {
         action: GroupAction,
         participants: Vec<Jid>,
     },
+    /// Not a message: the sender's device says it received, read or played
+    /// messages this session sent (`message_ids`). Delivered only to
+    /// sessions that turned it on.
+    Receipt {
+        status: ReceiptStatus,
+        message_ids: Vec<MessageId>,
+    },
+}
+
+/// What a receipt says of the messages it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptStatus {
+    Delivered,
+    Read,
+    Played,
+}
+
+impl ReceiptStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReceiptStatus::Delivered => "delivered",
+            ReceiptStatus::Read => "read",
+            ReceiptStatus::Played => "played",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<ReceiptStatus> {
+        Some(match raw {
+            "delivered" => ReceiptStatus::Delivered,
+            "read" => ReceiptStatus::Read,
+            "played" => ReceiptStatus::Played,
+            _ => return None,
+        })
+    }
 }
 
 /// What a change of a group's members did.
@@ -138,6 +172,12 @@ impl Content {
     /// Not a message but a change of a group's members.
     pub fn is_group_change(&self) -> bool {
         matches!(self, Content::GroupChange { .. })
+    }
+
+    /// Not a message but news of others (a group's member change, a
+    /// receipt): an event a session turns on, never a row of the inbox.
+    pub fn is_notice(&self) -> bool {
+        matches!(self, Content::GroupChange { .. } | Content::Receipt { .. })
     }
 }
 

@@ -13,6 +13,7 @@ mod live;
 pub mod ops;
 mod outbox;
 mod payload;
+mod receipts;
 #[cfg(feature = "routes")]
 pub mod routes;
 mod sends;

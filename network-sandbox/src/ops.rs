@@ -4,7 +4,7 @@
 //! the sandbox's [`parley_network::NetworkControl`].
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
-use parley_model::address::{Jid, PhoneNumber};
+use parley_model::address::{Jid, MessageId, PhoneNumber};
 use serde::{Deserialize, Serialize};
 
 use crate::injected::InjectedMessage;
@@ -43,6 +43,13 @@ pub enum SandboxOp {
         by: PhoneNumber,
         action: String,
         participants: Vec<PhoneNumber>,
+    },
+    /// The contact `from` says it received, read or played (`status`) the
+    /// session's messages `message_ids`.
+    Receipt {
+        from: PhoneNumber,
+        status: String,
+        message_ids: Vec<MessageId>,
     },
 }
 

@@ -13,9 +13,10 @@ use parley_contract::wire::sandbox::{
     Outbox, SandboxContact, SandboxGroupChanged, SandboxGroupCreated, SandboxHistory,
     SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
 };
+use parley_model::address::MessageId;
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_model::inbound::GroupAction;
+use parley_model::inbound::{GroupAction, ReceiptStatus};
 
 /// A group to create, checked: its subject, its members (phones) and the
 /// admins among them (or the session's own phone).
@@ -33,6 +34,14 @@ pub struct MembersChange {
     pub by: PhoneNumber,
     pub action: GroupAction,
     pub participants: Vec<PhoneNumber>,
+}
+
+/// A contact's receipt, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewReceipt {
+    pub from: PhoneNumber,
+    pub status: ReceiptStatus,
+    pub message_ids: Vec<MessageId>,
 }
 
 /// What the control routes ask of a test network. Every method but
@@ -104,6 +113,10 @@ pub trait TestNetwork: Send + Sync {
         jid: Jid,
         change: MembersChange,
     ) -> Result<SandboxGroupChanged, ApiError>;
+
+    /// The contact `receipt.from` says it received, read or played the
+    /// session's messages `receipt.message_ids`.
+    async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError>;
 
     /// The session's phone renames `jid`, a group it is in.
     async fn rename_group(

@@ -13,6 +13,7 @@ mod lease_reset;
 mod log;
 mod log_cluster;
 mod polls;
+mod receipts;
 mod stream_outage;
 mod subjects;
 pub mod support;

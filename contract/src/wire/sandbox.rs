@@ -101,6 +101,23 @@ pub struct SandboxGroupSubject {
     pub subject: String,
 }
 
+/// `POST /sandbox/receipts`: a contact's phone says it received, read or
+/// played messages the session sent it.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxReceipt {
+    #[serde(default)]
+    pub client_id: String,
+    /// The contact (a phone).
+    #[serde(default)]
+    pub from: String,
+    /// `delivered`, `read` or `played`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub message_ids: Vec<String>,
+}
+
 /// `POST /sandbox/groups/participants`: an admin of the group changes its
 /// members.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -4,13 +4,13 @@ use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
     SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
-    SandboxHistory, SandboxPastMessage,
+    SandboxHistory, SandboxPastMessage, SandboxReceipt,
 };
 use parley_model::address::{Jid, MessageId, PhoneNumber};
-use parley_model::inbound::GroupAction;
+use parley_model::inbound::{GroupAction, ReceiptStatus};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
-use parley_network::test_network::MembersChange;
 use parley_network::test_network::NewGroup;
+use parley_network::test_network::{MembersChange, NewReceipt};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &[
@@ -120,6 +120,31 @@ pub fn group_members(body: SandboxGroupMembers) -> Result<(Jid, MembersChange), 
             participants,
         },
     ))
+}
+
+/// Most messages one receipt names.
+pub const RECEIPT_IDS_MAX: usize = 100;
+
+/// A `/sandbox/receipts` request: a phone, a status, 1 to 100 message ids.
+pub fn receipt(body: SandboxReceipt) -> Result<NewReceipt, ApiError> {
+    let from = PhoneNumber::parse("from", &body.from)?;
+    let status = ReceiptStatus::parse(body.status.trim())
+        .ok_or_else(|| ApiError::bad_request("status must be one of delivered, read, played"))?;
+    if body.message_ids.is_empty() || body.message_ids.len() > RECEIPT_IDS_MAX {
+        return Err(ApiError::bad_request(format!(
+            "messageIds must have 1 to {RECEIPT_IDS_MAX} items"
+        )));
+    }
+    let message_ids = body
+        .message_ids
+        .iter()
+        .map(|id| Ok(MessageId::parse("messageIds", Some(id))?))
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(NewReceipt {
+        from,
+        status,
+        message_ids,
+    })
 }
 
 /// A group's JID as a control names it (`jid`); 400 for anything else.

@@ -11,6 +11,7 @@ use parley_contract::wire::sandbox::{
     Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupChanged,
     SandboxGroupCreated, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
     SandboxHistory, SandboxHistorySet, SandboxLink, SandboxLinked, SandboxPhoneInfo,
+    SandboxReceipt,
 };
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::PhoneNumber;
@@ -216,4 +217,21 @@ pub async fn group_members(
             .change_members(&id, jid, change)
             .await?,
     ))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxReceipt, responses((status = 200, body = OkBody),
+    (status = 400, description = "Invalid from, an unknown status, or 0 or more than 100 message ids"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
+#[post("/sandbox/receipts")]
+pub async fn receipts(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxReceipt>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let receipt = checks::receipt(body)?;
+    known(&state, id.as_str()).await?;
+    network(&req, &state)?.receipt(&id, receipt).await?;
+    Ok(web::Json(OkBody { ok: true }))
 }

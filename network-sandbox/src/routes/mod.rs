@@ -60,7 +60,8 @@ pub fn control_routes(
         .service(messages::messages)
         .service(controls::groups)
         .service(controls::group_subject)
-        .service(controls::group_members);
+        .service(controls::group_members)
+        .service(controls::receipts);
 }
 
 /// The CDN and the outbox answer from the database, never asking a worker.
@@ -118,6 +119,20 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxGroupRequest", "admins", phones, false),
         ("SandboxGroupSubject", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupSubject", "subject", subject(), true),
+        ("SandboxReceipt", "from", pattern(PHONE), true),
+        (
+            "SandboxReceipt",
+            "status",
+            json!({"type": "string", "enum": ["delivered", "read", "played"]}),
+            true,
+        ),
+        (
+            "SandboxReceipt",
+            "messageIds",
+            json!({"type": "array", "minItems": 1, "maxItems": checks::RECEIPT_IDS_MAX,
+                "items": {"type": "string", "pattern": r"^\s*[A-Za-z0-9._:-]{1,128}\s*$"}}),
+            true,
+        ),
         ("SandboxGroupMembers", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupMembers", "by", pattern(PHONE), true),
         (

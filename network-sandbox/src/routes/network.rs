@@ -13,7 +13,7 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
-use parley_network::test_network::{MembersChange, NewGroup, TestNetwork};
+use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, TestNetwork};
 
 use super::messages::{Checked, File, checked};
 use crate::injected::{InjectedContent, InjectedMessage};
@@ -264,6 +264,15 @@ impl TestNetwork for SandboxNetwork {
     ) -> Result<SandboxGroupCreated, ApiError> {
         self.group(id, SandboxOp::GroupSubject { jid, subject })
             .await
+    }
+
+    async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError> {
+        let op = SandboxOp::Receipt {
+            from: receipt.from,
+            status: receipt.status.as_str().into(),
+            message_ids: receipt.message_ids,
+        };
+        self.ask(id, op).await.map(|_| ())
     }
 
     async fn change_members(

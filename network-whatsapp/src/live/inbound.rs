@@ -16,7 +16,9 @@ use whatsapp_rust::async_channel::Receiver;
 use whatsapp_rust::store::traits::MsgSecretStore;
 use whatsapp_rust::types::events::{
     Event, EventHandler, GroupUpdate, InboundMessage as LibMessage, LazyHistorySync,
+    Receipt as LibReceipt,
 };
+use whatsapp_rust::types::presence::ReceiptType;
 use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
 use whatsapp_rust::wacore_binary::JidExt as _;
 
@@ -26,7 +28,7 @@ use super::lifecycle::{identity_of, lifecycle};
 use super::server_acks::ServerAcks;
 use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
 use crate::store::SeaOrmDeviceStore;
-use parley_model::inbound::{Content, GroupAction, InboundMessage};
+use parley_model::inbound::{Content, GroupAction, InboundMessage, ReceiptStatus};
 use parley_network::{DisconnectReason, MessageId, NetworkEvent};
 
 /// Pauses between looks for a poll's secret that is not stored yet (the
@@ -123,6 +125,7 @@ impl Pump {
                 group_update(update, &own).into_iter().collect()
             }
             Event::HistorySync(sync) => return self.history(sync).await,
+            Event::Receipt(receipt) => self.receipt(receipt).await.into_iter().collect(),
             Event::LoggedOut(_) => {
                 // The device is gone from the network: so is its state, before
                 // the session hears of it (its next connect then pairs anew).
@@ -179,6 +182,63 @@ impl Pump {
                 "a history sync is not readable (what was read of it is kept)");
         }
         listening
+    }
+
+    /// A contact's receipt of messages this account sent (delivered, read,
+    /// played); the account's own devices' receipts and the protocol's
+    /// others (retries, history) are no news.
+    async fn receipt(&self, receipt: &LibReceipt) -> Option<NetworkEvent> {
+        let status = match receipt.r#type {
+            ReceiptType::Delivered => ReceiptStatus::Delivered,
+            ReceiptType::Read => ReceiptStatus::Read,
+            ReceiptType::Played => ReceiptStatus::Played,
+            _ => return None,
+        };
+        let src = &receipt.source;
+        if src.is_from_me || receipt.message_ids.is_empty() {
+            return None;
+        }
+        let chat = src.chat.to_non_ad();
+        let sender = src.sender.to_non_ad();
+        let is_group = src.is_group || chat.is_group();
+        let chat_lid = if is_group {
+            String::new()
+        } else if chat.is_lid() {
+            chat.user.to_string()
+        } else {
+            self.chat_lid(&chat).await
+        };
+        let sender_phone = [Some(&src.sender), src.sender_alt.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|j| j.is_pn())
+            .map(|j| j.user.to_string());
+        let mut ids: Vec<MessageId> = receipt
+            .message_ids
+            .iter()
+            .filter_map(|id| MessageId::new(id.to_string()))
+            .collect();
+        // The library lists the stanza's own id (the first message the
+        // receipt names) after those of its `<list>`: first again here.
+        ids.rotate_right(1);
+        Some(NetworkEvent::Message(Box::new(InboundMessage {
+            id: ids.first()?.clone(),
+            chat: port_jid(&chat).ok()?,
+            chat_lid,
+            sender: port_jid(&sender).ok()?,
+            sender_phone,
+            from_me: false,
+            push_name: String::new(),
+            group_subject: None,
+            timestamp: receipt.timestamp,
+            content: Content::Receipt {
+                status,
+                message_ids: ids,
+            },
+            quoted: None,
+            mentions: Vec::new(),
+            is_forwarded: false,
+        })))
     }
 
     pub(super) async fn message(&self, msg: &LibMessage) -> Option<NetworkEvent> {

@@ -37,16 +37,21 @@ async fn change(p: &Parley, group: &str, by: &str, action: &str, who: &str) -> (
     .await
 }
 
-/// The next `group_participants` event whose action is `action` (other
-/// requests are skipped: a network may announce how the group was made).
-async fn group_event(rx: &mut Receiver, action: &str) -> Received {
-    loop {
+/// The `group_participants` events of `actions` concerning `who`, in that
+/// order, however they arrive (deliveries run side by side); other requests
+/// are skipped (a network may announce how the group was made).
+async fn group_events(rx: &mut Receiver, actions: &[&str], who: &str) -> Vec<Received> {
+    let mut found: Vec<Option<Received>> = actions.iter().map(|_| None).collect();
+    while found.iter().any(Option::is_none) {
         let req = rx.next(WAIT).await;
         let e = req.json();
-        if e["type"] == "group_participants" && e["groupChange"]["action"] == action {
-            return req;
+        let change = &e["groupChange"];
+        let place = actions.iter().position(|a| change["action"] == *a);
+        if let Some(i) = place.filter(|_| change["participants"][0] == who) {
+            found[i] = Some(req);
         }
     }
+    found.into_iter().flatten().collect()
 }
 
 #[tokio::test]
@@ -100,16 +105,17 @@ async fn group_member_changes_are_events_only_for_sessions_that_turned_them_on()
     );
     let (status, changed) = change(&p, &jid, ADMIN, "promote", NEWCOMER).await;
     assert_eq!(status, 200, "{changed}");
-    let added = group_event(&mut on, "add").await;
-    let promoted = group_event(&mut on, "promote").await;
-    for (req, action) in [(&added, "add"), (&promoted, "promote")] {
+    let newcomer = format!("{newcomer_lid}@lid");
+    let events = group_events(&mut on, &["add", "promote"], &newcomer).await;
+    let (added, promoted) = (&events[0], &events[1]);
+    for (req, action) in [(added, "add"), (promoted, "promote")] {
         assert_headers(req, HOOK_TOKEN);
         assert_eq!(req.header("x-sn-event"), Some("group_participants"));
         let e = req.json();
         assert_eq!(e["event"], "group.participants", "{e}");
         assert_eq!(
             e["groupChange"],
-            json!({"action": action, "participants": [format!("{newcomer_lid}@lid")]}),
+            json!({"action": action, "participants": [newcomer]}),
             "{e}"
         );
         assert_eq!(e["isGroup"], true, "{e}");

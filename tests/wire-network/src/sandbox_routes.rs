@@ -23,7 +23,7 @@ use parley_contract::wire::sandbox::{
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_network::test_network::{MembersChange, NewGroup, TestNetwork};
+use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, TestNetwork};
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -206,6 +206,15 @@ impl TestNetwork for WorldNetwork {
         let session = self.device(id).await?;
         let body = json!({ "session": session, "jid": jid.as_str(), "subject": subject });
         world(&self.state, "/groups/subject", body).await
+    }
+
+    async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError> {
+        let session = self.device(id).await?;
+        let ids: Vec<&str> = receipt.message_ids.iter().map(|i| i.as_str()).collect();
+        let body = json!({ "session": session, "from": receipt.from.as_str(),
+            "status": receipt.status.as_str(), "messageIds": ids });
+        let _: Value = world(&self.state, "/receipts", body).await?;
+        Ok(())
     }
 
     async fn change_members(

@@ -73,6 +73,9 @@ impl Actor {
             Some(NetworkEvent::Disconnected(reason)) => self.on_disconnected(reason).await,
             Some(NetworkEvent::Message(msg)) => {
                 let (chat, id) = (msg.chat.clone(), msg.id.clone());
+                // A notice (a receipt, a member change) is acknowledged by
+                // the network's client as it arrives: no answer is awaited.
+                let notice = msg.content.is_notice();
                 let activity = Activity {
                     msg: *msg,
                     meta: None,
@@ -86,7 +89,7 @@ impl Actor {
                     // A sandbox operation answers once its messages are logged.
                     (Some(waiting), _) => waiting.push(persisted),
                     // The network acknowledges the message once it is logged.
-                    (None, Some(link)) => {
+                    (None, Some(link)) if !notice => {
                         let connection = Arc::clone(&link.connection);
                         tokio::spawn(async move {
                             let outcome = persisted.await.unwrap_or_else(|_| {
@@ -95,7 +98,7 @@ impl Actor {
                             connection.persisted(&chat, &id, outcome).await;
                         });
                     }
-                    (None, None) => {}
+                    (None, _) => {}
                 }
                 Ok(())
             }

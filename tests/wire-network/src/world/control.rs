@@ -76,6 +76,14 @@ pub struct GroupRequest {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptRequest {
+    pub from: String,
+    pub status: String,
+    pub message_ids: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 pub struct MembersRequest {
     pub jid: String,
     pub by: String,
@@ -118,6 +126,7 @@ pub fn serve(
             .service(groups)
             .service(group_subject)
             .service(group_members)
+            .service(receipts)
     })
     .workers(2)
     .listen(listener)?
@@ -278,6 +287,21 @@ async fn group_members(
         let r = &b.request;
         w.change_members(&b.session, &r.jid, &r.by, &r.action, &r.participants)
             .await
+    })
+    .await
+}
+
+#[post("/receipts")]
+async fn receipts(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<ReceiptRequest>>,
+) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = &b.request;
+        w.receipt(&b.session, &r.from, &r.status, &r.message_ids)
+            .await?;
+        Ok(json!({ "ok": true }))
     })
     .await
 }

@@ -334,6 +334,46 @@ impl World {
         })
     }
 
+    /// The contact `from` says it received (`delivered`), read or played
+    /// the session's messages `ids`: its phone puts a `<receipt>` on the wire
+    /// to the session's account, as a phone's client does (the library sends
+    /// delivery receipts by itself; this one is sent past it, to say what a
+    /// test asks when it asks).
+    pub async fn receipt(
+        &self,
+        session: &SessionRef,
+        from: &str,
+        status: &str,
+        ids: &[String],
+    ) -> Result<(), Refusal> {
+        self.reachable(session).await?;
+        let (first, rest) = ids
+            .split_first()
+            .ok_or_else(|| Refusal::Invalid("messageIds is empty".into()))?;
+        let device = self.phone(from).await?;
+        let mut attrs = vec![
+            ("to", format!("{}@s.whatsapp.net", session.phone)),
+            ("id", first.clone()),
+        ];
+        if status != "delivered" {
+            attrs.push(("type", status.to_string()));
+        }
+        let items: Vec<_> = rest
+            .iter()
+            .map(|id| crate::nodes::element("item", &[("id", id.clone())], vec![]))
+            .collect();
+        let kids = if items.is_empty() {
+            vec![]
+        } else {
+            vec![crate::nodes::element("list", &[], items)]
+        };
+        device
+            .client
+            .send_node(crate::nodes::element("receipt", &attrs, kids))
+            .await
+            .map_err(failed)
+    }
+
     /// The phone removes the session's device from its linked devices.
     pub fn unlink(&self, session: &SessionRef) -> Result<(), Refusal> {
         if !self

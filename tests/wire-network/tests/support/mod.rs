@@ -271,7 +271,10 @@ pub async fn next(events: &mut Receiver<NetworkEvent>, what: &str) -> NetworkEve
 pub async fn message(events: &mut Receiver<NetworkEvent>, id: &str) -> Box<InboundMessage> {
     loop {
         match tokio::time::timeout(DEADLINE, events.recv()).await {
-            Ok(Some(NetworkEvent::Message(m))) if m.id == id => return m,
+            // (A receipt names the message it is about: not it.)
+            Ok(Some(NetworkEvent::Message(m))) if m.id == id && !m.content.is_notice() => {
+                return m;
+            }
             Ok(Some(_)) => continue,
             other => panic!("no message {id}: {other:?}"),
         }

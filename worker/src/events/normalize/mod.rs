@@ -1,8 +1,8 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
 use parley_contract::event::{
     Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, Group, GroupChange,
-    InteractiveReply, Location, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote, Quoted, Reaction,
-    Revoke,
+    InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote,
+    Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
@@ -26,6 +26,26 @@ impl SessionFacts {
     /// Whether the session turned on the opt-in event `name`.
     pub fn wants(&self, name: &str) -> bool {
         self.events.iter().any(|e| e == name)
+    }
+
+    /// Whether the session delivers `content` at all as far as its switches
+    /// go: a notice (a group's member change, a receipt) when its event is
+    /// turned on, whatever `/set-enable-group-ai` says; a message of a group
+    /// when group messages are on; other messages always.
+    pub fn takes(&self, content: &Content, in_group: bool) -> bool {
+        match opt_in_event(content) {
+            Some(name) => self.wants(name),
+            None => !in_group || self.enable_group_ai,
+        }
+    }
+}
+
+/// The opt-in event a notice is delivered as (`None` for messages).
+pub fn opt_in_event(content: &Content) -> Option<&'static str> {
+    match content {
+        Content::GroupChange { .. } => Some(GROUP_PARTICIPANTS),
+        Content::Receipt { .. } => Some(RECEIPT),
+        _ => None,
     }
 }
 
@@ -64,6 +84,16 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
     match &msg.content {
         // Not a message: ids of their own, never a message's.
         Content::GroupChange { .. } => format!("grp_{client_id}_{}", msg.id),
+        // One per reader (the contact's LID; a group's member), status and
+        // message.
+        Content::Receipt { status, .. } => {
+            let reader = if msg.is_group() || msg.chat_lid.is_empty() {
+                msg.sender.bare_user()
+            } else {
+                &msg.chat_lid
+            };
+            format!("rcpt_{client_id}_{}_{reader}_{}", status.as_str(), msg.id)
+        }
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
         }
@@ -77,13 +107,7 @@ pub fn chat_room(facts: &SessionFacts, msg: &InboundMessage) -> ChatRoomId {
 }
 
 pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) -> Option<Envelope> {
-    // A group's changes follow their own switch (`/set-events`), not the
-    // one for group messages.
-    let group_change = msg.content.is_group_change();
-    if msg.is_broadcast_or_channel()
-        || (msg.is_group() && !facts.enable_group_ai && !group_change)
-        || (group_change && !facts.wants(GROUP_PARTICIPANTS))
-    {
+    if msg.is_broadcast_or_channel() || !facts.takes(&msg.content, msg.is_group()) {
         return None;
     }
     let is_group = msg.is_group();
@@ -261,6 +285,17 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 participants: participants.iter().map(ToString::to_string).collect(),
             });
             (GROUP_PARTICIPANTS, String::new())
+        }
+        Content::Receipt {
+            status,
+            message_ids,
+        } => {
+            e.event = MESSAGE_RECEIPT.into();
+            e.receipt = Some(ReceiptInfo {
+                status: status.as_str().into(),
+                message_ids: message_ids.iter().map(ToString::to_string).collect(),
+            });
+            (RECEIPT, String::new())
         }
     };
     e.kind = kind.into();

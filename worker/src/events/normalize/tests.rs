@@ -404,3 +404,31 @@ fn a_groups_member_change_is_an_event_of_its_own_only_when_turned_on() {
     // Its id is never a message's.
     assert_eq!(event_id(&shop1(), &msg), "grp_shop1_3EB0AAAA");
 }
+
+#[test]
+fn a_receipt_is_an_event_of_its_own_only_when_turned_on() {
+    let receipt = Content::Receipt {
+        status: parley_model::inbound::ReceiptStatus::Read,
+        message_ids: vec![mid("3EB0AAAA"), mid("3EB0BBBB")],
+    };
+    let msg = message(receipt, false, &format!("{THEM}@lid"));
+    assert!(normalize(&facts(true), &msg, &Extras::default()).is_none());
+    let mut on = facts(false);
+    on.events = vec!["receipt".into()];
+    let e = normalize(&on, &msg, &Extras::default()).expect("an event");
+    assert_eq!(
+        (e.event.as_str(), e.kind.as_str()),
+        ("message.receipt", "receipt")
+    );
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        v["receipt"],
+        json!({"status": "read", "messageIds": ["3EB0AAAA", "3EB0BBBB"]})
+    );
+    assert_eq!(v["clientLid"], THEM);
+    // One per reader, status and message; never the message's own.
+    assert_eq!(
+        event_id(&shop1(), &msg),
+        format!("rcpt_shop1_read_{THEM}_3EB0AAAA")
+    );
+}

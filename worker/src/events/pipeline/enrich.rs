@@ -18,12 +18,7 @@ impl EventPipeline {
         // Group messages are delivered only when enabled, a group's member
         // changes only when turned on: no lookup for the others.
         let msg = &activity.msg;
-        let wanted = msg.is_group()
-            && if msg.content.is_group_change() {
-                facts.wants(parley_contract::event::GROUP_PARTICIPANTS)
-            } else {
-                facts.enable_group_ai
-            };
+        let wanted = msg.is_group() && facts.takes(&msg.content, true);
         let (Some(groups), true) = (&self.groups, wanted) else {
             return;
         };

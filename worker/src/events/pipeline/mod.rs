@@ -171,14 +171,23 @@ impl EventPipeline {
     pub async fn begin(&self, session: &SessionEvents, mut activity: Activity) -> Begun {
         let settings = session.settings.borrow().clone();
         let facts = &settings.facts;
+        // A notice the session did not turn on goes no further (the network
+        // sends a receipt for every message: most sessions take none).
+        if activity.msg.content.is_notice()
+            && !facts.takes(&activity.msg.content, activity.msg.is_group())
+        {
+            return Begun::done(Processed::default());
+        }
         self.group_subject(facts, &mut activity).await;
         let msg = &activity.msg;
         let url = session.target.borrow().url.clone();
         let pushed = !url.is_empty();
-        // A group's member change is an event, not a message of the inbox.
-        let history = self.history.as_ref().filter(|h| {
-            pushed && !msg.content.is_group_change() && h.enabled_for(&facts.org_id, &url)
-        });
+        // A notice (a member change, a receipt) is an event, not a message
+        // of the inbox.
+        let history = self
+            .history
+            .as_ref()
+            .filter(|h| pushed && !msg.content.is_notice() && h.enabled_for(&facts.org_id, &url));
         let mut extras = Extras {
             meta: activity.meta.clone(),
             remote_name: msg.push_name.clone(),
