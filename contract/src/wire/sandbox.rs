@@ -166,6 +166,18 @@ pub struct SandboxHistory {
     pub messages: Vec<SandboxPastMessage>,
 }
 
+impl SandboxHistory {
+    /// The phones its messages name besides its own (checked: chats as
+    /// JIDs): the contacts of its direct chats and the members who wrote in
+    /// its groups.
+    pub fn contacts(&self) -> std::collections::BTreeSet<&str> {
+        self.messages
+            .iter()
+            .filter_map(|m| m.chat.strip_suffix("@s.whatsapp.net").or(m.from.as_deref()))
+            .collect()
+    }
+}
+
 /// One message of a phone's past (text: the only kind history takes here).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", default)]

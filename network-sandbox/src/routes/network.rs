@@ -172,17 +172,9 @@ impl TestNetwork for SandboxNetwork {
     async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, ApiError> {
         let store = self.store();
         // The phone, and the contacts it wrote with, are on the network.
-        let contacts: std::collections::BTreeSet<&str> = history
-            .messages
-            .iter()
-            .filter_map(|m| {
-                m.chat
-                    .strip_suffix(&format!("@{PHONE_SERVER}"))
-                    .or(m.from.as_deref())
-            })
-            .chain(std::iter::once(history.phone.as_str()))
-            .collect();
-        for phone in contacts {
+        let mut phones = history.contacts();
+        phones.insert(&history.phone);
+        for phone in phones {
             store.upsert_phone(phone, PhonePatch::default()).await?;
         }
         store.set_history(&history.phone, &history.messages).await?;

@@ -542,7 +542,7 @@ fn key_fingerprint() -> wa::message::AppStateSyncKeyFingerprint {
 /// Sends the account's app-state sync key to its own other devices.
 async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> anyhow::Result<()> {
     use whatsapp_rust::buffa::MessageField;
-    use whatsapp_rust::waproto::whatsapp::{self as wa, message as m};
+    use whatsapp_rust::waproto::whatsapp::message as m;
     let key = m::AppStateSyncKey {
         key_id: MessageField::some(m::AppStateSyncKeyId {
             key_id: Some(APP_STATE_KEY_ID.to_vec()),
@@ -553,14 +553,23 @@ async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> an
             timestamp: Some(crate::nodes::now() as i64),
         }),
     };
+    let share = m::ProtocolMessage {
+        r#type: Some(m::protocol_message::Type::APP_STATE_SYNC_KEY_SHARE),
+        app_state_sync_key_share: MessageField::some(m::AppStateSyncKeyShare { keys: vec![key] }),
+        ..Default::default()
+    };
+    to_own_devices(client, phone, share).await
+}
+
+/// Sends the account's other devices (its companions) `protocol`, as a
+/// phone does to share what they need.
+pub(crate) async fn to_own_devices(
+    client: &Client,
+    phone: &str,
+    protocol: whatsapp_rust::waproto::whatsapp::message::ProtocolMessage,
+) -> anyhow::Result<()> {
     let message = wa::Message {
-        protocol_message: MessageField::some(m::ProtocolMessage {
-            r#type: Some(m::protocol_message::Type::APP_STATE_SYNC_KEY_SHARE),
-            app_state_sync_key_share: MessageField::some(m::AppStateSyncKeyShare {
-                keys: vec![key],
-            }),
-            ..Default::default()
-        }),
+        protocol_message: whatsapp_rust::buffa::MessageField::some(protocol),
         ..Default::default()
     };
     let own: Jid = format!("{phone}@s.whatsapp.net")

@@ -17,7 +17,7 @@ use parley_contract::wire::sandbox::SandboxPastMessage;
 use whatsapp_rust::buffa::{Message as _, MessageField};
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::waproto::whatsapp as wa;
-use whatsapp_rust::{Client, Jid, UploadOptions};
+use whatsapp_rust::{Client, UploadOptions};
 
 /// A phone's chats as it sends them: `lids` maps its contacts' phones to
 /// their LIDs (a chat with a contact of known LID is named by it, as the
@@ -47,22 +47,14 @@ pub async fn send(
         progress: Some(100),
         ..Default::default()
     };
-    let message = wa::Message {
-        protocol_message: MessageField::some(wa::message::ProtocolMessage {
-            r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
-            history_sync_notification: MessageField::some(notification),
-            ..Default::default()
-        }),
+    let announce = wa::message::ProtocolMessage {
+        r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
+        history_sync_notification: MessageField::some(notification),
         ..Default::default()
     };
-    let own: Jid = format!("{phone}@s.whatsapp.net")
-        .parse()
-        .map_err(|e| anyhow!("{e}"))?;
-    client
-        .send_message(own, message)
+    crate::devices::to_own_devices(client, phone, announce)
         .await
-        .map_err(|e| anyhow!("history notification: {e}"))?;
-    Ok(())
+        .context("history notification")
 }
 
 async fn history_sync(

@@ -312,17 +312,7 @@ impl World {
     /// (`/sandbox/history`, checked): the phone and the contacts it writes
     /// with are registered first, as they are on the network.
     pub async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, Refusal> {
-        let contacts: std::collections::BTreeSet<String> = history
-            .messages
-            .iter()
-            .filter_map(|m| {
-                m.chat
-                    .strip_suffix("@s.whatsapp.net")
-                    .map(str::to_string)
-                    .or_else(|| m.from.clone())
-            })
-            .collect();
-        for contact in &contacts {
+        for contact in history.contacts() {
             self.phone(contact).await?;
         }
         let device = self.phone(&history.phone).await?;
