@@ -47,11 +47,11 @@ impl Wire {
         Ok(())
     }
 
-    /// Waits up to [`DEADLINE`] until the adapter stored the session's
+    /// Waits up to [`SALT_WAIT`] until the adapter stored the session's
     /// privacy-token salt.
     async fn salt_stored(&self, client_id: &ClientId) -> Result<(), String> {
         use parley_shared::db::ConnectionTrait;
-        let until = tokio::time::Instant::now() + DEADLINE;
+        let until = tokio::time::Instant::now() + SALT_WAIT;
         loop {
             let conn = self.db.conn();
             let row = conn
@@ -67,12 +67,18 @@ impl Wire {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= until {
-                return Err(format!("no salt stored within {DEADLINE:?}"));
+                return Err(format!("no salt stored within {SALT_WAIT:?}"));
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 }
+
+/// How long a linked session may take to have its account's salt: it comes
+/// by app state once the phone shared the app-state key, after the session
+/// uploaded its keys; a few seconds, more on a loaded machine (a CI run of
+/// the suite two tests at a time once took over 10 s).
+const SALT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[async_trait]
 impl Counterpart for Wire {
