@@ -107,7 +107,8 @@ pub enum Content {
 }
 
 /// What a receipt says of the messages it names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ReceiptStatus {
     Delivered,
     Read,
@@ -134,7 +135,8 @@ impl ReceiptStatus {
 }
 
 /// What a change of a group's members did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum GroupAction {
     Add,
     Remove,

@@ -8,7 +8,6 @@ use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxGroupCreated;
-use parley_model::inbound::{GroupAction, ReceiptStatus};
 
 use super::live::{Live, Phase, State};
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
@@ -72,8 +71,6 @@ impl SandboxNetwork {
                 action,
                 participants,
             } => {
-                let action = GroupAction::parse(&action)
-                    .ok_or_else(|| ApiError::bad_request("an unknown group action"))?;
                 self.change_members(client_id, &jid, &by, action, &participants)
                     .await
             }
@@ -81,11 +78,7 @@ impl SandboxNetwork {
                 from,
                 status,
                 message_ids,
-            } => {
-                let status = ReceiptStatus::parse(&status)
-                    .ok_or_else(|| ApiError::bad_request("an unknown receipt status"))?;
-                self.receipt(client_id, &from, status, message_ids).await
-            }
+            } => self.receipt(client_id, &from, status, message_ids).await,
         }
     }
 

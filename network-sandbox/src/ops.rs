@@ -5,6 +5,7 @@
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
 use parley_model::address::{Jid, MessageId, PhoneNumber};
+use parley_model::inbound::{GroupAction, ReceiptStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::injected::InjectedMessage;
@@ -36,19 +37,18 @@ pub enum SandboxOp {
     },
     /// The session's phone changes the subject of `jid`, a group it is in.
     GroupSubject { jid: Jid, subject: String },
-    /// `by`, an admin of `jid`, changes its members (`action` of
-    /// `add`, `remove`, `promote`, `demote`).
+    /// `by`, an admin of `jid`, changes its members.
     GroupMembers {
         jid: Jid,
         by: PhoneNumber,
-        action: String,
+        action: GroupAction,
         participants: Vec<PhoneNumber>,
     },
     /// The contact `from` says it received, read or played (`status`) the
     /// session's messages `message_ids`.
     Receipt {
         from: PhoneNumber,
-        status: String,
+        status: ReceiptStatus,
         message_ids: Vec<MessageId>,
     },
 }

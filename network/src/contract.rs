@@ -15,7 +15,7 @@ use crate::{
     Outgoing, PhoneNumber, PictureLookup, SessionContext,
 };
 use parley_contract::wire::sandbox::SandboxPastMessage;
-use parley_model::inbound::Content;
+use parley_model::inbound::{Content, InboundMessage};
 use parley_model::outgoing::Content as OutgoingContent;
 
 /// One of the suite's phone numbers.
@@ -114,6 +114,17 @@ async fn next_beyond_qr(events: &mut Events, what: &str) -> NetworkEvent {
             Ok(Some(event)) => return event,
             Ok(None) => panic!("the event stream closed while waiting for {what}"),
             Err(_) => panic!("no {what} within {DEADLINE:?}"),
+        }
+    }
+}
+
+/// The next message a contact sent, past the other events (a receipt
+/// names a message but is none).
+async fn from_a_contact(events: &mut Events, what: &str) -> Box<InboundMessage> {
+    loop {
+        match next_beyond_qr(events, what).await {
+            NetworkEvent::Message(m) if !m.from_me && !m.content.is_notice() => return m,
+            _ => continue,
         }
     }
 }
@@ -266,12 +277,7 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         .write(&s.client_id, CONTACT, "and now live")
         .await
         .expect("the contact writes");
-    let live = loop {
-        match next_beyond_qr(&mut events, "the live message").await {
-            NetworkEvent::Message(m) if !m.content.is_notice() => break m,
-            _ => continue,
-        }
-    };
+    let live = from_a_contact(&mut events, "the live message").await;
     assert_eq!(
         live.content,
         Content::Text {
@@ -336,12 +342,7 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
         .write(&s.client_id, CONTACT, "hello from a contact")
         .await
         .expect("the contact writes");
-    let message = loop {
-        match next_beyond_qr(&mut events, "the contact's message").await {
-            NetworkEvent::Message(m) if !m.from_me && !m.content.is_notice() => break m,
-            _ => continue,
-        }
-    };
+    let message = from_a_contact(&mut events, "the contact's message").await;
     assert_eq!(
         message.content,
         Content::Text {

@@ -261,7 +261,7 @@ impl TestNetwork for SandboxNetwork {
     async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError> {
         let op = SandboxOp::Receipt {
             from: receipt.from,
-            status: receipt.status.as_str().into(),
+            status: receipt.status,
             message_ids: receipt.message_ids,
         };
         self.ask(id, op).await.map(|_| ())
@@ -276,7 +276,7 @@ impl TestNetwork for SandboxNetwork {
         let op = SandboxOp::GroupMembers {
             jid,
             by: change.by,
-            action: change.action.as_str().into(),
+            action: change.action,
             participants: change.participants,
         };
         self.group(id, op).await

@@ -26,7 +26,9 @@ use super::authors::Authors;
 use super::errors::port_jid;
 use super::lifecycle::{identity_of, lifecycle};
 use super::server_acks::ServerAcks;
-use crate::convert::inbound::{Envelope, VoteAddressing, VoteKey, to_inbound, vote_target};
+use crate::convert::inbound::{
+    Envelope, VoteAddressing, VoteKey, revealed_phone, to_inbound, vote_target,
+};
 use crate::store::SeaOrmDeviceStore;
 use parley_model::inbound::{Content, GroupAction, InboundMessage, ReceiptStatus};
 use parley_network::{DisconnectReason, MessageId, NetworkEvent};
@@ -208,11 +210,6 @@ impl Pump {
         } else {
             self.chat_lid(&chat).await
         };
-        let sender_phone = [Some(&src.sender), src.sender_alt.as_ref()]
-            .into_iter()
-            .flatten()
-            .find(|j| j.is_pn())
-            .map(|j| j.user.to_string());
         let mut ids: Vec<MessageId> = receipt
             .message_ids
             .iter()
@@ -226,7 +223,7 @@ impl Pump {
             chat: port_jid(&chat).ok()?,
             chat_lid,
             sender: port_jid(&sender).ok()?,
-            sender_phone,
+            sender_phone: revealed_phone(src),
             from_me: false,
             push_name: String::new(),
             group_subject: None,

@@ -1,7 +1,7 @@
 //! Who sent a message, where and when: the facts of the stanza around it, taken
 //! from whatsapp-rust's `MessageInfo` (LID and phone forms sorted out).
 use chrono::{DateTime, Utc};
-use whatsapp_rust::wacore::types::message::MessageInfo;
+use whatsapp_rust::wacore::types::message::{MessageInfo, MessageSource};
 use whatsapp_rust::wacore_binary::JidExt;
 
 use crate::convert::ConvertError;
@@ -55,11 +55,7 @@ impl Envelope {
                 .map(|j| j.user.to_string())
                 .unwrap_or_default()
         };
-        let sender_phone = [Some(&src.sender), src.sender_alt.as_ref()]
-            .into_iter()
-            .flatten()
-            .find(|j| j.is_pn())
-            .map(|j| j.user.to_string());
+        let sender_phone = revealed_phone(src);
         Ok(Envelope {
             id: MessageId::new(info.id.as_str())
                 .ok_or_else(|| ConvertError::malformed("message id", &info.id))?,
@@ -73,6 +69,16 @@ impl Envelope {
             timestamp: info.timestamp,
         })
     }
+}
+
+/// The sender's phone digits, when the stanza revealed them (as its address
+/// or beside it).
+pub fn revealed_phone(src: &MessageSource) -> Option<String> {
+    [Some(&src.sender), src.sender_alt.as_ref()]
+        .into_iter()
+        .flatten()
+        .find(|j| j.is_pn())
+        .map(|j| j.user.to_string())
 }
 
 fn address(field: &'static str, raw: String) -> Result<Jid, ConvertError> {

@@ -19,7 +19,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::ConvertError;
 use parley_model::inbound::{Content, InboundMessage};
 
-pub use envelope::Envelope;
+pub use envelope::{Envelope, revealed_phone};
 pub use poll::{VoteAddressing, VoteKey, VoteTarget, vote_target};
 
 /// The inbound message for `msg`, `None` when it carries no user activity.
