@@ -140,7 +140,22 @@ impl Pump {
             other => {
                 let client = &self.client;
                 let me = || identity_of(&client.persistence_manager().get_device_snapshot());
-                lifecycle(other, me).into_iter().collect()
+                let events: Vec<NetworkEvent> = lifecycle(other, me).into_iter().collect();
+                if events
+                    .iter()
+                    .any(|e| matches!(e, NetworkEvent::Connected(_)))
+                    && !super::privacy_tokens::has_salt(client)
+                {
+                    // A device logged in without its account's salt (just
+                    // linked, or its first sync was cut short): it is fetched
+                    // in the background, not at the first message's 463.
+                    let client = Arc::clone(client);
+                    tokio::spawn(async move {
+                        let wait = super::privacy_tokens::LOGIN_SALT_WAIT;
+                        super::privacy_tokens::salt_arrives(&client, wait).await;
+                    });
+                }
+                events
             }
         };
         for event in converted {

@@ -19,7 +19,10 @@
 //! short, and when the server says it changed), waits for the salt (at most
 //! [`SALT_WAIT`]) and goes once more; the refused stanza reached no one, so
 //! nothing is delivered twice. A 463 that remains is the customer's error,
-//! naming its cause (`server_acks`).
+//! naming its cause (`server_acks`). A device that logs in without its salt
+//! asks for it in the background too, again every two seconds for a while:
+//! a sync that ran beside another of the same collection, or before the
+//! app-state key came, ends without it.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,8 +34,17 @@ use whatsapp_rust::wacore::appstate::patch_decode::WAPatchName;
 /// How long a send refused for want of the salt waits for it.
 pub const SALT_WAIT: Duration = Duration::from_secs(8);
 
+/// How long a device that logs in without its account's salt keeps asking
+/// for it in the background.
+pub const LOGIN_SALT_WAIT: Duration = Duration::from_secs(30);
+
 /// How often the wait looks at the device's salt.
 const LOOK_EVERY: Duration = Duration::from_millis(100);
+
+/// How often a wait asks for the salt's collection again: a sync that ran
+/// beside another of the same collection, or before the app-state key
+/// came, ends without it.
+const ASK_EVERY: Duration = Duration::from_secs(2);
 
 /// The network's code for a 1:1 message without a valid privacy token.
 const NO_TOKEN: &str = "463";
@@ -63,28 +75,30 @@ pub fn wants_salt(error: Option<&str>, to_group: bool, had_salt: bool) -> bool {
     error == Some(NO_TOKEN) && !to_group && !had_salt
 }
 
-/// Asks for the salt's app-state collection, and waits up to [`SALT_WAIT`]
-/// for the salt; whether it came.
-pub async fn salt_arrives(client: &Arc<Client>) -> bool {
-    if has_salt(client) {
-        return true;
-    }
-    let syncing = Arc::clone(client);
-    tokio::spawn(async move {
-        syncing
-            .process_sync_task(MajorSyncTask::AppStateSync {
-                name: WAPatchName::RegularHigh,
-                full_sync: false,
-            })
-            .await;
-    });
-    let until = tokio::time::Instant::now() + SALT_WAIT;
+/// Asks for the salt's app-state collection (again every [`ASK_EVERY`]),
+/// and waits up to `wait` for the salt; whether it came.
+pub async fn salt_arrives(client: &Arc<Client>, wait: Duration) -> bool {
+    let until = tokio::time::Instant::now() + wait;
+    let mut ask_at = tokio::time::Instant::now();
     loop {
         if has_salt(client) {
             return true;
         }
-        if tokio::time::Instant::now() >= until {
+        let now = tokio::time::Instant::now();
+        if now >= until {
             return false;
+        }
+        if now >= ask_at {
+            let syncing = Arc::clone(client);
+            tokio::spawn(async move {
+                syncing
+                    .process_sync_task(MajorSyncTask::AppStateSync {
+                        name: WAPatchName::RegularHigh,
+                        full_sync: false,
+                    })
+                    .await;
+            });
+            ask_at = now + ASK_EVERY;
         }
         tokio::time::sleep(LOOK_EVERY).await;
     }

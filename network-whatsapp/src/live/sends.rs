@@ -259,7 +259,8 @@ impl LiveConnection {
         let result = match spare {
             Some(msg)
                 if privacy_tokens::wants_salt(error.as_deref(), group, had_salt)
-                    && privacy_tokens::salt_arrives(&self.client).await =>
+                    && privacy_tokens::salt_arrives(&self.client, privacy_tokens::SALT_WAIT)
+                        .await =>
             {
                 let again = self.send_once(&to, msg).await?;
                 self.server_acks
