@@ -31,7 +31,11 @@ fi
 
 # `parley serve` with the real adapter runs this workspace's own build of the
 # program, `parley-test-network`, which cargo builds with the tests.
-cargo nextest run --manifest-path tests/wire-network/Cargo.toml --locked --profile ci "$@"
+# A failed test's output tells how far its devices got: the test network's
+# own steps and the client library's app-state sync (nextest prints what a
+# test logged only when it fails).
+RUST_LOG=${WIRE_RUST_LOG:-warn,parley_wire_network=debug,Client/AppState=debug} \
+  cargo nextest run --manifest-path tests/wire-network/Cargo.toml --locked --profile ci "$@"
 
 # The end-to-end suite of the root workspace over the test network
 # (PARLEY_E2E_NETWORK=wire, docs/sandbox.md): the tests of WIRE_E2E, which

@@ -72,6 +72,8 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                     .skip(base)
                     .map(|p| leaf_bytes("patch", p.clone()))
                     .collect();
+                tracing::debug!(phone = who.phone, device = who.device, collection = %name,
+                    base, served = newer.len(), "app-state sync");
                 let version = held.len().max(base).to_string();
                 let kids = if newer.is_empty() {
                     vec![]

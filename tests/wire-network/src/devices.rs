@@ -290,9 +290,7 @@ impl TestDevice {
                 tracing::warn!(%phone, device, "the companion never uploaded its keys");
                 return;
             }
-            if let Err(e) = share_app_state_key(&client, &phone, key).await {
-                tracing::warn!(%phone, device, error = %e, "app-state key share failed");
-            }
+            share_until_acknowledged(&watcher, &client, &phone, device, key).await;
             if let Some(past) = past
                 && let Err(e) = crate::history::send(&client, &phone, &past, &lids).await
             {
@@ -539,8 +537,51 @@ fn key_fingerprint() -> wa::message::AppStateSyncKeyFingerprint {
     }
 }
 
-/// Sends the account's app-state sync key to its own other devices.
-async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> anyhow::Result<()> {
+/// How long the phone waits for a companion to acknowledge the app-state
+/// key before it shares the key again.
+const KEY_SHARE_WAIT: Duration = Duration::from_secs(5);
+
+/// How many times the phone shares the app-state key with a new companion
+/// that does not acknowledge it.
+const KEY_SHARES: u32 = 3;
+
+/// Shares the app-state key with the account's devices until companion
+/// `device` acknowledged it (at most [`KEY_SHARES`] times): a share the
+/// phone's client encrypted before it heard of the new device does not
+/// reach it, and the companion's initial sync waits for the key.
+async fn share_until_acknowledged(
+    watcher: &crate::Watcher,
+    client: &Client,
+    phone: &str,
+    device: u16,
+    key: [u8; 32],
+) {
+    for attempt in 1..=KEY_SHARES {
+        match share_app_state_key(client, phone, key).await {
+            Ok(id) => {
+                tracing::debug!(%phone, device, %id, attempt, "app-state key shared");
+                if watcher
+                    .acknowledged(phone, device, &id, KEY_SHARE_WAIT)
+                    .await
+                {
+                    return;
+                }
+                tracing::warn!(%phone, device, %id, attempt, "the companion did not acknowledge the app-state key");
+            }
+            Err(e) => {
+                tracing::warn!(%phone, device, attempt, error = %e, "app-state key share failed");
+            }
+        }
+    }
+}
+
+/// Sends the account's app-state sync key to its own other devices;
+/// returns the message id.
+async fn share_app_state_key(
+    client: &Client,
+    phone: &str,
+    data: [u8; 32],
+) -> anyhow::Result<String> {
     use whatsapp_rust::buffa::MessageField;
     use whatsapp_rust::waproto::whatsapp::message as m;
     let key = m::AppStateSyncKey {
@@ -562,12 +603,12 @@ async fn share_app_state_key(client: &Client, phone: &str, data: [u8; 32]) -> an
 }
 
 /// Sends the account's other devices (its companions) `protocol`, as a
-/// phone does to share what they need.
+/// phone does to share what they need; returns the message id.
 pub(crate) async fn to_own_devices(
     client: &Client,
     phone: &str,
     protocol: whatsapp_rust::waproto::whatsapp::message::ProtocolMessage,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let message = wa::Message {
         protocol_message: whatsapp_rust::buffa::MessageField::some(protocol),
         ..Default::default()
@@ -575,9 +616,9 @@ pub(crate) async fn to_own_devices(
     let own: Jid = format!("{phone}@s.whatsapp.net")
         .parse()
         .map_err(|e| anyhow!("{e}"))?;
-    client
+    let sent = client
         .send_message(own, message)
         .await
         .map_err(|e| anyhow!("{e}"))?;
-    Ok(())
+    Ok(sent.message_id.to_string())
 }

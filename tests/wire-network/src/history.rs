@@ -54,6 +54,7 @@ pub async fn send(
     };
     crate::devices::to_own_devices(client, phone, announce)
         .await
+        .map(|_| ())
         .context("history notification")
 }
 
