@@ -13,6 +13,7 @@ mod authors;
 mod capped_file;
 mod certificates;
 mod connection;
+pub(crate) mod device_saves;
 mod durable;
 mod errors;
 mod history;
@@ -286,6 +287,7 @@ impl Network for WhatsappNetwork {
         // One attempt: a failure goes back to the session, which retries with its backoff.
         client.enable_auto_reconnect.store(false, Ordering::SeqCst);
         let (ended_tx, ended) = watch::channel(false);
+        device_saves::keep_saved(&store, &client.persistence_manager(), ended.clone());
         let (out, events) = mpsc::channel(EVENT_BUFFER);
         let authors = Authors::stored(store.clone());
         let pump = Pump {

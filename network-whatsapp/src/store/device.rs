@@ -1,9 +1,12 @@
 //! `DeviceStore`: the session's own device row (one per clientId, device id 1).
 //! `snapshot_db` keeps the library's no-op default (it serves a debug feature
 //! that copies a local database file; there is none here).
+use std::sync::{Arc, Weak};
+
 use parley_shared::db::Db;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ColumnTrait, EntityTrait, IntoActiveModel, Iterable, PaginatorTrait, QueryFilter};
+use whatsapp_rust::store::persistence_manager::PersistenceManager;
 use whatsapp_rust::wacore::stats::StorageResourceReport;
 use whatsapp_rust::wacore::store::Device;
 use whatsapp_rust::wacore::store::error::Result;
@@ -58,9 +61,41 @@ pub async fn rekey(db: &Db) -> Result<usize> {
     Ok(sealed)
 }
 
+/// The device's saves, one at a time, each of the client's latest state.
+///
+/// The client library saves its device from a background task it wakes
+/// when the state changes, but a change made while that task is saving
+/// wakes nothing: it stays unsaved until the library's next change or its
+/// 30 s timer. The adapter flushes the client's state itself as well
+/// (`live::device_saves`); two saves may then overlap, and the one that
+/// read its state first could commit last. So each save writes the
+/// client's state as it is when the save's turn comes, under a lock held
+/// until it commits: the last commit is always of the newest state.
+#[derive(Debug, Default)]
+pub struct Saves {
+    client: std::sync::OnceLock<Weak<PersistenceManager>>,
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl SeaOrmDeviceStore {
+    /// Saves write `client`'s state as it is at their turn (the library's
+    /// client made on this store; set once).
+    pub fn saves_of(&self, client: &Arc<PersistenceManager>) {
+        let _ = self.saves.client.set(Arc::downgrade(client));
+    }
+}
+
 #[async_trait::async_trait]
 impl DeviceStore for SeaOrmDeviceStore {
     async fn save(&self, device: &Device) -> Result<()> {
+        let _turn = self.saves.turn.lock().await;
+        let latest = self
+            .saves
+            .client
+            .get()
+            .and_then(Weak::upgrade)
+            .map(|client| client.get_device_snapshot().to_serializable());
+        let device = latest.as_ref().unwrap_or(device);
         let row = to_row(self.db.keys(), self.id(), device).into_active_model();
         let values = Column::iter().filter(|c| !matches!(c, Column::ClientId));
         let txn = self.write().await?;

@@ -48,6 +48,9 @@ pub struct SeaOrmDeviceStore {
     /// Set once the device's rows are deleted (the network logged it out, or
     /// the session was forgotten): every later write is refused (clones share it).
     deleted: std::sync::Arc<Deleted>,
+    /// The device's state as the client holds it, and one save at a time
+    /// (clones share them): see `device::Saves`.
+    saves: std::sync::Arc<device::Saves>,
 }
 
 impl SeaOrmDeviceStore {
@@ -61,6 +64,7 @@ impl SeaOrmDeviceStore {
             fence,
             fenced_out: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
             deleted: std::sync::Arc::default(),
+            saves: std::sync::Arc::default(),
         })
     }
 

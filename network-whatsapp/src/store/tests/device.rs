@@ -1,6 +1,8 @@
 //! `DeviceStore` cases: the device row round-trips every persisted field.
 use std::sync::Arc;
 
+use whatsapp_rust::store::commands::DeviceCommand;
+use whatsapp_rust::store::persistence_manager::PersistenceManager;
 use whatsapp_rust::wacore::store::traits::DeviceStore;
 use whatsapp_rust::wacore::store::{CachedNoiseCert, CachedServerCertChain, Device};
 use whatsapp_rust::waproto::whatsapp as wa;
@@ -180,4 +182,57 @@ pub(super) async fn private_keys_are_sealed_and_rekeyed(f: &Fixture) {
         super::store(&only_a, "dev", 1).load().await.is_err(),
         "the old key no longer opens it"
     );
+}
+
+/// The client's device state, as the library keeps it, on `store`.
+async fn client_of(store: &crate::store::SeaOrmDeviceStore) -> Arc<PersistenceManager> {
+    let client = PersistenceManager::new(Arc::new(store.clone()))
+        .await
+        .expect("the client's state");
+    Arc::new(client)
+}
+
+/// What the store holds of the device's salt.
+async fn stored_salt(store: &crate::store::SeaOrmDeviceStore) -> Option<Vec<u8>> {
+    store
+        .load()
+        .await
+        .expect("load")
+        .expect("a device")
+        .nct_salt
+}
+
+pub(super) async fn a_save_writes_the_clients_latest_state(f: &Fixture) {
+    let store = f.owner("dev", 1).await;
+    let client = client_of(&store).await;
+    store.saves_of(&client);
+    let before = client.get_device_snapshot().to_serializable();
+    client
+        .process_command(DeviceCommand::SetNctSalt(Some(vec![7; 32])))
+        .await;
+    // A save that read its state before the change commits after it: it
+    // writes the change all the same, never undoes it.
+    store.save(&before).await.expect("save");
+    assert_eq!(stored_salt(&store).await, Some(vec![7; 32]));
+}
+
+pub(super) async fn a_change_the_librarys_saver_missed_is_saved_by_the_connection(f: &Fixture) {
+    let store = f.owner("dev", 1).await;
+    // No background saver of the library runs here: it missed every change.
+    let client = client_of(&store).await;
+    let (ended_tx, ended) = tokio::sync::watch::channel(false);
+    crate::live::device_saves::keep_saved(&store, &client, ended);
+    client
+        .process_command(DeviceCommand::SetNctSalt(Some(vec![8; 32])))
+        .await;
+    let deadline = tokio::time::Instant::now() + 10 * crate::live::device_saves::EVERY;
+    while stored_salt(&store).await.is_none() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the change was not saved"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(stored_salt(&store).await, Some(vec![8; 32]));
+    let _ = ended_tx.send(true);
 }

@@ -121,6 +121,8 @@ contract! {
         device::device_round_trips_every_field,
         device::create_keeps_an_existing_device,
         device::private_keys_are_sealed_and_rekeyed,
+        device::a_save_writes_the_clients_latest_state,
+        device::a_change_the_librarys_saver_missed_is_saved_by_the_connection,
         signal::identities_round_trip,
         signal::sessions_round_trip,
         signal::prekeys_round_trip,
