@@ -11,6 +11,7 @@ use anyhow::{Context, anyhow};
 use tokio::sync::Notify;
 use whatsapp_rust::bot::Bot;
 use whatsapp_rust::http::UreqHttpClient;
+use whatsapp_rust::store::commands::DeviceCommand;
 use whatsapp_rust::store::traits::{AppStateSyncKey, AppSyncStore, DeviceStore};
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
 use whatsapp_rust::types::events::{Event, EventHandler};
@@ -158,6 +159,9 @@ pub struct TestDevice {
     run: tokio::task::JoinHandle<()>,
 }
 
+/// The push name a phone without one logs in with (see `TestDevice::start`).
+const NAME_AT_LOGIN: &str = "Phone";
+
 /// The id of the app-state key the phone shares.
 const APP_STATE_KEY_ID: [u8; 4] = [0, 0, 0, 1];
 
@@ -204,7 +208,16 @@ impl TestDevice {
             .context("keep the app-state key")?;
         device.pn = Some(Jid::pn(phone));
         device.lid = Some(Jid::lid(lid));
-        device.push_name = push_name.to_string();
+        // A phone is where its account's app-state key comes from, but the
+        // client library, written for companions, waits up to 10 s at login
+        // for a key share when its device has no push name yet (it expects
+        // the name by app state). An account without a name logs in with a
+        // stand-in and drops it once connected.
+        device.push_name = if push_name.is_empty() {
+            NAME_AT_LOGIN.to_string()
+        } else {
+            push_name.to_string()
+        };
         device.app_version_primary = VERSION.0;
         device.app_version_secondary = VERSION.1;
         device.app_version_tertiary = VERSION.2;
@@ -229,6 +242,12 @@ impl TestDevice {
             .wait_for_connected(CONNECT_WAIT)
             .await
             .map_err(|e| anyhow!("test device {phone} did not connect: {e}"))?;
+        if push_name.is_empty() {
+            client
+                .persistence_manager()
+                .process_command(DeviceCommand::SetPushName(String::new()))
+                .await;
+        }
         // Others reach it once its keys are on the server.
         if !net.watcher().keys_uploaded(phone, 0, CONNECT_WAIT).await {
             return Err(anyhow!("test device {phone} did not upload its keys"));
