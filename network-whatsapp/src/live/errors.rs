@@ -32,9 +32,16 @@ const RECONNECT_WAIT: Duration = Duration::from_secs(5);
 /// A connection that is coming back is waited for, a while: the library
 /// reconnects by itself (after a pairing the server closes the first socket
 /// and the device logs in again; a dropped socket comes back too), and an
-/// operation that arrives in that gap should not fail for it.
+/// operation that arrives in that gap, before the socket is up or while
+/// the device is logging in on it, should not fail for it.
 pub async fn ready(client: &Client) -> Result<(), NetworkError> {
-    if !client.is_connected() && client.wait_for_connected(RECONNECT_WAIT).await.is_err() {
+    let up = |c: &Client| c.is_connected() && c.is_logged_in();
+    if !up(client) {
+        // Ends early once the device is logged in and synced its critical
+        // app state; logged in is enough to go on.
+        let _ = client.wait_for_connected(RECONNECT_WAIT).await;
+    }
+    if !client.is_connected() {
         return Err(NetworkError::Unreachable(
             "not connected to the network".into(),
         ));
