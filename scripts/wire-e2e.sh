@@ -56,6 +56,7 @@ WIRE_E2E=(
   events::history_sync::the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook
   events::group_changes::group_member_changes_are_events_only_for_sessions_that_turned_them_on
   events::receipts::receipts_of_sent_messages_are_events_once_turned_on
+  events::typing::a_contact_typing_is_an_event_once_turned_on
   events::log::a_session_without_a_webhook_logs_its_events_and_pushes_none
   contacts::unknown_sessions_are_404_unconnected_409_and_the_lookup_fault_502
   security::mirror::serve_mirrors_files_up_to_the_cap_and_says_why_not_beyond

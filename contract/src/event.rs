@@ -21,8 +21,15 @@ pub const MESSAGE_RECEIPT: &str = "message.receipt";
 /// The type of that event.
 pub const RECEIPT: &str = "receipt";
 
+/// Value of the envelope's `event` field for a contact typing, recording
+/// or stopping in a chat (an opt-in event).
+pub const CHAT_TYPING: &str = "chat.typing";
+
+/// The type of that event.
+pub const TYPING: &str = "typing";
+
 /// The events a session may turn on beside its messages (`/set-events`).
-pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, RECEIPT];
+pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, RECEIPT, TYPING];
 
 /// Message event types (`type` and the `X-SN-Event` header).
 pub const TYPES: &[&str] = &[
@@ -102,6 +109,9 @@ pub struct Envelope {
     /// `receipt` events: what the contact's device says of which messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receipt: Option<ReceiptInfo>,
+    /// `typing` events: what the sender is doing in the chat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typing: Option<TypingInfo>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -264,6 +274,14 @@ pub struct GroupChange {
 pub struct ReceiptInfo {
     pub status: String,
     pub message_ids: Vec<String>,
+}
+
+/// A chat state: the sender (`group.participant` in a group) is
+/// `composing` (typing), `recording` (a voice note) or `paused` (stopped).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypingInfo {
+    pub state: String,
 }
 
 #[cfg(test)]

@@ -104,6 +104,42 @@ pub enum Content {
         status: ReceiptStatus,
         message_ids: Vec<MessageId>,
     },
+    /// Not a message: the sender is typing or recording a voice note in the
+    /// chat, or stopped. Delivered only to sessions that turned it on.
+    Typing {
+        state: TypingState,
+    },
+}
+
+/// What a contact is doing in a chat (the network's chat state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TypingState {
+    /// Typing a message.
+    Composing,
+    /// Recording a voice note.
+    Recording,
+    /// Stopped typing or recording.
+    Paused,
+}
+
+impl TypingState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TypingState::Composing => "composing",
+            TypingState::Recording => "recording",
+            TypingState::Paused => "paused",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<TypingState> {
+        Some(match raw {
+            "composing" => TypingState::Composing,
+            "recording" => TypingState::Recording,
+            "paused" => TypingState::Paused,
+            _ => return None,
+        })
+    }
 }
 
 /// What a receipt says of the messages it names.
@@ -177,9 +213,13 @@ impl Content {
     }
 
     /// Not a message but news of others (a group's member change, a
-    /// receipt): an event a session turns on, never a row of the inbox.
+    /// receipt, a chat state): an event a session turns on, never a row of
+    /// the inbox.
     pub fn is_notice(&self) -> bool {
-        matches!(self, Content::GroupChange { .. } | Content::Receipt { .. })
+        matches!(
+            self,
+            Content::GroupChange { .. } | Content::Receipt { .. } | Content::Typing { .. }
+        )
     }
 }
 

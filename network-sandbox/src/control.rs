@@ -79,6 +79,7 @@ impl SandboxNetwork {
                 status,
                 message_ids,
             } => self.receipt(client_id, &from, status, message_ids).await,
+            SandboxOp::Typing { from, state } => self.typing(client_id, &from, state).await,
         }
     }
 

@@ -10,10 +10,10 @@ mod history;
 mod inbound;
 pub mod injected;
 mod live;
+mod notices;
 pub mod ops;
 mod outbox;
 mod payload;
-mod receipts;
 #[cfg(feature = "routes")]
 pub mod routes;
 mod sends;

@@ -1,15 +1,18 @@
-//! `POST /sandbox/receipts` on the network side: a contact's phone says it
-//! received, read or played messages the session sent it, and the session's
-//! device hears it, as the network relays a `<receipt>`: an inbound activity
-//! of its own kind, which only sessions that turned it on deliver. The
-//! network does not check that the messages exist; the simulated one sends
-//! no receipts by itself (the real one's phones send a delivery receipt for
-//! every message they get).
+//! What a contact's phone tells the session's device besides messages: a
+//! receipt of messages the session sent it (`POST /sandbox/receipts`, as
+//! the network relays a `<receipt>`), and its chat state (`POST
+//! /sandbox/typing`, a `<chatstate>`). Each is an inbound activity of its
+//! own kind, which only sessions that turned it on deliver. The network does
+//! not check that a receipt's messages exist; the simulated one sends no
+//! receipts by itself (the real one's phones send a delivery receipt for
+//! every message they get). A chat state has no id on the network: the
+//! sandbox gives each a fresh one, as the real adapter does.
 use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
-use parley_model::inbound::{Content, InboundMessage, ReceiptStatus};
+use parley_model::inbound::{Content, InboundMessage, ReceiptStatus, TypingState};
 use parley_network::{MessageId, NetworkEvent, PhoneNumber};
+use rand::RngCore;
 
 use super::SandboxNetwork;
 use super::inbound::lid_jid;
@@ -24,18 +27,47 @@ impl SandboxNetwork {
         status: ReceiptStatus,
         message_ids: Vec<MessageId>,
     ) -> Outcome {
+        let first = message_ids
+            .first()
+            .cloned()
+            .ok_or_else(|| ApiError::bad_request("messageIds is empty"))?;
+        let content = Content::Receipt {
+            status,
+            message_ids,
+        };
+        self.notice(client_id, from, first, content).await
+    }
+
+    pub(super) async fn typing(
+        &self,
+        client_id: &str,
+        from: &PhoneNumber,
+        state: TypingState,
+    ) -> Outcome {
+        let mut raw = [0u8; 8];
+        rand::thread_rng().fill_bytes(&mut raw);
+        let id = MessageId::new(format!("TYP{}", hex::encode_upper(raw)))
+            .ok_or_else(|| ApiError::internal("a chat state's id", "not a message id"))?;
+        self.notice(client_id, from, id, Content::Typing { state })
+            .await
+    }
+
+    /// The contact `from` tells the session's device `content` in their chat.
+    async fn notice(
+        &self,
+        client_id: &str,
+        from: &PhoneNumber,
+        id: MessageId,
+        content: Content,
+    ) -> Outcome {
         self.linked_phone(client_id).await?;
         let contact = self
             .store()
             .upsert_phone(from.as_str(), PhonePatch::default())
             .await?;
         let sender = lid_jid(&contact.lid)?;
-        let first = message_ids
-            .first()
-            .cloned()
-            .ok_or_else(|| ApiError::bad_request("messageIds is empty"))?;
-        let receipt = InboundMessage {
-            id: first,
+        let notice = InboundMessage {
+            id,
             chat: sender.clone(),
             chat_lid: contact.lid.clone(),
             sender,
@@ -44,10 +76,7 @@ impl SandboxNetwork {
             push_name: String::new(),
             group_subject: None,
             timestamp: Utc::now(),
-            content: Content::Receipt {
-                status,
-                message_ids,
-            },
+            content,
             quoted: None,
             mentions: Vec::new(),
             is_forwarded: false,
@@ -59,7 +88,7 @@ impl SandboxNetwork {
         if !matches!(state.phase, Phase::Linked) {
             return Err(ApiError::conflict("session is not connected"));
         }
-        state.emit(NetworkEvent::Message(Box::new(receipt))).await;
+        state.emit(NetworkEvent::Message(Box::new(notice))).await;
         Ok(Reply::Done)
     }
 }

@@ -5,7 +5,7 @@
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
 use parley_model::address::{Jid, MessageId, PhoneNumber};
-use parley_model::inbound::{GroupAction, ReceiptStatus};
+use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
 use serde::{Deserialize, Serialize};
 
 use crate::injected::InjectedMessage;
@@ -50,6 +50,11 @@ pub enum SandboxOp {
         from: PhoneNumber,
         status: ReceiptStatus,
         message_ids: Vec<MessageId>,
+    },
+    /// The contact `from` types, records or stops (`state`) in its chat.
+    Typing {
+        from: PhoneNumber,
+        state: TypingState,
     },
 }
 

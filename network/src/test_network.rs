@@ -16,7 +16,7 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::MessageId;
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_model::inbound::{GroupAction, ReceiptStatus};
+use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
 
 /// A group to create, checked: its subject, its members (phones) and the
 /// admins among them (or the session's own phone).
@@ -42,6 +42,13 @@ pub struct NewReceipt {
     pub from: PhoneNumber,
     pub status: ReceiptStatus,
     pub message_ids: Vec<MessageId>,
+}
+
+/// A contact's chat state, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTyping {
+    pub from: PhoneNumber,
+    pub state: TypingState,
 }
 
 /// What the control routes ask of a test network. Every method but
@@ -117,6 +124,10 @@ pub trait TestNetwork: Send + Sync {
     /// The contact `receipt.from` says it received, read or played the
     /// session's messages `receipt.message_ids`.
     async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError>;
+
+    /// The contact `typing.from` types, records or stops in its chat with
+    /// the session.
+    async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError>;
 
     /// The session's phone renames `jid`, a group it is in.
     async fn rename_group(

@@ -17,6 +17,7 @@ mod receipts;
 mod stream_outage;
 mod subjects;
 pub mod support;
+mod typing;
 mod view_once;
 
 use base64::Engine;

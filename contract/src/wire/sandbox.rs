@@ -118,6 +118,21 @@ pub struct SandboxReceipt {
     pub message_ids: Vec<String>,
 }
 
+/// `POST /sandbox/typing`: a contact types, records a voice note, or stops,
+/// in its chat with the session.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxTyping {
+    #[serde(default)]
+    pub client_id: String,
+    /// The contact (a phone).
+    #[serde(default)]
+    pub from: String,
+    /// `composing`, `recording` or `paused`.
+    #[serde(default)]
+    pub state: String,
+}
+
 /// `POST /sandbox/groups/participants`: an admin of the group changes its
 /// members.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

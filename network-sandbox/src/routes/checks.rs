@@ -4,13 +4,13 @@ use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
     SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
-    SandboxHistory, SandboxPastMessage, SandboxReceipt,
+    SandboxHistory, SandboxPastMessage, SandboxReceipt, SandboxTyping,
 };
 use parley_model::address::{Jid, MessageId, PhoneNumber};
-use parley_model::inbound::{GroupAction, ReceiptStatus};
+use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_network::test_network::NewGroup;
-use parley_network::test_network::{MembersChange, NewReceipt};
+use parley_network::test_network::{MembersChange, NewReceipt, NewTyping};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &[
@@ -145,6 +145,15 @@ pub fn receipt(body: SandboxReceipt) -> Result<NewReceipt, ApiError> {
         status,
         message_ids,
     })
+}
+
+/// A `/sandbox/typing` request: a phone and a chat state.
+pub fn typing(body: SandboxTyping) -> Result<NewTyping, ApiError> {
+    let from = PhoneNumber::parse("from", &body.from)?;
+    let state = TypingState::parse(body.state.trim()).ok_or_else(|| {
+        ApiError::bad_request("state must be one of composing, recording, paused")
+    })?;
+    Ok(NewTyping { from, state })
 }
 
 /// A group's JID as a control names it (`jid`); 400 for anything else.

@@ -11,7 +11,7 @@ use parley_contract::wire::sandbox::{
     Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupChanged,
     SandboxGroupCreated, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
     SandboxHistory, SandboxHistorySet, SandboxLink, SandboxLinked, SandboxPhoneInfo,
-    SandboxReceipt,
+    SandboxReceipt, SandboxTyping,
 };
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::PhoneNumber;
@@ -233,5 +233,22 @@ pub async fn receipts(
     let receipt = checks::receipt(body)?;
     known(&state, id.as_str()).await?;
     network(&req, &state)?.receipt(&id, receipt).await?;
+    Ok(web::Json(OkBody { ok: true }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxTyping, responses((status = 200, body = OkBody),
+    (status = 400, description = "Invalid from or an unknown state"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
+#[post("/sandbox/typing")]
+pub async fn typing(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxTyping>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let typing = checks::typing(body)?;
+    known(&state, id.as_str()).await?;
+    network(&req, &state)?.typing(&id, typing).await?;
     Ok(web::Json(OkBody { ok: true }))
 }

@@ -61,7 +61,8 @@ pub fn control_routes(
         .service(controls::groups)
         .service(controls::group_subject)
         .service(controls::group_members)
-        .service(controls::receipts);
+        .service(controls::receipts)
+        .service(controls::typing);
 }
 
 /// The CDN and the outbox answer from the database, never asking a worker.
@@ -131,6 +132,13 @@ fn field_rules() -> Vec<FieldRule> {
             "messageIds",
             json!({"type": "array", "minItems": 1, "maxItems": checks::RECEIPT_IDS_MAX,
                 "items": {"type": "string", "pattern": r"^\s*[A-Za-z0-9._:-]{1,128}\s*$"}}),
+            true,
+        ),
+        ("SandboxTyping", "from", pattern(PHONE), true),
+        (
+            "SandboxTyping",
+            "state",
+            json!({"type": "string", "enum": ["composing", "recording", "paused"]}),
             true,
         ),
         ("SandboxGroupMembers", "jid", pattern(GROUP_JID), true),

@@ -13,7 +13,7 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
-use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, TestNetwork};
+use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, NewTyping, TestNetwork};
 
 use super::messages::{Checked, File, checked};
 use crate::injected::{InjectedContent, InjectedMessage};
@@ -263,6 +263,14 @@ impl TestNetwork for SandboxNetwork {
             from: receipt.from,
             status: receipt.status,
             message_ids: receipt.message_ids,
+        };
+        self.ask(id, op).await.map(|_| ())
+    }
+
+    async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError> {
+        let op = SandboxOp::Typing {
+            from: typing.from,
+            state: typing.state,
         };
         self.ask(id, op).await.map(|_| ())
     }

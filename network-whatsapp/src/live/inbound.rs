@@ -128,6 +128,16 @@ impl Pump {
             }
             Event::HistorySync(sync) => return self.history(sync).await,
             Event::Receipt(receipt) => self.receipt(receipt).await.into_iter().collect(),
+            // (The account's own devices' states are not news.)
+            Event::ChatPresence(update) if update.source.is_from_me => Vec::new(),
+            Event::ChatPresence(update) => {
+                let chat = update.source.chat.to_non_ad();
+                let chat_lid = self.direct_chat_lid(&chat, update.source.is_group).await;
+                super::chat_states::typing(update, chat_lid)
+                    .map(|m| NetworkEvent::Message(Box::new(m)))
+                    .into_iter()
+                    .collect()
+            }
             Event::LoggedOut(_) => {
                 // The device is gone from the network: so is its state, before
                 // the session hears of it (its next connect then pairs anew).
@@ -217,14 +227,7 @@ impl Pump {
         }
         let chat = src.chat.to_non_ad();
         let sender = src.sender.to_non_ad();
-        let is_group = src.is_group || chat.is_group();
-        let chat_lid = if is_group {
-            String::new()
-        } else if chat.is_lid() {
-            chat.user.to_string()
-        } else {
-            self.chat_lid(&chat).await
-        };
+        let chat_lid = self.direct_chat_lid(&chat, src.is_group).await;
         let mut ids: Vec<MessageId> = receipt
             .message_ids
             .iter()
@@ -361,6 +364,17 @@ impl Pump {
             }
         }
         None
+    }
+
+    /// The contact's LID of a direct chat (empty for a group's).
+    async fn direct_chat_lid(&self, chat: &Jid, is_group: bool) -> String {
+        if is_group || chat.is_group() {
+            String::new()
+        } else if chat.is_lid() {
+            chat.user.to_string()
+        } else {
+            self.chat_lid(chat).await
+        }
     }
 
     /// The LID user-part of the account of phone JID `chat` (empty when

@@ -12,6 +12,7 @@
 mod authors;
 mod capped_file;
 mod certificates;
+mod chat_states;
 mod connection;
 pub(crate) mod device_saves;
 mod durable;

@@ -23,7 +23,7 @@ use parley_contract::wire::sandbox::{
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, TestNetwork};
+use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, NewTyping, TestNetwork};
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -214,6 +214,14 @@ impl TestNetwork for WorldNetwork {
         let body = json!({ "session": session, "from": receipt.from.as_str(),
             "status": receipt.status.as_str(), "messageIds": ids });
         let _: Value = world(&self.state, "/receipts", body).await?;
+        Ok(())
+    }
+
+    async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError> {
+        let session = self.device(id).await?;
+        let body = json!({ "session": session, "from": typing.from.as_str(),
+            "state": typing.state.as_str() });
+        let _: Value = world(&self.state, "/typing", body).await?;
         Ok(())
     }
 

@@ -84,6 +84,12 @@ pub struct ReceiptRequest {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+pub struct TypingRequest {
+    pub from: String,
+    pub state: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 pub struct MembersRequest {
     pub jid: String,
     pub by: String,
@@ -127,6 +133,7 @@ pub fn serve(
             .service(group_subject)
             .service(group_members)
             .service(receipts)
+            .service(typing)
     })
     .workers(2)
     .listen(listener)?
@@ -300,6 +307,17 @@ async fn receipts(
     on_world(&ctl, |w| async move {
         let r = &b.request;
         w.receipt(&b.session, &r.from, &r.status, &r.message_ids)
+            .await?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[post("/typing")]
+async fn typing(ctl: web::Data<Ctl>, body: web::Json<ForSession<TypingRequest>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        w.typing(&b.session, &b.request.from, &b.request.state)
             .await?;
         Ok(json!({ "ok": true }))
     })

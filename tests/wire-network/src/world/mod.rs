@@ -364,6 +364,36 @@ impl World {
             .map_err(failed)
     }
 
+    /// The contact `from` types (`composing`), records a voice note
+    /// (`recording`) or stops (`paused`) in its chat with the session: its
+    /// phone's client sends a `<chatstate>` to the session's account, which
+    /// the network relays to the account's connected devices.
+    pub async fn typing(
+        &self,
+        session: &SessionRef,
+        from: &str,
+        state: &str,
+    ) -> Result<(), Refusal> {
+        use whatsapp_rust::features::ChatStateType;
+        self.reachable(session).await?;
+        let state = match state {
+            "composing" => ChatStateType::Composing,
+            "recording" => ChatStateType::Recording,
+            "paused" => ChatStateType::Paused,
+            other => return Err(Refusal::Invalid(format!("an unknown typing state {other}"))),
+        };
+        let device = self.phone(from).await?;
+        let to: whatsapp_rust::Jid = format!("{}@s.whatsapp.net", session.phone)
+            .parse()
+            .map_err(|e| Refusal::Invalid(format!("{e}")))?;
+        device
+            .client
+            .chatstate()
+            .send(&to, state)
+            .await
+            .map_err(failed)
+    }
+
     /// The phone removes the session's device from its linked devices.
     pub fn unlink(&self, session: &SessionRef) -> Result<(), Refusal> {
         if !self

@@ -1,4 +1,5 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
+use parley_contract::event::{CHAT_TYPING, TYPING, TypingInfo};
 use parley_contract::event::{
     Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, Group, GroupChange,
     InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote,
@@ -45,6 +46,7 @@ pub fn opt_in_event(content: &Content) -> Option<&'static str> {
     match content {
         Content::GroupChange { .. } => Some(GROUP_PARTICIPANTS),
         Content::Receipt { .. } => Some(RECEIPT),
+        Content::Typing { .. } => Some(TYPING),
         _ => None,
     }
 }
@@ -94,6 +96,8 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
             };
             format!("rcpt_{client_id}_{}_{reader}_{}", status.as_str(), msg.id)
         }
+        // A chat state has no id on the network: the port gives it one.
+        Content::Typing { .. } => format!("typ_{client_id}_{}", msg.id),
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
         }
@@ -296,6 +300,13 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 message_ids: message_ids.iter().map(ToString::to_string).collect(),
             });
             (RECEIPT, String::new())
+        }
+        Content::Typing { state } => {
+            e.event = CHAT_TYPING.into();
+            e.typing = Some(TypingInfo {
+                state: state.as_str().into(),
+            });
+            (TYPING, String::new())
         }
     };
     e.kind = kind.into();

@@ -432,3 +432,29 @@ fn a_receipt_is_an_event_of_its_own_only_when_turned_on() {
         format!("rcpt_shop1_read_{THEM}_3EB0AAAA")
     );
 }
+
+#[test]
+fn typing_is_an_event_of_its_own_only_when_turned_on_even_in_a_group() {
+    let typing = Content::Typing {
+        state: parley_model::inbound::TypingState::Recording,
+    };
+    let msg = message(typing, false, GROUP);
+    // Group messages on do not bring chat states.
+    assert!(normalize(&facts(true), &msg, &Extras::default()).is_none());
+    let mut on = facts(false);
+    on.events = vec!["typing".into()];
+    let e = normalize(&on, &msg, &Extras::default()).expect("an event");
+    assert_eq!(
+        (e.event.as_str(), e.kind.as_str()),
+        ("chat.typing", "typing")
+    );
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(v["typing"], json!({"state": "recording"}));
+    assert_eq!(v["body"], "");
+    assert_eq!(
+        v["group"]["participant"],
+        format!("{THEM}@lid"),
+        "who types"
+    );
+    assert_eq!(event_id(&shop1(), &msg), "typ_shop1_3EB0AAAA");
+}

@@ -1,0 +1,48 @@
+//! A contact's chat state (`<chatstate>`: typing, recording a voice note,
+//! stopped) as an activity of its own kind, which only sessions that turned
+//! it on deliver. The network gives a chat state no id: each gets a random
+//! one here, so no two are taken for one.
+use rand::RngCore;
+use whatsapp_rust::types::events::ChatPresenceUpdate;
+use whatsapp_rust::types::presence::{ChatPresence, ChatPresenceMedia};
+
+use super::errors::port_jid;
+use crate::convert::inbound::revealed_phone;
+use parley_model::inbound::{Content, InboundMessage, TypingState};
+use parley_network::MessageId;
+
+/// What `update` says, or `None` for the account's own devices' states.
+/// `chat_lid` is the contact's LID in a direct chat (empty in a group).
+pub fn typing(update: &ChatPresenceUpdate, chat_lid: String) -> Option<InboundMessage> {
+    let src = &update.source;
+    if src.is_from_me {
+        return None;
+    }
+    let state = match (update.state, update.media) {
+        (ChatPresence::Composing, ChatPresenceMedia::Audio) => TypingState::Recording,
+        (ChatPresence::Composing, _) => TypingState::Composing,
+        (ChatPresence::Paused, _) => TypingState::Paused,
+    };
+    Some(InboundMessage {
+        id: fresh_id()?,
+        chat: port_jid(&src.chat.to_non_ad()).ok()?,
+        chat_lid,
+        sender: port_jid(&src.sender.to_non_ad()).ok()?,
+        sender_phone: revealed_phone(src),
+        from_me: false,
+        push_name: String::new(),
+        group_subject: None,
+        timestamp: chrono::Utc::now(),
+        content: Content::Typing { state },
+        quoted: None,
+        mentions: Vec::new(),
+        is_forwarded: false,
+    })
+}
+
+/// A chat state's id: `TYP` and 16 random hex digits.
+fn fresh_id() -> Option<MessageId> {
+    let mut raw = [0u8; 8];
+    rand::rngs::OsRng.fill_bytes(&mut raw);
+    MessageId::new(format!("TYP{}", hex::encode_upper(raw)))
+}
