@@ -79,7 +79,9 @@ impl SandboxNetwork {
                 status,
                 message_ids,
             } => self.receipt(client_id, &from, status, message_ids).await,
-            SandboxOp::Typing { from, state } => self.typing(client_id, &from, state).await,
+            SandboxOp::Typing { from, state, group } => {
+                self.typing(client_id, &from, state, group.as_ref()).await
+            }
         }
     }
 

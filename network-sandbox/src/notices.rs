@@ -1,17 +1,18 @@
 //! What a contact's phone tells the session's device besides messages: a
 //! receipt of messages the session sent it (`POST /sandbox/receipts`, as
-//! the network relays a `<receipt>`), and its chat state (`POST
-//! /sandbox/typing`, a `<chatstate>`). Each is an inbound activity of its
-//! own kind, which only sessions that turned it on deliver. The network does
-//! not check that a receipt's messages exist; the simulated one sends no
-//! receipts by itself (the real one's phones send a delivery receipt for
-//! every message they get). A chat state has no id on the network: the
-//! sandbox gives each a fresh one, as the real adapter does.
+//! the network relays a `<receipt>`), and its chat state in their chat or
+//! in a group both are in (`POST /sandbox/typing`, a `<chatstate>`). Each
+//! is an inbound activity of its own kind, which only sessions that turned
+//! it on deliver. The network does not check that a receipt's messages
+//! exist; the simulated one sends no receipts by itself (the real one's
+//! phones send a delivery receipt for every message they get). A chat
+//! state has no id on the network: the sandbox gives each a fresh one, as
+//! the real adapter does.
 use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_model::inbound::{Content, InboundMessage, ReceiptStatus, TypingState};
-use parley_network::{MessageId, NetworkEvent, PhoneNumber};
+use parley_network::{Jid, MessageId, NetworkEvent, PhoneNumber};
 use rand::RngCore;
 
 use super::SandboxNetwork;
@@ -43,13 +44,47 @@ impl SandboxNetwork {
         client_id: &str,
         from: &PhoneNumber,
         state: TypingState,
+        group: Option<&Jid>,
     ) -> Outcome {
         let mut raw = [0u8; 8];
         rand::thread_rng().fill_bytes(&mut raw);
         let id = MessageId::new(format!("TYP{}", hex::encode_upper(raw)))
             .ok_or_else(|| ApiError::internal("a chat state's id", "not a message id"))?;
-        self.notice(client_id, from, id, Content::Typing { state })
-            .await
+        let content = Content::Typing { state };
+        match group {
+            None => self.notice(client_id, from, id, content).await,
+            Some(group) => self.group_notice(client_id, from, group, id, content).await,
+        }
+    }
+
+    /// The member `from` tells the group's members `content`: the network
+    /// relays it only between members of the group.
+    async fn group_notice(
+        &self,
+        client_id: &str,
+        from: &PhoneNumber,
+        group: &Jid,
+        id: MessageId,
+        content: Content,
+    ) -> Outcome {
+        let me = self.linked_phone(client_id).await?;
+        let found = self
+            .store()
+            .sandbox_group(group.as_str())
+            .await?
+            .filter(|g| g.member(&me).is_some())
+            .ok_or_else(|| ApiError::not_found("no such group with the session's phone in it"))?;
+        if found.member(from.as_str()).is_none() {
+            return Err(ApiError::conflict(format!("{from} is not a member")));
+        }
+        let contact = self
+            .store()
+            .upsert_phone(from.as_str(), PhonePatch::default())
+            .await?;
+        let mut notice = notice(id, from, lid_jid(&contact.lid)?, content);
+        notice.chat = group.clone();
+        notice.group_subject = Some(found.subject.clone());
+        self.emit_linked(client_id, notice).await
     }
 
     /// The contact `from` tells the session's device `content` in their chat.
@@ -65,22 +100,13 @@ impl SandboxNetwork {
             .store()
             .upsert_phone(from.as_str(), PhonePatch::default())
             .await?;
-        let sender = lid_jid(&contact.lid)?;
-        let notice = InboundMessage {
-            id,
-            chat: sender.clone(),
-            chat_lid: contact.lid.clone(),
-            sender,
-            sender_phone: Some(from.to_string()),
-            from_me: false,
-            push_name: String::new(),
-            group_subject: None,
-            timestamp: Utc::now(),
-            content,
-            quoted: None,
-            mentions: Vec::new(),
-            is_forwarded: false,
-        };
+        let mut notice = notice(id, from, lid_jid(&contact.lid)?, content);
+        notice.chat_lid = contact.lid.clone();
+        self.emit_linked(client_id, notice).await
+    }
+
+    /// Hands the session's device `notice`; 409 unless it is linked.
+    async fn emit_linked(&self, client_id: &str, notice: InboundMessage) -> Outcome {
         let live = self
             .live(client_id)
             .ok_or_else(|| ApiError::unavailable("the session is reconnecting"))?;
@@ -90,5 +116,24 @@ impl SandboxNetwork {
         }
         state.emit(NetworkEvent::Message(Box::new(notice))).await;
         Ok(Reply::Done)
+    }
+}
+
+/// `content` from the contact `from` (`sender`, its LID JID), in their chat.
+fn notice(id: MessageId, from: &PhoneNumber, sender: Jid, content: Content) -> InboundMessage {
+    InboundMessage {
+        id,
+        chat: sender.clone(),
+        chat_lid: String::new(),
+        sender,
+        sender_phone: Some(from.to_string()),
+        from_me: false,
+        push_name: String::new(),
+        group_subject: None,
+        timestamp: Utc::now(),
+        content,
+        quoted: None,
+        mentions: Vec::new(),
+        is_forwarded: false,
     }
 }

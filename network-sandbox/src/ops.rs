@@ -51,10 +51,13 @@ pub enum SandboxOp {
         status: ReceiptStatus,
         message_ids: Vec<MessageId>,
     },
-    /// The contact `from` types, records or stops (`state`) in its chat.
+    /// The contact `from` types, records or stops (`state`) in its chat,
+    /// or in `group`.
     Typing {
         from: PhoneNumber,
         state: TypingState,
+        #[serde(default)]
+        group: Option<Jid>,
     },
 }
 

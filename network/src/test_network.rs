@@ -49,6 +49,8 @@ pub struct NewReceipt {
 pub struct NewTyping {
     pub from: PhoneNumber,
     pub state: TypingState,
+    /// The group it is in (`None`: the contact's chat with the session).
+    pub group: Option<Jid>,
 }
 
 /// What the control routes ask of a test network. Every method but

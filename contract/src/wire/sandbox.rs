@@ -119,7 +119,7 @@ pub struct SandboxReceipt {
 }
 
 /// `POST /sandbox/typing`: a contact types, records a voice note, or stops,
-/// in its chat with the session.
+/// in its chat with the session or in a group both are in.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxTyping {
@@ -131,6 +131,10 @@ pub struct SandboxTyping {
     /// `composing`, `recording` or `paused`.
     #[serde(default)]
     pub state: String,
+    /// In this group (a JID ending in `@g.us`) both are in, rather than
+    /// in their chat.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 /// `POST /sandbox/groups/participants`: an admin of the group changes its

@@ -147,13 +147,14 @@ pub fn receipt(body: SandboxReceipt) -> Result<NewReceipt, ApiError> {
     })
 }
 
-/// A `/sandbox/typing` request: a phone and a chat state.
+/// A `/sandbox/typing` request: a phone, a chat state, and a group if any.
 pub fn typing(body: SandboxTyping) -> Result<NewTyping, ApiError> {
     let from = PhoneNumber::parse("from", &body.from)?;
     let state = TypingState::parse(body.state.trim()).ok_or_else(|| {
         ApiError::bad_request("state must be one of composing, recording, paused")
     })?;
-    Ok(NewTyping { from, state })
+    let group = body.group.as_deref().map(group_jid).transpose()?;
+    Ok(NewTyping { from, state, group })
 }
 
 /// A group's JID as a control names it (`jid`); 400 for anything else.

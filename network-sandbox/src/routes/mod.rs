@@ -141,6 +141,7 @@ fn field_rules() -> Vec<FieldRule> {
             json!({"type": "string", "enum": ["composing", "recording", "paused"]}),
             true,
         ),
+        ("SandboxTyping", "group", pattern(GROUP_JID), false),
         ("SandboxGroupMembers", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupMembers", "by", pattern(PHONE), true),
         (

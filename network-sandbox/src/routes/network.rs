@@ -271,6 +271,7 @@ impl TestNetwork for SandboxNetwork {
         let op = SandboxOp::Typing {
             from: typing.from,
             state: typing.state,
+            group: typing.group,
         };
         self.ask(id, op).await.map(|_| ())
     }

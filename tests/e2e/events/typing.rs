@@ -1,7 +1,8 @@
 //! Opt-in events: a contact typing, recording a voice note or stopping in
 //! its chat with the session (`/sandbox/typing`) reaches the webhook as a
 //! `typing` event only once the session turned it on with `/set-events`;
-//! each has an id of its own, never a message's.
+//! each has an id of its own, never a message's. In a group both are in,
+//! the event is the group's, with the contact as its participant.
 use std::collections::BTreeMap;
 
 use parley_tests::receiver::Receiver;
@@ -9,6 +10,9 @@ use serde_json::{Value, json};
 
 use super::support::*;
 use crate::support::*;
+
+/// A phone in no group of the session's.
+const OUTSIDER: &str = "4917600000399";
 
 async fn typing(p: &Parley, state: &str) -> (u16, Value) {
     post(
@@ -91,8 +95,47 @@ async fn a_contact_typing_is_an_event_once_turned_on() {
         .collect();
     assert_eq!(ids.len(), 3, "{events:?}");
 
+    // In a group both are in: the group's chat, the contact as participant.
+    let (status, group) = post(
+        &p,
+        "/sandbox/groups",
+        json!({"clientId": "ty", "subject": "Team", "participants": [CONTACT]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{group}");
+    let jid = group["jid"].as_str().expect("jid").to_string();
+    let (status, ok) = post(
+        &p,
+        "/sandbox/typing",
+        json!({"clientId": "ty", "from": CONTACT, "state": "composing", "group": jid}),
+    )
+    .await;
+    assert_eq!(status, 200, "{ok}");
+    let e = loop {
+        let e = rx.next(WAIT).await.json();
+        if e["type"] == "typing" && e["isGroup"] == true {
+            break e;
+        }
+    };
+    assert_eq!(e["typing"], json!({"state": "composing"}), "{e}");
+    assert_eq!(e["remoteJid"], jid.as_str(), "{e}");
+    assert_eq!(e["group"]["jid"], jid.as_str(), "{e}");
+    assert_eq!(e["group"]["participant"], format!("{lid}@lid"), "{e}");
+
     // Refusals.
     for (body, status) in [
+        (
+            json!({"clientId": "ty", "from": OUTSIDER, "state": "paused", "group": jid}),
+            409,
+        ),
+        (
+            json!({"clientId": "ty", "from": CONTACT, "state": "paused", "group": "120363999999999999@g.us"}),
+            404,
+        ),
+        (
+            json!({"clientId": "ty", "from": CONTACT, "state": "paused", "group": "team"}),
+            400,
+        ),
         (
             json!({"clientId": "ty", "from": CONTACT, "state": "typing"}),
             400,

@@ -316,6 +316,10 @@ pub fn receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
 pub fn chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node) {
     let Some(to) = attr(stanza, "to") else { return };
     let (user, _, server) = split_jid(&to);
+    if server == "g.us" {
+        group_chatstate(inner, from, stanza, &to, &user);
+        return;
+    }
     let node = element(
         "chatstate",
         &[("from", format!("{}@s.whatsapp.net", from.phone))],
@@ -340,6 +344,38 @@ pub fn chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node) {
         reg.relayed.push(Relayed {
             from: (from.phone.to_string(), from.device),
             to: (phone.clone(), device),
+            kind: "chatstate".into(),
+            id: String::new(),
+        });
+    }
+}
+
+/// A member's chat state in a group: to the other members' connected
+/// devices, from the group with the member as `participant` (a
+/// non-member's is dropped, as the server drops what it does not relay).
+fn group_chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node, to: &str, gid: &str) {
+    let mut reg = inner.registry();
+    if groups::may_send(&reg, gid, from.phone).is_err() {
+        return;
+    }
+    let mut attrs = vec![("from", to.to_string())];
+    attrs.extend(groups::participant(&reg, from.phone, from.device));
+    let node = element("chatstate", &attrs, children(stanza).to_vec());
+    let audience = groups::member_devices(&reg, gid, (from.phone, from.device));
+    let mut reached = Vec::new();
+    for (phone, device) in audience {
+        let live = reg.live.get(&(phone.clone(), device));
+        if live.is_some_and(|l| {
+            l.tx.send(crate::registry::Control::Send(node.clone()))
+                .is_ok()
+        }) {
+            reached.push((phone, device));
+        }
+    }
+    for to in reached {
+        reg.relayed.push(Relayed {
+            from: (from.phone.to_string(), from.device),
+            to,
             kind: "chatstate".into(),
             id: String::new(),
         });

@@ -220,7 +220,7 @@ impl TestNetwork for WorldNetwork {
     async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError> {
         let session = self.device(id).await?;
         let body = json!({ "session": session, "from": typing.from.as_str(),
-            "state": typing.state.as_str() });
+            "state": typing.state.as_str(), "group": typing.group.as_ref().map(|g| g.as_str()) });
         let _: Value = world(&self.state, "/typing", body).await?;
         Ok(())
     }

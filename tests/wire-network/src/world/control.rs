@@ -87,6 +87,8 @@ pub struct ReceiptRequest {
 pub struct TypingRequest {
     pub from: String,
     pub state: String,
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -317,7 +319,8 @@ async fn receipts(
 async fn typing(ctl: web::Data<Ctl>, body: web::Json<ForSession<TypingRequest>>) -> HttpResponse {
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
-        w.typing(&b.session, &b.request.from, &b.request.state)
+        let r = &b.request;
+        w.typing(&b.session, &r.from, &r.state, r.group.as_deref())
             .await?;
         Ok(json!({ "ok": true }))
     })

@@ -365,14 +365,16 @@ impl World {
     }
 
     /// The contact `from` types (`composing`), records a voice note
-    /// (`recording`) or stops (`paused`) in its chat with the session: its
-    /// phone's client sends a `<chatstate>` to the session's account, which
-    /// the network relays to the account's connected devices.
+    /// (`recording`) or stops (`paused`) in its chat with the session, or
+    /// in `group`: its phone's client sends a `<chatstate>` to the
+    /// session's account (or the group), which the network relays to the
+    /// connected devices concerned.
     pub async fn typing(
         &self,
         session: &SessionRef,
         from: &str,
         state: &str,
+        group: Option<&str>,
     ) -> Result<(), Refusal> {
         use whatsapp_rust::features::ChatStateType;
         self.reachable(session).await?;
@@ -382,10 +384,26 @@ impl World {
             "paused" => ChatStateType::Paused,
             other => return Err(Refusal::Invalid(format!("an unknown typing state {other}"))),
         };
+        if let Some(group) = group {
+            // As the sandbox answers: the group must hold both.
+            let gid = group.strip_suffix("@g.us").unwrap_or(group);
+            let members = self
+                .net
+                .group_members(gid)
+                .filter(|m| m.iter().any(|(p, _)| *p == session.phone))
+                .ok_or_else(|| {
+                    Refusal::NotFound("no such group with the session's phone in it".into())
+                })?;
+            if !members.iter().any(|(p, _)| p == from) {
+                return Err(Refusal::Conflict(format!("{from} is not a member")));
+            }
+        }
         let device = self.phone(from).await?;
-        let to: whatsapp_rust::Jid = format!("{}@s.whatsapp.net", session.phone)
-            .parse()
-            .map_err(|e| Refusal::Invalid(format!("{e}")))?;
+        let to = match group {
+            Some(group) => group.to_string(),
+            None => format!("{}@s.whatsapp.net", session.phone),
+        };
+        let to: whatsapp_rust::Jid = to.parse().map_err(|e| Refusal::Invalid(format!("{e}")))?;
         device
             .client
             .chatstate()
