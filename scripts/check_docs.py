@@ -318,8 +318,14 @@ class Checker:
         self.failed += 1
         print(f"docs: {block.where()} [sh {block.tag}] FAILED ({what})", flush=True)
         if log and log.exists():
-            tail = log.read_text(errors="replace").splitlines()[-40:]
-            print("\n".join("    | " + t for t in tail), flush=True)
+            lines = log.read_text(errors="replace").splitlines()
+            # A panic's message comes before its backtrace, which the tail
+            # would show alone.
+            for i, line in enumerate(lines[:-40]):
+                if "panicked at" in line:
+                    print("\n".join("    | " + t for t in lines[i : i + 3]), flush=True)
+                    print("    | ...", flush=True)
+            print("\n".join("    | " + t for t in lines[-40:]), flush=True)
 
     def file(self, path: Path) -> None:
         env = Env(Path(tempfile.mkdtemp(dir=self.tmp)))

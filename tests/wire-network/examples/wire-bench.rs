@@ -248,7 +248,13 @@ async fn pair(http: &reqwest::Client, p: &Parley, net: &WireNetwork, hook: &str,
         json!({"webhookUrl": hook}),
     )
     .await;
-    let qr = loop {
+    let number = phone(i);
+    net.provision(&number, rand10::random(), "Bench phone");
+    let identity = KeyPair::generate(&mut rand10::rng());
+    // A code read just before the session showed the next one (or started
+    // pairing again on a new socket) is scanned too late: read it again.
+    let until = Instant::now() + Duration::from_secs(120);
+    loop {
         let res = http
             .get(p.url(&format!("/qr?clientId={id}")))
             .bearer_auth(TOKEN)
@@ -257,14 +263,15 @@ async fn pair(http: &reqwest::Client, p: &Parley, net: &WireNetwork, hook: &str,
             .expect("qr");
         let body: Value = res.json().await.unwrap_or(Value::Null);
         if let Some(qr) = body["qr"].as_str().filter(|q| !q.is_empty()) {
-            break parley_tests::qr::decode_data_url(qr);
+            let qr = parley_tests::qr::decode_data_url(qr);
+            match net.scan(&qr, &number, &identity) {
+                Ok(_) => return,
+                Err(e) if Instant::now() < until => eprintln!("{id}: scan again ({e})"),
+                Err(e) => panic!("{id}: no code could be scanned: {e}"),
+            }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let number = phone(i);
-    net.provision(&number, rand10::random(), "Bench phone");
-    let identity = KeyPair::generate(&mut rand10::rng());
-    net.scan(&qr, &number, &identity).expect("scan");
+    }
 }
 
 /// CPU seconds (user + system) the process used so far.
