@@ -132,7 +132,7 @@ impl Pump {
             Event::ChatPresence(update) if update.source.is_from_me => Vec::new(),
             Event::ChatPresence(update) => {
                 let chat = update.source.chat.to_non_ad();
-                let chat_lid = self.direct_chat_lid(&chat, update.source.is_group).await;
+                let chat_lid = self.known_chat_lid(&chat, update.source.is_group).await;
                 super::chat_states::typing(update, chat_lid)
                     .map(|m| NetworkEvent::Message(Box::new(m)))
                     .into_iter()
@@ -374,6 +374,22 @@ impl Pump {
             chat.user.to_string()
         } else {
             self.chat_lid(chat).await
+        }
+    }
+
+    /// The contact's LID of a direct chat as far as the session knows it
+    /// (empty for a group's, or an account never met): a chat state, which
+    /// comes at every pause in typing, is no reason to ask the network.
+    async fn known_chat_lid(&self, chat: &Jid, is_group: bool) -> String {
+        if is_group || chat.is_group() {
+            String::new()
+        } else if chat.is_lid() {
+            chat.user.to_string()
+        } else {
+            match self.client.get_lid_pn_entry(chat).await {
+                Ok(Some(entry)) => entry.lid.to_string(),
+                _ => String::new(),
+            }
         }
     }
 

@@ -1,9 +1,8 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
-use parley_contract::event::{CHAT_TYPING, TYPING, TypingInfo};
 use parley_contract::event::{
-    Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, Group, GroupChange,
-    InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote,
-    Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke,
+    CHAT_TYPING, Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, Group,
+    GroupChange, InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll,
+    PollVote, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, TYPING, TypingInfo,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
