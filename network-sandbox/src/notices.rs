@@ -12,8 +12,8 @@ use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_model::inbound::{Content, InboundMessage, ReceiptStatus, TypingState};
+use parley_network::outgoing::new_chat_state_id;
 use parley_network::{Jid, MessageId, NetworkEvent, PhoneNumber};
-use rand::RngCore;
 
 use super::SandboxNetwork;
 use super::inbound::lid_jid;
@@ -46,10 +46,7 @@ impl SandboxNetwork {
         state: TypingState,
         group: Option<&Jid>,
     ) -> Outcome {
-        let mut raw = [0u8; 8];
-        rand::thread_rng().fill_bytes(&mut raw);
-        let id = MessageId::new(format!("TYP{}", hex::encode_upper(raw)))
-            .ok_or_else(|| ApiError::internal("a chat state's id", "not a message id"))?;
+        let id = new_chat_state_id();
         let content = Content::Typing { state };
         match group {
             None => self.notice(client_id, from, id, content).await,
@@ -67,13 +64,7 @@ impl SandboxNetwork {
         id: MessageId,
         content: Content,
     ) -> Outcome {
-        let me = self.linked_phone(client_id).await?;
-        let found = self
-            .store()
-            .sandbox_group(group.as_str())
-            .await?
-            .filter(|g| g.member(&me).is_some())
-            .ok_or_else(|| ApiError::not_found("no such group with the session's phone in it"))?;
+        let (found, _) = self.session_group(client_id, group).await?;
         if found.member(from.as_str()).is_none() {
             return Err(ApiError::conflict(format!("{from} is not a member")));
         }

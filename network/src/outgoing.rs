@@ -56,11 +56,23 @@ pub struct SentMessage {
 /// A fresh message id as the network's clients make them (WhatsApp Web, and
 /// whatsapp-rust after it): `3EB0` and 18 uppercase hex digits.
 pub fn new_message_id() -> MessageId {
+    fresh_id("3EB0", 9)
+}
+
+/// An id for a contact's chat state, to which the network gives none (both
+/// adapters name their typing activities so): `TYP` and 16 uppercase hex
+/// digits.
+pub fn new_chat_state_id() -> MessageId {
+    fresh_id("TYP", 8)
+}
+
+/// `prefix` and `bytes` random bytes in uppercase hex.
+fn fresh_id(prefix: &str, bytes: usize) -> MessageId {
     use rand::RngCore;
-    let mut raw = [0u8; 9];
+    let mut raw = vec![0u8; bytes];
     rand::thread_rng().fill_bytes(&mut raw);
     let hex: String = raw.iter().map(|b| format!("{b:02X}")).collect();
-    MessageId::new(format!("3EB0{hex}")).expect("not empty")
+    MessageId::new(format!("{prefix}{hex}")).expect("not empty")
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! A contact's chat state (`<chatstate>`: typing, recording a voice note,
 //! stopped) as an activity of its own kind, which only sessions that turned
-//! it on deliver. The network gives a chat state no id: each gets a random
-//! one here, so no two are taken for one.
-use rand::RngCore;
+//! it on deliver. The network gives a chat state no id: each gets a fresh
+//! one (`parley_network::outgoing::new_chat_state_id`), so no two are taken
+//! for one.
 use whatsapp_rust::types::events::ChatPresenceUpdate;
 use whatsapp_rust::types::presence::{ChatPresence, ChatPresenceMedia};
 
 use super::errors::port_jid;
 use crate::convert::inbound::revealed_phone;
 use parley_model::inbound::{Content, InboundMessage, TypingState};
-use parley_network::MessageId;
+use parley_network::outgoing::new_chat_state_id;
 
 /// What `update` says, or `None` for the account's own devices' states.
 /// `chat_lid` is the contact's LID in a direct chat (empty in a group).
@@ -24,7 +24,7 @@ pub fn typing(update: &ChatPresenceUpdate, chat_lid: String) -> Option<InboundMe
         (ChatPresence::Paused, _) => TypingState::Paused,
     };
     Some(InboundMessage {
-        id: fresh_id()?,
+        id: new_chat_state_id(),
         chat: port_jid(&src.chat.to_non_ad()).ok()?,
         chat_lid,
         sender: port_jid(&src.sender.to_non_ad()).ok()?,
@@ -38,11 +38,4 @@ pub fn typing(update: &ChatPresenceUpdate, chat_lid: String) -> Option<InboundMe
         mentions: Vec::new(),
         is_forwarded: false,
     })
-}
-
-/// A chat state's id: `TYP` and 16 random hex digits.
-fn fresh_id() -> Option<MessageId> {
-    let mut raw = [0u8; 8];
-    rand::rngs::OsRng.fill_bytes(&mut raw);
-    MessageId::new(format!("TYP{}", hex::encode_upper(raw)))
 }

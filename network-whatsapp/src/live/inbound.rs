@@ -128,11 +128,13 @@ impl Pump {
             }
             Event::HistorySync(sync) => return self.history(sync).await,
             Event::Receipt(receipt) => self.receipt(receipt).await.into_iter().collect(),
-            // (The account's own devices' states are not news.)
-            Event::ChatPresence(update) if update.source.is_from_me => Vec::new(),
             Event::ChatPresence(update) => {
+                // A chat state, which comes at every pause in typing, is no
+                // reason to ask the network who a contact is.
                 let chat = update.source.chat.to_non_ad();
-                let chat_lid = self.known_chat_lid(&chat, update.source.is_group).await;
+                let chat_lid = self
+                    .direct_chat_lid(&chat, update.source.is_group, false)
+                    .await;
                 super::chat_states::typing(update, chat_lid)
                     .map(|m| NetworkEvent::Message(Box::new(m)))
                     .into_iter()
@@ -227,7 +229,7 @@ impl Pump {
         }
         let chat = src.chat.to_non_ad();
         let sender = src.sender.to_non_ad();
-        let chat_lid = self.direct_chat_lid(&chat, src.is_group).await;
+        let chat_lid = self.direct_chat_lid(&chat, src.is_group, true).await;
         let mut ids: Vec<MessageId> = receipt
             .message_ids
             .iter()
@@ -366,25 +368,16 @@ impl Pump {
         None
     }
 
-    /// The contact's LID of a direct chat (empty for a group's).
-    async fn direct_chat_lid(&self, chat: &Jid, is_group: bool) -> String {
+    /// The contact's LID of a direct chat (empty for a group's); of a chat
+    /// named by phone number, from the session's LID store, and if it has
+    /// none and `ask_network`, from the network.
+    async fn direct_chat_lid(&self, chat: &Jid, is_group: bool, ask_network: bool) -> String {
         if is_group || chat.is_group() {
             String::new()
         } else if chat.is_lid() {
             chat.user.to_string()
-        } else {
+        } else if ask_network {
             self.chat_lid(chat).await
-        }
-    }
-
-    /// The contact's LID of a direct chat as far as the session knows it
-    /// (empty for a group's, or an account never met): a chat state, which
-    /// comes at every pause in typing, is no reason to ask the network.
-    async fn known_chat_lid(&self, chat: &Jid, is_group: bool) -> String {
-        if is_group || chat.is_group() {
-            String::new()
-        } else if chat.is_lid() {
-            chat.user.to_string()
         } else {
             match self.client.get_lid_pn_entry(chat).await {
                 Ok(Some(entry)) => entry.lid.to_string(),
