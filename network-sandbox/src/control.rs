@@ -264,17 +264,30 @@ impl SandboxNetwork {
             .phone)
     }
 
-    /// The session's phone changes the subject of `jid`, a group it is in; the
-    /// session is told, as the network tells a member's devices.
-    async fn change_subject(&self, client_id: &str, group: &Jid, subject: &str) -> Outcome {
-        let db = self.store();
+    /// The group `jid` with the session's phone in it, and that phone (404
+    /// for another group, 409 while the session is not linked).
+    pub(super) async fn session_group(
+        &self,
+        client_id: &str,
+        jid: &Jid,
+    ) -> Result<(SandboxGroup, String), ApiError> {
         let me = self.linked_phone(client_id).await?;
-        let jid = group.as_str();
-        db.sandbox_group(jid)
+        let group = self
+            .store()
+            .sandbox_group(jid.as_str())
             .await?
             .filter(|g| g.member(&me).is_some())
             .ok_or_else(|| ApiError::not_found("no such group with the session's phone in it"))?;
-        db.set_sandbox_group_subject(jid, subject).await?;
+        Ok((group, me))
+    }
+
+    /// The session's phone changes the subject of `jid`, a group it is in; the
+    /// session is told, as the network tells a member's devices.
+    async fn change_subject(&self, client_id: &str, group: &Jid, subject: &str) -> Outcome {
+        self.session_group(client_id, group).await?;
+        self.store()
+            .set_sandbox_group_subject(group.as_str(), subject)
+            .await?;
         if let Some(live) = self.live(client_id) {
             let state = live.state().await;
             if matches!(state.phase, Phase::Linked) {
@@ -286,7 +299,7 @@ impl SandboxNetwork {
             }
         }
         Ok(group_answer(SandboxGroupCreated {
-            jid: jid.to_string(),
+            jid: group.as_str().to_string(),
             subject: subject.to_string(),
         }))
     }

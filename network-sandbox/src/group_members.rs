@@ -28,13 +28,8 @@ impl SandboxNetwork {
         participants: &[PhoneNumber],
     ) -> Outcome {
         let db = self.store();
-        let me = self.linked_phone(client_id).await?;
         let jid = group.as_str();
-        let found = db
-            .sandbox_group(jid)
-            .await?
-            .filter(|g| g.member(&me).is_some())
-            .ok_or_else(|| ApiError::not_found("no such group with the session's phone in it"))?;
+        let (found, me) = self.session_group(client_id, group).await?;
         if !found
             .member(by.as_str())
             .is_some_and(SandboxMember::is_admin)

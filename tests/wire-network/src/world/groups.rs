@@ -97,6 +97,20 @@ impl World {
         })
     }
 
+    /// The members (phone, admin) of `group` (a `@g.us` JID), a group the
+    /// session's phone is in; 404 for another, as the sandbox answers.
+    pub fn session_group_members(
+        &self,
+        session: &SessionRef,
+        group: &str,
+    ) -> Result<Vec<(String, bool)>, Refusal> {
+        let gid = group.strip_suffix("@g.us").unwrap_or(group);
+        self.net
+            .group_members(gid)
+            .filter(|m| m.iter().any(|(p, _)| *p == session.phone))
+            .ok_or_else(|| Refusal::NotFound("no such group with the session's phone in it".into()))
+    }
+
     /// `by`, an admin of `group` (a group the session's phone is in),
     /// `action`s `participants` (phones) with a real `w:g2` request; the
     /// server tells the members' devices. All or nothing, as the sandbox:
@@ -109,14 +123,7 @@ impl World {
         action: &str,
         participants: &[String],
     ) -> Result<Changed, Refusal> {
-        let gid = group.strip_suffix("@g.us").unwrap_or(group);
-        let members = self
-            .net
-            .group_members(gid)
-            .filter(|m| m.iter().any(|(p, _)| *p == session.phone))
-            .ok_or_else(|| {
-                Refusal::NotFound("no such group with the session's phone in it".into())
-            })?;
+        let members = self.session_group_members(session, group)?;
         if !members.iter().any(|(p, admin)| p == by && *admin) {
             return Err(Refusal::Conflict(format!(
                 "{by} is not an admin of the group"

@@ -386,14 +386,7 @@ impl World {
         };
         if let Some(group) = group {
             // As the sandbox answers: the group must hold both.
-            let gid = group.strip_suffix("@g.us").unwrap_or(group);
-            let members = self
-                .net
-                .group_members(gid)
-                .filter(|m| m.iter().any(|(p, _)| *p == session.phone))
-                .ok_or_else(|| {
-                    Refusal::NotFound("no such group with the session's phone in it".into())
-                })?;
+            let members = self.session_group_members(session, group)?;
             if !members.iter().any(|(p, _)| p == from) {
                 return Err(Refusal::Conflict(format!("{from} is not a member")));
             }
