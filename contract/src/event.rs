@@ -14,6 +14,13 @@ pub const GROUP_PARTICIPANTS_CHANGED: &str = "group.participants";
 /// The type of that event (`type` and the `X-SN-Event` header).
 pub const GROUP_PARTICIPANTS: &str = "group_participants";
 
+/// Value of the envelope's `event` field for a change of a group's subject,
+/// description or settings (an opt-in event).
+pub const GROUP_UPDATED: &str = "group.update";
+
+/// The type of that event.
+pub const GROUP_UPDATE: &str = "group_update";
+
 /// Value of the envelope's `event` field for a receipt of a message the
 /// session sent (an opt-in event).
 pub const MESSAGE_RECEIPT: &str = "message.receipt";
@@ -29,7 +36,7 @@ pub const CHAT_TYPING: &str = "chat.typing";
 pub const TYPING: &str = "typing";
 
 /// The events a session may turn on beside its messages (`/set-events`).
-pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, RECEIPT, TYPING];
+pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, GROUP_UPDATE, RECEIPT, TYPING];
 
 /// Message event types (`type` and the `X-SN-Event` header).
 pub const TYPES: &[&str] = &[
@@ -106,6 +113,9 @@ pub struct Envelope {
     /// `group_participants` events: who joined, left, or changed role.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_change: Option<GroupChange>,
+    /// `group_update` events: the group's setting that changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_update: Option<GroupUpdate>,
     /// `receipt` events: what the contact's device says of which messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receipt: Option<ReceiptInfo>,
@@ -264,6 +274,28 @@ pub struct GroupChange {
     /// The members it concerns, as JIDs (`…@lid`, or `…@s.whatsapp.net`
     /// when the network names them by phone).
     pub participants: Vec<String>,
+}
+
+/// A change of a group's own settings: exactly one field is present, the one
+/// that changed; the group and who changed it are in `group`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupUpdate {
+    /// The group's new name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The group's new description; empty when it was removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether only admins may now send messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub announce: Option<bool>,
+    /// Whether only admins may now change the subject, description and picture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locked: Option<bool>,
+    /// How long messages now stay before they disappear, in seconds (0: they do not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ephemeral_seconds: Option<u32>,
 }
 
 /// A receipt: `delivered`, `read` or `played`, of the session's messages

@@ -97,6 +97,11 @@ pub enum Content {
         action: GroupAction,
         participants: Vec<Jid>,
     },
+    /// Not a message: a member (the message's sender) changed the group's
+    /// subject, description or one of its settings. Delivered only to
+    /// sessions that turned it on; a new subject also names the group in
+    /// the events after it, for every session.
+    GroupUpdate(GroupSetting),
     /// Not a message: the sender's device says it received, read or played
     /// messages this session sent (`message_ids`). Delivered only to
     /// sessions that turned it on.
@@ -170,6 +175,22 @@ impl ReceiptStatus {
     }
 }
 
+/// What a change of a group's own settings set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupSetting {
+    /// The group's name.
+    Subject(String),
+    /// The group's description; empty when it was removed.
+    Description(String),
+    /// Whether only admins may send messages to the group.
+    Announce(bool),
+    /// Whether only admins may change the group's subject, description and picture.
+    Locked(bool),
+    /// How long messages stay before they disappear, in seconds; 0 when they
+    /// no longer do.
+    Ephemeral(u32),
+}
+
 /// What a change of a group's members did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -207,19 +228,25 @@ impl Content {
         matches!(self, Content::Vote { .. })
     }
 
-    /// Not a message but a change of a group's members.
-    pub fn is_group_change(&self) -> bool {
-        matches!(self, Content::GroupChange { .. })
-    }
-
-    /// Not a message but news of others (a group's member change, a
-    /// receipt, a chat state): an event a session turns on, never a row of
-    /// the inbox.
+    /// Not a message but news of others (a group's member or settings
+    /// change, a receipt, a chat state): an event a session turns on, never
+    /// a row of the inbox.
     pub fn is_notice(&self) -> bool {
         matches!(
             self,
-            Content::GroupChange { .. } | Content::Receipt { .. } | Content::Typing { .. }
+            Content::GroupChange { .. }
+                | Content::GroupUpdate(_)
+                | Content::Receipt { .. }
+                | Content::Typing { .. }
         )
+    }
+
+    /// The group's new subject, when this is the change of it.
+    pub fn new_subject(&self) -> Option<&str> {
+        match self {
+            Content::GroupUpdate(GroupSetting::Subject(subject)) => Some(subject),
+            _ => None,
+        }
     }
 }
 

@@ -281,29 +281,6 @@ impl SandboxNetwork {
         Ok((group, me))
     }
 
-    /// The session's phone changes the subject of `jid`, a group it is in; the
-    /// session is told, as the network tells a member's devices.
-    async fn change_subject(&self, client_id: &str, group: &Jid, subject: &str) -> Outcome {
-        self.session_group(client_id, group).await?;
-        self.store()
-            .set_sandbox_group_subject(group.as_str(), subject)
-            .await?;
-        if let Some(live) = self.live(client_id) {
-            let state = live.state().await;
-            if matches!(state.phase, Phase::Linked) {
-                let change = NetworkEvent::GroupSubject {
-                    group: group.clone(),
-                    subject: subject.to_string(),
-                };
-                state.emit(change).await;
-            }
-        }
-        Ok(group_answer(SandboxGroupCreated {
-            jid: group.as_str().to_string(),
-            subject: subject.to_string(),
-        }))
-    }
-
     /// The session's live connection, which must be pairing (checked again under
     /// its lock by the caller).
     fn pairing(&self, client_id: &str) -> Result<Arc<Live>, ApiError> {

@@ -4,7 +4,7 @@ mod codes;
 mod connection;
 mod contacts;
 mod control;
-mod group_members;
+mod group_changes;
 mod groups;
 mod history;
 mod inbound;

@@ -106,10 +106,11 @@ pub enum NetworkEvent {
     Connected(Identity),
     /// The connection ended; see the reason.
     Disconnected(DisconnectReason),
-    /// A message activity: received, or sent from the linked phone itself.
+    /// A message activity: received, or sent from the linked phone itself;
+    /// also the notices (a group's changes, receipts, chat states) a session
+    /// delivers when it turned them on (a group's new subject is taken by
+    /// every session, to name the group in its events).
     Message(Box<InboundMessage>),
-    /// A group's subject changed (`group` is `<id>@g.us`).
-    GroupSubject { group: Jid, subject: String },
     /// Messages of the account's past that its phone sent the new device
     /// (history sync, after pairing): the hosted inbox's, never the
     /// webhook's. A sync comes in several of these, each at most

@@ -174,7 +174,7 @@ pub struct GroupAiSet {
 pub struct SetEvents {
     #[serde(default)]
     pub client_id: String,
-    /// Of `group_participants`.
+    /// Of `group_participants`, `group_update`, `receipt` and `typing`.
     pub events: Vec<String>,
 }
 

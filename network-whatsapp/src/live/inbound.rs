@@ -19,7 +19,7 @@ use whatsapp_rust::types::events::{
     Receipt as LibReceipt,
 };
 use whatsapp_rust::types::presence::ReceiptType;
-use whatsapp_rust::wacore::stanza::groups::GroupNotificationAction;
+use whatsapp_rust::wacore::stanza::groups::{GroupNotificationAction, GroupParticipantInfo};
 use whatsapp_rust::wacore_binary::JidExt as _;
 
 use super::authors::Authors;
@@ -30,7 +30,7 @@ use crate::convert::inbound::{
     Envelope, VoteAddressing, VoteKey, revealed_phone, to_inbound, vote_target,
 };
 use crate::store::SeaOrmDeviceStore;
-use parley_model::inbound::{Content, GroupAction, InboundMessage, ReceiptStatus};
+use parley_model::inbound::{Content, GroupAction, GroupSetting, InboundMessage, ReceiptStatus};
 use parley_network::{DisconnectReason, MessageId, NetworkEvent};
 
 /// Pauses between looks for a poll's secret that is not stored yet (the
@@ -443,23 +443,46 @@ pub(crate) fn vote_addressing(
     (primary, both(!lid))
 }
 
-/// A group's new subject, or a change of its members (a message of its
-/// own content, which only sessions that turned it on deliver), from the
+/// A change of a group's members or of its subject, description or settings
+/// (a message of its own content, which only sessions that turned it on
+/// deliver; a new subject names the group for every session), from the
 /// network's group notification; `own` are the account's JIDs (a change this
 /// account made is `from_me`).
 fn group_update(update: &GroupUpdate, own: &[Option<&Jid>]) -> Option<NetworkEvent> {
     let group = port_jid(&update.group_jid.to_non_ad()).ok()?;
-    let (action, participants) = match &update.action {
-        GroupNotificationAction::Subject { subject, .. } => {
-            return Some(NetworkEvent::GroupSubject {
-                group,
-                subject: subject.clone(),
-            });
+    let members = |action, participants: &[GroupParticipantInfo]| Content::GroupChange {
+        action,
+        participants: participants
+            .iter()
+            .filter_map(|p| port_jid(&p.jid.to_non_ad()).ok())
+            .collect(),
+    };
+    let content = match &update.action {
+        GroupNotificationAction::Add { participants, .. } => {
+            members(GroupAction::Add, participants)
         }
-        GroupNotificationAction::Add { participants, .. } => (GroupAction::Add, participants),
-        GroupNotificationAction::Remove { participants, .. } => (GroupAction::Remove, participants),
-        GroupNotificationAction::Promote { participants } => (GroupAction::Promote, participants),
-        GroupNotificationAction::Demote { participants } => (GroupAction::Demote, participants),
+        GroupNotificationAction::Remove { participants, .. } => {
+            members(GroupAction::Remove, participants)
+        }
+        GroupNotificationAction::Promote { participants } => {
+            members(GroupAction::Promote, participants)
+        }
+        GroupNotificationAction::Demote { participants } => {
+            members(GroupAction::Demote, participants)
+        }
+        GroupNotificationAction::Subject { subject, .. } => {
+            Content::GroupUpdate(GroupSetting::Subject(subject.clone()))
+        }
+        GroupNotificationAction::Description { description, .. } => Content::GroupUpdate(
+            GroupSetting::Description(description.clone().unwrap_or_default()),
+        ),
+        GroupNotificationAction::Announce => Content::GroupUpdate(GroupSetting::Announce(true)),
+        GroupNotificationAction::NotAnnounce => Content::GroupUpdate(GroupSetting::Announce(false)),
+        GroupNotificationAction::Locked { .. } => Content::GroupUpdate(GroupSetting::Locked(true)),
+        GroupNotificationAction::Unlocked => Content::GroupUpdate(GroupSetting::Locked(false)),
+        GroupNotificationAction::Ephemeral { expiration, .. } => {
+            Content::GroupUpdate(GroupSetting::Ephemeral(*expiration))
+        }
         _ => return None,
     };
     let by = update.participant.as_ref().map(|p| p.to_non_ad());
@@ -485,13 +508,7 @@ fn group_update(update: &GroupUpdate, own: &[Option<&Jid>]) -> Option<NetworkEve
         push_name: update.notify.clone().unwrap_or_default(),
         group_subject: None,
         timestamp: update.timestamp,
-        content: Content::GroupChange {
-            action,
-            participants: participants
-                .iter()
-                .filter_map(|p| port_jid(&p.jid.to_non_ad()).ok())
-                .collect(),
-        },
+        content,
         quoted: None,
         mentions: Vec::new(),
         is_forwarded: false,

@@ -1,7 +1,8 @@
 //! Group events name their group's subject, on `serve` and on the cluster: the
 //! subject is learned from the group's metadata, kept with the group in the
 //! database (so a session's next owner names it too), and replaced when the
-//! network says it changed (`/sandbox/groups/subject`).
+//! network says it changed (`/sandbox/groups/subject`). The change itself is
+//! an opt-in `group_update` event, only once the session turned it on.
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
@@ -71,6 +72,53 @@ async fn subjects(shape: Shape) {
     );
     let e = group_text(&d.api, &mut rx, &group, "second").await;
     assert_eq!(e["group"]["subject"], "Team B", "{e}");
+
+    // Once turned on, a rename is an event of its own.
+    let (status, body) = post(
+        &d.api,
+        "/set-events",
+        json!({"clientId": "gs", "events": ["group_update"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = post(
+        &d.api,
+        "/sandbox/groups/subject",
+        json!({"clientId": "gs", "jid": group, "subject": "Team C"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let e = loop {
+        let e = rx.next(WAIT).await.json();
+        if e["type"] == "group_update" {
+            break e;
+        }
+    };
+    assert_eq!(e["event"], "group.update", "{e}");
+    assert_eq!(e["groupUpdate"], json!({"subject": "Team C"}), "{e}");
+    assert_eq!(e["group"]["subject"], "Team C", "{e}");
+    assert_eq!(e["remoteJid"], group.as_str(), "{e}");
+    assert_eq!(e["body"], "", "{e}");
+    assert_eq!(
+        (e["fromMe"].as_bool(), e["isGroup"].as_bool()),
+        (Some(true), Some(true)),
+        "the session's own phone renamed it: {e}"
+    );
+    let message_id = e["messageId"].as_str().expect("messageId");
+    assert_eq!(e["eventId"], format!("grpu_gs_{message_id}"), "{e}");
+    // The log holds that one change and not the rename made while it was off.
+    let (status, page) = get(&d.api, "/events?clientId=gs&limit=500").await;
+    assert_eq!(status, 200, "{page}");
+    let updates: Vec<&Value> = page["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|l| l["event"]["type"] == "group_update")
+        .collect();
+    assert_eq!(updates.len(), 1, "{page}");
+    assert_eq!(updates[0]["eventId"], e["eventId"]);
+    let e = group_text(&d.api, &mut rx, &group, "third").await;
+    assert_eq!(e["group"]["subject"], "Team C", "{e}");
     // The session's own messages to the group too.
     let (status, sent) = post(
         &d.api,
@@ -85,7 +133,7 @@ async fn subjects(shape: Shape) {
         .json();
     assert_eq!(
         (e["fromMe"].as_bool(), e["group"]["subject"].as_str()),
-        (Some(true), Some("Team B")),
+        (Some(true), Some("Team C")),
         "{e}"
     );
 
@@ -120,6 +168,6 @@ async fn subjects(shape: Shape) {
     if shape == Shape::Cluster {
         d.move_session("gs").await;
         let e = group_text(&d.api, &mut rx, &group, "after the move").await;
-        assert_eq!(e["group"]["subject"], "Team B", "{e}");
+        assert_eq!(e["group"]["subject"], "Team C", "{e}");
     }
 }

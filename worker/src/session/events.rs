@@ -106,12 +106,6 @@ impl Actor {
                 self.output.history(messages).await;
                 Ok(())
             }
-            Some(NetworkEvent::GroupSubject { group, subject }) => {
-                self.output
-                    .subject_changed(group.into_string(), subject)
-                    .await;
-                Ok(())
-            }
             None => self.on_disconnected(DisconnectReason::ConnectionLost).await,
         }
     }

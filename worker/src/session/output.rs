@@ -36,11 +36,6 @@ pub(super) type Persisted = oneshot::Receiver<Result<(), String>>;
 /// What the inbound task takes, in arrival order.
 enum Inbound {
     Message(Box<Activity>, oneshot::Sender<Result<(), String>>),
-    /// A group's subject changed: the events after it name the new one.
-    GroupSubject {
-        group: String,
-        subject: String,
-    },
     /// Messages of the phone's history sync, for the hosted inbox.
     History(Vec<InboundMessage>),
 }
@@ -100,15 +95,6 @@ impl Output {
         persisted
     }
 
-    /// Hands a group's new subject to the inbound task, after the messages
-    /// received before it.
-    pub async fn subject_changed(&self, group: String, subject: String) {
-        let change = Inbound::GroupSubject { group, subject };
-        if self.inbound.send(change).await.is_err() {
-            tracing::error!("the session's event task has ended; a group subject was not kept");
-        }
-    }
-
     /// Hands a chunk of the phone's history sync to the inbound task, to be
     /// stored in order with the messages around it.
     pub async fn history(&self, messages: Vec<InboundMessage>) {
@@ -157,18 +143,20 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
     while let Some(inbound) = rx.recv().await {
         let (activity, done) = match inbound {
             Inbound::Message(activity, done) => (*activity, done),
-            Inbound::GroupSubject { group, subject } => {
-                let client_id = sink.events.settings.borrow().facts.client_id.clone();
-                sink.pipeline
-                    .subject_changed(&client_id, &group, &subject)
-                    .await;
-                continue;
-            }
             Inbound::History(messages) => {
                 sink.pipeline.import_history(&sink.events, messages).await;
                 continue;
             }
         };
+        // A group's new subject names it in the events after it, whether or
+        // not the session takes the change's own event.
+        if let Some(subject) = activity.msg.content.new_subject() {
+            let client_id = sink.events.settings.borrow().facts.client_id.clone();
+            let group = activity.msg.chat.as_str();
+            sink.pipeline
+                .subject_changed(&client_id, group, subject)
+                .await;
+        }
         if !activity.msg.content.is_vote() {
             let one = sink.pipeline.begin(&sink.events, activity).await;
             if begun.send((one, done)).await.is_err() {

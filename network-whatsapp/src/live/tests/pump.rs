@@ -25,7 +25,7 @@ use crate::live::authors::Authors;
 use crate::live::inbound::{Forward, Pump};
 use crate::live::server_acks::ServerAcks;
 use crate::store::{FenceRejected, SeaOrmDeviceStore, fence_rejection};
-use parley_model::inbound::Content;
+use parley_model::inbound::{Content, GroupSetting};
 use parley_network::{DisconnectReason, NetworkEvent};
 
 const ME: &str = "4917000000009@s.whatsapp.net";
@@ -182,27 +182,42 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
     )));
     forward.handle_event(Arc::new(batch(vote(), "3EB0VOTE")));
     forward.handle_event(Arc::new(group_batch("3EB0GROUP")));
-    forward.handle_event(Arc::new(Event::GroupUpdate(
-        GroupUpdate::builder()
-            .group_jid(GROUP.parse().expect("group jid"))
-            .timestamp(Utc::now())
-            .is_lid_addressing_mode(true)
-            .action(GroupNotificationAction::Subject {
-                subject: "Team, renamed".into(),
-                subject_owner: None,
-                subject_time: None,
-            })
-            .build(),
-    )));
-    // Other group changes are no port events.
-    forward.handle_event(Arc::new(Event::GroupUpdate(
-        GroupUpdate::builder()
-            .group_jid(GROUP.parse().expect("group jid"))
-            .timestamp(Utc::now())
-            .is_lid_addressing_mode(true)
-            .action(GroupNotificationAction::Unlocked)
-            .build(),
-    )));
+    // A group's settings, each a notice of its own; what the port has no
+    // notice for (a request to join) is no port event.
+    let member: whatsapp_rust::Jid = MEMBER.parse().expect("member jid");
+    for (index, action) in [
+        GroupNotificationAction::Subject {
+            subject: "Team, renamed".into(),
+            subject_owner: None,
+            subject_time: None,
+        },
+        GroupNotificationAction::MembershipApprovalMode { enabled: true },
+        GroupNotificationAction::Description {
+            id: "D1".into(),
+            description: None,
+        },
+        GroupNotificationAction::Announce,
+        GroupNotificationAction::Unlocked,
+        GroupNotificationAction::Ephemeral {
+            expiration: 604_800,
+            trigger: None,
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        forward.handle_event(Arc::new(Event::GroupUpdate(
+            GroupUpdate::builder()
+                .group_jid(GROUP.parse().expect("group jid"))
+                .notification_id("N1".to_string())
+                .action_index(index as u32)
+                .participant(member.clone())
+                .timestamp(Utc::now())
+                .is_lid_addressing_mode(true)
+                .action(action)
+                .build(),
+        )));
+    }
     ended_tx.send(true).expect("signal");
 
     let Some(NetworkEvent::Message(first)) = events.recv().await else {
@@ -270,13 +285,27 @@ async fn library_events_become_port_events_in_order_until_the_run_ends() {
         Some(MEMBER)
     );
     assert_eq!(next_owner.of(GROUP, "3EB0OTHER").await, None);
-    assert_eq!(
-        events.recv().await,
-        Some(NetworkEvent::GroupSubject {
-            group: parley_network::Jid::parse(GROUP).unwrap(),
-            subject: "Team, renamed".into()
-        })
-    );
+    for (id, setting) in [
+        ("N1-0", GroupSetting::Subject("Team, renamed".into())),
+        ("N1-2", GroupSetting::Description(String::new())),
+        ("N1-3", GroupSetting::Announce(true)),
+        ("N1-4", GroupSetting::Locked(false)),
+        ("N1-5", GroupSetting::Ephemeral(604_800)),
+    ] {
+        let Some(NetworkEvent::Message(update)) = events.recv().await else {
+            panic!("then the group's {setting:?}");
+        };
+        assert_eq!(
+            (
+                update.id.as_str(),
+                update.chat.as_str(),
+                update.sender.as_str()
+            ),
+            (id, GROUP, MEMBER)
+        );
+        assert_eq!(update.content, Content::GroupUpdate(setting));
+        assert!(!update.from_me, "a member's change");
+    }
     // The run is over: the session's receiver closes.
     assert_eq!(events.recv().await, None);
     task.await.expect("pump");

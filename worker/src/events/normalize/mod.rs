@@ -1,14 +1,15 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
 use parley_contract::event::{
-    CHAT_TYPING, Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, Group,
-    GroupChange, InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll,
-    PollVote, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, TYPING, TypingInfo,
+    CHAT_TYPING, Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED,
+    GROUP_UPDATE, GROUP_UPDATED, Group, GroupChange, GroupUpdate, InteractiveReply, Location,
+    MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote, Quoted, RECEIPT, Reaction,
+    ReceiptInfo, Revoke, TYPING, TypingInfo,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
 
 use super::poll::resolve_vote;
-use parley_model::inbound::{Content, InboundMessage};
+use parley_model::inbound::{Content, GroupSetting, InboundMessage};
 
 /// What the session knows about itself.
 #[derive(Debug, Clone)]
@@ -44,6 +45,7 @@ impl SessionFacts {
 pub fn opt_in_event(content: &Content) -> Option<&'static str> {
     match content {
         Content::GroupChange { .. } => Some(GROUP_PARTICIPANTS),
+        Content::GroupUpdate(_) => Some(GROUP_UPDATE),
         Content::Receipt { .. } => Some(RECEIPT),
         Content::Typing { .. } => Some(TYPING),
         _ => None,
@@ -85,6 +87,7 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
     match &msg.content {
         // Not a message: ids of their own, never a message's.
         Content::GroupChange { .. } => format!("grp_{client_id}_{}", msg.id),
+        Content::GroupUpdate(_) => format!("grpu_{client_id}_{}", msg.id),
         // One per reader (the contact's LID; a group's member), status and
         // message.
         Content::Receipt { status, .. } => {
@@ -102,6 +105,19 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
         }
         _ => format!("msg_{client_id}_{}", msg.id),
     }
+}
+
+/// The event's `groupUpdate`: the one setting that changed.
+fn group_update(setting: &GroupSetting) -> GroupUpdate {
+    let mut update = GroupUpdate::default();
+    match setting {
+        GroupSetting::Subject(subject) => update.subject = Some(subject.clone()),
+        GroupSetting::Description(text) => update.description = Some(text.clone()),
+        GroupSetting::Announce(on) => update.announce = Some(*on),
+        GroupSetting::Locked(on) => update.locked = Some(*on),
+        GroupSetting::Ephemeral(seconds) => update.ephemeral_seconds = Some(*seconds),
+    }
+    update
 }
 
 /// The hosted inbox's room of the message's chat.
@@ -288,6 +304,11 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 participants: participants.iter().map(ToString::to_string).collect(),
             });
             (GROUP_PARTICIPANTS, String::new())
+        }
+        Content::GroupUpdate(setting) => {
+            e.event = GROUP_UPDATED.into();
+            e.group_update = Some(group_update(setting));
+            (GROUP_UPDATE, String::new())
         }
         Content::Receipt {
             status,

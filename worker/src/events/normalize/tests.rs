@@ -406,6 +406,58 @@ fn a_groups_member_change_is_an_event_of_its_own_only_when_turned_on() {
 }
 
 #[test]
+fn a_groups_settings_change_is_an_event_of_its_own_only_when_turned_on() {
+    use parley_model::inbound::GroupSetting;
+    let msg = message(
+        Content::GroupUpdate(GroupSetting::Subject("Team B".into())),
+        false,
+        GROUP,
+    );
+    for groups in [false, true] {
+        assert!(normalize(&facts(groups), &msg, &Extras::default()).is_none());
+    }
+    // Another opt-in event is not this one.
+    let mut members_only = facts(true);
+    members_only.events = vec!["group_participants".into()];
+    assert!(normalize(&members_only, &msg, &Extras::default()).is_none());
+    let mut on = facts(false);
+    on.events = vec!["group_update".into()];
+    let e = normalize(&on, &msg, &Extras::default()).expect("an event");
+    assert_eq!(
+        (e.event.as_str(), e.kind.as_str(), e.body.as_str()),
+        ("group.update", "group_update", "")
+    );
+    assert_eq!(event_id(&shop1(), &msg), "grpu_shop1_3EB0AAAA");
+    // Exactly the setting that changed, by its own name and type.
+    for (setting, want) in [
+        (
+            GroupSetting::Subject("Team B".into()),
+            json!({"subject": "Team B"}),
+        ),
+        (
+            GroupSetting::Description(String::new()),
+            json!({"description": ""}),
+        ),
+        (GroupSetting::Announce(true), json!({"announce": true})),
+        (GroupSetting::Locked(false), json!({"locked": false})),
+        (
+            GroupSetting::Ephemeral(86_400),
+            json!({"ephemeralSeconds": 86400}),
+        ),
+    ] {
+        let msg = message(Content::GroupUpdate(setting), false, GROUP);
+        let e = normalize(&on, &msg, &Extras::default()).expect("an event");
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["groupUpdate"], want);
+        assert_eq!(
+            v["group"]["participant"],
+            format!("{THEM}@lid"),
+            "who made it"
+        );
+    }
+}
+
+#[test]
 fn a_receipt_is_an_event_of_its_own_only_when_turned_on() {
     let receipt = Content::Receipt {
         status: parley_model::inbound::ReceiptStatus::Read,
