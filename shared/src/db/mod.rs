@@ -248,6 +248,25 @@ impl Db {
         self.over(sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(side))
     }
 
+    /// A pool of exactly one connection with the main pool's options, for
+    /// SQLite's event-log writer: a transaction it begins in one call
+    /// continues in its next, on the same connection (the pool never closes
+    /// it for idleness or age, nor pings it, and nothing else uses it).
+    pub(crate) fn sqlite_writer(&self) -> Db {
+        use sea_orm::sqlx::sqlite::SqlitePoolOptions;
+        let pool = self.conn.get_sqlite_connection_pool();
+        let options = (*pool.connect_options()).clone();
+        let one = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .test_before_acquire(false)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(options);
+        self.over(sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(one))
+    }
+
     /// This handle's keys and event stream over `conn`, with a writer of its own.
     fn over(&self, conn: DatabaseConnection) -> Db {
         Db {

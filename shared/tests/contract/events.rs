@@ -25,6 +25,7 @@ db_contract! {
         appends_committed_together_each_get_their_own_answer,
         a_sessions_queued_appends_keep_their_order,
         an_events_records_in_one_transaction_apply_in_order,
+        a_batch_that_fails_leaves_nothing_behind,
     ]
 }
 
@@ -570,6 +571,43 @@ async fn an_events_records_in_one_transaction_apply_in_order(db: &Db) {
         Some(500),
         "a state change keeps the status"
     );
+}
+
+/// A batch whose writes fail (its row's place taken behind the writer's
+/// back) writes nothing: the session's `seq` is not moved, the writer's
+/// transaction is rolled back (on SQLite it is open across two calls on the
+/// writer's own connection), and its next batch writes.
+async fn a_batch_that_fails_leaves_nothing_behind(db: &Db) {
+    owned(db, "f", 1).await;
+    assert_eq!(append(db, "f", 1, "f1").await, Some(1));
+    db.conn()
+        .execute_unprepared(
+            "INSERT INTO events (client_id, seq, event_id, kind, body, state, attempts, created_at) \
+             VALUES ('f', 2, 'stray', 'text', '', 'delivered', 0, CURRENT_TIMESTAMP)",
+        )
+        .await
+        .expect("a row in the next place");
+    let new = NewEvent {
+        event_id: "f2",
+        kind: "text",
+        state: DeliveryState::Pending,
+        cap: 1_000,
+    };
+    let refused = db.append_event("f", 1, new, |_| b"{}".to_vec()).await;
+    assert!(refused.is_err(), "{refused:?}");
+    db.conn()
+        .execute_unprepared("DELETE FROM events WHERE event_id = 'stray'")
+        .await
+        .expect("the place freed");
+    assert_eq!(append(db, "f", 1, "f2").await, Some(2));
+    db.record_attempt("f", 2, DeliveryState::Delivered, Some(200))
+        .await
+        .expect("a record alone");
+    assert_eq!(append(db, "f", 1, "f3").await, Some(3));
+    let events = db.events_after("f", 0, 10).await.unwrap();
+    let ids: Vec<&str> = events.iter().map(|e| e.event_id.as_str()).collect();
+    assert_eq!(ids, ["f1", "f2", "f3"]);
+    assert_eq!(events[1].delivery.state, DeliveryState::Delivered);
 }
 
 async fn wait_until(what: &str, done: impl Fn() -> bool) {

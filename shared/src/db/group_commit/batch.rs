@@ -2,16 +2,16 @@
 //! records in one transaction (sessions locked in one order, duplicates
 //! found, `seq`s allocated, bodies built and, in the cluster, published
 //! before the rows), whose statements are PostgreSQL's (`postgres`: two per
-//! transaction) or the portable ones (`portable`). What the optimistic
+//! transaction) or SQLite's (`portable`: two calls, with the transaction's
+//! `BEGIN` and `COMMIT` riding in them). What the optimistic
 //! statement (`optimistic`) could not write comes here too.
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use super::records::{Known, bigint, remember};
-use super::{Append, Record, portable, postgres};
+use super::txn::Txn;
+use super::{Append, Record};
 use crate::db::entities::events::{self as rows, Column, Entity, Model};
 use crate::db::logged_events::{Appended, DeliveryState};
 use crate::db::{Db, DbError};
@@ -44,43 +44,20 @@ pub(super) async fn locked(
     for a in appends.iter() {
         known.remove(&a.client_id);
     }
-    let txn = db.begin_write().await?;
-    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(appends.len());
-    outcomes.resize_with(appends.len(), || None);
-    let mut owners = BTreeMap::new();
-    let mut seqs = vec![None; appends.len()];
-    if !appends.is_empty() {
-        owners = lock_owners(&txn, appends, &mut outcomes).await?;
-        seqs = allocate(appends, &mut owners, &mut outcomes)?;
-        trim(&txn, &owners).await?;
-    }
-    let mut plains: Vec<Option<Vec<u8>>> = appends
-        .iter_mut()
-        .zip(&seqs)
-        .map(|(a, seq)| seq.map(|s| (a.body)(u64::try_from(s).unwrap_or_default())))
-        .collect();
-    // In the cluster the bodies are in the stream before the rows commit; a
-    // publish that fails writes nothing.
-    let stream_seqs = match publish(db, appends, &seqs, &plains).await {
-        Ok(at) => at,
+    let mut txn = Txn::begin(db).await?;
+    let written = match fill(db, &mut txn, appends, records).await {
+        Ok(written) => written,
         Err(e) => {
-            txn.rollback().await?;
+            txn.abort().await;
             return Err(e);
         }
     };
-    let models = new_rows(db, appends, &seqs, &plains, &stream_seqs);
-    let moved: Vec<(&str, i64)> = owners
-        .iter()
-        .filter_map(|(client_id, o)| Some((client_id.as_str(), o.last?)))
-        .collect();
-    let recorded = super::records::fold(records)?;
-    let new: Vec<&Model> = models.iter().map(|(_, m)| m).collect();
-    if on_postgres(&txn) {
-        postgres::write(&txn, &moved, &recorded, &new).await?;
-    } else {
-        portable::write(&txn, &moved, &recorded, &new).await?;
-    }
-    txn.commit().await?;
+    let Written {
+        owners,
+        models,
+        mut plains,
+        mut outcomes,
+    } = written;
     for (client_id, owner) in &owners {
         remember(known, client_id, owner.next_seq - 1);
         if owner.trim_at.is_some() {
@@ -97,6 +74,55 @@ pub(super) async fn locked(
         .collect())
 }
 
+/// What a committed batch wrote.
+struct Written {
+    owners: BTreeMap<String, Owner>,
+    models: Vec<(usize, Model)>,
+    plains: Vec<Option<Vec<u8>>>,
+    outcomes: Vec<Option<Outcome>>,
+}
+
+/// The batch's work in `txn`, up to its commit; on an error the caller
+/// rolls it back.
+async fn fill(
+    db: &Db,
+    txn: &mut Txn<'_>,
+    appends: &mut [&mut Append],
+    records: &[Record],
+) -> Result<Written, DbError> {
+    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(appends.len());
+    outcomes.resize_with(appends.len(), || None);
+    let mut owners = BTreeMap::new();
+    let mut seqs = vec![None; appends.len()];
+    if !appends.is_empty() {
+        owners = lock_owners(txn, appends, &mut outcomes).await?;
+        seqs = allocate(appends, &mut owners, &mut outcomes)?;
+        trim(txn, &owners).await?;
+    }
+    let plains: Vec<Option<Vec<u8>>> = appends
+        .iter_mut()
+        .zip(&seqs)
+        .map(|(a, seq)| seq.map(|s| (a.body)(u64::try_from(s).unwrap_or_default())))
+        .collect();
+    // In the cluster the bodies are in the stream before the rows commit; a
+    // publish that fails writes nothing.
+    let stream_seqs = publish(db, appends, &seqs, &plains).await?;
+    let models = new_rows(db, appends, &seqs, &plains, &stream_seqs);
+    let moved: Vec<(&str, i64)> = owners
+        .iter()
+        .filter_map(|(client_id, o)| Some((client_id.as_str(), o.last?)))
+        .collect();
+    let recorded = super::records::fold(records)?;
+    let new: Vec<&Model> = models.iter().map(|(_, m)| m).collect();
+    txn.write_and_commit(&moved, &recorded, &new).await?;
+    Ok(Written {
+        owners,
+        models,
+        plains,
+        outcomes,
+    })
+}
+
 /// The outcome of a request the batch has no answer for (never expected).
 pub(super) fn not_written() -> Outcome {
     Err(DbError::Unavailable("event not written".into()))
@@ -106,7 +132,7 @@ pub(super) fn not_written() -> Outcome {
 /// deadlock on them), with their oldest undelivered events; appends of
 /// events logged already, or twice in the batch, are duplicates.
 async fn lock_owners(
-    txn: &DatabaseTransaction,
+    txn: &mut Txn<'_>,
     appends: &[&mut Append],
     outcomes: &mut [Option<Outcome>],
 ) -> Result<BTreeMap<String, Owner>, DbError> {
@@ -117,11 +143,7 @@ async fn lock_owners(
         .into_iter()
         .collect();
     let ids: Vec<&str> = appends.iter().map(|a| a.event_id.as_str()).collect();
-    let (rows, known) = if on_postgres(txn) {
-        postgres::lock(txn, &clients, &ids).await?
-    } else {
-        portable::lock(txn, &clients, &ids).await?
-    };
+    let (rows, known) = txn.lock(&clients, &ids).await?;
     let known: HashSet<String> = known.into_iter().collect();
     let mut seen = HashSet::new();
     for (a, outcome) in appends.iter().zip(outcomes) {
@@ -190,10 +212,10 @@ fn allocate(
 
 /// Trims the logs whose turn it is: kept events beyond the cap that need
 /// nothing more go, oldest first.
-async fn trim(txn: &DatabaseTransaction, owners: &BTreeMap<String, Owner>) -> Result<(), DbError> {
+async fn trim(txn: &Txn<'_>, owners: &BTreeMap<String, Owner>) -> Result<(), DbError> {
     for (client_id, owner) in owners {
         if let Some(at) = owner.trim_at {
-            trim_rows(txn, client_id, at, owner.cap).await?;
+            txn.trim_rows(client_id, at, owner.cap).await?;
         }
     }
     Ok(())
@@ -304,8 +326,4 @@ pub(super) async fn trim_stream(db: &Db, client_id: &str, cap: i64) {
         tracing::warn!(client_id, error = %e,
             "trimmed events' bodies stay in the stream until they age out");
     }
-}
-
-fn on_postgres(txn: &DatabaseTransaction) -> bool {
-    txn.get_database_backend() == DbBackend::Postgres
 }

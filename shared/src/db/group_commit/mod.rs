@@ -1,6 +1,7 @@
 //! Group commit for the event log: the appends and delivery records of every
-//! session of a process go to its writers (one on SQLite, two on PostgreSQL,
-//! each session always to the same one), each of which takes everything
+//! session of a process go to its writers ([`POSTGRES_WRITERS`] on
+//! PostgreSQL, one on SQLite with a connection of its own; each session
+//! always to the same one), each of which takes everything
 //! queued for it since it last looked and writes it in one transaction (one
 //! flush to disk for many events; `batch` is that transaction). A session's
 //! requests are written in the order queued, so it may queue its next
@@ -29,6 +30,7 @@ mod optimistic;
 mod portable;
 mod postgres;
 mod records;
+mod txn;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -142,9 +144,10 @@ impl Appender {
     /// tasks end when the last handle that sends to them is dropped).
     pub fn spawn(db: Db) -> Appender {
         let taken = Arc::<Taken>::default();
-        let writers = match db.backend() {
-            "postgres" => POSTGRES_WRITERS,
-            _ => 1,
+        let (db, writers) = match db.backend() {
+            "postgres" => (db, POSTGRES_WRITERS),
+            // One writer, on a connection of its own (see `batch::Txn`).
+            _ => (db.sqlite_writer(), 1),
         };
         let writers = (0..writers)
             .map(|_| {

@@ -1,15 +1,16 @@
-//! The batch's statements elsewhere than on PostgreSQL (SQLite, whose
-//! statements run in the process, each a hand-off to the connection's own
-//! thread and back): the reads as one statement, the writes as one call of
-//! several statements, so a batch is four hand-offs with its `BEGIN` and
-//! `COMMIT`, however many requests it holds (a trim, at every 256th `seq`
-//! of a session, adds one).
+//! The batch's statements on SQLite, whose statements run in the process,
+//! each call a hand-off to the connection's own thread and back: the
+//! transaction's `BEGIN IMMEDIATE` and the reads as one call, the writes
+//! and the `COMMIT` as another, on the writer's own connection (a pool of
+//! one, so the second call continues the first one's transaction). A batch
+//! is two hand-offs however many requests it holds (one for delivery
+//! records alone; a trim, at every 256th `seq` of a session, adds one).
 use std::collections::BTreeMap;
 
 use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Query, UpdateStatement, Values};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
-    QueryResult, QueryTrait, Statement, Value,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait,
+    QueryFilter, QueryResult, QueryTrait, Statement, Value,
 };
 
 use super::records::Recorded;
@@ -17,15 +18,18 @@ use crate::db::DbError;
 use crate::db::entities::events::{ActiveModel, Column, Entity, Model};
 use crate::db::logged_events::DeliveryState;
 
-/// The sessions' rows with their oldest undelivered events, then which of
-/// `ids` are logged already: one statement (the write transaction holds
-/// SQLite's one write lock, so nothing is locked row by row).
+/// Begins the transaction on `conn` (the writer's own connection) and reads
+/// the sessions' rows with their oldest undelivered events, then which of
+/// `ids` are logged already: one call (the transaction holds SQLite's one
+/// write lock from its start, so nothing is locked row by row).
 pub(super) async fn lock(
-    txn: &DatabaseTransaction,
+    conn: &DatabaseConnection,
     clients: &[&str],
     ids: &[&str],
 ) -> Result<(Vec<QueryResult>, Vec<String>), DbError> {
-    let rows = txn.query_all_raw(reads(txn, clients, ids)).await?;
+    let mut read = reads(clients, ids);
+    read.sql = format!("{BEGIN};\n{}", read.sql);
+    let rows = conn.query_all_raw(read).await?;
     let mut owners = Vec::with_capacity(clients.len());
     let mut known = Vec::new();
     for row in rows {
@@ -40,7 +44,7 @@ pub(super) async fn lock(
 /// Each session's oldest undelivered event comes by the index on
 /// (client_id, state, seq): a lookup per session, however many wait. The
 /// second arm names the logged ids, by the unique index on `event_id`.
-fn reads(txn: &DatabaseTransaction, clients: &[&str], ids: &[&str]) -> Statement {
+fn reads(clients: &[&str], ids: &[&str]) -> Statement {
     let marks = |n: usize| vec!["?"; n].join(", ");
     let sql = format!(
         "SELECT client_id, event_seq, fence, \
@@ -56,18 +60,24 @@ fn reads(txn: &DatabaseTransaction, clients: &[&str], ids: &[&str]) -> Statement
     let values = std::iter::once(Value::from(DeliveryState::Pending.as_str()))
         .chain(clients.iter().map(|c| Value::from(*c)))
         .chain(ids.iter().map(|i| Value::from(*i)));
-    Statement::from_sql_and_values(txn.get_database_backend(), sql, values)
+    Statement::from_sql_and_values(DbBackend::Sqlite, sql, values)
 }
 
-/// The counters, the delivery records and the new rows, sent as one call.
-pub(super) async fn write(
-    txn: &DatabaseTransaction,
+/// The counters, the delivery records and the new rows, and the commit, sent
+/// as one call on `conn` (with the transaction's `BEGIN` unless `begun`).
+/// On an error the transaction may still be open: the caller rolls it back.
+pub(super) async fn write_and_commit(
+    conn: &DatabaseConnection,
+    begun: bool,
     moved: &[(&str, i64)],
     records: &[Recorded<'_>],
     rows: &[&Model],
 ) -> Result<(), DbError> {
-    let backend = txn.get_database_backend();
+    let backend = DbBackend::Sqlite;
     let mut statements = Vec::new();
+    if !begun {
+        statements.push(Statement::from_string(backend, BEGIN));
+    }
     if !moved.is_empty() {
         statements.push(backend.build(&counters(moved)));
     }
@@ -76,11 +86,15 @@ pub(super) async fn write(
         let insert = Entity::insert_many(rows.iter().map(|m| ActiveModel::from((*m).clone())));
         statements.push(insert.build(backend));
     }
+    statements.push(Statement::from_string(backend, "COMMIT"));
     if let Some(all) = joined(statements) {
-        txn.execute_raw(all).await?;
+        conn.execute_raw(all).await?;
     }
     Ok(())
 }
+
+/// The write transaction's start: it takes SQLite's write lock at once.
+const BEGIN: &str = "BEGIN IMMEDIATE";
 
 /// Statements as one text, their values in order: SQLite binds a call's
 /// values across its statements, each taking as many as it has marks.
