@@ -1,13 +1,15 @@
 //! History sync: the chats the linking phone holds (`/sandbox/history`)
 //! reach the hosted inbox of the session it links, oldest first, without
 //! counting as unread and without a webhook event; what arrives live after
-//! them is delivered as always.
+//! them is delivered as always. On a cluster, a session moved to another
+//! worker keeps them, and the phone's past is not imported a second time.
 use chrono::{Duration, SecondsFormat, Utc};
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
-use super::history::{org, rooms, serve_hosted};
+use super::history::{org, rooms};
 use super::support::*;
+use crate::shapes::{Deployment, Shape};
 use crate::support::*;
 
 /// The phone whose past the session receives.
@@ -29,9 +31,24 @@ async fn stored(p: &Parley, id: &str, room: &str, count: usize) -> Vec<Value> {
 
 #[tokio::test]
 async fn the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook() {
+    history_sync(Shape::Serve).await;
+}
+
+#[tokio::test]
+async fn on_a_cluster_the_phones_chats_are_imported_once_and_stay_through_a_move() {
+    history_sync(Shape::Cluster).await;
+}
+
+async fn history_sync(shape: Shape) {
     let dir = tempfile::tempdir().unwrap();
     let mut rx = Receiver::start().await;
-    let p = serve_hosted(dir.path(), &rx.url, &[]).await;
+    let hosted = [
+        ("PARLEY_ALLOW_HTTP_WEBHOOKS", "true"),
+        ("PARLEY_ALLOW_PRIVATE_EGRESS", "true"),
+        ("PARLEY_HOSTED_RECEIVER_URL", rx.url.as_str()),
+    ];
+    let mut d = Deployment::start(shape, dir.path(), &hosted).await;
+    let p = &d.api;
 
     // Bad bodies are 400s that name the field, and change nothing.
     let one = |m: Value| json!({"phone": PAST_PHONE, "messages": [m]});
@@ -58,38 +75,38 @@ async fn the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook(
             "messages[0].from",
         ),
     ] {
-        let (status, answer) = post(&p, "/sandbox/history", body.clone()).await;
+        let (status, answer) = post(p, "/sandbox/history", body.clone()).await;
         assert_eq!(status, 400, "{body}: {answer}");
         let error = answer["error"].as_str().unwrap_or_default();
         assert!(error.contains(names), "{body}: {answer}");
     }
 
-    let lid = contact(&p).await;
+    let lid = contact(p).await;
     let past = json!({"phone": PAST_PHONE, "messages": [
         {"chat": CONTACT, "fromMe": true, "body": "yes, from ten", "at": at(119), "messageId": "3EB0AAAA00000000000002"},
         {"chat": format!("+{CONTACT}"), "body": "are you open on sunday?", "at": at(120), "messageId": "3EB0AAAA00000000000001"},
         {"chat": CONTACT, "body": "see you then", "at": at(118), "messageId": "3EB0AAAA00000000000003"},
     ]});
-    let (status, set) = post(&p, "/sandbox/history", past).await;
+    let (status, set) = post(p, "/sandbox/history", past).await;
     assert_eq!(status, 200, "{set}");
     assert_eq!(set, json!({"phone": PAST_PHONE, "messages": 3}));
 
     // The session keeps a hosted inbox before its phone links it.
     let (status, body) = post(
-        &p,
+        p,
         "/start?clientId=hs",
         json!({"webhookUrl": rx.url, "webhookToken": HOOK_TOKEN}),
     )
     .await;
     assert_eq!(status, 200, "{body}");
     eventually(15, "a QR code", || async {
-        let (_, body) = get(&p, "/qr?clientId=hs").await;
+        let (_, body) = get(p, "/qr?clientId=hs").await;
         (body["status"] == "qr").then_some(())
     })
     .await;
-    org(&p, "hs").await;
+    org(p, "hs").await;
     let (status, linked) = post(
-        &p,
+        p,
         "/sandbox/link",
         json!({"phone": PAST_PHONE, "clientId": "hs", "name": "Past Phone"}),
     )
@@ -98,7 +115,7 @@ async fn the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook(
     let my_lid = linked["lid"].as_str().expect("lid");
     let room = format!("hs-{my_lid}-{lid}");
 
-    let messages = stored(&p, "hs", &room, 3).await;
+    let messages = stored(p, "hs", &room, 3).await;
     let seen: Vec<(&str, bool, &str)> = messages
         .iter()
         .map(|m| {
@@ -122,7 +139,7 @@ async fn the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook(
         messages.iter().all(|m| m["messageType"] == "chat"),
         "{messages:?}"
     );
-    let all = rooms(&p, "hs").await;
+    let all = rooms(p, "hs").await;
     let r = all
         .iter()
         .find(|r| r["chatRoomId"] == room.as_str())
@@ -131,7 +148,7 @@ async fn the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook(
     assert_eq!(r["unreadCount"], 0, "history is not unread: {r}");
 
     // What comes live is delivered, and nothing of the past before it.
-    let live = text(&p, "hs", "one more question").await;
+    let live = text(p, "hs", "one more question").await;
     let (event, before) = until_message(&mut rx, &live).await;
     assert_eq!(event.json()["body"], "one more question");
     let earlier: Vec<Value> = before.iter().map(|r| r.json()).collect();
@@ -142,5 +159,29 @@ async fn the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook(
             .starts_with("3EB0AAAA")),
         "history reached the webhook: {earlier:?}"
     );
-    stored(&p, "hs", &room, 4).await;
+    stored(p, "hs", &room, 4).await;
+
+    // Its next owner connects without a new link: the past is not imported
+    // again, and what comes next follows it.
+    if shape == Shape::Cluster {
+        d.move_session("hs").await;
+        let p = &d.api;
+        let after = text(p, "hs", "after the move").await;
+        until_message(&mut rx, &after).await;
+        let messages = stored(p, "hs", &room, 5).await;
+        let ids: Vec<&str> = messages
+            .iter()
+            .map(|m| m["messageId"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "3EB0AAAA00000000000001",
+                "3EB0AAAA00000000000002",
+                "3EB0AAAA00000000000003",
+                live.as_str(),
+                after.as_str(),
+            ]
+        );
+    }
 }
