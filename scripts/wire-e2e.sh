@@ -47,6 +47,7 @@ WIRE_E2E=(
   events::sandbox_messages_reject_bad_input
   events::groups_only_when_enabled_and_broadcasts_and_channels_never
   events::subjects::group_events_name_the_subject_on_serve
+  events::subjects::group_events_name_the_subject_on_a_cluster
   events::delivery::pause_resume_and_token_rotation_apply_to_the_next_event
   events::avatars::rooms_and_events_carry_mirrored_avatars_and_refreshes_count_them
   pacing::sends_keep_the_sessions_pace_on_serve
@@ -54,6 +55,7 @@ WIRE_E2E=(
   metrics::counters_follow_a_session_through_pairing_sending_and_a_drop
   inbox::hosted_inbox_routes_read_what_history_stored
   events::history_sync::the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook
+  events::history_sync::on_a_cluster_the_phones_chats_are_imported_once_and_stay_through_a_move
   events::group_changes::group_member_changes_are_events_only_for_sessions_that_turned_them_on
   events::receipts::receipts_of_sent_messages_are_events_once_turned_on
   events::typing::a_contact_typing_is_an_event_once_turned_on

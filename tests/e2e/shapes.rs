@@ -1,6 +1,7 @@
 //! The two shapes a contract test runs on: one `parley serve`, and a cluster of
 //! one `parley api` and two `parley worker` processes on the real PostgreSQL,
-//! NATS, Redis and S3. Both on the sandbox network with the same settings.
+//! NATS, Redis and S3. Both on the suite's network (the sandbox, or the test
+//! network with `PARLEY_E2E_NETWORK=wire`) with the same settings.
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -34,13 +35,11 @@ impl Deployment {
             Shape::Cluster => {
                 let env = services::ClusterEnv::new().await;
                 let mut all = env.vars();
-                all.extend(vars(&[
-                    ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-                    ("PARLEY_NETWORK", "sandbox"),
-                ]));
+                all.extend(vars(&[("PARLEY_ACCOUNT_TOKEN", TOKEN)]));
+                all.extend(network_vars(dir));
                 all.extend(vars(more));
                 let (ok, out) =
-                    parley_tests::process::run_once(bin(), &["migrate"], dir, &all).await;
+                    parley_tests::process::run_once(gateway_bin(), &["migrate"], dir, &all).await;
                 assert!(ok, "migrate: {out}");
                 let mut workers = Vec::new();
                 for pod in ["worker-0", "worker-1"] {
@@ -48,12 +47,12 @@ impl Deployment {
                     v.push(("PARLEY_POD_NAME".into(), pod.into()));
                     workers.push((
                         pod.to_string(),
-                        Parley::start(bin(), &["worker"], dir, &v).await,
+                        Parley::start(gateway_bin(), &["worker"], dir, &v).await,
                     ));
                 }
                 let mut v = all;
                 v.push(("PARLEY_POD_NAME".into(), "api-0".into()));
-                let api = Parley::start(bin(), &["api"], dir, &v).await;
+                let api = Parley::start(gateway_bin(), &["api"], dir, &v).await;
                 Deployment {
                     api,
                     workers,
