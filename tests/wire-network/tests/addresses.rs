@@ -29,6 +29,8 @@ async fn a_contact_is_named_by_lid_and_answered_by_lid_or_number() {
         contact,
         mut hooks,
         p,
+        // Kept alive: the directory holds the database (and `p`'s log).
+        dir: _dir,
         ..
     } = linked_on_serve("wirea").await;
     let my_lid = net.lid_of(PHONE).expect("the session's LID");

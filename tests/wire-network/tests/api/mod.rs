@@ -298,7 +298,9 @@ pub struct LinkedServe {
     pub p: Parley,
     /// The session's device number on the phone's account.
     pub device: u16,
-    /// Where `serve` keeps its data.
+    /// Where `serve` keeps its data and its log: a test that takes the
+    /// struct apart keeps it (`dir: _dir`), or `..` deletes it under the
+    /// running process.
     pub dir: tempfile::TempDir,
 }
 
