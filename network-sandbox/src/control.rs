@@ -62,8 +62,8 @@ impl SandboxNetwork {
                 self.create_group(client_id, &subject, &participants, &admins)
                     .await
             }
-            SandboxOp::GroupSubject { jid, subject } => {
-                self.change_subject(client_id, &jid, &subject).await
+            SandboxOp::GroupSubject { jid, subject, by } => {
+                self.change_subject(client_id, &jid, &subject, by).await
             }
             SandboxOp::GroupMembers {
                 jid,

@@ -84,19 +84,25 @@ impl SandboxNetwork {
         })
     }
 
-    /// The session's phone changes the subject of `group`, a group it is in.
+    /// A member (the session's phone unless `by` names another) changes the
+    /// subject of `group`, a group the session's phone is in.
     pub(super) async fn change_subject(
         &self,
         client_id: &str,
         group: &Jid,
         subject: &str,
+        by: Option<PhoneNumber>,
     ) -> Outcome {
-        let (_, me) = self.session_group(client_id, group).await?;
+        let (found, me) = self.session_group(client_id, group).await?;
+        let by = by.map_or_else(|| me.clone(), PhoneNumber::into_string);
+        if found.member(&by).is_none() {
+            return Err(ApiError::conflict(format!("{by} is not a member")));
+        }
         self.store()
             .set_sandbox_group_subject(group.as_str(), subject)
             .await?;
         let change = Content::GroupUpdate(GroupSetting::Subject(subject.to_string()));
-        self.tell_member(client_id, group, subject, &me, &me, change)
+        self.tell_member(client_id, group, subject, &by, &me, change)
             .await?;
         Ok(Reply::Controlled {
             answer: serde_json::json!(SandboxGroupCreated {

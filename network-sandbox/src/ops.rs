@@ -35,8 +35,13 @@ pub enum SandboxOp {
         participants: Vec<PhoneNumber>,
         admins: Vec<PhoneNumber>,
     },
-    /// The session's phone changes the subject of `jid`, a group it is in.
-    GroupSubject { jid: Jid, subject: String },
+    /// A member (the session's phone unless `by` names another) changes the
+    /// subject of `jid`, a group the session's phone is in.
+    GroupSubject {
+        jid: Jid,
+        subject: String,
+        by: Option<PhoneNumber>,
+    },
     /// `by`, an admin of `jid`, changes its members.
     GroupMembers {
         jid: Jid,

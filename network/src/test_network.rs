@@ -36,6 +36,14 @@ pub struct MembersChange {
     pub participants: Vec<PhoneNumber>,
 }
 
+/// A group's new subject, checked, and the member who gives it (`None`:
+/// the session's own phone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rename {
+    pub subject: String,
+    pub by: Option<PhoneNumber>,
+}
+
 /// A contact's receipt, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewReceipt {
@@ -131,11 +139,13 @@ pub trait TestNetwork: Send + Sync {
     /// the session.
     async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError>;
 
-    /// The session's phone renames `jid`, a group it is in.
+    /// A member of `jid`, a group the session's phone is in (the session's
+    /// phone unless `rename.by` names another), renames it; the session's
+    /// device is told as a member's devices are.
     async fn rename_group(
         &self,
         id: &ClientId,
         jid: Jid,
-        subject: String,
+        rename: Rename,
     ) -> Result<SandboxGroupCreated, ApiError>;
 }

@@ -99,6 +99,9 @@ pub struct SandboxGroupSubject {
     pub jid: String,
     #[serde(default)]
     pub subject: String,
+    /// The member (a phone) who renames it; the session's own phone when absent.
+    #[serde(default)]
+    pub by: Option<String>,
 }
 
 /// `POST /sandbox/receipts`: a contact's phone says it received, read or

@@ -10,7 +10,7 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_network::test_network::NewGroup;
-use parley_network::test_network::{MembersChange, NewReceipt, NewTyping};
+use parley_network::test_network::{MembersChange, NewReceipt, NewTyping, Rename};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &[
@@ -167,11 +167,16 @@ fn group_jid(raw: &str) -> Result<Jid, ApiError> {
     }
 }
 
-/// The group and its new subject of a `/sandbox/groups/subject` request.
-pub fn group_subject(body: SandboxGroupSubject) -> Result<(Jid, String), ApiError> {
+/// The group, its new subject and who renames it (`None`: the session's
+/// phone) of a `/sandbox/groups/subject` request.
+pub fn group_subject(body: SandboxGroupSubject) -> Result<(Jid, Rename), ApiError> {
     let jid = group_jid(&body.jid)?;
     let subject = parley_api::extension::subject(Some(body.subject))?;
-    Ok((jid, subject))
+    let by = match body.by.as_deref() {
+        Some(by) => Some(PhoneNumber::parse("by", by)?),
+        None => None,
+    };
+    Ok((jid, Rename { subject, by }))
 }
 
 /// Most messages of one phone's history.

@@ -181,9 +181,9 @@ pub async fn groups(
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupSubject, responses((status = 200, body = SandboxGroupCreated),
-    (status = 400, description = "Missing subject, or jid is not a group JID"),
+    (status = 400, description = "Missing subject, jid is not a group JID, or by is not a phone"),
     (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
-    (status = 409, description = "Session not linked")))]
+    (status = 409, description = "Session not linked, or `by` is not a member")))]
 #[post("/sandbox/groups/subject")]
 pub async fn group_subject(
     req: HttpRequest,
@@ -192,10 +192,10 @@ pub async fn group_subject(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let (jid, subject) = checks::group_subject(body)?;
+    let (jid, rename) = checks::group_subject(body)?;
     known(&state, id.as_str()).await?;
     let net = network(&req, &state)?;
-    Ok(web::Json(net.rename_group(&id, jid, subject).await?))
+    Ok(web::Json(net.rename_group(&id, jid, rename).await?))
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupMembers, responses((status = 200, body = SandboxGroupChanged),

@@ -120,6 +120,7 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxGroupRequest", "admins", phones, false),
         ("SandboxGroupSubject", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupSubject", "subject", subject(), true),
+        ("SandboxGroupSubject", "by", pattern(PHONE), false),
         ("SandboxReceipt", "from", pattern(PHONE), true),
         (
             "SandboxReceipt",

@@ -13,7 +13,9 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
-use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, NewTyping, TestNetwork};
+use parley_network::test_network::{
+    MembersChange, NewGroup, NewReceipt, NewTyping, Rename, TestNetwork,
+};
 
 use super::messages::{Checked, File, checked};
 use crate::injected::{InjectedContent, InjectedMessage};
@@ -252,9 +254,10 @@ impl TestNetwork for SandboxNetwork {
         &self,
         id: &ClientId,
         jid: Jid,
-        subject: String,
+        rename: Rename,
     ) -> Result<SandboxGroupCreated, ApiError> {
-        self.group(id, SandboxOp::GroupSubject { jid, subject })
+        let Rename { subject, by } = rename;
+        self.group(id, SandboxOp::GroupSubject { jid, subject, by })
             .await
     }
 

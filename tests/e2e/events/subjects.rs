@@ -38,7 +38,7 @@ async fn subjects(shape: Shape) {
     let mut d = Deployment::start(shape, dir.path(), EVENT_VARS).await;
     let mut rx = Receiver::start().await;
     hooked(&d.api, "gs", &rx.url, json!({})).await;
-    contact(&d.api).await;
+    let lid = contact(&d.api).await;
     let (status, body) = post(
         &d.api,
         "/set-enable-group-ai",
@@ -117,8 +117,26 @@ async fn subjects(shape: Shape) {
         .collect();
     assert_eq!(updates.len(), 1, "{page}");
     assert_eq!(updates[0]["eventId"], e["eventId"]);
+
+    // Another member renames it: not the session's change.
+    let (status, body) = post(
+        &d.api,
+        "/sandbox/groups/subject",
+        json!({"clientId": "gs", "jid": group, "subject": "Team D", "by": CONTACT}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let e = loop {
+        let e = rx.next(WAIT).await.json();
+        if e["type"] == "group_update" && e["groupUpdate"]["subject"] == "Team D" {
+            break e;
+        }
+    };
+    assert_eq!(e["fromMe"], false, "{e}");
+    assert_eq!(e["group"]["participant"], format!("{lid}@lid"), "{e}");
+    assert_eq!(e["group"]["subject"], "Team D", "{e}");
     let e = group_text(&d.api, &mut rx, &group, "third").await;
-    assert_eq!(e["group"]["subject"], "Team C", "{e}");
+    assert_eq!(e["group"]["subject"], "Team D", "{e}");
     // The session's own messages to the group too.
     let (status, sent) = post(
         &d.api,
@@ -133,7 +151,7 @@ async fn subjects(shape: Shape) {
         .json();
     assert_eq!(
         (e["fromMe"].as_bool(), e["group"]["subject"].as_str()),
-        (Some(true), Some("Team C")),
+        (Some(true), Some("Team D")),
         "{e}"
     );
 
@@ -155,6 +173,14 @@ async fn subjects(shape: Shape) {
             json!({"clientId": "nobody", "jid": group, "subject": "X"}),
             404,
         ),
+        (
+            json!({"clientId": "gs", "jid": group, "subject": "X", "by": "12"}),
+            400,
+        ),
+        (
+            json!({"clientId": "gs", "jid": group, "subject": "X", "by": "4915100000999"}),
+            409,
+        ),
     ] {
         let (status, answer) = post(&d.api, "/sandbox/groups/subject", body.clone()).await;
         assert_eq!(status, want, "{body} -> {answer}");
@@ -168,6 +194,6 @@ async fn subjects(shape: Shape) {
     if shape == Shape::Cluster {
         d.move_session("gs").await;
         let e = group_text(&d.api, &mut rx, &group, "after the move").await;
-        assert_eq!(e["group"]["subject"], "Team C", "{e}");
+        assert_eq!(e["group"]["subject"], "Team D", "{e}");
     }
 }

@@ -23,7 +23,9 @@ use parley_contract::wire::sandbox::{
 };
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_network::test_network::{MembersChange, NewGroup, NewReceipt, NewTyping, TestNetwork};
+use parley_network::test_network::{
+    MembersChange, NewGroup, NewReceipt, NewTyping, Rename, TestNetwork,
+};
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -201,10 +203,12 @@ impl TestNetwork for WorldNetwork {
         &self,
         id: &ClientId,
         jid: Jid,
-        subject: String,
+        rename: Rename,
     ) -> Result<SandboxGroupCreated, ApiError> {
         let session = self.device(id).await?;
-        let body = json!({ "session": session, "jid": jid.as_str(), "subject": subject });
+        let by = rename.by.as_ref().map(PhoneNumber::as_str);
+        let body = json!({ "session": session, "jid": jid.as_str(),
+            "subject": rename.subject, "by": by });
         world(&self.state, "/groups/subject", body).await
     }
 

@@ -103,6 +103,9 @@ pub struct MembersRequest {
 pub struct SubjectRequest {
     pub jid: String,
     pub subject: String,
+    /// The member who renames it (a phone); the session's phone when absent.
+    #[serde(default)]
+    pub by: Option<String>,
 }
 
 /// Serves the control API on `addr`; returns where it listens and the
@@ -280,7 +283,8 @@ async fn group_subject(
 ) -> HttpResponse {
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
-        w.group_subject(&b.session, &b.request.jid, &b.request.subject)
+        let r = &b.request;
+        w.group_subject(&b.session, &r.jid, r.by.as_deref(), &r.subject)
             .await
     })
     .await

@@ -80,17 +80,25 @@ impl World {
         })
     }
 
-    /// The session's phone renames `group`, a group it is in.
+    /// `by`, a member of `group` (the session's phone when `None`), renames
+    /// it, a group the session's phone is in, with a real `w:g2` request.
     pub async fn group_subject(
         &self,
         session: &SessionRef,
         group: &str,
+        by: Option<&str>,
         subject: &str,
     ) -> Result<Group, Refusal> {
-        let phone = self.phone(&session.phone).await?;
-        phone.set_group_subject(group, subject).await.map_err(|e| {
-            Refusal::NotFound(format!("no such group with the session's phone in it: {e}"))
-        })?;
+        let members = self.session_group_members(session, group)?;
+        let by = by.unwrap_or(&session.phone);
+        if !members.iter().any(|(p, _)| p == by) {
+            return Err(Refusal::Conflict(format!("{by} is not a member")));
+        }
+        let phone = self.phone(by).await?;
+        phone
+            .set_group_subject(group, subject)
+            .await
+            .map_err(failed)?;
         Ok(Group {
             jid: group.to_string(),
             subject: subject.to_string(),
