@@ -104,6 +104,19 @@ pub async fn until_message(rx: &mut Receiver, message_id: &str) -> (Received, Ve
     }
 }
 
+/// Each of `cases` posted to `path` is refused with its status and an `{error}`
+/// that says something.
+pub async fn refused<const N: usize>(p: &Parley, path: &str, cases: [(Value, u16); N]) {
+    for (body, status) in cases {
+        let (got, answer) = post(p, path, body.clone()).await;
+        assert_eq!(got, status, "{body}: {answer}");
+        assert!(
+            answer["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{answer}"
+        );
+    }
+}
+
 /// Checks the spec's headers and the Standard Webhooks signature of `req`.
 pub fn assert_headers(req: &Received, token: &str) {
     let event = req.json();
