@@ -255,6 +255,21 @@ pub async fn maybe_event(
     }
 }
 
+/// Waits until `client_id`'s event log shows message `id`'s event as
+/// delivered: the receiver's answer is recorded a moment after the webhook
+/// arrives, and until then the event counts against the session's cap.
+pub async fn logged_as_delivered(p: &Parley, client_id: &str, id: &str) {
+    eventually("the event logged as delivered", || async {
+        let (_, body) = get(p, &format!("/events?clientId={client_id}")).await;
+        body["events"]
+            .as_array()?
+            .iter()
+            .any(|e| e["event"]["messageId"] == id && e["delivery"]["state"] == "delivered")
+            .then_some(())
+    })
+    .await;
+}
+
 /// The count of the gateway's metric series `series` (a line's start, as
 /// `name{labels}`), 0 while it has none.
 pub async fn metric(p: &Parley, series: &str) -> f64 {
