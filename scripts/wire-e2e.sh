@@ -57,10 +57,12 @@ WIRE_E2E=(
   events::history_sync::the_phones_chats_fill_the_hosted_inbox_at_linking_and_reach_no_webhook
   events::history_sync::on_a_cluster_the_phones_chats_are_imported_once_and_stay_through_a_move
   events::group_changes::group_member_changes_are_events_only_for_sessions_that_turned_them_on
+  events::group_settings::group_settings_change_as_the_network_lets_them_and_are_events
   events::receipts::receipts_of_sent_messages_are_events_once_turned_on
   events::typing::a_contact_typing_is_an_event_once_turned_on
   events::log::a_session_without_a_webhook_logs_its_events_and_pushes_none
   contacts::unknown_sessions_are_404_unconnected_409_and_the_lookup_fault_502
+  contacts::a_picture_for_contacts_only_shows_once_the_contact_wrote
   security::mirror::serve_mirrors_files_up_to_the_cap_and_says_why_not_beyond
   security::files_from_contacts_are_stored_inert_in_the_bucket
   security::at_rest::serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys

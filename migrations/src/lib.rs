@@ -22,6 +22,7 @@ mod m0016_event_stream;
 mod m0017_session_states;
 mod m0018_sandbox_history;
 mod m0019_session_events;
+mod m0020_sandbox_privacy;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0017_session_states::Migration),
             Box::new(m0018_sandbox_history::Migration),
             Box::new(m0019_session_events::Migration),
+            Box::new(m0020_sandbox_privacy::Migration),
         ]
     }
 }

@@ -175,8 +175,10 @@ impl ReceiptStatus {
     }
 }
 
-/// What a change of a group's own settings set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a change of a group's own settings set. Serialized as the one
+/// field of an event's `groupUpdate` (`{"announce": true}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum GroupSetting {
     /// The group's name.
     Subject(String),
@@ -188,6 +190,7 @@ pub enum GroupSetting {
     Locked(bool),
     /// How long messages stay before they disappear, in seconds; 0 when they
     /// no longer do.
+    #[serde(rename = "ephemeralSeconds")]
     Ephemeral(u32),
 }
 

@@ -2,6 +2,7 @@
 //! profile pictures from the phone registry. Each lookup needs a linked
 //! connection and uses up an armed `lookup` fault by failing.
 use crate::store::SandboxPhone;
+use crate::store::entities::phones::CONTACTS;
 use bytes::Bytes;
 use parley_model::recipients::{LID_SERVER, PHONE_SERVER};
 use parley_shared::picture_links::{PictureLinks, PictureRef};
@@ -105,6 +106,9 @@ impl SandboxConnection {
         Ok(match phone.avatar.as_str() {
             "none" | "" => PictureLookup::NoPicture,
             "hidden" => PictureLookup::Hidden,
+            _ if phone.avatar_privacy == CONTACTS && !self.holds_token_of(&phone.phone).await? => {
+                PictureLookup::Hidden
+            }
             _ => {
                 let picture = PictureRef {
                     lid: phone.lid,
@@ -117,6 +121,20 @@ impl SandboxConnection {
                 })
             }
         })
+    }
+
+    /// Whether the session's phone holds a privacy token `issuer` issued it
+    /// (`issuer` wrote to it), or is `issuer`.
+    async fn holds_token_of(&self, issuer: &str) -> Result<bool, QueryError> {
+        let me = self.own_phone().await?;
+        if me == issuer {
+            return Ok(true);
+        }
+        let store = self.network().store();
+        store
+            .holds_token(issuer, &me)
+            .await
+            .map_err(|e| unreachable(e).into())
     }
 
     /// The bytes behind a link made by [`SandboxNetwork::picture_link`],

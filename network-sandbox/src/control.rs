@@ -62,8 +62,8 @@ impl SandboxNetwork {
                 self.create_group(client_id, &subject, &participants, &admins)
                     .await
             }
-            SandboxOp::GroupSubject { jid, subject, by } => {
-                self.change_subject(client_id, &jid, &subject, by).await
+            SandboxOp::GroupSetting { jid, setting, by } => {
+                self.change_setting(client_id, &jid, setting, by).await
             }
             SandboxOp::GroupMembers {
                 jid,
@@ -246,6 +246,7 @@ impl SandboxNetwork {
             invite_code: codes::invite_code(),
             created_at: Utc::now(),
             members,
+            settings: Default::default(),
         };
         db.create_sandbox_group(&group).await?;
         Ok(group_answer(SandboxGroupCreated {

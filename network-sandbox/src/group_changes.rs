@@ -1,7 +1,8 @@
 //! Changes of a group the session's phone is in, on the network side:
 //! `POST /sandbox/groups/participants` (an admin adds, removes, promotes or
-//! demotes members; all or nothing: every participant is checked first) and
-//! `POST /sandbox/groups/subject` (the session's phone renames it). The
+//! demotes members; all or nothing: every participant is checked first),
+//! `POST /sandbox/groups/subject` and `/sandbox/groups/settings` (a member
+//! changes its subject or another setting, where the group lets it). The
 //! session's device is told as the network tells every member's devices (a
 //! `w:gp2` notification on the real network): an inbound activity of its own
 //! kind, which only sessions that turned it on deliver (a new subject names
@@ -10,7 +11,7 @@ use super::inbound::lid_jid;
 use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
-use parley_contract::wire::sandbox::{SandboxGroupChanged, SandboxGroupCreated};
+use parley_contract::wire::sandbox::SandboxGroupChanged;
 use parley_model::inbound::{Content, GroupAction, GroupSetting, InboundMessage};
 use parley_network::outgoing::new_message_id;
 use parley_network::{Jid, NetworkEvent, PhoneNumber};
@@ -84,32 +85,44 @@ impl SandboxNetwork {
         })
     }
 
-    /// A member (the session's phone unless `by` names another) changes the
-    /// subject of `group`, a group the session's phone is in.
-    pub(super) async fn change_subject(
+    /// A member (the session's phone unless `by` names another) changes a
+    /// setting of `group`, a group the session's phone is in, as the network
+    /// lets it: announcement and locked mode by admins only, the rest by any
+    /// member unless the group is locked.
+    pub(super) async fn change_setting(
         &self,
         client_id: &str,
         group: &Jid,
-        subject: &str,
+        setting: GroupSetting,
         by: Option<PhoneNumber>,
     ) -> Outcome {
         let (found, me) = self.session_group(client_id, group).await?;
         let by = by.map_or_else(|| me.clone(), PhoneNumber::into_string);
-        if found.member(&by).is_none() {
+        let Some(member) = found.member(&by) else {
             return Err(ApiError::conflict(format!("{by} is not a member")));
+        };
+        let admins_only = matches!(setting, GroupSetting::Announce(_) | GroupSetting::Locked(_))
+            || found.settings.locked;
+        if admins_only && !member.is_admin() {
+            return Err(ApiError::conflict(format!(
+                "{by} is not an admin of the group"
+            )));
         }
-        self.store()
-            .set_sandbox_group_subject(group.as_str(), subject)
+        let db = self.store();
+        let mut subject = found.subject.clone();
+        if let GroupSetting::Subject(new) = &setting {
+            db.set_sandbox_group_subject(group.as_str(), new).await?;
+            subject.clone_from(new);
+        } else {
+            let mut settings = found.settings.clone();
+            settings.apply(&setting);
+            db.set_sandbox_group_settings(group.as_str(), &settings)
+                .await?;
+        }
+        let change = Content::GroupUpdate(setting);
+        self.tell_member(client_id, group, &subject, &by, &me, change)
             .await?;
-        let change = Content::GroupUpdate(GroupSetting::Subject(subject.to_string()));
-        self.tell_member(client_id, group, subject, &by, &me, change)
-            .await?;
-        Ok(Reply::Controlled {
-            answer: serde_json::json!(SandboxGroupCreated {
-                jid: group.as_str().to_string(),
-                subject: subject.to_string(),
-            }),
-        })
+        Ok(Reply::Done)
     }
 
     /// Tells the session's device (linked to phone `me`) that `by` made

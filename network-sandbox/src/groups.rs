@@ -31,7 +31,7 @@ pub const INVITE_PREFIX: &str = "https://chat.whatsapp.com/";
 
 impl SandboxConnection {
     /// The phone this session is linked as.
-    async fn own_phone(&self) -> Result<String, NetworkError> {
+    pub(super) async fn own_phone(&self) -> Result<String, NetworkError> {
         self.ensure_linked().await?;
         let device = self
             .network()
@@ -59,13 +59,20 @@ impl SandboxConnection {
         Ok((group, me))
     }
 
-    /// Refuses a message to a group without this session's phone in it, as
-    /// the network does (it relays it to no one).
-    pub(super) async fn check_member_of(&self, chat: &Jid) -> Result<(), NetworkError> {
+    /// Refuses a message to a group without this session's phone in it, or
+    /// to one in announcement mode where it is not an admin, as the network
+    /// does (it relays it to no one).
+    pub(super) async fn check_may_send_to(&self, chat: &Jid) -> Result<(), NetworkError> {
         if !chat.is_group() {
             return Ok(());
         }
         match self.my_group(chat).await {
+            Ok((group, me))
+                if group.settings.announce
+                    && !group.member(&me).is_some_and(SandboxMember::is_admin) =>
+            {
+                Err(NetworkError::Rejected(parley_network::ADMINS_ONLY.into()))
+            }
             Ok(_) => Ok(()),
             Err(QueryError::Network(e)) => Err(e),
             Err(_) => Err(NetworkError::Rejected(parley_network::NOT_A_MEMBER.into())),
@@ -171,6 +178,7 @@ impl SandboxConnection {
             invite_code: codes::invite_code(),
             created_at: Utc::now(),
             members,
+            settings: Default::default(),
         };
         self.network()
             .store()

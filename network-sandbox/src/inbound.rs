@@ -37,6 +37,15 @@ impl SandboxNetwork {
             .inbound_of(m, &device.jid, &device.push_name, Utc::now())
             .await?;
         let id = msg.id.clone();
+        // A contact writing to the session's phone issues it a privacy
+        // token, as its client does after a 1:1 message.
+        if let Some(from) = msg
+            .sender_phone
+            .as_deref()
+            .filter(|_| !msg.from_me && msg.chat == msg.sender)
+        {
+            self.store().issue_token(from, &device.phone).await?;
+        }
         let state = live.state().await;
         match state.phase {
             Phase::Linked => {}

@@ -5,7 +5,7 @@
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
 use parley_model::address::{Jid, MessageId, PhoneNumber};
-use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
+use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
 use serde::{Deserialize, Serialize};
 
 use crate::injected::InjectedMessage;
@@ -35,11 +35,11 @@ pub enum SandboxOp {
         participants: Vec<PhoneNumber>,
         admins: Vec<PhoneNumber>,
     },
-    /// A member (the session's phone unless `by` names another) changes the
-    /// subject of `jid`, a group the session's phone is in.
-    GroupSubject {
+    /// A member (the session's phone unless `by` names another) changes a
+    /// setting of `jid` (its subject, say), a group the session's phone is in.
+    GroupSetting {
         jid: Jid,
-        subject: String,
+        setting: GroupSetting,
         by: Option<PhoneNumber>,
     },
     /// `by`, an admin of `jid`, changes its members.

@@ -105,7 +105,7 @@ impl SandboxConnection {
     /// messages, of a kind with text, within the window.
     pub(super) async fn send_message(&self, msg: Outgoing) -> Result<SentMessage, NetworkError> {
         self.admit().await?;
-        self.check_member_of(&msg.to).await?;
+        self.check_may_send_to(&msg.to).await?;
         if msg.to.is_phone() || msg.to.is_lid() {
             self.check_fault(PRIVACY_TOKEN_FAULT, parley_network::NO_PRIVACY_TOKEN)
                 .await?;

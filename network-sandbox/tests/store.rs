@@ -1,8 +1,9 @@
 //! The sandbox's storage (outbox, groups) over the gateway's database: one
 //! suite, run on SQLite and PostgreSQL.
 use chrono::{TimeZone, Utc};
+use parley_model::inbound::GroupSetting;
 use parley_network_sandbox::store::groups::{
-    ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember,
+    ADMIN, GroupSettings, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember,
 };
 use parley_network_sandbox::store::{NewOutboxEntry, OutboxEntry, Store};
 use parley_shared::db::Db;
@@ -94,6 +95,7 @@ async fn sandbox_groups_keep_members_and_roles(db: &Db) {
         invite_code: "code1".into(),
         created_at: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
         members: vec![member(PHONE, SUPERADMIN), member("4915100000002", MEMBER)],
+        settings: Default::default(),
     };
     db.create_sandbox_group(&group).await.unwrap();
     assert_eq!(
@@ -135,4 +137,30 @@ async fn sandbox_groups_keep_members_and_roles(db: &Db) {
     assert!(now.member("4915100000002").unwrap().is_admin());
     assert!(!now.member("4915100000003").unwrap().is_admin());
     assert!(db.sandbox_groups_of(PHONE).await.unwrap().is_empty());
+
+    // The group's own settings, changed one at a time.
+    let mut settings = GroupSettings::default();
+    for setting in [
+        GroupSetting::Description("Orders".into()),
+        GroupSetting::Announce(true),
+        GroupSetting::Locked(true),
+        GroupSetting::Ephemeral(86_400),
+        GroupSetting::Subject("not a setting".into()),
+    ] {
+        settings.apply(&setting);
+    }
+    db.set_sandbox_group_settings(&group.jid, &settings)
+        .await
+        .unwrap();
+    let now = db.sandbox_group(&group.jid).await.unwrap().unwrap();
+    assert_eq!(
+        now.settings,
+        GroupSettings {
+            description: "Orders".into(),
+            announce: true,
+            locked: true,
+            ephemeral_seconds: 86_400,
+        }
+    );
+    assert_eq!(now.subject, "Team", "the subject is the group's own");
 }

@@ -43,6 +43,9 @@ pub enum Avatar {
     Hidden,
     /// An image's bytes.
     Image(Vec<u8>),
+    /// An image shown only to the accounts its owner wrote to: they hold the
+    /// privacy token the owner's client issued them.
+    ForContacts(Vec<u8>),
 }
 
 /// The network's other side, as the suite drives it.
@@ -542,5 +545,46 @@ pub async fn looks_up_numbers_people_and_pictures(s: Subject<'_>) {
         matches!(hidden, PictureLookup::Hidden | PictureLookup::NoPicture),
         "{hidden:?}"
     );
+    conn.close().await;
+}
+
+/// A picture its owner shows to its contacts only is hidden from the
+/// session until the owner writes to it: the owner's client then issues
+/// the session's account a privacy token, which the lookup carries (on the
+/// real network the token comes a moment after the message, so the lookup
+/// is tried again until the deadline).
+pub async fn a_picture_for_contacts_shows_once_its_owner_wrote(s: Subject<'_>) {
+    let (conn, mut events, _) = pair(&s, 1).await;
+    let face = image(3);
+    s.counterpart
+        .profile(CONTACT, "", Avatar::ForContacts(face.clone()))
+        .await
+        .expect("the contact shows its picture to its contacts");
+    let jid = Jid::phone(&phone(CONTACT));
+    let before = conn
+        .profile_picture(&jid, true)
+        .await
+        .expect("a hidden picture is an answer, not an error");
+    assert!(
+        matches!(before, PictureLookup::Hidden | PictureLookup::NoPicture),
+        "before the contact wrote: {before:?}"
+    );
+    s.counterpart
+        .write(&s.client_id, CONTACT, "hello, it's me")
+        .await
+        .expect("the contact writes");
+    from_a_contact(&mut events, "the contact's message").await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let picture = loop {
+        match conn.profile_picture(&jid, true).await {
+            Ok(PictureLookup::Found(picture)) => break picture,
+            other if tokio::time::Instant::now() >= deadline => {
+                panic!("the contact's picture stayed hidden: {other:?}")
+            }
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    let file = conn.download_picture(&picture).await.expect("download");
+    assert_eq!(file.data.as_ref(), face.as_slice());
     conn.close().await;
 }

@@ -43,6 +43,11 @@ pub enum NetworkError {
 /// not (or no longer) in it. Every adapter names it so in its `Rejected`.
 pub const NOT_A_MEMBER: &str = "this account is not a member of the group";
 
+/// Why the network refuses a message to a group in announcement mode: only
+/// its admins send, and the session's account is not one. Every adapter
+/// names it so in its `Rejected`.
+pub const ADMINS_ONLY: &str = "only the group's admins may send to it, and this account is not one";
+
 /// Why the network refuses a 1:1 message for want of a privacy token (its
 /// error 463). Every adapter names it so in its `Rejected`.
 pub const NO_PRIVACY_TOKEN: &str = "the network refused the message (error 463: the recipient \

@@ -16,7 +16,7 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::MessageId;
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
-use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
+use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
 
 /// A group to create, checked: its subject, its members (phones) and the
 /// admins among them (or the session's own phone).
@@ -36,11 +36,11 @@ pub struct MembersChange {
     pub participants: Vec<PhoneNumber>,
 }
 
-/// A group's new subject, checked, and the member who gives it (`None`:
-/// the session's own phone).
+/// A change of a group's own settings, checked (one setting), and the
+/// member who makes it (`None`: the session's own phone).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rename {
-    pub subject: String,
+pub struct SettingChange {
+    pub setting: GroupSetting,
     pub by: Option<PhoneNumber>,
 }
 
@@ -140,12 +140,15 @@ pub trait TestNetwork: Send + Sync {
     async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError>;
 
     /// A member of `jid`, a group the session's phone is in (the session's
-    /// phone unless `rename.by` names another), renames it; the session's
-    /// device is told as a member's devices are.
-    async fn rename_group(
+    /// phone unless `change.by` names another), changes one of its settings
+    /// (its subject, description, announcement or locked mode, disappearing
+    /// messages), as the network lets it: 409 when it is not a member, or
+    /// not an admin where only admins may; the session's device is told as
+    /// a member's devices are.
+    async fn update_group(
         &self,
         id: &ClientId,
         jid: Jid,
-        rename: Rename,
-    ) -> Result<SandboxGroupCreated, ApiError>;
+        change: SettingChange,
+    ) -> Result<(), ApiError>;
 }

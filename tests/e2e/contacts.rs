@@ -341,3 +341,48 @@ async fn profile_pictures_are_cached_and_mirrored_once_per_version() {
         assert_eq!(status, 400, "{query}: {body}");
     }
 }
+
+/// A contact that shows its picture to its contacts only: hidden from the
+/// session until the contact writes to it (its client then issues the
+/// session's account a privacy token, which the network asks for), then
+/// found and mirrored like any other.
+#[tokio::test]
+async fn a_picture_for_contacts_only_shows_once_the_contact_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = serve_sends(dir.path(), false).await;
+    linked(&p, "shop").await;
+    let face = avatar("for contacts");
+    let fields = json!({"avatar": b64(&face), "avatarPrivacy": "contacts"});
+    register(&p, ANN, fields).await;
+    let query = format!("&jid=%2B{ANN}&refresh=true");
+    let (status, hidden) = picture(&p, "shop", &query).await;
+    assert_eq!(status, 200, "{hidden}");
+    assert_eq!(
+        (hidden["url"].as_str(), hidden["storedUrl"].as_str()),
+        (Some(""), Some("")),
+        "not shown before Ann wrote: {hidden}"
+    );
+    let (status, body) = post(
+        &p,
+        "/sandbox/messages",
+        json!({"clientId": "shop", "from": ANN, "type": "text", "body": "Hi, it's Ann"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // The token reaches the session's device a moment after the message.
+    let shown = eventually(10, "Ann's picture shown", || async {
+        let (status, body) = picture(&p, "shop", &query).await;
+        (status == 200 && body["url"].as_str().is_some_and(|u| !u.is_empty())).then_some(body)
+    })
+    .await;
+    assert_eq!(shown["mirrored"], true, "{shown}");
+    assert_eq!(fetch(shown["storedUrl"].as_str().unwrap()).await, face);
+
+    let (status, body) = post(
+        &p,
+        "/sandbox/contacts",
+        json!({"phone": ANN, "avatarPrivacy": "friends"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+}

@@ -6,6 +6,7 @@
 mod avatars;
 mod delivery;
 mod group_changes;
+mod group_settings;
 pub(crate) mod history;
 mod history_sync;
 mod hosted_cluster;

@@ -60,6 +60,9 @@ pub struct SandboxContact {
     pub on_network: Option<bool>,
     /// `none` (default), `hidden`, or a base64 PNG/JPEG.
     pub avatar: Option<String>,
+    /// Who sees the picture: `everyone` (default), or `contacts` (the
+    /// sessions this phone wrote to: they hold its privacy token).
+    pub avatar_privacy: Option<String>,
     pub about: Option<String>,
 }
 
@@ -102,6 +105,43 @@ pub struct SandboxGroupSubject {
     /// The member (a phone) who renames it; the session's own phone when absent.
     #[serde(default)]
     pub by: Option<String>,
+}
+
+/// `POST /sandbox/groups/settings`: a member of the group changes one of
+/// its settings (exactly one of the four).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxGroupSettings {
+    #[serde(default)]
+    pub client_id: String,
+    /// `<id>@g.us`, a group the session's phone is in.
+    #[serde(default)]
+    pub jid: String,
+    /// The member (a phone) who changes it; the session's own phone when absent.
+    #[serde(default)]
+    pub by: Option<String>,
+    /// The new description; empty removes it.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether only admins may send messages.
+    #[serde(default)]
+    pub announce: Option<bool>,
+    /// Whether only admins may change the subject, description and disappearing messages.
+    #[serde(default)]
+    pub locked: Option<bool>,
+    /// How long messages stay: 0 (they do not disappear), 86400, 604800 or 7776000.
+    #[serde(default)]
+    pub ephemeral_seconds: Option<u32>,
+}
+
+/// Answer of `/sandbox/groups/settings`: the group and the setting changed,
+/// as the `group_update` event's `groupUpdate` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxGroupUpdated {
+    pub jid: String,
+    #[schema(value_type = Object)]
+    pub group_update: Value,
 }
 
 /// `POST /sandbox/receipts`: a contact's phone says it received, read or

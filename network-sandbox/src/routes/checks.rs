@@ -1,16 +1,17 @@
 //! The checks of the `/sandbox/*` request bodies, whichever test network is
 //! behind the routes: one contract, one set of 400s.
+use crate::store::entities::phones::{CONTACTS, EVERYONE};
 use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
-    SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
-    SandboxHistory, SandboxPastMessage, SandboxReceipt, SandboxTyping,
+    SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
+    SandboxGroupSubject, SandboxHistory, SandboxPastMessage, SandboxReceipt, SandboxTyping,
 };
 use parley_model::address::{Jid, MessageId, PhoneNumber};
-use parley_model::inbound::{GroupAction, ReceiptStatus, TypingState};
+use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_network::test_network::NewGroup;
-use parley_network::test_network::{MembersChange, NewReceipt, NewTyping, Rename};
+use parley_network::test_network::{MembersChange, NewReceipt, NewTyping, SettingChange};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &[
@@ -61,6 +62,16 @@ pub fn avatar(raw: Option<&str>) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::bad_request("avatar must be a PNG or JPEG image"))
+    }
+}
+
+/// Who may see a contact's picture (`avatarPrivacy`), when given.
+pub fn avatar_privacy(raw: Option<&str>) -> Result<(), ApiError> {
+    match raw {
+        None | Some(EVERYONE | CONTACTS) => Ok(()),
+        Some(_) => Err(ApiError::bad_request(
+            "avatarPrivacy must be everyone or contacts",
+        )),
     }
 }
 
@@ -169,14 +180,57 @@ fn group_jid(raw: &str) -> Result<Jid, ApiError> {
 
 /// The group, its new subject and who renames it (`None`: the session's
 /// phone) of a `/sandbox/groups/subject` request.
-pub fn group_subject(body: SandboxGroupSubject) -> Result<(Jid, Rename), ApiError> {
+pub fn group_subject(
+    body: SandboxGroupSubject,
+) -> Result<(Jid, String, Option<PhoneNumber>), ApiError> {
     let jid = group_jid(&body.jid)?;
     let subject = parley_api::extension::subject(Some(body.subject))?;
-    let by = match body.by.as_deref() {
-        Some(by) => Some(PhoneNumber::parse("by", by)?),
-        None => None,
+    Ok((jid, subject, member_phone(body.by.as_deref())?))
+}
+
+/// How long messages may stay before they disappear, in seconds: the
+/// durations the apps offer (0: they do not disappear).
+pub const EPHEMERAL_SECONDS: [u32; 4] = [0, 86_400, 604_800, 7_776_000];
+
+/// The longest group description, in characters.
+pub const DESCRIPTION_MAX: usize = 2_048;
+
+/// The group, the one setting and who changes it (`None`: the session's
+/// phone) of a `/sandbox/groups/settings` request.
+pub fn group_settings(body: SandboxGroupSettings) -> Result<(Jid, SettingChange), ApiError> {
+    let jid = group_jid(&body.jid)?;
+    let by = member_phone(body.by.as_deref())?;
+    let given = [
+        body.description.map(GroupSetting::Description),
+        body.announce.map(GroupSetting::Announce),
+        body.locked.map(GroupSetting::Locked),
+        body.ephemeral_seconds.map(GroupSetting::Ephemeral),
+    ];
+    let mut given = given.into_iter().flatten();
+    let (Some(setting), None) = (given.next(), given.next()) else {
+        return Err(ApiError::bad_request(
+            "give exactly one of description, announce, locked, ephemeralSeconds",
+        ));
     };
-    Ok((jid, Rename { subject, by }))
+    match &setting {
+        GroupSetting::Description(text) if text.chars().count() > DESCRIPTION_MAX => {
+            return Err(ApiError::bad_request(format!(
+                "description is longer than {DESCRIPTION_MAX} characters"
+            )));
+        }
+        GroupSetting::Ephemeral(seconds) if !EPHEMERAL_SECONDS.contains(seconds) => {
+            return Err(ApiError::bad_request(
+                "ephemeralSeconds must be 0, 86400, 604800 or 7776000",
+            ));
+        }
+        _ => {}
+    }
+    Ok((jid, SettingChange { setting, by }))
+}
+
+/// The member a group control names (`by`), if it names one.
+fn member_phone(by: Option<&str>) -> Result<Option<PhoneNumber>, ApiError> {
+    Ok(by.map(|by| PhoneNumber::parse("by", by)).transpose()?)
 }
 
 /// Most messages of one phone's history.

@@ -9,14 +9,16 @@ use parley_api::{AppState, HttpError};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
     Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupChanged,
-    SandboxGroupCreated, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSubject,
-    SandboxHistory, SandboxHistorySet, SandboxLink, SandboxLinked, SandboxPhoneInfo,
-    SandboxReceipt, SandboxTyping,
+    SandboxGroupCreated, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
+    SandboxGroupSubject, SandboxGroupUpdated, SandboxHistory, SandboxHistorySet, SandboxLink,
+    SandboxLinked, SandboxPhoneInfo, SandboxReceipt, SandboxTyping,
 };
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
-use parley_model::address::PhoneNumber;
+use parley_model::address::{Jid, PhoneNumber};
+use parley_model::ids::ClientId;
+use parley_model::inbound::GroupSetting;
 use parley_model::recipients::Recipient;
-use parley_network::test_network::TestNetwork;
+use parley_network::test_network::{SettingChange, TestNetwork};
 
 use super::checks;
 
@@ -121,6 +123,7 @@ pub async fn contacts(
     let body = body.into_inner();
     let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
     checks::avatar(body.avatar.as_deref())?;
+    checks::avatar_privacy(body.avatar_privacy.as_deref())?;
     let contact = SandboxContact { phone, ..body };
     Ok(web::Json(network(&req, &state)?.contact(contact).await?))
 }
@@ -183,7 +186,7 @@ pub async fn groups(
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupSubject, responses((status = 200, body = SandboxGroupCreated),
     (status = 400, description = "Missing subject, jid is not a group JID, or by is not a phone"),
     (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
-    (status = 409, description = "Session not linked, or `by` is not a member")))]
+    (status = 409, description = "Session not linked, `by` is not a member, or the group is locked and `by` is not an admin")))]
 #[post("/sandbox/groups/subject")]
 pub async fn group_subject(
     req: HttpRequest,
@@ -192,10 +195,47 @@ pub async fn group_subject(
 ) -> Result<web::Json<SandboxGroupCreated>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let (jid, rename) = checks::group_subject(body)?;
-    known(&state, id.as_str()).await?;
-    let net = network(&req, &state)?;
-    Ok(web::Json(net.rename_group(&id, jid, rename).await?))
+    let (jid, subject, by) = checks::group_subject(body)?;
+    let answer = SandboxGroupCreated {
+        jid: jid.as_str().to_string(),
+        subject: subject.clone(),
+    };
+    let setting = GroupSetting::Subject(subject);
+    update_group(&req, &state, &id, jid, SettingChange { setting, by }).await?;
+    Ok(web::Json(answer))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxGroupSettings, responses((status = 200, body = SandboxGroupUpdated),
+    (status = 400, description = "Not exactly one setting, an unknown disappearing time, a description too long, jid is not a group JID, or by is not a phone"),
+    (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
+    (status = 409, description = "Session not linked, `by` is not a member, or not an admin where only admins may (announce, locked; any setting of a locked group)")))]
+#[post("/sandbox/groups/settings")]
+pub async fn group_settings(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxGroupSettings>,
+) -> Result<web::Json<SandboxGroupUpdated>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let (jid, change) = checks::group_settings(body)?;
+    let answer = SandboxGroupUpdated {
+        jid: jid.as_str().to_string(),
+        group_update: serde_json::json!(change.setting),
+    };
+    update_group(&req, &state, &id, jid, change).await?;
+    Ok(web::Json(answer))
+}
+
+/// Asks the session's network to make a checked change of a group's settings.
+async fn update_group(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+    id: &ClientId,
+    jid: Jid,
+    change: SettingChange,
+) -> Result<(), HttpError> {
+    known(state, id.as_str()).await?;
+    Ok(network(req, state)?.update_group(id, jid, change).await?)
 }
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxGroupMembers, responses((status = 200, body = SandboxGroupChanged),

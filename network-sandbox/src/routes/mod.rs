@@ -60,6 +60,7 @@ pub fn control_routes(
         .service(messages::messages)
         .service(controls::groups)
         .service(controls::group_subject)
+        .service(controls::group_settings)
         .service(controls::group_members)
         .service(controls::receipts)
         .service(controls::typing);
@@ -102,6 +103,12 @@ fn field_rules() -> Vec<FieldRule> {
             "description": "`none`, `hidden`, or a PNG or JPEG in base64 (not described by the pattern)"}),
             false,
         ),
+        (
+            "SandboxContact",
+            "avatarPrivacy",
+            json!({"type": ["string", "null"], "enum": ["everyone", "contacts", null]}),
+            false,
+        ),
         ("SandboxEnterCode", "code", text(64), true),
         (
             "SandboxFault",
@@ -121,6 +128,22 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxGroupSubject", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupSubject", "subject", subject(), true),
         ("SandboxGroupSubject", "by", pattern(PHONE), false),
+        ("SandboxGroupSettings", "jid", pattern(GROUP_JID), true),
+        ("SandboxGroupSettings", "by", pattern(PHONE), false),
+        (
+            "SandboxGroupSettings",
+            "description",
+            json!({"type": ["string", "null"], "maxLength": checks::DESCRIPTION_MAX}),
+            false,
+        ),
+        (
+            "SandboxGroupSettings",
+            "ephemeralSeconds",
+            json!({"type": ["integer", "null"], "enum": std::iter::once(Value::Null)
+                .chain(checks::EPHEMERAL_SECONDS.map(Value::from))
+                .collect::<Vec<_>>()}),
+            false,
+        ),
         ("SandboxReceipt", "from", pattern(PHONE), true),
         (
             "SandboxReceipt",

@@ -14,7 +14,7 @@ use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_network::test_network::{
-    MembersChange, NewGroup, NewReceipt, NewTyping, Rename, TestNetwork,
+    MembersChange, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
 };
 
 use super::messages::{Checked, File, checked};
@@ -161,6 +161,7 @@ impl TestNetwork for SandboxNetwork {
             username: contact.username,
             on_network: contact.on_network,
             avatar: contact.avatar,
+            avatar_privacy: contact.avatar_privacy,
             about: contact.about,
         };
         let stored = self.store().upsert_phone(&contact.phone, patch).await?;
@@ -250,15 +251,16 @@ impl TestNetwork for SandboxNetwork {
         self.group(id, op).await
     }
 
-    async fn rename_group(
+    async fn update_group(
         &self,
         id: &ClientId,
         jid: Jid,
-        rename: Rename,
-    ) -> Result<SandboxGroupCreated, ApiError> {
-        let Rename { subject, by } = rename;
-        self.group(id, SandboxOp::GroupSubject { jid, subject, by })
+        change: SettingChange,
+    ) -> Result<(), ApiError> {
+        let SettingChange { setting, by } = change;
+        self.ask(id, SandboxOp::GroupSetting { jid, setting, by })
             .await
+            .map(|_| ())
     }
 
     async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError> {

@@ -6,7 +6,9 @@ use parley_shared::db::DbError;
 
 use super::Store;
 
-pub use super::entities::groups::{ADMIN, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember};
+pub use super::entities::groups::{
+    ADMIN, GroupSettings, MEMBER, SUPERADMIN, SandboxGroup, SandboxMember,
+};
 
 impl Store {
     /// Stores a new group and its members.
@@ -46,6 +48,15 @@ impl Store {
     /// Replaces a group's subject.
     pub async fn set_sandbox_group_subject(&self, jid: &str, subject: &str) -> Result<(), DbError> {
         groups::set_subject(&self.db, jid, subject).await
+    }
+
+    /// Replaces a group's settings.
+    pub async fn set_sandbox_group_settings(
+        &self,
+        jid: &str,
+        settings: &GroupSettings,
+    ) -> Result<(), DbError> {
+        groups::set_settings(&self.db, jid, settings).await
     }
 
     /// Replaces a group's invite code (the old link stops working).

@@ -60,6 +60,16 @@ impl Store {
         phones::find(&self.db, phone).await
     }
 
+    /// `issuer` (a phone) issues `holder` a privacy token: it wrote to it.
+    pub async fn issue_token(&self, issuer: &str, holder: &str) -> Result<(), DbError> {
+        super::entities::tokens::issue(&self.db, issuer, holder).await
+    }
+
+    /// Whether `holder` holds a privacy token `issuer` issued it.
+    pub async fn holds_token(&self, issuer: &str, holder: &str) -> Result<bool, DbError> {
+        super::entities::tokens::holds(&self.db, issuer, holder).await
+    }
+
     /// Counts one more device linked by `phone` (registered) and returns its
     /// device number: 1 + the number of earlier links.
     pub async fn next_device_number(&self, phone: &str) -> Result<i32, DbError> {

@@ -2,6 +2,7 @@
 //! phone and contacts play the network's other side.
 use crate::injected::{InjectedContent, InjectedMessage};
 use crate::store::PhonePatch;
+use crate::store::entities::phones::{CONTACTS, EVERYONE};
 use async_trait::async_trait;
 use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_network::ClientId;
@@ -103,14 +104,17 @@ impl Counterpart for SandboxSide<'_> {
 
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
         use base64::Engine;
-        let avatar = match avatar {
-            Avatar::None => "none".to_string(),
-            Avatar::Hidden => "hidden".to_string(),
-            Avatar::Image(data) => base64::engine::general_purpose::STANDARD.encode(data),
+        let encode = |data| base64::engine::general_purpose::STANDARD.encode(data);
+        let (avatar, privacy) = match avatar {
+            Avatar::None => ("none".to_string(), EVERYONE),
+            Avatar::Hidden => ("hidden".to_string(), EVERYONE),
+            Avatar::Image(data) => (encode(data), EVERYONE),
+            Avatar::ForContacts(data) => (encode(data), CONTACTS),
         };
         let patch = PhonePatch {
             about: Some(about.into()),
             avatar: Some(avatar),
+            avatar_privacy: Some(privacy.into()),
             ..PhonePatch::default()
         };
         self.0
@@ -173,6 +177,13 @@ async fn contract_looks_up_numbers_people_and_pictures() {
     let f = steady().await;
     let side = SandboxSide(&f);
     contract::looks_up_numbers_people_and_pictures(subject(&f, &side, "k5")).await;
+}
+
+#[tokio::test]
+async fn contract_a_picture_for_contacts_shows_once_its_owner_wrote() {
+    let f = steady().await;
+    let side = SandboxSide(&f);
+    contract::a_picture_for_contacts_shows_once_its_owner_wrote(subject(&f, &side, "k12")).await;
 }
 
 #[tokio::test]

@@ -102,10 +102,12 @@ pub(super) fn verdict(error: Option<String>, to_group: bool) -> Result<(), Netwo
 }
 
 /// What the network's error code on a message means, for the customer. In
-/// a group, 403 is a sender who is not (or no longer) a member.
+/// a group, 403 is a sender who is not (or no longer) a member, 401 one who
+/// is not an admin of a group in announcement mode.
 fn refusal(code: &str, to_group: bool) -> String {
     let why = match code {
         "403" if to_group => parley_network::NOT_A_MEMBER,
+        "401" if to_group => parley_network::ADMINS_ONLY,
         "463" => return parley_network::NO_PRIVACY_TOKEN.to_string(),
         "479" => "the message's format was refused",
         "403" | "401" => "this account may not send to that chat",

@@ -1,6 +1,6 @@
 //! Groups (`xmlns="w:g2"`): create, the groups one is in, metadata, members
-//! added, removed, promoted and demoted, the subject, the invite code, and
-//! leaving. Groups are addressed by LID (`addressing_mode="lid"`), as the
+//! added, removed, promoted and demoted, the subject, the settings
+//! (`group_settings`), the invite code, and leaving. Groups are addressed by LID (`addressing_mode="lid"`), as the
 //! network's groups are now: members by their LIDs, each with its phone
 //! number beside it (`phone_number`, `participant_pn`).
 //! Changes reach every device of the members as `w:gp2` notifications (an
@@ -9,6 +9,7 @@
 use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
+use crate::group_settings::{Change, Settings};
 use crate::iq::Asker;
 use crate::nodes::{attr, child, children, element, iq_error, iq_result, now};
 use crate::registry::{Registry, device_jid, split_jid};
@@ -24,6 +25,7 @@ pub struct Group {
     pub creation: u64,
     pub members: Vec<Member>,
     pub invite: String,
+    pub settings: Settings,
 }
 
 #[derive(Debug, Clone)]
@@ -36,6 +38,12 @@ pub struct Member {
 impl Group {
     pub fn has(&self, phone: &str) -> bool {
         self.members.iter().any(|m| m.phone == phone)
+    }
+
+    pub fn is_admin(&self, phone: &str) -> bool {
+        self.members
+            .iter()
+            .any(|m| m.phone == phone && m.role.is_some())
     }
 }
 
@@ -74,11 +82,17 @@ fn group_jid(id: &str) -> String {
 
 /// The `<group>` node clients parse.
 fn group_node(reg: &Registry, id: &str, g: &Group) -> Node {
-    let participants = g
+    let mut children: Vec<Node> = g
         .members
         .iter()
         .map(|m| member_node(reg, &m.phone, m.role))
         .collect();
+    children.extend(g.settings.nodes(|phone| {
+        [
+            ("participant", lid_jid(reg, phone)),
+            ("participant_pn", pn(phone)),
+        ]
+    }));
     element(
         "group",
         &[
@@ -92,7 +106,7 @@ fn group_node(reg: &Registry, id: &str, g: &Group) -> Node {
             ("creator_pn", pn(&g.creator)),
             ("addressing_mode", "lid".into()),
         ],
-        participants,
+        children,
     )
 }
 
@@ -192,6 +206,7 @@ pub fn found(
         members: all,
         subject_owner: creator.to_string(),
         invite: invite_code(),
+        settings: Settings::default(),
     };
     let node = group_node(reg, group_id, &g);
     reg.groups.insert(group_id.to_string(), g);
@@ -260,7 +275,7 @@ fn on_server(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     iq_error(id, 501, "feature-not-implemented")
 }
 
-/// IQs to a group: metadata, members, subject, invite code.
+/// IQs to a group: metadata, members, subject, settings, invite code.
 fn on_group(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node, gid: &str) -> Node {
     let Some(g) = reg.groups.get(gid) else {
         return iq_error(id, 404, "item-not-found");
@@ -268,14 +283,28 @@ fn on_group(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node, gid: &str)
     if !g.has(who.phone) {
         return iq_error(id, 403, "forbidden");
     }
-    let admin = g
-        .members
-        .iter()
-        .any(|m| m.phone == who.phone && m.role.is_some());
+    let admin = g.is_admin(who.phone);
     if child(iq, "query").is_some() {
         return iq_result(id, vec![group_node(reg, gid, g)]);
     }
+    if let Some(change) = Change::requested(iq) {
+        if change.needs_admin(g) && !admin {
+            return iq_error(id, 401, "not-authorized");
+        }
+        let g = reg.groups.get_mut(gid).expect("looked up above");
+        return match change.apply(g, who.phone) {
+            Ok(action) => {
+                notify(reg, gid, who.phone, action, &[]);
+                iq_result(id, vec![])
+            }
+            Err((code, text)) => iq_error(id, code, text),
+        };
+    }
     if let Some(subject) = child(iq, "subject") {
+        // In a locked group only admins change its info.
+        if g.settings.locked && !admin {
+            return iq_error(id, 401, "not-authorized");
+        }
         let text = crate::nodes::text(subject).unwrap_or_default();
         let g = reg.groups.get_mut(gid).expect("looked up above");
         g.subject = text.clone();
@@ -372,12 +401,14 @@ fn members(
 }
 
 /// Whether `phone` may send to group `gid`: the server refuses a message to
-/// a group that does not exist (404) or from someone who is not a member
-/// (403), and relays it to no one.
+/// a group that does not exist (404), from someone who is not a member
+/// (403), or from one who is not an admin of a group in announcement mode
+/// (401), and relays it to no one.
 pub fn may_send(reg: &Registry, gid: &str, phone: &str) -> Result<(), &'static str> {
     match reg.groups.get(gid) {
         None => Err("404"),
         Some(g) if !g.has(phone) => Err("403"),
+        Some(g) if g.settings.announce && !g.is_admin(phone) => Err("401"),
         Some(_) => Ok(()),
     }
 }

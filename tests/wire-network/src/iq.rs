@@ -66,7 +66,7 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         ("md", "set") => remove_companion(inner, who, &id, iq),
         ("w:m", "set") => media_conn(inner, &id),
         ("w:g2", _) => crate::groups::answer(inner, who, &id, iq),
-        ("w:profile:picture", "get") => crate::profile::picture(inner, &id, iq),
+        ("w:profile:picture", "get") => crate::profile::picture(inner, who, &id, iq),
         _ => {
             tracing::debug!(xmlns, kind, "wire network: IQ not served");
             iq_error(&id, 501, "feature-not-implemented")

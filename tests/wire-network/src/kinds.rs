@@ -4,11 +4,12 @@
 //! the download of a file it received. Each is what the official clients put on the wire, built
 //! with whatsapp-rust's own helpers where it has them.
 use anyhow::{Context, anyhow};
+use parley_model::inbound::GroupSetting;
 use whatsapp_rust::buffa::MessageField;
 use whatsapp_rust::download::{Downloadable, MediaType};
 use whatsapp_rust::send::RevokeType;
 use whatsapp_rust::waproto::whatsapp as wa;
-use whatsapp_rust::{Jid, UploadOptions};
+use whatsapp_rust::{GroupError, Jid, PreviousDescription, UploadOptions};
 
 use crate::devices::{Received, TestDevice};
 
@@ -340,14 +341,37 @@ impl TestDevice {
         Ok(sent.message_id.to_string())
     }
 
-    /// Renames group `group` (its full JID) to `subject`.
-    pub async fn set_group_subject(&self, group: &str, subject: &str) -> anyhow::Result<()> {
-        let subject = whatsapp_rust::GroupSubject::new(subject)?;
-        self.client
-            .groups()
-            .set_subject(jid(group)?, subject)
-            .await
-            .map_err(|e| anyhow!("subject from {}: {e}", self.phone))
+    /// Changes `setting` of group `group` (its full JID): the library's
+    /// error as it comes, so a caller sees the server's code.
+    pub async fn set_group_setting(
+        &self,
+        group: &str,
+        setting: &GroupSetting,
+    ) -> Result<(), GroupError> {
+        let target = jid(group).map_err(GroupError::Internal)?;
+        let groups = self.client.groups();
+        match setting {
+            GroupSetting::Subject(subject) => {
+                let subject = whatsapp_rust::GroupSubject::new(subject)
+                    .map_err(|e| GroupError::InvalidRequest(e.to_string()))?;
+                groups.set_subject(target, subject).await
+            }
+            GroupSetting::Description(text) => {
+                let description = match text.as_str() {
+                    "" => None,
+                    text => Some(
+                        whatsapp_rust::GroupDescription::new(text)
+                            .map_err(|e| GroupError::InvalidRequest(e.to_string()))?,
+                    ),
+                };
+                groups
+                    .set_description(target, description, PreviousDescription::Resolve)
+                    .await
+            }
+            GroupSetting::Announce(on) => groups.set_announce(target, *on).await,
+            GroupSetting::Locked(on) => groups.set_locked(target, *on).await,
+            GroupSetting::Ephemeral(seconds) => groups.set_ephemeral(target, *seconds).await,
+        }
     }
 
     /// Taps the button `button_id` (shown as `text`) of message `target`.

@@ -18,6 +18,7 @@ mod device_lists;
 pub mod devices;
 pub mod dictionary;
 pub mod faults;
+mod group_settings;
 mod groups;
 mod handshake;
 mod history;
@@ -454,6 +455,13 @@ impl WireNetwork {
     /// `avatar` to others.
     pub fn set_profile(&self, phone: &str, about: &str, avatar: Avatar) {
         self.inner.set_profile(phone, about, avatar);
+    }
+
+    /// `phone`'s picture is shown to its contacts only (`true`: accounts
+    /// holding a privacy token it issued them) or to everyone.
+    pub fn set_picture_for_contacts(&self, phone: &str, on: bool) {
+        self.inner.registry().account(phone).picture_for_contacts = on;
+        self.inner.changed.notify_waiters();
     }
 
     /// Whether `phone` has an account on the network.

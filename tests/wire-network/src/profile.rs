@@ -1,6 +1,7 @@
 //! Profiles: an account's about text and picture, as others see them. The
 //! picture sits on the CDN stand-in under a signed URL; `w:profile:picture`
-//! answers with it (401 when hidden, 404 when there is none), and usync's
+//! answers with it (401 when hidden, or shown to the owner's contacts only
+//! and asked without a token the owner issued; 404 when there is none), and usync's
 //! `status`, `picture` and `username` parts name the text, the picture id
 //! and the handle.
 use std::sync::atomic::Ordering;
@@ -8,7 +9,8 @@ use std::sync::atomic::Ordering;
 use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
-use crate::nodes::{attr, child, element, iq_error, iq_result, leaf_bytes};
+use crate::iq::Asker;
+use crate::nodes::{attr, child, child_bytes, element, iq_error, iq_result, leaf_bytes};
 use crate::registry::{Account, Picture, split_jid};
 
 /// A profile picture, as its owner sets it.
@@ -62,40 +64,51 @@ impl Inner {
     }
 }
 
-/// `<iq xmlns="w:profile:picture" type="get" target=..>`: the target's picture.
-pub fn picture(inner: &Inner, id: &str, iq: &Node) -> Node {
+/// `<iq xmlns="w:profile:picture" type="get" target=..>`: the target's
+/// picture. One shown to its owner's contacts only needs, in the request's
+/// `<picture>`, a `<tctoken>` the owner issued the asker (whatsapp-rust
+/// `features/contacts.rs` attaches it when the props say so); 401 otherwise.
+pub fn picture(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     let Some(target) = attr(iq, "target") else {
         return iq_error(id, 400, "bad-request");
     };
-    let kind = child(iq, "picture")
+    let asked = child(iq, "picture");
+    let kind = asked
         .and_then(|p| attr(p, "type"))
         .unwrap_or_else(|| "preview".into());
+    let token = asked.and_then(|p| child_bytes(p, "tctoken"));
     let (user, _, server) = split_jid(&target);
     let reg = inner.registry();
-    let shown = reg
+    let Some((owner, account)) = reg
         .phone_of(&user, &server)
-        .and_then(|phone| reg.accounts.get(&phone))
-        .map(|a| a.picture.clone());
-    match shown {
-        Some(Picture::Shown {
+        .and_then(|phone| reg.accounts.get(&phone).map(|a| (phone, a)))
+    else {
+        return iq_error(id, 404, "item-not-found");
+    };
+    let shown_to_asker = !account.picture_for_contacts
+        || owner == who.phone
+        || reg.tokens.trusts(token, &owner, who.phone);
+    match &account.picture {
+        Picture::Shown { .. } if !shown_to_asker => iq_error(id, 401, "not-authorized"),
+        Picture::Shown {
             id: picture,
             url,
             direct_path,
-        }) => iq_result(
+        } => iq_result(
             id,
             vec![element(
                 "picture",
                 &[
                     ("id", picture.to_string()),
                     ("type", kind),
-                    ("url", url),
-                    ("direct_path", direct_path),
+                    ("url", url.clone()),
+                    ("direct_path", direct_path.clone()),
                 ],
                 vec![],
             )],
         ),
-        Some(Picture::Hidden) => iq_error(id, 401, "not-authorized"),
-        Some(Picture::None) | None => iq_error(id, 404, "item-not-found"),
+        Picture::Hidden => iq_error(id, 401, "not-authorized"),
+        Picture::None => iq_error(id, 404, "item-not-found"),
     }
 }
 
@@ -113,7 +126,9 @@ pub fn username(account: &Account) -> Node {
     }
 }
 
-/// usync's `picture` part: the visible picture's id, or the reason there is none.
+/// usync's `picture` part: the visible picture's id, or the reason there is
+/// none. A picture for the owner's contacts only is not shown here: usync's
+/// tokens are not checked (docs/test-network.md).
 pub fn picture_id(account: &Account) -> Node {
     let error = |code: u16, text: &str| {
         let error = element(
@@ -124,6 +139,7 @@ pub fn picture_id(account: &Account) -> Node {
         element("picture", &[], vec![error])
     };
     match &account.picture {
+        Picture::Shown { .. } if account.picture_for_contacts => error(401, "not-authorized"),
         Picture::Shown { id, .. } => element("picture", &[("id", id.to_string())], vec![]),
         Picture::Hidden => error(401, "not-authorized"),
         Picture::None => error(404, "item-not-found"),

@@ -54,6 +54,9 @@ pub struct Account {
     /// The about text others see.
     pub about: String,
     pub picture: Picture,
+    /// The picture is shown only to accounts that hold a privacy token this
+    /// one issued them (its privacy: "my contacts").
+    pub picture_for_contacts: bool,
     /// The handle others can find the account by (empty: none).
     pub username: String,
 }
@@ -187,6 +190,7 @@ impl Registry {
                     about: String::new(),
                     username: String::new(),
                     picture: Picture::None,
+                    picture_for_contacts: false,
                 },
             );
         }

@@ -24,7 +24,7 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_network::test_network::{
-    MembersChange, NewGroup, NewReceipt, NewTyping, Rename, TestNetwork,
+    MembersChange, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
 };
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
@@ -199,17 +199,18 @@ impl TestNetwork for WorldNetwork {
         world(&self.state, "/groups", body).await
     }
 
-    async fn rename_group(
+    async fn update_group(
         &self,
         id: &ClientId,
         jid: Jid,
-        rename: Rename,
-    ) -> Result<SandboxGroupCreated, ApiError> {
+        change: SettingChange,
+    ) -> Result<(), ApiError> {
         let session = self.device(id).await?;
-        let by = rename.by.as_ref().map(PhoneNumber::as_str);
+        let by = change.by.as_ref().map(PhoneNumber::as_str);
         let body = json!({ "session": session, "jid": jid.as_str(),
-            "subject": rename.subject, "by": by });
-        world(&self.state, "/groups/subject", body).await
+            "setting": change.setting, "by": by });
+        let _: Value = world(&self.state, "/groups/setting", body).await?;
+        Ok(())
     }
 
     async fn receipt(&self, id: &ClientId, receipt: NewReceipt) -> Result<(), ApiError> {

@@ -5,8 +5,9 @@
 //! tctoken.rs`, `handlers/notification/privacy_business.rs`) and wacore 0.7
 //! (`iq/tctoken.rs`, `iq/abprops.rs`), which follow WhatsApp Web:
 //! - The server turns tokens on by A/B props (`props`): attaching a
-//!   trusted-contact token to every 1:1 message, the salted fallback, the
-//!   token window (bucket duration and count) and issuing to LIDs.
+//!   trusted-contact token to every 1:1 message and to profile picture
+//!   requests, the salted fallback, the token window (bucket duration and
+//!   count) and issuing to LIDs.
 //! - After a message to a contact, a client issues it a token (`<iq
 //!   xmlns="privacy" type="set"><tokens><token jid t type="trusted_contact"/>`);
 //!   the server mints the token and hands it to the contact's devices in a
@@ -45,6 +46,8 @@ const BUCKET_SECONDS_SENDER: u32 = 996;
 const BUCKETS: u32 = 909;
 const BUCKETS_SENDER: u32 = 997;
 const ISSUE_TO_LID: u32 = 14303;
+/// A token on a profile picture request (wacore `iq/props.rs`, `stale`).
+const PROFILE_PIC_TOKEN: u32 = 9666;
 
 /// How the network gates 1:1 messages.
 #[derive(Debug, Clone, Copy)]
@@ -117,6 +120,15 @@ impl Tokens {
         self.salts.insert(phone.to_string(), salt);
     }
 
+    /// Whether `token` is one `issuer` issued to `holder`, still inside its
+    /// window.
+    pub fn trusts(&self, token: Option<&[u8]>, issuer: &str, holder: &str) -> bool {
+        let now = now() as i64;
+        token
+            .and_then(|b| self.issued.get(b))
+            .is_some_and(|i| i.issuer == issuer && i.holder == holder && self.in_window(i.t, now))
+    }
+
     /// Whether a token stamped `t` is still inside the window at `now`: its
     /// bucket is one of the last `buckets` (wacore `is_tc_token_expired_at`).
     fn in_window(&self, t: i64, now: i64) -> bool {
@@ -130,7 +142,7 @@ impl Tokens {
 /// the network requires them, with its window.
 pub fn props(settings: &Settings) -> Vec<Node> {
     let on = if settings.required { "true" } else { "false" };
-    let props: [(u32, String); 7] = [
+    let props: [(u32, String); 8] = [
         (SENDING_ON_ALL_1_ON_1, on.into()),
         (SALTED_FALLBACK, on.into()),
         (BUCKET_SECONDS, settings.bucket_seconds.to_string()),
@@ -138,6 +150,7 @@ pub fn props(settings: &Settings) -> Vec<Node> {
         (BUCKETS, settings.buckets.to_string()),
         (BUCKETS_SENDER, settings.buckets.to_string()),
         (ISSUE_TO_LID, "true".into()),
+        (PROFILE_PIC_TOKEN, on.into()),
     ];
     props
         .into_iter()
@@ -236,11 +249,8 @@ pub fn check(reg: &mut Registry, from: &str, to: &str, stanza: &Node) -> Result<
     if !reg.tokens.settings.required || from == to || is_resend(stanza) {
         return Ok(());
     }
-    let now = now() as i64;
     let tokens = &reg.tokens;
-    let trusted = child_bytes(stanza, "tctoken")
-        .and_then(|b| tokens.issued.get(b))
-        .is_some_and(|i| i.issuer == to && i.holder == from && tokens.in_window(i.t, now));
+    let trusted = tokens.trusts(child_bytes(stanza, "tctoken"), to, from);
     let salted_ok = || {
         let lid = reg.accounts.get(to).map(|a| a.lid.as_str());
         match (child_bytes(stanza, "cstoken"), tokens.salts.get(from), lid) {

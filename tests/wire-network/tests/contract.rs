@@ -47,6 +47,12 @@ async fn contract_looks_up_numbers_people_and_pictures() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_a_picture_for_contacts_shows_once_its_owner_wrote() {
+    let f = fixture("w12").await;
+    contract::a_picture_for_contacts_shows_once_its_owner_wrote(subject(&f, "w12")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_a_refused_send_is_an_error() {
     let f = fixture("w6").await;
     contract::a_refused_send_is_an_error(subject(&f, "w6")).await;

@@ -4,16 +4,19 @@
 //! messages both ways (sender keys fanned out by the server), a subject the
 //! contact changes showing in the next event, the invite link, members
 //! removed, and leaving; a rename while the session was offline reaching
-//! it at its next login.
+//! it at its next login; and who may change a group's settings.
 //!
 //! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds.
 mod api;
 
 use api::*;
+use parley_model::inbound::GroupSetting;
 use parley_tests::receiver::Receiver;
-use parley_wire_network::Signal;
 use parley_wire_network::faults::Fault;
+use parley_wire_network::{Signal, TestDevice};
 use serde_json::{Value, json};
+use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOptions};
+use whatsapp_rust::{GroupError, IqError, PreviousDescription};
 
 fn phones(group: &Value) -> Vec<String> {
     group["participants"]
@@ -123,7 +126,7 @@ async fn groups_are_created_written_to_renamed_and_left(shape: Shape) {
 
     // The contact renames the group: the next event carries the new subject.
     contact
-        .set_group_subject(&jid, "Orders (November)")
+        .set_group_setting(&jid, &GroupSetting::Subject("Orders (November)".into()))
         .await
         .expect("rename");
     let again = contact
@@ -263,7 +266,7 @@ async fn a_group_renamed_while_the_session_was_offline_names_the_new_subject() {
     })
     .await;
     contact
-        .set_group_subject(&jid, "Orders (December)")
+        .set_group_setting(&jid, &GroupSetting::Subject("Orders (December)".into()))
         .await
         .expect("the contact renames the group");
     eventually("the session back online", || async {
@@ -278,4 +281,125 @@ async fn a_group_renamed_while_the_session_was_offline_names_the_new_subject() {
         .expect("the contact writes again");
     let e = group_event(&mut hooks, &p, &again, &jid).await;
     assert_eq!(e["group"]["subject"], "Orders (December)", "{e}");
+}
+
+/// `device`'s account changes `setting` of `group`.
+async fn set(device: &TestDevice, group: &str, setting: GroupSetting) -> Result<(), GroupError> {
+    device.set_group_setting(group, &setting).await
+}
+
+/// The server's code in a group request's error, if it is one.
+fn code(result: Result<(), GroupError>) -> Option<u16> {
+    match result {
+        Err(GroupError::Iq(IqError::ServerError { code, .. })) => Some(code),
+        _ => None,
+    }
+}
+
+/// A group's own settings, between two accounts' clients on the network:
+/// announcement and locked mode are an admin's to change, a locked group's
+/// info too; a description names the one it replaces; the metadata shows
+/// the settings; in announcement mode a member who is not an admin cannot
+/// send to the group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_groups_settings_are_changed_by_whom_the_network_lets() {
+    let (_net, phone, contact) = network_with_phones().await;
+    let member: whatsapp_rust::Jid = phone.jid().parse().expect("a JID");
+    let created = contact
+        .client
+        .groups()
+        .create_group(
+            GroupCreateOptions::new("Shop")
+                .with_participants(vec![GroupParticipantOptions::new(member)]),
+        )
+        .await
+        .expect("the contact founds a group");
+    let group = created.metadata.id;
+    let jid = group.to_string();
+
+    // A plain member may not turn announcement or locked mode on.
+    assert_eq!(
+        code(set(&phone, &jid, GroupSetting::Announce(true)).await),
+        Some(401)
+    );
+    assert_eq!(
+        code(set(&phone, &jid, GroupSetting::Locked(true)).await),
+        Some(401)
+    );
+    // Any member describes an open group; a stale `prev` is a conflict.
+    set(
+        &phone,
+        &jid,
+        GroupSetting::Description("Orders and returns".into()),
+    )
+    .await
+    .expect("a member describes the group");
+    let stale = contact
+        .client
+        .groups()
+        .set_description(
+            group.clone(),
+            Some(whatsapp_rust::GroupDescription::new("Mine").expect("a description")),
+            PreviousDescription::Id("0BADC0DE"),
+        )
+        .await;
+    assert!(
+        matches!(stale, Err(GroupError::DescriptionConflict)),
+        "{stale:?}"
+    );
+    // Disappearing messages for the durations the apps offer only.
+    assert_eq!(
+        code(set(&contact, &jid, GroupSetting::Ephemeral(5)).await),
+        Some(400)
+    );
+    set(&contact, &jid, GroupSetting::Ephemeral(86_400))
+        .await
+        .expect("a day");
+    // The admin locks the group: its info is the admins' now.
+    set(&contact, &jid, GroupSetting::Locked(true))
+        .await
+        .expect("the admin locks it");
+    let rename = GroupSetting::Subject("Renamed".into());
+    assert_eq!(code(set(&phone, &jid, rename).await), Some(401));
+    let describe = GroupSetting::Description("Mine".into());
+    assert_eq!(code(set(&phone, &jid, describe).await), Some(401));
+    let meta = phone
+        .client
+        .groups()
+        .get_metadata(&group)
+        .await
+        .expect("the group's metadata");
+    assert_eq!(
+        (
+            meta.description.as_deref(),
+            meta.is_locked,
+            meta.is_announcement
+        ),
+        (Some("Orders and returns"), true, false)
+    );
+    assert_eq!(meta.ephemeral.and_then(|e| e.expiration), Some(86_400));
+
+    // Announcement mode: the member's group message is refused.
+    set(&contact, &jid, GroupSetting::Announce(true))
+        .await
+        .expect("the admin turns announcement mode on");
+    let refused = phone
+        .send_raw_group_message(&jid)
+        .await
+        .expect("a raw group message");
+    let answer = phone
+        .wait_for_signal(
+            WAIT,
+            |s| matches!(s, Signal::Refused { id, .. } if *id == refused),
+        )
+        .await;
+    assert_eq!(
+        answer,
+        Some(Signal::Refused {
+            id: refused,
+            code: "401".into()
+        })
+    );
+    let admin = contact.send_text(&jid, "Doors open at nine").await;
+    assert!(admin.is_ok(), "the admin still writes: {admin:?}");
 }

@@ -6,7 +6,9 @@ use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
 
 use chrono::{DateTime, Utc};
+use parley_model::inbound::GroupSetting;
 use parley_shared::db::{Db, DbError};
+use serde::{Deserialize, Serialize};
 
 /// Roles of a group member, as the network names them.
 pub const MEMBER: &str = "member";
@@ -25,6 +27,34 @@ pub struct SandboxGroup {
     pub created_at: DateTime<Utc>,
     /// In phone order.
     pub members: Vec<SandboxMember>,
+    pub settings: GroupSettings,
+}
+
+/// A group's own settings, stored as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GroupSettings {
+    /// Empty: none.
+    pub description: String,
+    /// Only admins may send messages.
+    pub announce: bool,
+    /// Only admins may change the subject, description and disappearing messages.
+    pub locked: bool,
+    /// 0: messages do not disappear.
+    pub ephemeral_seconds: u32,
+}
+
+impl GroupSettings {
+    /// Sets what `setting` changes (the subject is the group's own column).
+    pub fn apply(&mut self, setting: &GroupSetting) {
+        match setting {
+            GroupSetting::Subject(_) => {}
+            GroupSetting::Description(text) => self.description = text.clone(),
+            GroupSetting::Announce(on) => self.announce = *on,
+            GroupSetting::Locked(on) => self.locked = *on,
+            GroupSetting::Ephemeral(seconds) => self.ephemeral_seconds = *seconds,
+        }
+    }
 }
 
 impl SandboxGroup {
@@ -62,6 +92,9 @@ pub mod group {
         #[sea_orm(column_type = "Text")]
         pub invite_code: String,
         pub created_at: DateTimeUtc,
+        /// [`super::GroupSettings`] as JSON.
+        #[sea_orm(column_type = "Text")]
+        pub settings: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -99,6 +132,7 @@ pub async fn create(db: &Db, g: &SandboxGroup) -> Result<(), DbError> {
         owner_phone: Set(g.owner_phone.clone()),
         invite_code: Set(g.invite_code.clone()),
         created_at: Set(g.created_at),
+        settings: Set(settings_json(&g.settings)),
     })
     .exec_without_returning(&txn)
     .await?;
@@ -151,6 +185,9 @@ pub async fn find(db: &Db, jid: &str) -> Result<Option<SandboxGroup>, DbError> {
         invite_code: row.invite_code,
         created_at: row.created_at,
         members,
+        // Settings a later version wrote in a shape this one does not read
+        // are taken as none rather than failing the group.
+        settings: serde_json::from_str(&row.settings).unwrap_or_default(),
     }))
 }
 
@@ -186,6 +223,23 @@ pub async fn set_invite_code(db: &Db, jid: &str, code: &str) -> Result<(), DbErr
         .exec(db.conn())
         .await?;
     Ok(())
+}
+
+pub async fn set_settings(db: &Db, jid: &str, settings: &GroupSettings) -> Result<(), DbError> {
+    group::Entity::update_many()
+        .col_expr(
+            group::Column::Settings,
+            Expr::value(settings_json(settings)),
+        )
+        .filter(group::Column::Jid.eq(jid))
+        .exec(db.conn())
+        .await?;
+    Ok(())
+}
+
+/// Plain fields: their JSON cannot fail.
+fn settings_json(settings: &GroupSettings) -> String {
+    serde_json::json!(settings).to_string()
 }
 
 pub async fn set_subject(db: &Db, jid: &str, subject: &str) -> Result<(), DbError> {

@@ -11,3 +11,4 @@ pub mod outbox;
 pub mod pair_codes;
 pub mod phones;
 pub mod qr;
+pub mod tokens;

@@ -20,6 +20,9 @@ pub struct SandboxPhone {
     pub on_network: bool,
     /// `"none"`, `"hidden"` or a base64 image.
     pub avatar: String,
+    /// Who sees the picture: [`EVERYONE`], or [`CONTACTS`] (the phones
+    /// holding a privacy token this one issued them).
+    pub avatar_privacy: String,
     pub about: String,
     /// Stable id of the current avatar picture; empty without a visible picture.
     pub picture_id: String,
@@ -51,6 +54,11 @@ impl SandboxPhone {
     }
 }
 
+/// Who sees a phone's picture: everyone...
+pub const EVERYONE: &str = "everyone";
+/// ...or the phones it issued a privacy token (it wrote to them).
+pub const CONTACTS: &str = "contacts";
+
 /// Changes to a phone's profile. `None` leaves a field as it is (or at its default
 /// for a new phone).
 #[derive(Debug, Clone, Default)]
@@ -59,6 +67,7 @@ pub struct PhonePatch {
     pub username: Option<String>,
     pub on_network: Option<bool>,
     pub avatar: Option<String>,
+    pub avatar_privacy: Option<String>,
     pub about: Option<String>,
 }
 
@@ -99,6 +108,8 @@ pub struct Model {
     #[sea_orm(column_type = "Text")]
     pub avatar: String,
     #[sea_orm(column_type = "Text")]
+    pub avatar_privacy: String,
+    #[sea_orm(column_type = "Text")]
     pub about: String,
     #[sea_orm(column_type = "Text")]
     pub picture_id: String,
@@ -121,6 +132,7 @@ impl From<Model> for SandboxPhone {
             username: m.username,
             on_network: m.on_network,
             avatar: m.avatar,
+            avatar_privacy: m.avatar_privacy,
             about: m.about,
             picture_id: m.picture_id,
             created_at: m.created_at,
@@ -154,6 +166,7 @@ pub async fn upsert(db: &Db, phone: &str, patch: PhonePatch) -> Result<SandboxPh
         username: set_some(patch.username),
         on_network: set_some(patch.on_network),
         avatar: set_some(patch.avatar),
+        avatar_privacy: set_some(patch.avatar_privacy),
         about: set_some(patch.about),
         picture_id: set_some(picture_id),
         ..Default::default()
@@ -177,6 +190,7 @@ async fn insert_default(db: &Db, phone: &str) -> Result<(), DbError> {
             lid: Set(derive_lid(phone, attempt)),
             on_network: Set(true),
             avatar: Set("none".to_string()),
+            avatar_privacy: Set(EVERYONE.to_string()),
             created_at: Set(Utc::now()),
             ..Default::default()
         };

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use parley_contract::wire::sandbox::{SandboxContact, SandboxHistory};
+use parley_model::inbound::GroupSetting;
 
 use super::{Refusal, SessionRef, World};
 
@@ -100,10 +101,10 @@ pub struct MembersRequest {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct SubjectRequest {
+pub struct SettingRequest {
     pub jid: String,
-    pub subject: String,
-    /// The member who renames it (a phone); the session's phone when absent.
+    pub setting: GroupSetting,
+    /// The member who changes it (a phone); the session's phone when absent.
     #[serde(default)]
     pub by: Option<String>,
 }
@@ -135,7 +136,7 @@ pub fn serve(
             .service(faults)
             .service(code_fault)
             .service(groups)
-            .service(group_subject)
+            .service(group_setting)
             .service(group_members)
             .service(receipts)
             .service(typing)
@@ -276,16 +277,17 @@ async fn groups(ctl: web::Data<Ctl>, body: web::Json<ForSession<GroupRequest>>) 
     .await
 }
 
-#[post("/groups/subject")]
-async fn group_subject(
+#[post("/groups/setting")]
+async fn group_setting(
     ctl: web::Data<Ctl>,
-    body: web::Json<ForSession<SubjectRequest>>,
+    body: web::Json<ForSession<SettingRequest>>,
 ) -> HttpResponse {
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
         let r = &b.request;
-        w.group_subject(&b.session, &r.jid, r.by.as_deref(), &r.subject)
-            .await
+        w.group_setting(&b.session, &r.jid, r.by.as_deref(), &r.setting)
+            .await?;
+        Ok(json!({ "ok": true }))
     })
     .await
 }

@@ -5,9 +5,11 @@
 //! superadmin, so here the network's own founding account creates it with
 //! everyone in it, promotes the admins and leaves: a group whose creator
 //! left, as groups on the real network often are.
+use parley_model::inbound::GroupSetting;
 use serde::{Deserialize, Serialize};
 use whatsapp_rust::Jid;
 use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOptions};
+use whatsapp_rust::{GroupError, IqError};
 
 use super::{Refusal, SessionRef, World, failed};
 
@@ -80,29 +82,29 @@ impl World {
         })
     }
 
-    /// `by`, a member of `group` (the session's phone when `None`), renames
-    /// it, a group the session's phone is in, with a real `w:g2` request.
-    pub async fn group_subject(
+    /// `by`, a member of `group` (the session's phone when `None`), changes
+    /// `setting` of it, a group the session's phone is in, with a real
+    /// `w:g2` request; the network refuses a member who is not an admin
+    /// where only admins may (409 here, as the sandbox answers).
+    pub async fn group_setting(
         &self,
         session: &SessionRef,
         group: &str,
         by: Option<&str>,
-        subject: &str,
-    ) -> Result<Group, Refusal> {
+        setting: &GroupSetting,
+    ) -> Result<(), Refusal> {
         let members = self.session_group_members(session, group)?;
         let by = by.unwrap_or(&session.phone);
         if !members.iter().any(|(p, _)| p == by) {
             return Err(Refusal::Conflict(format!("{by} is not a member")));
         }
         let phone = self.phone(by).await?;
-        phone
-            .set_group_subject(group, subject)
-            .await
-            .map_err(failed)?;
-        Ok(Group {
-            jid: group.to_string(),
-            subject: subject.to_string(),
-        })
+        match phone.set_group_setting(group, setting).await {
+            Err(GroupError::Iq(IqError::ServerError { code: 401, .. })) => Err(Refusal::Conflict(
+                format!("{by} is not an admin of the group"),
+            )),
+            other => other.map_err(failed),
+        }
     }
 
     /// The members (phone, admin) of `group` (a `@g.us` JID), a group the

@@ -101,6 +101,8 @@ struct Profile {
     name: String,
     about: String,
     avatar: Avatar,
+    /// The picture is shown to the accounts this one wrote to only.
+    for_contacts: bool,
     username: String,
     on_network: bool,
 }
@@ -111,6 +113,7 @@ impl Default for Profile {
             name: String::new(),
             about: String::new(),
             avatar: Avatar::None,
+            for_contacts: false,
             username: String::new(),
             on_network: true,
         }
@@ -192,6 +195,8 @@ impl World {
             .map_err(failed)?;
         self.net
             .set_profile(phone, &profile.about, profile.avatar.clone());
+        self.net
+            .set_picture_for_contacts(phone, profile.for_contacts);
         self.net.set_username(phone, &profile.username);
         let device = Arc::new(device);
         phones.insert(phone.to_string(), Arc::clone(&device));
@@ -272,6 +277,9 @@ impl World {
             if let Some(avatar) = avatar {
                 profile.avatar = avatar;
             }
+            if let Some(privacy) = patch.avatar_privacy.as_deref() {
+                profile.for_contacts = privacy == "contacts";
+            }
             if let Some(username) = patch.username {
                 profile.username = username;
             }
@@ -284,6 +292,8 @@ impl World {
             self.phone(&phone).await?;
             self.net.set_push_name(&phone, &profile.name);
             self.net.set_profile(&phone, &profile.about, profile.avatar);
+            self.net
+                .set_picture_for_contacts(&phone, profile.for_contacts);
             self.net.set_username(&phone, &profile.username);
         } else if self.net.is_registered(&phone) {
             self.delete_account(&phone).await?;

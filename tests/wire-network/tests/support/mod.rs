@@ -149,12 +149,16 @@ impl Counterpart for Wire {
     }
 
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String> {
+        let for_contacts = matches!(avatar, Avatar::ForContacts(_));
         let avatar = match avatar {
             Avatar::None => parley_wire_network::Avatar::None,
             Avatar::Hidden => parley_wire_network::Avatar::Hidden,
-            Avatar::Image(data) => parley_wire_network::Avatar::Image(data),
+            Avatar::Image(data) | Avatar::ForContacts(data) => {
+                parley_wire_network::Avatar::Image(data)
+            }
         };
         self.net.set_profile(phone, about, avatar);
+        self.net.set_picture_for_contacts(phone, for_contacts);
         Ok(())
     }
 
