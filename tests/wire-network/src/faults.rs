@@ -32,6 +32,10 @@ pub enum Fault {
     /// and the socket closed. whatsapp-rust does not try again by itself
     /// after a failure other than 500 and 503.
     LoginRateLimited,
+    /// A 1:1 message to this device arrives damaged: the last byte of each
+    /// of its ciphertexts flipped, so its MAC no longer matches ("Bad MAC")
+    /// and the device cannot open it, as after a corruption on the way.
+    Garble,
 }
 
 impl Fault {

@@ -141,6 +141,10 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         if let Some(identity) = &identity {
             kids.push(identity.clone());
         }
+        if phone != from.phone && list.is_none() && inner.faults.take(&phone, device, Fault::Garble)
+        {
+            garble(&mut kids);
+        }
         reg.deliver(&phone, device, element("message", &attrs, kids));
     }
     let mut answer = ack(id, to);
@@ -148,6 +152,19 @@ pub fn message(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
         answer.attrs.insert("phash", ours);
     }
     Some(answer)
+}
+
+/// Flips the last byte of each ciphertext (`<enc>`) in `kids`: the part of
+/// a Signal message its MAC covers, so the receiver cannot open it.
+fn garble(kids: &mut [Node]) {
+    use whatsapp_rust::wacore_binary::node::NodeContent;
+    for enc in kids.iter_mut().filter(|n| n.tag == "enc") {
+        if let Some(NodeContent::Bytes(bytes)) = &mut enc.content
+            && let Some(last) = bytes.last_mut()
+        {
+            *last ^= 0xFF;
+        }
+    }
 }
 
 /// The server's participant hash of group `gid` when the sender's (the

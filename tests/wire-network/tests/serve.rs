@@ -3,11 +3,14 @@
 //! out and one in (as a webhook), and a restart that comes back without a
 //! scan; on `serve` and on a cluster (an API and two workers, keys in
 //! PostgreSQL): pairing by code, and `/disconnect` unlinking the device;
-//! number checks, user info and a contact's picture, mirrored to storage.
+//! number checks, user info and a contact's picture, mirrored to storage;
+//! at-least-once reception: a message refused by the log, one that arrives
+//! damaged, and one left to a newer owner.
 //!
 //! Runs this workspace's `parley-test-network` binary (the program built
 //! with the adapter's test-network feature).
 use parley_tests::receiver::Receiver;
+use parley_wire_network::faults::Fault;
 use parley_wire_network::{Avatar, TestDevice, WireNetwork};
 
 mod api;
@@ -330,6 +333,69 @@ async fn a_message_whose_event_is_refused_comes_again_and_is_delivered() {
             .is_none(),
         "no duplicate"
     );
+}
+
+/// A contact's message that reaches the session damaged (its MAC no longer
+/// matches: "Bad MAC") is asked for again: the session's client sends a
+/// retry receipt, the contact's client seals the message anew and sends it
+/// once more, and its event arrives once; nothing of the damaged copy
+/// reaches the webhook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_arrives_damaged_is_asked_for_again_and_delivered_once() {
+    let (net, phone, contact) = network_with_phones().await;
+    let mut hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = serve(dir.path(), &net, &[]).await;
+    let code = start_for_qr(&p, "wire11", &hooks.url).await;
+    let linked = phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, "wire11").await;
+    // A text each way: the contact's next message is an ordinary Signal
+    // message of an established session.
+    let out = send_text(&p, "wire11", CONTACT, "Your order shipped").await;
+    contact
+        .wait_for(WAIT, |r| r.id == out)
+        .await
+        .unwrap_or_else(|| panic!("the contact did not get {out}:\n{}", p.output()));
+    let first = contact
+        .send_text(&phone.jid(), "Thanks!")
+        .await
+        .expect("the contact writes");
+    event_for(&mut hooks, &p, &first).await;
+
+    net.arm_fault(PHONE, linked.device, Fault::Garble, 1);
+    let damaged = contact
+        .send_text(&phone.jid(), "Where is it now?")
+        .await
+        .expect("the contact writes again");
+    let event = event_for(&mut hooks, &p, &damaged).await;
+    assert_eq!(event["body"], "Where is it now?", "{event}");
+    assert_eq!(
+        net.faults_left(PHONE, linked.device, Fault::Garble),
+        0,
+        "the message arrived damaged"
+    );
+    let asked_again = net
+        .relayed_from(PHONE, linked.device)
+        .iter()
+        .any(|r| r.id == damaged && r.kind == "receipt:retry");
+    assert!(asked_again, "{:?}", net.relayed_from(PHONE, linked.device));
+    // Once: no second delivery, and one event in the log.
+    while let Some(more) = hooks.maybe_next(std::time::Duration::from_secs(2)).await {
+        let more = more.json();
+        assert_ne!(
+            more["messageId"],
+            damaged.as_str(),
+            "delivered twice: {more}"
+        );
+    }
+    let (_, body) = get(&p, "/events?clientId=wire11").await;
+    let logged = body["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"]["messageId"] == damaged.as_str())
+        .count();
+    assert_eq!(logged, 1, "{body}");
 }
 
 /// An owner that a newer one has fenced out (its fence is behind the one in
