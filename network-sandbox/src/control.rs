@@ -78,7 +78,11 @@ impl SandboxNetwork {
                 from,
                 status,
                 message_ids,
-            } => self.receipt(client_id, &from, status, message_ids).await,
+                group,
+            } => {
+                self.receipt(client_id, &from, status, message_ids, group.as_ref())
+                    .await
+            }
             SandboxOp::Typing { from, state, group } => {
                 self.typing(client_id, &from, state, group.as_ref()).await
             }

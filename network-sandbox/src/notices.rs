@@ -1,6 +1,6 @@
 //! What a contact's phone tells the session's device besides messages: a
-//! receipt of messages the session sent it (`POST /sandbox/receipts`, as
-//! the network relays a `<receipt>`), and its chat state in their chat or
+//! receipt of messages the session sent it, or sent a group both are in
+//! (`POST /sandbox/receipts`, as the network relays a `<receipt>`), and its chat state in their chat or
 //! in a group both are in (`POST /sandbox/typing`, a `<chatstate>`). Each
 //! is an inbound activity of its own kind, which only sessions that turned
 //! it on deliver. The network does not check that a receipt's messages
@@ -27,6 +27,7 @@ impl SandboxNetwork {
         from: &PhoneNumber,
         status: ReceiptStatus,
         message_ids: Vec<MessageId>,
+        group: Option<&Jid>,
     ) -> Outcome {
         let first = message_ids
             .first()
@@ -36,7 +37,13 @@ impl SandboxNetwork {
             status,
             message_ids,
         };
-        self.notice(client_id, from, first, content).await
+        match group {
+            None => self.notice(client_id, from, first, content).await,
+            Some(group) => {
+                self.group_notice(client_id, from, group, first, content)
+                    .await
+            }
+        }
     }
 
     pub(super) async fn typing(

@@ -55,6 +55,8 @@ pub enum SandboxOp {
         from: PhoneNumber,
         status: ReceiptStatus,
         message_ids: Vec<MessageId>,
+        #[serde(default)]
+        group: Option<Jid>,
     },
     /// The contact `from` types, records or stops (`state`) in its chat,
     /// or in `group`.

@@ -50,6 +50,8 @@ pub struct NewReceipt {
     pub from: PhoneNumber,
     pub status: ReceiptStatus,
     pub message_ids: Vec<MessageId>,
+    /// The group the messages went to, when they went to one.
+    pub group: Option<Jid>,
 }
 
 /// A contact's chat state, checked.

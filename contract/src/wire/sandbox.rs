@@ -159,6 +159,10 @@ pub struct SandboxReceipt {
     pub status: String,
     #[serde(default)]
     pub message_ids: Vec<String>,
+    /// A group (`<id>@g.us`) both are in: the member's receipt of the
+    /// session's messages there.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 /// `POST /sandbox/typing`: a contact types, records a voice note, or stops,

@@ -151,10 +151,12 @@ pub fn receipt(body: SandboxReceipt) -> Result<NewReceipt, ApiError> {
         .iter()
         .map(|id| Ok(MessageId::parse("messageIds", Some(id))?))
         .collect::<Result<Vec<_>, ApiError>>()?;
+    let group = body.group.as_deref().map(group_jid).transpose()?;
     Ok(NewReceipt {
         from,
         status,
         message_ids,
+        group,
     })
 }
 

@@ -158,6 +158,7 @@ fn field_rules() -> Vec<FieldRule> {
                 "items": {"type": "string", "pattern": r"^\s*[A-Za-z0-9._:-]{1,128}\s*$"}}),
             true,
         ),
+        ("SandboxReceipt", "group", pattern(GROUP_JID), false),
         ("SandboxTyping", "from", pattern(PHONE), true),
         (
             "SandboxTyping",

@@ -268,6 +268,7 @@ impl TestNetwork for SandboxNetwork {
             from: receipt.from,
             status: receipt.status,
             message_ids: receipt.message_ids,
+            group: receipt.group,
         };
         self.ask(id, op).await.map(|_| ())
     }

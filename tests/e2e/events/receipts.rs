@@ -1,5 +1,6 @@
-//! Opt-in events: a contact's receipt of a message the session sent
-//! (`/sandbox/receipts`: delivered, read or played) reaches the webhook as a
+//! Opt-in events: a contact's receipt of a message the session sent, to it
+//! or to a group both are in (`/sandbox/receipts`: delivered, read or
+//! played) reaches the webhook as a
 //! `receipt` event only once the session turned it on with `/set-events`;
 //! its id names the reader, the status and the message, so it is never taken
 //! for the message's own event.
@@ -133,6 +134,52 @@ async fn receipts_of_sent_messages_are_events_once_turned_on() {
         format!("rcpt_rc_delivered_{lid}_{third}")
     );
 
+    // In a group: a member reads the session's message there; the event is
+    // the group's, naming the reader.
+    let (status, created) = post(
+        &p,
+        "/sandbox/groups",
+        json!({"clientId": "rc", "subject": "Orders", "participants": [CONTACT]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let group = created["jid"].as_str().expect("jid").to_string();
+    let (status, sent) = post(
+        &p,
+        "/send-message",
+        json!({"clientId": "rc", "to": group, "body": "Shipping today"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let in_group = sent["messageId"].as_str().expect("messageId").to_string();
+    let (status, ok) = post(
+        &p,
+        "/sandbox/receipts",
+        json!({"clientId": "rc", "from": CONTACT, "status": "read", "messageIds": [in_group], "group": group}),
+    )
+    .await;
+    assert_eq!(status, 200, "{ok}");
+    let e = loop {
+        let (read, _) = receipt_event(&mut rx, "read").await;
+        let e = read.json();
+        if e["receipt"]["messageIds"] == json!([in_group]) {
+            break e;
+        }
+    };
+    assert_eq!(
+        (e["remoteJid"].as_str(), e["isGroup"].as_bool()),
+        (Some(group.as_str()), Some(true)),
+        "{e}"
+    );
+    assert_eq!(e["group"]["jid"], group.as_str(), "{e}");
+    let reader = e["group"]["participant"].as_str().unwrap_or_default();
+    assert!(reader.starts_with(lid.as_str()), "the member read it: {e}");
+    assert_eq!(
+        e["eventId"],
+        format!("rcpt_rc_read_{lid}_{in_group}"),
+        "{e}"
+    );
+
     // Refusals.
     refused(
         &p,
@@ -153,6 +200,14 @@ async fn receipts_of_sent_messages_are_events_once_turned_on() {
         (
             json!({"clientId": "nobody", "from": CONTACT, "status": "read", "messageIds": [second]}),
             404,
+        ),
+        (
+            json!({"clientId": "rc", "from": CONTACT, "status": "read", "messageIds": [second], "group": "12345"}),
+            400,
+        ),
+        (
+            json!({"clientId": "rc", "from": "4915100000999", "status": "read", "messageIds": [second], "group": group}),
+            409,
         ),
         ],
     )

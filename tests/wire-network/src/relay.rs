@@ -290,6 +290,10 @@ pub fn receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
     let id = attr(stanza, "id")?;
     let to = attr(stanza, "to")?;
     let (user, device, server) = split_jid(&to);
+    if server == "g.us" {
+        group_receipt(inner, from, stanza, &to, &user);
+        return Some(receipt_ack(stanza, id, to));
+    }
     let mut attrs = copied(
         stanza,
         &["id", "type", "participant", "recipient", "category"],
@@ -322,11 +326,54 @@ pub fn receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> 
             reg.deliver(&phone, device, relayed.clone());
         }
     }
+    Some(receipt_ack(stanza, id, to))
+}
+
+/// The server's ack of a receipt.
+fn receipt_ack(stanza: &Node, id: String, to: String) -> Node {
     let mut ack = vec![("class", "receipt".into()), ("id", id), ("from", to)];
     if let Some(kind) = attr(stanza, "type") {
         ack.push(("type", kind));
     }
-    Some(element("ack", &ack, vec![]))
+    element("ack", &ack, vec![])
+}
+
+/// A member's receipt of messages in group `gid` (`to`): relayed to the
+/// devices of the account whose messages they are (its `participant`),
+/// from the group and naming the reader as `participant`, as group
+/// messages name their sender. A receipt from someone who is not a member,
+/// or about someone who is not, goes to no one.
+fn group_receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node, to: &str, gid: &str) {
+    let mut reg = inner.registry();
+    let Some(author) = attr(stanza, "participant").and_then(|p| {
+        let (user, _, server) = split_jid(&p);
+        reg.phone_of(&user, &server)
+    }) else {
+        return;
+    };
+    let members = reg.groups.get(gid);
+    if !members.is_some_and(|g| g.has(from.phone) && g.has(&author)) || author == from.phone {
+        return;
+    }
+    let mut attrs = copied(stanza, &["id", "type"]);
+    attrs.push(("from", to.to_string()));
+    attrs.extend(groups::participant(&reg, from.phone, from.device));
+    attrs.push(("t", now().to_string()));
+    let relayed = element("receipt", &attrs, children(stanza).to_vec());
+    let devices: Vec<u16> = reg
+        .accounts
+        .get(&author)
+        .map(|a| a.devices.keys().copied().collect())
+        .unwrap_or_default();
+    for device in devices {
+        reg.relayed.push(Relayed {
+            from: (from.phone.to_string(), from.device),
+            to: (author.clone(), device),
+            kind: format!("receipt:{}", attr(stanza, "type").unwrap_or_default()),
+            id: attr(stanza, "id").unwrap_or_default(),
+        });
+        reg.deliver(&author, device, relayed.clone());
+    }
 }
 
 /// Relays typing (`<chatstate to>`) to the other user's live devices.

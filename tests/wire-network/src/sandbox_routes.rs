@@ -217,7 +217,8 @@ impl TestNetwork for WorldNetwork {
         let session = self.device(id).await?;
         let ids: Vec<&str> = receipt.message_ids.iter().map(|i| i.as_str()).collect();
         let body = json!({ "session": session, "from": receipt.from.as_str(),
-            "status": receipt.status.as_str(), "messageIds": ids });
+            "status": receipt.status.as_str(), "messageIds": ids,
+            "group": receipt.group.as_ref().map(|g| g.as_str()) });
         let _: Value = world(&self.state, "/receipts", body).await?;
         Ok(())
     }

@@ -82,6 +82,8 @@ pub struct ReceiptRequest {
     pub from: String,
     pub status: String,
     pub message_ids: Vec<String>,
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -314,8 +316,14 @@ async fn receipts(
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
         let r = &b.request;
-        w.receipt(&b.session, &r.from, &r.status, &r.message_ids)
-            .await?;
+        w.receipt(
+            &b.session,
+            &r.from,
+            &r.status,
+            &r.message_ids,
+            r.group.as_deref(),
+        )
+        .await?;
         Ok(json!({ "ok": true }))
     })
     .await

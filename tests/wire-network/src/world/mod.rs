@@ -335,8 +335,10 @@ impl World {
     }
 
     /// The contact `from` says it received (`delivered`), read or played
-    /// the session's messages `ids`: its phone puts a `<receipt>` on the wire
-    /// to the session's account, as a phone's client does (the library sends
+    /// the session's messages `ids` (sent to `group`, when given): its phone
+    /// puts a `<receipt>` on the wire to the session's account (or the
+    /// group, naming the session's account as `participant`), as a phone's
+    /// client does (the library sends
     /// delivery receipts by itself; this one is sent past it, to say what a
     /// test asks when it asks).
     pub async fn receipt(
@@ -345,16 +347,24 @@ impl World {
         from: &str,
         status: &str,
         ids: &[String],
+        group: Option<&str>,
     ) -> Result<(), Refusal> {
         self.reachable(session).await?;
         let (first, rest) = ids
             .split_first()
             .ok_or_else(|| Refusal::Invalid("messageIds is empty".into()))?;
+        let mut attrs = vec![("id", first.clone())];
+        match group {
+            None => attrs.push(("to", format!("{}@s.whatsapp.net", session.phone))),
+            Some(group) => {
+                self.member_of(session, group, from)?;
+                // In a group the receipt names whose messages it is about,
+                // as the group names members: by LID.
+                attrs.push(("to", group.to_string()));
+                attrs.push(("participant", format!("{}@lid", self.lid(&session.phone))));
+            }
+        }
         let device = self.phone(from).await?;
-        let mut attrs = vec![
-            ("to", format!("{}@s.whatsapp.net", session.phone)),
-            ("id", first.clone()),
-        ];
         if status != "delivered" {
             attrs.push(("type", status.to_string()));
         }
@@ -395,11 +405,7 @@ impl World {
             other => return Err(Refusal::Invalid(format!("an unknown typing state {other}"))),
         };
         if let Some(group) = group {
-            // As the sandbox answers: the group must hold both.
-            let members = self.session_group_members(session, group)?;
-            if !members.iter().any(|(p, _)| p == from) {
-                return Err(Refusal::Conflict(format!("{from} is not a member")));
-            }
+            self.member_of(session, group, from)?;
         }
         let device = self.phone(from).await?;
         let to = match group {
@@ -413,6 +419,17 @@ impl World {
             .send(&to, state)
             .await
             .map_err(failed)
+    }
+
+    /// Refuses `from` unless `group` holds both it and the session's phone,
+    /// as the sandbox answers.
+    fn member_of(&self, session: &SessionRef, group: &str, from: &str) -> Result<(), Refusal> {
+        let members = self.session_group_members(session, group)?;
+        if members.iter().any(|(p, _)| p == from) {
+            Ok(())
+        } else {
+            Err(Refusal::Conflict(format!("{from} is not a member")))
+        }
     }
 
     /// The phone removes the session's device from its linked devices.
