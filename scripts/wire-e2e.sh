@@ -60,6 +60,7 @@ WIRE_E2E=(
   events::group_settings::group_settings_change_as_the_network_lets_them_and_are_events
   events::receipts::receipts_of_sent_messages_are_events_once_turned_on
   events::typing::a_contact_typing_is_an_event_once_turned_on
+  events::presence::a_contacts_presence_is_an_event_once_subscribed_and_turned_on
   events::log::a_session_without_a_webhook_logs_its_events_and_pushes_none
   contacts::unknown_sessions_are_404_unconnected_409_and_the_lookup_fault_502
   contacts::a_picture_for_contacts_only_shows_once_the_contact_wrote

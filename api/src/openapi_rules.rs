@@ -195,6 +195,7 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("PairPhone", "phone", pattern(PHONE), true),
         ("UserInfoRequest", "jid", pattern(USER), true),
+        ("SubscribePresence", "jid", pattern(USER), true),
         (
             "CheckOwnerLid",
             "number",

@@ -35,8 +35,15 @@ pub const CHAT_TYPING: &str = "chat.typing";
 /// The type of that event.
 pub const TYPING: &str = "typing";
 
+/// Value of the envelope's `event` field for a contact's presence (online,
+/// offline) the session subscribed to (an opt-in event).
+pub const CONTACT_PRESENCE: &str = "contact.presence";
+
+/// The type of that event.
+pub const PRESENCE: &str = "presence";
+
 /// The events a session may turn on beside its messages (`/set-events`).
-pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, GROUP_UPDATE, RECEIPT, TYPING];
+pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, GROUP_UPDATE, RECEIPT, TYPING, PRESENCE];
 
 /// Message event types (`type` and the `X-SN-Event` header).
 pub const TYPES: &[&str] = &[
@@ -122,6 +129,9 @@ pub struct Envelope {
     /// `typing` events: what the sender is doing in the chat.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub typing: Option<TypingInfo>,
+    /// `presence` events: whether the contact is online, and when it was last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presence: Option<PresenceInfo>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -314,6 +324,16 @@ pub struct ReceiptInfo {
 #[serde(rename_all = "camelCase")]
 pub struct TypingInfo {
     pub state: String,
+}
+
+/// A contact's presence: `available` (online) or `unavailable`, with
+/// `lastSeen` (RFC 3339) when the network tells it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PresenceInfo {
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
 }
 
 #[cfg(test)]

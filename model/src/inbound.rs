@@ -114,6 +114,13 @@ pub enum Content {
     Typing {
         state: TypingState,
     },
+    /// Not a message: the sender, whose presence the session subscribed to,
+    /// is online (`available`) or went offline, last seen at `last_seen`
+    /// when the network says. Delivered only to sessions that turned it on.
+    Presence {
+        available: bool,
+        last_seen: Option<DateTime<Utc>>,
+    },
 }
 
 /// What a contact is doing in a chat (the network's chat state).
@@ -241,6 +248,7 @@ impl Content {
                 | Content::GroupUpdate(_)
                 | Content::Receipt { .. }
                 | Content::Typing { .. }
+                | Content::Presence { .. }
         )
     }
 

@@ -223,6 +223,11 @@ pub enum ChatAction {
     MarkUnread {
         to: Recipient,
     },
+    /// Ask the network for a contact's presence (online, last seen) from
+    /// now on, for as long as the connection lasts.
+    SubscribePresence {
+        to: Recipient,
+    },
 }
 
 impl ChatAction {
@@ -232,6 +237,7 @@ impl ChatAction {
             ChatAction::Delete { .. } => "delete",
             ChatAction::MarkRead { .. } => "mark-read",
             ChatAction::MarkUnread { .. } => "mark-unread",
+            ChatAction::SubscribePresence { .. } => "subscribe-presence",
         }
     }
 }

@@ -144,6 +144,10 @@ impl Connection for SandboxConnection {
         self.send_typing(chat, composing).await
     }
 
+    async fn subscribe_presence(&self, who: &Jid) -> Result<(), NetworkError> {
+        self.watch_presence(who).await
+    }
+
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {
         self.send_read(chat, message_ids).await
     }

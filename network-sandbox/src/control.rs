@@ -83,6 +83,9 @@ impl SandboxNetwork {
                 self.receipt(client_id, &from, status, message_ids, group.as_ref())
                     .await
             }
+            SandboxOp::Presence { from, available } => {
+                self.presence(client_id, &from, available).await
+            }
             SandboxOp::Typing { from, state, group } => {
                 self.typing(client_id, &from, state, group.as_ref()).await
             }

@@ -14,6 +14,7 @@ mod notices;
 pub mod ops;
 mod outbox;
 mod payload;
+mod presence;
 #[cfg(feature = "routes")]
 pub mod routes;
 mod sends;

@@ -1,5 +1,6 @@
 //! One live connection as the simulated network sees it: its phase (pairing with
 //! a rotating QR, linked, ended) and the sender of its events.
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ pub(super) struct State {
     /// `None` once ended, which closes the session's receiver.
     tx: Option<mpsc::Sender<NetworkEvent>>,
     pub phase: Phase,
+    /// The phones whose presence this connection subscribed to.
+    pub watching: HashSet<String>,
 }
 
 impl State {
@@ -89,6 +92,7 @@ impl Live {
             state: Mutex::new(State {
                 tx: Some(tx),
                 phase,
+                watching: HashSet::new(),
             }),
         }
     }

@@ -58,6 +58,8 @@ pub enum SandboxOp {
         #[serde(default)]
         group: Option<Jid>,
     },
+    /// The contact `from` comes online (`available`) or goes offline.
+    Presence { from: PhoneNumber, available: bool },
     /// The contact `from` types, records or stops (`state`) in its chat,
     /// or in `group`.
     Typing {

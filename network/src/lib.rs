@@ -176,6 +176,12 @@ pub trait Connection: Send + Sync {
     /// Shows (`true`) or clears the typing indicator in `chat`.
     async fn typing(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError>;
 
+    /// Asks for the presence of the user `who` (online, offline, last seen)
+    /// while this connection lasts; it arrives as `Content::Presence`
+    /// messages. The network lets only a user's contacts see it: one who
+    /// never wrote to the session's account stays silent.
+    async fn subscribe_presence(&self, who: &Jid) -> Result<(), NetworkError>;
+
     /// Sends read receipts for `message_ids` in `chat`.
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError>;
 

@@ -141,6 +141,16 @@ pub trait TestNetwork: Send + Sync {
     /// the session.
     async fn typing(&self, id: &ClientId, typing: NewTyping) -> Result<(), ApiError>;
 
+    /// The contact `from` comes online (`available`) or goes offline; the
+    /// session hears it when it subscribed to `from`'s presence (which the
+    /// network lets through only once `from` wrote to the session's phone).
+    async fn presence(
+        &self,
+        id: &ClientId,
+        from: PhoneNumber,
+        available: bool,
+    ) -> Result<(), ApiError>;
+
     /// A member of `jid`, a group the session's phone is in (the session's
     /// phone unless `change.by` names another), changes one of its settings
     /// (its subject, description, announcement or locked mode, disappearing

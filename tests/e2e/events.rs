@@ -14,6 +14,7 @@ mod lease_reset;
 mod log;
 mod log_cluster;
 mod polls;
+mod presence;
 mod receipts;
 mod stream_outage;
 mod subjects;

@@ -1,13 +1,18 @@
 //! Contact lookups through the session's owner: `/user-info`,
-//! `/check-owner-lid` (phone number -> `to`) and `/profile-picture`.
+//! `/check-owner-lid` (phone number -> `to`), `/profile-picture`, and
+//! `/subscribe-presence` (Parley's).
 use actix_web::{HttpRequest, get, post, web};
 use parley_contract::command::{Command, Reply};
 use parley_contract::error::ApiError;
 use parley_contract::queries::{Answer, Query};
 use parley_contract::wire::contacts::{
-    CheckOwnerLid, OwnerLid, ProfilePicture, ProfilePictureQuery, UserInfo, UserInfoRequest,
+    CheckOwnerLid, OwnerLid, ProfilePicture, ProfilePictureQuery, SubscribePresence, UserInfo,
+    UserInfoRequest,
 };
+use parley_contract::wire::sessions::Ok as OkBody;
 use parley_model::ids::ClientId;
+use parley_model::outgoing::ChatAction;
+use parley_model::recipients::Recipient;
 
 use super::lifecycle::unexpected;
 use crate::auth::authorized_client;
@@ -90,4 +95,27 @@ pub async fn profile_picture(
         Answer::Picture(picture) => Ok(web::Json(picture)),
         other => Err(unexpected(Reply::Answer(other)).into()),
     }
+}
+
+#[utoipa::path(tag = "contacts", request_body = SubscribePresence, responses((status = 200, body = OkBody),
+    (status = 400, description = "Missing or invalid jid, or a group"),
+    (status = 404, description = "Unknown or unpaired clientId"),
+    (status = 409, description = "Session not connected"),
+    (status = 502, description = "The network did not take the subscription")))]
+#[post("/subscribe-presence")]
+pub async fn subscribe_presence(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SubscribePresence>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let to = match Recipient::parse("jid", body.jid.as_deref().unwrap_or_default())? {
+        Recipient::Group(_) => {
+            return Err(ApiError::bad_request("jid must be a user, not a group").into());
+        }
+        to => to,
+    };
+    super::messages::act(&state, &id, ChatAction::SubscribePresence { to }).await?;
+    Ok(web::Json(OkBody { ok: true }))
 }

@@ -86,6 +86,7 @@ where
         .service(contacts::user_info)
         .service(contacts::check_owner_lid)
         .service(contacts::profile_picture)
+        .service(contacts::subscribe_presence)
         .service(groups::get_groups)
         .service(groups::get_group_participants)
         .service(groups::create_group)

@@ -12,6 +12,17 @@ pub struct UserInfoRequest {
     pub jid: Option<String>,
 }
 
+/// `POST /subscribe-presence` (Parley's): the session asks for a contact's
+/// presence while its connection lasts.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribePresence {
+    #[serde(default)]
+    pub client_id: String,
+    /// The contact: LID user-part, full JID or `+phone` (not a group).
+    pub jid: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserInfo {

@@ -165,6 +165,20 @@ pub struct SandboxReceipt {
     pub group: Option<String>,
 }
 
+/// `POST /sandbox/presence`: a contact comes online or goes offline.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxPresence {
+    #[serde(default)]
+    pub client_id: String,
+    /// The contact (a phone).
+    #[serde(default)]
+    pub from: String,
+    /// `available` or `unavailable`.
+    #[serde(default)]
+    pub state: String,
+}
+
 /// `POST /sandbox/typing`: a contact types, records a voice note, or stops,
 /// in its chat with the session or in a group both are in.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

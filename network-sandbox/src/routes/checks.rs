@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
     SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
-    SandboxGroupSubject, SandboxHistory, SandboxPastMessage, SandboxReceipt, SandboxTyping,
+    SandboxGroupSubject, SandboxHistory, SandboxPastMessage, SandboxPresence, SandboxReceipt,
+    SandboxTyping,
 };
 use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
@@ -158,6 +159,18 @@ pub fn receipt(body: SandboxReceipt) -> Result<NewReceipt, ApiError> {
         message_ids,
         group,
     })
+}
+
+/// A `/sandbox/presence` request: the contact, and whether it comes online.
+pub fn presence(body: &SandboxPresence) -> Result<(PhoneNumber, bool), ApiError> {
+    let from = PhoneNumber::parse("from", &body.from)?;
+    match body.state.trim() {
+        "available" => Ok((from, true)),
+        "unavailable" => Ok((from, false)),
+        _ => Err(ApiError::bad_request(
+            "state must be available or unavailable",
+        )),
+    }
 }
 
 /// A `/sandbox/typing` request: a phone, a chat state, and a group if any.

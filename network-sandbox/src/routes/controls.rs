@@ -11,7 +11,7 @@ use parley_contract::wire::sandbox::{
     Outbox, OutboxQuery, SandboxContact, SandboxEnterCode, SandboxFault, SandboxGroupChanged,
     SandboxGroupCreated, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
     SandboxGroupSubject, SandboxGroupUpdated, SandboxHistory, SandboxHistorySet, SandboxLink,
-    SandboxLinked, SandboxPhoneInfo, SandboxReceipt, SandboxTyping,
+    SandboxLinked, SandboxPhoneInfo, SandboxPresence, SandboxReceipt, SandboxTyping,
 };
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::{Jid, PhoneNumber};
@@ -290,5 +290,24 @@ pub async fn typing(
     let typing = checks::typing(body)?;
     known(&state, id.as_str()).await?;
     network(&req, &state)?.typing(&id, typing).await?;
+    Ok(web::Json(OkBody { ok: true }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxPresence, responses((status = 200, body = OkBody),
+    (status = 400, description = "Invalid from or an unknown state"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
+#[post("/sandbox/presence")]
+pub async fn presence(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxPresence>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let (from, available) = checks::presence(&body)?;
+    known(&state, id.as_str()).await?;
+    network(&req, &state)?
+        .presence(&id, from, available)
+        .await?;
     Ok(web::Json(OkBody { ok: true }))
 }

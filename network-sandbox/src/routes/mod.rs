@@ -63,7 +63,8 @@ pub fn control_routes(
         .service(controls::group_settings)
         .service(controls::group_members)
         .service(controls::receipts)
-        .service(controls::typing);
+        .service(controls::typing)
+        .service(controls::presence);
 }
 
 /// The CDN and the outbox answer from the database, never asking a worker.
@@ -159,6 +160,13 @@ fn field_rules() -> Vec<FieldRule> {
             true,
         ),
         ("SandboxReceipt", "group", pattern(GROUP_JID), false),
+        ("SandboxPresence", "from", pattern(PHONE), true),
+        (
+            "SandboxPresence",
+            "state",
+            json!({"type": "string", "enum": ["available", "unavailable"]}),
+            true,
+        ),
         ("SandboxTyping", "from", pattern(PHONE), true),
         (
             "SandboxTyping",

@@ -282,6 +282,16 @@ impl TestNetwork for SandboxNetwork {
         self.ask(id, op).await.map(|_| ())
     }
 
+    async fn presence(
+        &self,
+        id: &ClientId,
+        from: PhoneNumber,
+        available: bool,
+    ) -> Result<(), ApiError> {
+        let op = SandboxOp::Presence { from, available };
+        self.ask(id, op).await.map(|_| ())
+    }
+
     async fn change_members(
         &self,
         id: &ClientId,

@@ -16,7 +16,7 @@ use whatsapp_rust::async_channel::Receiver;
 use whatsapp_rust::store::traits::MsgSecretStore;
 use whatsapp_rust::types::events::{
     Event, EventHandler, GroupUpdate, InboundMessage as LibMessage, LazyHistorySync,
-    Receipt as LibReceipt,
+    PresenceUpdate, Receipt as LibReceipt,
 };
 use whatsapp_rust::types::presence::ReceiptType;
 use whatsapp_rust::wacore::stanza::groups::{GroupNotificationAction, GroupParticipantInfo};
@@ -140,6 +140,7 @@ impl Pump {
                     .into_iter()
                     .collect()
             }
+            Event::Presence(update) => self.presence(update).await.into_iter().collect(),
             Event::LoggedOut(_) => {
                 // The device is gone from the network: so is its state, before
                 // the session hears of it (its next connect then pairs anew).
@@ -211,6 +212,24 @@ impl Pump {
                 "a history sync is not readable (what was read of it is kept)");
         }
         listening
+    }
+
+    /// A contact's presence the session subscribed to; the account's own
+    /// is no news.
+    async fn presence(&self, update: &PresenceUpdate) -> Option<NetworkEvent> {
+        let who = update.from.to_non_ad();
+        let snapshot = self.client.persistence_manager().get_device_snapshot();
+        let own = [snapshot.pn.as_ref(), snapshot.lid.as_ref()];
+        if own.iter().flatten().any(|me| me.is_same_user_as(&who)) {
+            return None;
+        }
+        let (chat_lid, phone) = match self.client.get_lid_pn_entry(&who).await {
+            Ok(Some(entry)) => (entry.lid.to_string(), Some(entry.phone_number.to_string())),
+            _ if who.is_lid() => (who.user.to_string(), None),
+            _ => (String::new(), Some(who.user.to_string())),
+        };
+        let message = super::presence::presence(update, chat_lid, phone)?;
+        Some(NetworkEvent::Message(Box::new(message)))
     }
 
     /// A contact's receipt of messages this account sent (delivered, read,

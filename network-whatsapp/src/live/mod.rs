@@ -26,6 +26,7 @@ mod lookups;
 mod loopback_http;
 mod mentions;
 mod port;
+mod presence;
 mod privacy_tokens;
 mod proxy;
 mod sends;

@@ -49,6 +49,10 @@ impl Connection for LiveConnection {
         self.chat_state(chat, composing).await
     }
 
+    async fn subscribe_presence(&self, who: &Jid) -> Result<(), NetworkError> {
+        self.presence_of(who).await
+    }
+
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {
         self.read(chat, message_ids).await
     }

@@ -338,7 +338,11 @@ fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) ->
             relay::chatstate(inner, sender, node);
             None
         }
-        "ack" | "presence" | "ib" => None,
+        "presence" => {
+            crate::presence::stanza(inner, sender, node);
+            None
+        }
+        "ack" | "ib" => None,
         other => {
             tracing::debug!(tag = other, "wire network: stanza not served");
             None

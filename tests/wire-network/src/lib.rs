@@ -27,6 +27,7 @@ mod iq;
 pub mod kinds;
 mod nodes;
 pub mod pairing;
+mod presence;
 mod profile;
 mod registry;
 mod relay;

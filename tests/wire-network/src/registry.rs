@@ -132,6 +132,9 @@ pub struct Registry {
     pub stale_phashes: usize,
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
+    /// Presence subscriptions: the sockets (device and connection) that
+    /// subscribed to each account's presence, by phone (`crate::presence`).
+    pub watchers: HashMap<String, BTreeSet<(String, u16, u64)>>,
     counts: HashMap<(String, u16), usize>,
     next_raw_id: u32,
 }

@@ -231,6 +231,18 @@ impl TestNetwork for WorldNetwork {
         Ok(())
     }
 
+    async fn presence(
+        &self,
+        id: &ClientId,
+        from: PhoneNumber,
+        available: bool,
+    ) -> Result<(), ApiError> {
+        let session = self.device(id).await?;
+        let body = json!({ "session": session, "from": from.as_str(), "available": available });
+        let _: Value = world(&self.state, "/presence", body).await?;
+        Ok(())
+    }
+
     async fn change_members(
         &self,
         id: &ClientId,

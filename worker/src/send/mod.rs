@@ -171,6 +171,12 @@ impl Sender {
                     .await?;
                 Ok(None)
             }
+            ChatAction::SubscribePresence { to } => {
+                let who = self.chat(&to).await?;
+                let subscribe = self.connection.subscribe_presence(&who);
+                self.network("presence subscription", subscribe).await?;
+                Ok(None)
+            }
             ChatAction::Delete {
                 to,
                 message_id,

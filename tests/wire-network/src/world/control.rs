@@ -139,6 +139,7 @@ pub fn serve(
             .service(code_fault)
             .service(groups)
             .service(group_setting)
+            .service(presence)
             .service(group_members)
             .service(receipts)
             .service(typing)
@@ -324,6 +325,26 @@ async fn receipts(
             r.group.as_deref(),
         )
         .await?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PresenceRequest {
+    pub from: String,
+    pub available: bool,
+}
+
+#[post("/presence")]
+async fn presence(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<PresenceRequest>>,
+) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = &b.request;
+        w.presence(&b.session, &r.from, r.available).await?;
         Ok(json!({ "ok": true }))
     })
     .await

@@ -421,6 +421,26 @@ impl World {
             .map_err(failed)
     }
 
+    /// The contact `from` comes online (`available`) or goes offline: its
+    /// phone puts a `<presence>` on the wire, which the network passes to
+    /// the sockets subscribed to it.
+    pub async fn presence(
+        &self,
+        session: &SessionRef,
+        from: &str,
+        available: bool,
+    ) -> Result<(), Refusal> {
+        self.reachable(session).await?;
+        let device = self.phone(from).await?;
+        let kind = if available {
+            "available"
+        } else {
+            "unavailable"
+        };
+        let stanza = crate::nodes::element("presence", &[("type", kind.into())], vec![]);
+        device.client.send_node(stanza).await.map_err(failed)
+    }
+
     /// Refuses `from` unless `group` holds both it and the session's phone,
     /// as the sandbox answers.
     fn member_of(&self, session: &SessionRef, group: &str, from: &str) -> Result<(), Refusal> {

@@ -1,9 +1,9 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
 use parley_contract::event::{
-    CHAT_TYPING, Contact, Edit, Envelope, GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED,
-    GROUP_UPDATE, GROUP_UPDATED, Group, GroupChange, GroupUpdate, InteractiveReply, Location,
-    MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, Poll, PollVote, Quoted, RECEIPT, Reaction,
-    ReceiptInfo, Revoke, TYPING, TypingInfo,
+    CHAT_TYPING, CONTACT_PRESENCE, Contact, Edit, Envelope, GROUP_PARTICIPANTS,
+    GROUP_PARTICIPANTS_CHANGED, GROUP_UPDATE, GROUP_UPDATED, Group, GroupChange, GroupUpdate,
+    InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, PRESENCE, Poll,
+    PollVote, PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, TYPING, TypingInfo,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
@@ -48,6 +48,7 @@ pub fn opt_in_event(content: &Content) -> Option<&'static str> {
         Content::GroupUpdate(_) => Some(GROUP_UPDATE),
         Content::Receipt { .. } => Some(RECEIPT),
         Content::Typing { .. } => Some(TYPING),
+        Content::Presence { .. } => Some(PRESENCE),
         _ => None,
     }
 }
@@ -100,6 +101,7 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
         }
         // A chat state has no id on the network: the port gives it one.
         Content::Typing { .. } => format!("typ_{client_id}_{}", msg.id),
+        Content::Presence { .. } => format!("prs_{client_id}_{}", msg.id),
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
         }
@@ -327,6 +329,22 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 state: state.as_str().into(),
             });
             (TYPING, String::new())
+        }
+        Content::Presence {
+            available,
+            last_seen,
+        } => {
+            e.event = CONTACT_PRESENCE.into();
+            e.presence = Some(PresenceInfo {
+                state: if *available {
+                    "available"
+                } else {
+                    "unavailable"
+                }
+                .into(),
+                last_seen: last_seen.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            });
+            (PRESENCE, String::new())
         }
     };
     e.kind = kind.into();

@@ -303,6 +303,9 @@ impl Connection for FakeConnection {
     async fn typing(&self, _chat: &Jid, _composing: bool) -> Result<(), NetworkError> {
         Err(unsupported("typing indicators"))
     }
+    async fn subscribe_presence(&self, _who: &Jid) -> Result<(), NetworkError> {
+        Err(unsupported("presence"))
+    }
     async fn mark_read(&self, _chat: &Jid, _ids: &[MessageId]) -> Result<(), NetworkError> {
         Err(unsupported("read receipts"))
     }
