@@ -24,11 +24,10 @@ impl SandboxConnection {
     /// Subscribes to `who`'s presence, if `who` issued the session's phone
     /// a token.
     pub(super) async fn watch_presence(&self, who: &Jid) -> Result<(), NetworkError> {
-        self.admit().await?;
+        let me = self.own_phone().await?;
         let Some(contact) = self.registered(who).await? else {
             return Ok(());
         };
-        let me = self.own_phone().await?;
         let store = self.network().store();
         if store
             .holds_token(&contact.phone, &me)

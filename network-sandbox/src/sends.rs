@@ -32,7 +32,7 @@ const PRIVACY_TOKEN_FAULT: &str = "privacy-token";
 
 impl SandboxConnection {
     /// Refuses when the connection is not linked.
-    pub(super) async fn admit(&self) -> Result<(), NetworkError> {
+    async fn admit(&self) -> Result<(), NetworkError> {
         match self.live().state().await.phase {
             Phase::Linked => Ok(()),
             Phase::Pairing { .. } => Err(NetworkError::NotPaired),

@@ -79,7 +79,7 @@ async fn group_member_changes_are_events_only_for_sessions_that_turned_them_on()
         &p,
         "/set-events",
         [
-            (json!({"clientId": "gcon", "events": ["presence"]}), 400),
+            (json!({"clientId": "gcon", "events": ["everything"]}), 400),
             (json!({"clientId": "gcon"}), 400),
             (json!({"clientId": "nobody", "events": []}), 404),
         ],

@@ -510,3 +510,42 @@ fn typing_is_an_event_of_its_own_only_when_turned_on_even_in_a_group() {
     );
     assert_eq!(event_id(&shop1(), &msg), "typ_shop1_3EB0AAAA");
 }
+
+#[test]
+fn presence_is_an_event_of_its_own_only_when_turned_on() {
+    let seen = chrono::DateTime::parse_from_rfc3339("2026-11-29T18:04:23.5Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let offline = Content::Presence {
+        available: false,
+        last_seen: Some(seen),
+    };
+    let msg = message(offline, false, &format!("{THEM}@lid"));
+    assert!(normalize(&facts(true), &msg, &Extras::default()).is_none());
+    let mut on = facts(false);
+    on.events = vec!["presence".into()];
+    let e = normalize(&on, &msg, &Extras::default()).expect("an event");
+    assert_eq!(
+        (e.event.as_str(), e.kind.as_str()),
+        ("contact.presence", "presence")
+    );
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        v["presence"],
+        json!({"state": "unavailable", "lastSeen": "2026-11-29T18:04:23Z"})
+    );
+    assert_eq!(v["body"], "");
+    assert_eq!(event_id(&shop1(), &msg), "prs_shop1_3EB0AAAA");
+    let online = Content::Presence {
+        available: true,
+        last_seen: None,
+    };
+    let e = normalize(
+        &on,
+        &message(online, false, &format!("{THEM}@lid")),
+        &Extras::default(),
+    )
+    .expect("an event");
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(v["presence"], json!({"state": "available"}), "no lastSeen");
+}
