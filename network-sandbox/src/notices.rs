@@ -1,13 +1,15 @@
-//! What a contact's phone tells the session's device besides messages: a
-//! receipt of messages the session sent it, or sent a group both are in
-//! (`POST /sandbox/receipts`, as the network relays a `<receipt>`), and its chat state in their chat or
-//! in a group both are in (`POST /sandbox/typing`, a `<chatstate>`). Each
-//! is an inbound activity of its own kind, which only sessions that turned
-//! it on deliver. The network does not check that a receipt's messages
-//! exist; the simulated one sends no receipts by itself (the real one's
-//! phones send a delivery receipt for every message they get). A chat
-//! state has no id on the network: the sandbox gives each a fresh one, as
-//! the real adapter does.
+//! What a contact's phone tells the session's device besides messages:
+//! its presence, to a connection that subscribed to it (`POST
+//! /sandbox/presence`); a receipt of messages the session sent it, or sent
+//! a group both are in (`POST /sandbox/receipts`, as the network relays a
+//! `<receipt>`); and its chat state in their chat or in a group both are
+//! in (`POST /sandbox/typing`, a `<chatstate>`). Each is an inbound
+//! activity of its own kind, which only sessions that turned it on
+//! deliver. The network does not check that a receipt's messages exist;
+//! the simulated one sends no receipts by itself (the real one's phones
+//! send a delivery receipt for every message they get). A chat state or a
+//! presence has no id on the network: the sandbox gives each a fresh one,
+//! as the real adapter does.
 use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
@@ -61,6 +63,28 @@ impl SandboxNetwork {
         }
     }
 
+    /// The contact `from` comes online (`available`) or goes offline, last
+    /// seen now: the session's connection hears it when it subscribed to
+    /// `from`'s presence (`presence`).
+    pub(super) async fn presence(
+        &self,
+        client_id: &str,
+        from: &PhoneNumber,
+        available: bool,
+    ) -> Outcome {
+        let contact = self
+            .store()
+            .upsert_phone(from.as_str(), PhonePatch::default())
+            .await?;
+        let content = Content::Presence {
+            available,
+            last_seen: (!available).then(Utc::now),
+        };
+        let mut notice = notice(new_chat_state_id(), from, lid_jid(&contact.lid)?, content);
+        notice.chat_lid = contact.lid.clone();
+        self.emit_linked(client_id, notice, Some(from)).await
+    }
+
     /// The member `from` tells the group's members `content`: the network
     /// relays it only between members of the group.
     async fn group_notice(
@@ -82,7 +106,7 @@ impl SandboxNetwork {
         let mut notice = notice(id, from, lid_jid(&contact.lid)?, content);
         notice.chat = group.clone();
         notice.group_subject = Some(found.subject.clone());
-        self.emit_linked(client_id, notice).await
+        self.emit_linked(client_id, notice, None).await
     }
 
     /// The contact `from` tells the session's device `content` in their chat.
@@ -100,11 +124,18 @@ impl SandboxNetwork {
             .await?;
         let mut notice = notice(id, from, lid_jid(&contact.lid)?, content);
         notice.chat_lid = contact.lid.clone();
-        self.emit_linked(client_id, notice).await
+        self.emit_linked(client_id, notice, None).await
     }
 
-    /// Hands the session's device `notice`; 409 unless it is linked.
-    async fn emit_linked(&self, client_id: &str, notice: InboundMessage) -> Outcome {
+    /// Hands the session's device `notice` (only if its connection
+    /// subscribed to `watched`'s presence, when given); 409 unless it is
+    /// linked.
+    async fn emit_linked(
+        &self,
+        client_id: &str,
+        notice: InboundMessage,
+        watched: Option<&PhoneNumber>,
+    ) -> Outcome {
         let live = self
             .live(client_id)
             .ok_or_else(|| ApiError::unavailable("the session is reconnecting"))?;
@@ -112,7 +143,9 @@ impl SandboxNetwork {
         if !matches!(state.phase, Phase::Linked) {
             return Err(ApiError::conflict("session is not connected"));
         }
-        state.emit(NetworkEvent::Message(Box::new(notice))).await;
+        if watched.is_none_or(|p| state.watching.contains(p.as_str())) {
+            state.emit(NetworkEvent::Message(Box::new(notice))).await;
+        }
         Ok(Reply::Done)
     }
 }
