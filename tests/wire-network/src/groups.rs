@@ -1,8 +1,9 @@
 //! Groups (`xmlns="w:g2"`): create, the groups one is in, metadata, members
 //! added, removed, promoted and demoted, the subject, the settings
-//! (`group_settings`), the invite code, and leaving. Groups are addressed by LID (`addressing_mode="lid"`), as the
-//! network's groups are now: members by their LIDs, each with its phone
-//! number beside it (`phone_number`, `participant_pn`).
+//! (`group_settings`), the invite code, and leaving. Groups are addressed
+//! by LID (`addressing_mode="lid"`), as the network's groups are now:
+//! members by their LIDs, each with its phone number beside it
+//! (`phone_number`, `participant_pn`).
 //! Changes reach every device of the members as `w:gp2` notifications (an
 //! offline one from its offline queue at its next login); group
 //! messages are fanned out by `relay`.
