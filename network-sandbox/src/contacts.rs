@@ -125,16 +125,13 @@ impl SandboxConnection {
 
     /// Whether the session's phone holds a privacy token `issuer` issued it
     /// (`issuer` wrote to it), or is `issuer`.
-    async fn holds_token_of(&self, issuer: &str) -> Result<bool, QueryError> {
+    pub(super) async fn holds_token_of(&self, issuer: &str) -> Result<bool, NetworkError> {
         let me = self.own_phone().await?;
         if me == issuer {
             return Ok(true);
         }
         let store = self.network().store();
-        store
-            .holds_token(issuer, &me)
-            .await
-            .map_err(|e| unreachable(e).into())
+        store.holds_token(issuer, &me).await.map_err(unreachable)
     }
 
     /// The bytes behind a link made by [`SandboxNetwork::picture_link`],

@@ -10,22 +10,15 @@
 use parley_network::{Jid, NetworkError};
 
 use super::connection::SandboxConnection;
-use super::unreachable;
 
 impl SandboxConnection {
     /// Subscribes to `who`'s presence, if `who` issued the session's phone
     /// a token.
     pub(super) async fn watch_presence(&self, who: &Jid) -> Result<(), NetworkError> {
-        let me = self.own_phone().await?;
         let Some(contact) = self.registered(who).await? else {
             return Ok(());
         };
-        let store = self.network().store();
-        if store
-            .holds_token(&contact.phone, &me)
-            .await
-            .map_err(unreachable)?
-        {
+        if self.holds_token_of(&contact.phone).await? {
             let mut state = self.live().state().await;
             state.watching.insert(contact.phone);
         }
