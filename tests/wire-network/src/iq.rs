@@ -6,14 +6,12 @@
 //! logged, so a missing feature shows up as such.
 use std::collections::VecDeque;
 
-use whatsapp_rust::buffa::Message;
 use whatsapp_rust::wacore_binary::node::Node;
-use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::Inner;
 use crate::faults::Fault;
 use crate::nodes::{
-    attr, child, child_bytes, children, element, iq_error, iq_result, leaf_bytes, now, text,
+    attr, child, child_bytes, children, element, iq_error, iq_result, leaf_bytes, text,
 };
 use crate::registry::{Bundle, Control, device_jid, split_jid};
 
@@ -43,7 +41,7 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, iq: &Node) -> Option<Node> {
         ("w:p", _) | ("passive", _) => iq_result(&id, vec![]),
         ("encrypt", "set") => encrypt_set(inner, who, &id, iq),
         ("encrypt", "get") => encrypt_get(inner, who, &id, iq),
-        ("usync", _) => usync(inner, &id, iq),
+        ("usync", _) => usync(inner, who, &id, iq),
         ("abt", _) => {
             let props = crate::tokens::props(&inner.registry().tokens.settings);
             iq_result(
@@ -315,7 +313,7 @@ fn user_error(jid: String, code: u16, text: &str) -> Node {
 /// usync: for each listed user (by JID, or by phone number in a number
 /// check), the parts the query asks (devices, lid, contact, status, picture,
 /// username).
-fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
+fn usync(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     let Some(request) = child(iq, "usync") else {
         return iq_error(id, 400, "bad-request");
     };
@@ -337,11 +335,23 @@ fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
         };
         let (user_part, _, server) = split_jid(&jid);
         let phone = reg.phone_of(&user_part, &server);
+        // A device list the asker holds already: the user is left out.
+        if asked.iter().any(|part| part == "devices")
+            && phone
+                .as_deref()
+                .and_then(|p| reg.accounts.get(p))
+                .is_some_and(|account| crate::device_lists::held(user, account))
+        {
+            *reg.device_lists_unchanged
+                .entry((who.phone.to_string(), who.device))
+                .or_default() += 1;
+            continue;
+        }
         let account = phone.as_deref().and_then(|p| reg.accounts.get_mut(p));
         let mut kids = Vec::new();
         for part in &asked {
             match (part.as_str(), &account) {
-                ("devices", Some(account)) => kids.push(devices(account)),
+                ("devices", Some(account)) => kids.push(crate::device_lists::devices(account)),
                 ("lid", Some(account)) => kids.push(element(
                     "lid",
                     &[("val", format!("{}@lid", account.lid))],
@@ -377,35 +387,6 @@ fn usync(inner: &Inner, id: &str, iq: &Node) -> Node {
     iq_result(id, vec![element("usync", &attrs, vec![list])])
 }
 
-/// `<devices>`: the device list and, with companions, the signed key-index list.
-fn devices(account: &crate::registry::Account) -> Node {
-    let list = account
-        .devices
-        .iter()
-        .map(|(number, device)| {
-            if *number == 0 {
-                element("device", &[("id", "0".into())], vec![])
-            } else {
-                element(
-                    "device",
-                    &[
-                        ("id", number.to_string()),
-                        ("key-index", device.key_index.to_string()),
-                    ],
-                    vec![],
-                )
-            }
-        })
-        .collect();
-    let mut kids = vec![element(
-        "device-list",
-        &[("hash", format!("2:{}", account.devices.len()))],
-        list,
-    )];
-    kids.extend(key_index_list(account));
-    element("devices", &[("version", "2".into())], kids)
-}
-
 /// `remove-companion-device`: a companion logs itself out (or the phone removes one).
 fn remove_companion(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     let Some(remove) = child(iq, "remove-companion-device") else {
@@ -419,9 +400,7 @@ fn remove_companion(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node
     if phone.as_deref() != Some(who.phone) || device == 0 {
         return iq_error(id, 403, "forbidden");
     }
-    if let Some(account) = reg.accounts.get_mut(who.phone) {
-        account.devices.remove(&device);
-    }
+    crate::device_lists::remove(&mut reg, who.phone, device);
     if device != who.device
         && let Some(live) = reg.live.get(&(who.phone.to_string(), device))
     {
@@ -433,87 +412,6 @@ fn remove_companion(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node
     drop(reg);
     inner.changed.notify_waiters();
     iq_result(id, vec![])
-}
-
-/// The account's signed key-index list, when it has companions.
-fn key_index_list(account: &crate::registry::Account) -> Option<Node> {
-    let indexes: Vec<u32> = account
-        .devices
-        .iter()
-        .filter(|(number, _)| **number != 0)
-        .map(|(_, d)| d.key_index)
-        .collect();
-    if indexes.is_empty() {
-        return None;
-    }
-    let details = wa::ADVKeyIndexList {
-        raw_id: Some(account.raw_id),
-        timestamp: Some(now()),
-        current_index: indexes.iter().copied().max(),
-        valid_indexes: indexes,
-        ..Default::default()
-    };
-    let signed = wa::ADVSignedKeyIndexList {
-        details: Some(details.encode_to_vec()),
-        ..Default::default()
-    };
-    let mut node = leaf_bytes("key-index-list", signed.encode_to_vec());
-    node.attrs.insert("ts", now().to_string());
-    Some(node)
-}
-
-/// `<notification type="devices">` telling an account's own devices of a
-/// new companion (the account by its phone number).
-pub fn device_added(phone: &str, device: u16, account: &crate::registry::Account) -> Node {
-    devices_notification(
-        format!("{phone}@s.whatsapp.net"),
-        device_jid(phone, device, "s.whatsapp.net"),
-        device,
-        account,
-    )
-}
-
-/// The same news for the contacts that hold the account's device list:
-/// the account and its device by LID, as chats with it are addressed.
-pub fn device_added_for_contacts(device: u16, account: &crate::registry::Account) -> Node {
-    devices_notification(
-        format!("{}@lid", account.lid),
-        device_jid(&account.lid, device, "lid"),
-        device,
-        account,
-    )
-}
-
-fn user_of(jid: &str) -> &str {
-    jid.split('@').next().unwrap_or(jid)
-}
-
-fn devices_notification(
-    from: String,
-    jid: String,
-    device: u16,
-    account: &crate::registry::Account,
-) -> Node {
-    let mut add = vec![element(
-        "device",
-        &[("jid", jid), ("key-index", u32::from(device).to_string())],
-        vec![],
-    )];
-    add.extend(key_index_list(account));
-    element(
-        "notification",
-        &[
-            ("type", "devices".into()),
-            // No `@` in an id: the binary encoding would read it as a JID.
-            (
-                "id",
-                format!("devices-{}-{device}-{}", user_of(&from), now()),
-            ),
-            ("from", from),
-            ("t", now().to_string()),
-        ],
-        vec![element("add", &[], add)],
-    )
 }
 
 /// `media_conn`: the CDN stand-in as the one media host, its auth, a long ttl.

@@ -113,7 +113,8 @@ impl Inner {
     }
 
     /// The companion signed: it is now device `device` of `phone`. The
-    /// account's other devices hear of it (`<notification type="devices">`).
+    /// account's other devices and the accounts that wrote with it hear of
+    /// it (`<notification type="devices">`).
     fn link(&self, phone: &str, device: u16, noise: [u8; 32], identity: Option<Vec<u8>>) {
         let mut reg = self.registry();
         let account = reg.account(phone);
@@ -126,25 +127,7 @@ impl Inner {
                 key_index: u32::from(device),
             },
         );
-        let added = iq::device_added(phone, device, account);
-        let told = iq::device_added_for_contacts(device, account);
-        // Each of the account's other devices, an offline one at its next login.
-        let others: Vec<u16> = account
-            .devices
-            .keys()
-            .copied()
-            .filter(|d| *d != device)
-            .collect();
-        for other in others {
-            reg.deliver(phone, other, added.clone());
-        }
-        // The accounts that wrote with this one hold its device list: they
-        // hear of the new device too, so their next message reaches it.
-        for (contact, devices) in reg.contacts_of(phone) {
-            for d in devices {
-                reg.deliver(&contact, d, told.clone());
-            }
-        }
+        device_lists::announce(&mut reg, phone, device, device_lists::Change::Add);
         drop(reg);
         self.changed.notify_waiters();
     }
@@ -202,6 +185,49 @@ impl Watcher {
         let key = (phone.to_string(), device);
         self.0
             .wait_until(deadline, |reg| reg.has_acked(&key, id))
+            .await
+    }
+
+    /// Waits up to `deadline` until the device has acknowledged the news
+    /// that device `gone` of `phone` was removed.
+    pub async fn heard_removed(
+        &self,
+        holder: (&str, u16),
+        phone: &str,
+        gone: u16,
+        deadline: std::time::Duration,
+    ) -> bool {
+        let key = (holder.0.to_string(), holder.1);
+        self.0
+            .wait_until(deadline, |reg| {
+                let Some(account) = reg.accounts.get(phone) else {
+                    return false;
+                };
+                let news = [
+                    device_lists::removal_id_prefix(phone, gone),
+                    device_lists::removal_id_prefix(&account.lid, gone),
+                ];
+                reg.acks.get(&key).is_some_and(|ids| {
+                    ids.iter()
+                        .any(|id| news.iter().any(|n| id.starts_with(n.as_str())))
+                })
+            })
+            .await
+    }
+
+    /// Waits up to `deadline` until the device's device-list queries left
+    /// out more than `past` users (see [`WireNetwork::device_lists_unchanged`]).
+    pub async fn device_lists_unchanged_past(
+        &self,
+        phone: &str,
+        device: u16,
+        past: usize,
+        deadline: std::time::Duration,
+    ) -> bool {
+        self.0
+            .wait_until(deadline, |reg| {
+                device_lists::unchanged(reg, phone, device) > past
+            })
             .await
     }
 
@@ -546,9 +572,19 @@ impl WireNetwork {
             .collect()
     }
 
-    /// The phone removes its companion `device`: the device is forgotten and
-    /// its socket, if live, gets `401 device_removed`.
+    /// The phone removes its companion `device`: the device is forgotten, its
+    /// socket, if live, gets `401 device_removed`, and the account's other
+    /// devices and the accounts that wrote with it hear of it.
     pub fn unlink(&self, phone: &str, device: u16) {
+        let mut reg = self.inner.registry();
+        device_lists::remove(&mut reg, phone, device);
+        removed(&mut reg, phone, device);
+    }
+
+    /// As [`WireNetwork::unlink`], but the news is lost: nobody holding the
+    /// account's device list hears of it (a client then learns it from the
+    /// server's `phash` on its next message).
+    pub fn unlink_untold(&self, phone: &str, device: u16) {
         let mut reg = self.inner.registry();
         if let Some(account) = reg.accounts.get_mut(phone) {
             account.devices.remove(&device);

@@ -130,6 +130,9 @@ pub struct Registry {
     pub sealed_for_gone: Vec<(String, (String, u16))>,
     /// Group messages whose sender's participant hash was stale.
     pub stale_phashes: usize,
+    /// Users each device's device-list queries left out: its hash was
+    /// current.
+    pub device_lists_unchanged: HashMap<(String, u16), usize>,
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
     /// Presence subscriptions: the sockets (device and connection) that

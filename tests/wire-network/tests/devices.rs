@@ -1,7 +1,10 @@
-//! Devices that come mid-conversation, through `parley serve` on the
+//! Devices that come and go mid-conversation, through `parley serve` on the
 //! wire-level test network: the contact links a second device (another
 //! session of the same gateway) after the session has written to it, and
-//! the session's next message reaches that device too.
+//! the session's next message reaches that device too; the contact removes
+//! it, and the session leaves it out, told by the network's news or by the
+//! server's answer to a message; and a session that logs in again with
+//! the device list it holds current is not sent the list again.
 //!
 //! Runs the `parley-test-network` binary that `scripts/wire-e2e.sh` builds.
 mod api;
@@ -125,7 +128,7 @@ async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
         .wait_for(WAIT, |r| r.id == both)
         .await
         .expect("the contact's phone gets it");
-    net.unlink(CONTACT, linked.device);
+    net.unlink_untold(CONTACT, linked.device);
 
     // The next message is sealed for the removed device too: the server
     // drops that copy and says what it knows.
@@ -160,4 +163,111 @@ async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
         let copies = contact.received().iter().filter(|r| r.id == **id).count();
         assert_eq!(copies, 1, "{id} delivered once");
     }
+}
+
+/// A contact removes a linked device and the network tells those who
+/// write with it (`<notification type="devices"><remove>`): the session's
+/// next message already leaves the device out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_the_contact_removes_is_left_out_once_the_news_arrives() {
+    let LinkedServe {
+        net,
+        contact,
+        hooks,
+        p,
+        device,
+        phone: _phone,
+        dir: _dir,
+        ..
+    } = linked_on_serve("wiren").await;
+    let send = |body: &'static str| {
+        let p = &p;
+        async move {
+            let (status, sent) = post(
+                p,
+                "/send-message",
+                json!({"clientId": "wiren", "to": format!("+{CONTACT}"), "body": body}),
+            )
+            .await;
+            assert_eq!(status, 200, "{sent}");
+            sent["messageId"].as_str().expect("messageId").to_string()
+        }
+    };
+    let first = send("Your order shipped").await;
+    contact
+        .wait_for(WAIT, |r| r.id == first)
+        .await
+        .expect("the contact gets the first message");
+    let second = start_for_qr(&p, "wirenb", &hooks.url).await;
+    let linked = contact
+        .scan(&net, &second)
+        .expect("the contact links a second device");
+    connected(&p, "wirenb").await;
+    assert!(
+        net.watcher()
+            .keys_uploaded(CONTACT, linked.device, WAIT)
+            .await
+    );
+    let both = send("It arrives tomorrow").await;
+    assert!(
+        net.watcher()
+            .relayed((PHONE, device), (CONTACT, linked.device), &both, WAIT)
+            .await,
+        "the second device gets it while linked"
+    );
+
+    net.unlink(CONTACT, linked.device);
+    assert!(
+        net.watcher()
+            .heard_removed((PHONE, device), CONTACT, linked.device, WAIT)
+            .await,
+        "the session hears of the removal"
+    );
+    let after = send("Did it arrive?").await;
+    contact
+        .wait_for(WAIT, |r| r.id == after)
+        .await
+        .expect("the contact's phone gets it");
+    assert!(
+        net.sealed_for_gone().is_empty(),
+        "nothing sealed for the removed device: {:?}",
+        net.sealed_for_gone()
+    );
+    for id in [&first, &both, &after] {
+        let copies = contact.received().iter().filter(|r| r.id == **id).count();
+        assert_eq!(copies, 1, "{id} delivered once");
+    }
+}
+
+/// The session logs in again: it asks for its account's device list with
+/// the hash it holds, and the network, whose list has not changed, leaves
+/// the list out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_list_the_session_holds_is_not_sent_again() {
+    let LinkedServe {
+        net,
+        p,
+        device,
+        phone: _phone,
+        dir: _dir,
+        ..
+    } = linked_on_serve("wireh").await;
+    let past = net.device_lists_unchanged(PHONE, device);
+    assert!(
+        net.drop_socket(PHONE, device),
+        "the session's socket was live"
+    );
+    assert!(
+        net.watcher()
+            .device_lists_unchanged_past(PHONE, device, past, WAIT)
+            .await,
+        "the login's own device-list query left out as unchanged"
+    );
+    let (status, body) = post(
+        &p,
+        "/send-message",
+        json!({"clientId": "wireh", "to": format!("+{CONTACT}"), "body": "Still here"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
 }
