@@ -1,14 +1,18 @@
 //! History sync from the phone. A phone whose past was set
 //! (`/sandbox/history`) sends it to each companion it links, once it has
-//! shared its app-state key, as a phone does: a `HistorySync` of type
-//! `INITIAL_BOOTSTRAP` (its chats, each with the privacy token the contact
-//! issued the account; the account's privacy-token salt; the phone-to-LID
-//! mappings of its contacts), zlib-compressed, encrypted and uploaded to the
-//! CDN as `md-msg-hist`, and announced to its own devices by a
-//! `HISTORY_SYNC_NOTIFICATION` protocol message (whatsapp-rust
-//! `src/history_sync.rs` and wacore `src/history_sync.rs` for what a
-//! companion reads of it; the `HistorySync`, `Conversation` and
-//! `Message.HistorySyncNotification` protos).
+//! shared its app-state key, as a phone does: first a `HistorySync` of type
+//! `INITIAL_BOOTSTRAP` with the newest messages of each chat (and each
+//! chat's privacy token the contact issued the account, the account's
+//! privacy-token salt, the phone-to-LID mappings of its contacts), then,
+//! when a chat has more, a `RECENT` chunk with the older ones (chunk order
+//! 1). Each is zlib-compressed, encrypted and uploaded to the CDN as
+//! `md-msg-hist`, and announced to the account's own devices by a
+//! `HISTORY_SYNC_NOTIFICATION` protocol message naming its type and order
+//! (whatsapp-rust `src/history_sync.rs` and wacore `src/history_sync.rs` for
+//! what a companion reads of it; the `HistorySync`, `Conversation` and
+//! `Message.HistorySyncNotification` protos). How many messages the first
+//! chunk takes is ours ([`BOOTSTRAP_MESSAGES`]): the sources give no
+//! number, only that the bootstrap comes first and the rest after.
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -19,6 +23,17 @@ use whatsapp_rust::download::MediaType;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{Client, UploadOptions};
 
+/// The newest messages of each chat the first chunk carries.
+pub const BOOTSTRAP_MESSAGES: usize = 2;
+
+/// One chunk of a phone's history: its type (as the blob names it and as
+/// its announcement does) and its messages.
+struct Chunk<'a> {
+    kind: wa::history_sync::HistorySyncType,
+    announced: wa::message::HistorySyncType,
+    messages: Vec<&'a SandboxPastMessage>,
+}
+
 /// A phone's chats as it sends them: `lids` maps its contacts' phones to
 /// their LIDs (a chat with a contact of known LID is named by it, as the
 /// network names chats now, with the phone beside it).
@@ -28,44 +43,94 @@ pub async fn send(
     past: &[SandboxPastMessage],
     lids: &BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
-    let sync = history_sync(client, past, lids).await?;
-    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    zlib.write_all(&sync.encode_to_vec())?;
-    let blob = zlib.finish()?;
-    let up = client
-        .upload(blob, MediaType::History, UploadOptions::default())
-        .await
-        .map_err(|e| anyhow!("history upload: {e}"))?;
-    let notification = wa::message::HistorySyncNotification {
-        file_sha256: Some(up.file_sha256.to_vec()),
-        file_length: Some(up.file_length),
-        media_key: Some(up.media_key.to_vec()),
-        file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
-        direct_path: Some(up.direct_path),
-        sync_type: Some(wa::message::HistorySyncType::INITIAL_BOOTSTRAP),
-        chunk_order: Some(0),
-        progress: Some(100),
-        ..Default::default()
-    };
-    let announce = wa::message::ProtocolMessage {
-        r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
-        history_sync_notification: MessageField::some(notification),
-        ..Default::default()
-    };
-    crate::devices::to_own_devices(client, phone, announce)
-        .await
-        .map(|_| ())
-        .context("history notification")
+    for (order, chunk) in chunks(past)?.iter().enumerate() {
+        let first = order == 0;
+        let sync = history_sync(client, chunk, lids, first, order as u32).await?;
+        let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        zlib.write_all(&sync.encode_to_vec())?;
+        let blob = zlib.finish()?;
+        let up = client
+            .upload(blob, MediaType::History, UploadOptions::default())
+            .await
+            .map_err(|e| anyhow!("history upload: {e}"))?;
+        let notification = wa::message::HistorySyncNotification {
+            file_sha256: Some(up.file_sha256.to_vec()),
+            file_length: Some(up.file_length),
+            media_key: Some(up.media_key.to_vec()),
+            file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
+            direct_path: Some(up.direct_path),
+            sync_type: Some(chunk.announced),
+            chunk_order: Some(order as u32),
+            progress: Some(100),
+            ..Default::default()
+        };
+        let announce = wa::message::ProtocolMessage {
+            r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
+            history_sync_notification: MessageField::some(notification),
+            ..Default::default()
+        };
+        crate::devices::to_own_devices(client, phone, announce)
+            .await
+            .context("history notification")?;
+    }
+    Ok(())
 }
 
+/// The bootstrap (each chat's newest [`BOOTSTRAP_MESSAGES`]) and, when a
+/// chat has more, the recent chunk with the rest.
+fn chunks(past: &[SandboxPastMessage]) -> anyhow::Result<Vec<Chunk<'_>>> {
+    let mut chats: BTreeMap<&str, Vec<(i64, &SandboxPastMessage)>> = BTreeMap::new();
+    for m in past {
+        chats
+            .entry(m.chat.as_str())
+            .or_default()
+            .push((sent_at(m)?, m));
+    }
+    let (mut newest, mut older) = (Vec::new(), Vec::new());
+    for (_, mut messages) in chats {
+        messages.sort_by_key(|(at, _)| *at);
+        let split = messages.len().saturating_sub(BOOTSTRAP_MESSAGES);
+        let recent = messages.split_off(split);
+        older.extend(messages.into_iter().map(|(_, m)| m));
+        newest.extend(recent.into_iter().map(|(_, m)| m));
+    }
+    let mut chunks = vec![Chunk {
+        kind: wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
+        announced: wa::message::HistorySyncType::INITIAL_BOOTSTRAP,
+        messages: newest,
+    }];
+    if !older.is_empty() {
+        chunks.push(Chunk {
+            kind: wa::history_sync::HistorySyncType::RECENT,
+            announced: wa::message::HistorySyncType::RECENT,
+            messages: older,
+        });
+    }
+    Ok(chunks)
+}
+
+/// When the message was sent (its `at`, or now).
+fn sent_at(m: &SandboxPastMessage) -> anyhow::Result<i64> {
+    Ok(m.at
+        .as_deref()
+        .map(chrono::DateTime::parse_from_rfc3339)
+        .transpose()
+        .context("at")?
+        .map_or_else(|| chrono::Utc::now().timestamp(), |t| t.timestamp()))
+}
+
+/// The chunk as a `HistorySync`; the first carries the privacy tokens and
+/// the salt.
 async fn history_sync(
     client: &Client,
-    past: &[SandboxPastMessage],
+    chunk: &Chunk<'_>,
     lids: &BTreeMap<String, String>,
+    first: bool,
+    order: u32,
 ) -> anyhow::Result<wa::HistorySync> {
     let backend = client.persistence_manager().backend();
     let mut chats: BTreeMap<&str, Vec<&SandboxPastMessage>> = BTreeMap::new();
-    for m in past {
+    for m in &chunk.messages {
         chats.entry(m.chat.as_str()).or_default().push(m);
     }
     let mut conversations = Vec::new();
@@ -94,7 +159,8 @@ async fn history_sync(
                 lid_jid: Some(id.clone()),
             });
             // The token the contact issued this account, as the phone holds it.
-            if let Ok(Some(token)) = backend.get_tc_token(lid).await
+            if first
+                && let Ok(Some(token)) = backend.get_tc_token(lid).await
                 && !token.token.is_empty()
             {
                 conversation.tc_token = Some(token.token);
@@ -103,15 +169,19 @@ async fn history_sync(
         }
         conversations.push(conversation);
     }
-    let salt = client
-        .persistence_manager()
-        .get_device_snapshot()
-        .nct_salt
-        .clone();
+    let salt = first
+        .then(|| {
+            client
+                .persistence_manager()
+                .get_device_snapshot()
+                .nct_salt
+                .clone()
+        })
+        .flatten();
     Ok(wa::HistorySync {
-        sync_type: wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
+        sync_type: chunk.kind,
         conversations,
-        chunk_order: Some(0),
+        chunk_order: Some(order),
         progress: Some(100),
         phone_number_to_lid_mappings: mappings,
         nct_salt: salt,
@@ -124,12 +194,7 @@ fn history_message(
     m: &SandboxPastMessage,
     order: u64,
 ) -> anyhow::Result<wa::HistorySyncMsg> {
-    let at =
-        m.at.as_deref()
-            .map(chrono::DateTime::parse_from_rfc3339)
-            .transpose()
-            .context("at")?
-            .map_or_else(|| chrono::Utc::now().timestamp(), |t| t.timestamp());
+    let at = sent_at(m)?;
     let participant = m
         .from
         .as_ref()
@@ -154,4 +219,57 @@ fn history_message(
         message: MessageField::some(info),
         msg_order_id: Some(order),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn past(chat: &str, body: &str, at: &str) -> SandboxPastMessage {
+        SandboxPastMessage {
+            chat: chat.into(),
+            from_me: false,
+            from: None,
+            kind: None,
+            body: body.into(),
+            at: Some(at.into()),
+            message_id: None,
+        }
+    }
+
+    fn bodies(chunk: &Chunk<'_>) -> Vec<String> {
+        chunk.messages.iter().map(|m| m.body.clone()).collect()
+    }
+
+    #[test]
+    fn the_bootstrap_has_each_chats_newest_and_the_recent_chunk_the_rest() {
+        let (a, b) = (
+            "4915100000721@s.whatsapp.net",
+            "4915100000722@s.whatsapp.net",
+        );
+        let messages = [
+            past(a, "a3", "2026-11-01T10:03:00Z"),
+            past(a, "a1", "2026-11-01T10:01:00Z"),
+            past(b, "b1", "2026-11-01T09:00:00Z"),
+            past(a, "a2", "2026-11-01T10:02:00Z"),
+        ];
+        let chunks = chunks(&messages).expect("chunks");
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(
+            chunks[0].kind,
+            wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP
+        );
+        assert_eq!(bodies(&chunks[0]), ["a2", "a3", "b1"]);
+        assert_eq!(chunks[1].kind, wa::history_sync::HistorySyncType::RECENT);
+        assert_eq!(chunks[1].announced, wa::message::HistorySyncType::RECENT);
+        assert_eq!(bodies(&chunks[1]), ["a1"]);
+
+        // A past the bootstrap holds whole is one chunk.
+        let chunks = chunks_of(&messages[..2]);
+        assert_eq!(chunks, 1);
+    }
+
+    fn chunks_of(past: &[SandboxPastMessage]) -> usize {
+        chunks(past).expect("chunks").len()
+    }
 }
