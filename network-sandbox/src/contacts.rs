@@ -56,7 +56,9 @@ impl SandboxConnection {
         let Some(phone) = self.registered(jid).await? else {
             return Ok(None);
         };
-        let visible = !phone.picture_id.is_empty();
+        // A picture for the owner's contacts shows its id to those it wrote to.
+        let visible = !phone.picture_id.is_empty()
+            && (phone.avatar_privacy != CONTACTS || self.holds_token_of(&phone.phone).await?);
         Ok(Some(UserInfo {
             lid: Some(phone.lid),
             phone: Some(phone.phone),

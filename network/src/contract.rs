@@ -552,7 +552,8 @@ pub async fn looks_up_numbers_people_and_pictures(s: Subject<'_>) {
 /// session until the owner writes to it: the owner's client then issues
 /// the session's account a privacy token, which the lookup carries (on the
 /// real network the token comes a moment after the message, so the lookup
-/// is tried again until the deadline).
+/// is tried again until the deadline). The user lookup names the
+/// picture's id on the same terms.
 pub async fn a_picture_for_contacts_shows_once_its_owner_wrote(s: Subject<'_>) {
     let (conn, mut events, _) = pair(&s, 1).await;
     let face = image(3);
@@ -569,6 +570,9 @@ pub async fn a_picture_for_contacts_shows_once_its_owner_wrote(s: Subject<'_>) {
         matches!(before, PictureLookup::Hidden | PictureLookup::NoPicture),
         "before the contact wrote: {before:?}"
     );
+    let info = conn.user_info(&jid).await.expect("user info");
+    let id = info.and_then(|i| i.picture_id);
+    assert_eq!(id, None, "the picture's id before the contact wrote");
     s.counterpart
         .write(&s.client_id, CONTACT, "hello, it's me")
         .await
@@ -586,5 +590,12 @@ pub async fn a_picture_for_contacts_shows_once_its_owner_wrote(s: Subject<'_>) {
     };
     let file = conn.download_picture(&picture).await.expect("download");
     assert_eq!(file.data.as_ref(), face.as_slice());
+    let info = conn.user_info(&jid).await.expect("user info");
+    let id = info.and_then(|i| i.picture_id);
+    assert_eq!(
+        id.as_deref(),
+        Some(picture.id.as_str()),
+        "the id once it wrote"
+    );
     conn.close().await;
 }

@@ -347,6 +347,10 @@ fn usync(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                 .or_default() += 1;
             continue;
         }
+        // A picture for the owner's contacts shows to those it wrote to.
+        let trusted = phone
+            .as_deref()
+            .is_some_and(|owner| reg.tokens.has_issued(owner, who.phone));
         let account = phone.as_deref().and_then(|p| reg.accounts.get_mut(p));
         let mut kids = Vec::new();
         for part in &asked {
@@ -364,7 +368,9 @@ fn usync(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                     kids.push(element("contact", &[("type", "out".into())], vec![]))
                 }
                 ("status", Some(account)) => kids.push(crate::profile::status(account)),
-                ("picture", Some(account)) => kids.push(crate::profile::picture_id(account)),
+                ("picture", Some(account)) => {
+                    kids.push(crate::profile::picture_id(account, trusted))
+                }
                 ("username", Some(account)) => kids.push(crate::profile::username(account)),
                 _ => {}
             }

@@ -127,9 +127,10 @@ pub fn username(account: &Account) -> Node {
 }
 
 /// usync's `picture` part: the visible picture's id, or the reason there is
-/// none. A picture for the owner's contacts only is not shown here: usync's
-/// tokens are not checked (docs/test-network.md).
-pub fn picture_id(account: &Account) -> Node {
+/// none. A picture for the owner's contacts only shows to an asker the
+/// owner issued a privacy token (`trusted`): a usync query carries no
+/// token, so the server answers from the tokens it minted.
+pub fn picture_id(account: &Account, trusted: bool) -> Node {
     let error = |code: u16, text: &str| {
         let error = element(
             "error",
@@ -139,7 +140,9 @@ pub fn picture_id(account: &Account) -> Node {
         element("picture", &[], vec![error])
     };
     match &account.picture {
-        Picture::Shown { .. } if account.picture_for_contacts => error(401, "not-authorized"),
+        Picture::Shown { .. } if account.picture_for_contacts && !trusted => {
+            error(401, "not-authorized")
+        }
         Picture::Shown { id, .. } => element("picture", &[("id", id.to_string())], vec![]),
         Picture::Hidden => error(401, "not-authorized"),
         Picture::None => error(404, "item-not-found"),

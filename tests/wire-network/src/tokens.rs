@@ -129,6 +129,15 @@ impl Tokens {
             .is_some_and(|i| i.issuer == issuer && i.holder == holder && self.in_window(i.t, now))
     }
 
+    /// Whether `issuer` has issued `holder` a token still inside its window
+    /// (what the server knows without being shown one).
+    pub fn has_issued(&self, issuer: &str, holder: &str) -> bool {
+        let now = now() as i64;
+        self.issued
+            .values()
+            .any(|i| i.issuer == issuer && i.holder == holder && self.in_window(i.t, now))
+    }
+
     /// Whether a token stamped `t` is still inside the window at `now`: its
     /// bucket is one of the last `buckets` (wacore `is_tc_token_expired_at`).
     fn in_window(&self, t: i64, now: i64) -> bool {
@@ -379,6 +388,38 @@ mod tests {
         let ours = salted(&salt, "123456789");
         let theirs = whatsapp_rust::wacore::iq::tctoken::compute_cs_token(&salt, "123456789@lid");
         assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn the_server_knows_whom_an_account_issued_a_token_while_it_lasts() {
+        let mut tokens = Tokens {
+            settings: Settings {
+                required: true,
+                bucket_seconds: 10,
+                buckets: 2,
+            },
+            ..Tokens::default()
+        };
+        let t = now() as i64;
+        tokens.issued.insert(
+            vec![1],
+            Issued {
+                issuer: "4915100000731".into(),
+                holder: "4915100000732".into(),
+                t,
+            },
+        );
+        assert!(tokens.has_issued("4915100000731", "4915100000732"));
+        assert!(
+            !tokens.has_issued("4915100000732", "4915100000731"),
+            "one way"
+        );
+        assert!(!tokens.has_issued("4915100000731", "4915100000733"));
+        tokens.issued.get_mut(&vec![1]).expect("issued").t = t - 60;
+        assert!(
+            !tokens.has_issued("4915100000731", "4915100000732"),
+            "expired"
+        );
     }
 
     #[test]
