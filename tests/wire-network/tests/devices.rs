@@ -10,6 +10,8 @@
 mod api;
 
 use api::*;
+use parley_tests::Parley;
+use parley_wire_network::{LinkedDevice, TestDevice};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,6 +78,62 @@ async fn a_device_the_contact_links_mid_conversation_gets_the_next_message() {
         .expect("the contact's phone gets it too");
 }
 
+/// Sends `body` from session `id` to the contact; its message id.
+async fn send(p: &Parley, id: &str, body: &str) -> String {
+    let (status, sent) = post(
+        p,
+        "/send-message",
+        json!({"clientId": id, "to": format!("+{CONTACT}"), "body": body}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    sent["messageId"].as_str().expect("messageId").to_string()
+}
+
+/// Session `id` on `serve` has written to the contact, and the contact has
+/// linked a second device (session `id` + `b` of the same gateway) that
+/// got the session's second message: the removal tests' start.
+struct SecondDevice {
+    ls: LinkedServe,
+    linked: LinkedDevice,
+    /// The messages sent so far: before the link, and to both devices.
+    sent: [String; 2],
+}
+
+async fn with_second_device(id: &str) -> SecondDevice {
+    let ls = linked_on_serve(id).await;
+    let first = send(&ls.p, id, "Your order shipped").await;
+    ls.contact
+        .wait_for(WAIT, |r| r.id == first)
+        .await
+        .expect("the contact gets the first message");
+    let second = start_for_qr(&ls.p, &format!("{id}b"), &ls.hooks.url).await;
+    let linked = ls
+        .contact
+        .scan(&ls.net, &second)
+        .expect("the contact links a second device");
+    connected(&ls.p, &format!("{id}b")).await;
+    assert!(
+        ls.net
+            .watcher()
+            .keys_uploaded(CONTACT, linked.device, WAIT)
+            .await
+    );
+    let both = send(&ls.p, id, "It arrives tomorrow").await;
+    assert!(
+        ls.net
+            .watcher()
+            .relayed((PHONE, ls.device), (CONTACT, linked.device), &both, WAIT)
+            .await,
+        "the second device gets it while linked"
+    );
+    SecondDevice {
+        ls,
+        linked,
+        sent: [first, both],
+    }
+}
+
 /// A contact removes a linked device and nobody tells the session: its next
 /// message is still sealed for the device (the server drops that copy), and
 /// the server's ack names the devices it knows (`phash`); the session drops
@@ -83,56 +141,13 @@ async fn a_device_the_contact_links_mid_conversation_gets_the_next_message() {
 /// reaches the contact's phone once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
-    let LinkedServe {
-        net,
-        contact,
-        hooks,
-        p,
-        phone: _phone,
-        dir: _dir,
-        ..
-    } = linked_on_serve("wirer").await;
-    let send = |body: &'static str| {
-        let p = &p;
-        async move {
-            let (status, sent) = post(
-                p,
-                "/send-message",
-                json!({"clientId": "wirer", "to": format!("+{CONTACT}"), "body": body}),
-            )
-            .await;
-            assert_eq!(status, 200, "{sent}");
-            sent["messageId"].as_str().expect("messageId").to_string()
-        }
-    };
-    let first = send("Your order shipped").await;
-    contact
-        .wait_for(WAIT, |r| r.id == first)
-        .await
-        .expect("the contact gets the first message");
-
-    // The contact links a second device (another session of this gateway),
-    // hears from the session there, then removes it.
-    let second = start_for_qr(&p, "wirerb", &hooks.url).await;
-    let linked = contact
-        .scan(&net, &second)
-        .expect("the contact links a second device");
-    connected(&p, "wirerb").await;
-    assert!(
-        net.watcher()
-            .keys_uploaded(CONTACT, linked.device, WAIT)
-            .await
-    );
-    let both = send("It arrives tomorrow").await;
-    contact
-        .wait_for(WAIT, |r| r.id == both)
-        .await
-        .expect("the contact's phone gets it");
+    let SecondDevice { ls, linked, sent } = with_second_device("wirer").await;
+    let (net, contact, p) = (&ls.net, &ls.contact, &ls.p);
     net.unlink_untold(CONTACT, linked.device);
 
     // The next message is sealed for the removed device too: the server
     // drops that copy and says what it knows.
-    let after = send("Did it arrive?").await;
+    let after = send(p, "wirer", "Did it arrive?").await;
     assert!(
         net.sealed_for_gone()
             .iter()
@@ -144,7 +159,7 @@ async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
     // own): by the second message after, at the latest, it has.
     let mut left_out = false;
     for body in ["Tell me if not", "Thanks!"] {
-        let id = send(body).await;
+        let id = send(p, "wirer", body).await;
         contact
             .wait_for(WAIT, |r| r.id == id)
             .await
@@ -159,10 +174,7 @@ async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
         }
     }
     assert!(left_out, "{:?}", net.sealed_for_gone());
-    for id in [&first, &both, &after] {
-        let copies = contact.received().iter().filter(|r| r.id == **id).count();
-        assert_eq!(copies, 1, "{id} delivered once");
-    }
+    delivered_once(contact, sent.iter().chain([&after]));
 }
 
 /// A contact removes a linked device and the network tells those who
@@ -170,60 +182,16 @@ async fn a_device_the_contact_removed_is_left_out_once_the_server_says_so() {
 /// next message already leaves the device out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_the_contact_removes_is_left_out_once_the_news_arrives() {
-    let LinkedServe {
-        net,
-        contact,
-        hooks,
-        p,
-        device,
-        phone: _phone,
-        dir: _dir,
-        ..
-    } = linked_on_serve("wiren").await;
-    let send = |body: &'static str| {
-        let p = &p;
-        async move {
-            let (status, sent) = post(
-                p,
-                "/send-message",
-                json!({"clientId": "wiren", "to": format!("+{CONTACT}"), "body": body}),
-            )
-            .await;
-            assert_eq!(status, 200, "{sent}");
-            sent["messageId"].as_str().expect("messageId").to_string()
-        }
-    };
-    let first = send("Your order shipped").await;
-    contact
-        .wait_for(WAIT, |r| r.id == first)
-        .await
-        .expect("the contact gets the first message");
-    let second = start_for_qr(&p, "wirenb", &hooks.url).await;
-    let linked = contact
-        .scan(&net, &second)
-        .expect("the contact links a second device");
-    connected(&p, "wirenb").await;
-    assert!(
-        net.watcher()
-            .keys_uploaded(CONTACT, linked.device, WAIT)
-            .await
-    );
-    let both = send("It arrives tomorrow").await;
-    assert!(
-        net.watcher()
-            .relayed((PHONE, device), (CONTACT, linked.device), &both, WAIT)
-            .await,
-        "the second device gets it while linked"
-    );
-
+    let SecondDevice { ls, linked, sent } = with_second_device("wiren").await;
+    let (net, contact, p) = (&ls.net, &ls.contact, &ls.p);
     net.unlink(CONTACT, linked.device);
     assert!(
         net.watcher()
-            .heard_removed((PHONE, device), CONTACT, linked.device, WAIT)
+            .heard_removed((PHONE, ls.device), CONTACT, linked.device, WAIT)
             .await,
         "the session hears of the removal"
     );
-    let after = send("Did it arrive?").await;
+    let after = send(p, "wiren", "Did it arrive?").await;
     contact
         .wait_for(WAIT, |r| r.id == after)
         .await
@@ -233,8 +201,13 @@ async fn a_device_the_contact_removes_is_left_out_once_the_news_arrives() {
         "nothing sealed for the removed device: {:?}",
         net.sealed_for_gone()
     );
-    for id in [&first, &both, &after] {
-        let copies = contact.received().iter().filter(|r| r.id == **id).count();
+    delivered_once(contact, sent.iter().chain([&after]));
+}
+
+/// Each of `ids` reached the contact's phone once.
+fn delivered_once<'a>(contact: &TestDevice, ids: impl Iterator<Item = &'a String>) {
+    for id in ids {
+        let copies = contact.received().iter().filter(|r| r.id == *id).count();
         assert_eq!(copies, 1, "{id} delivered once");
     }
 }
