@@ -7,10 +7,11 @@
 //! - CPU time of the process per text sent through the API and per text
 //!   received (delivered as a webhook), at a paced rate.
 //!
-//! With `--cluster`, an API and two workers (device keys in PostgreSQL,
-//! NATS, Redis, S3: run it under `scripts/with-services.sh`) instead, and
-//! the CPU figures over all three processes (memory and restart figures are
-//! `serve`'s).
+//! With `--cluster`, an API and two workers (`--workers N`; device keys in
+//! PostgreSQL, NATS, Redis, S3: run it under `scripts/with-services.sh`)
+//! instead: memory per session is the workers' RSS growth, the restart is
+//! every worker stopped (SIGTERM) and started again, and the CPU figures are
+//! over every process.
 //!
 //! ```text
 //! cargo build --release -p parley --features test-network --bin parley-test-network
@@ -46,6 +47,8 @@ struct Args {
     messages: usize,
     rate: u32,
     cluster: bool,
+    /// Workers of the cluster.
+    workers: usize,
     /// The contact writes to every session once before the sends.
     warm_up: bool,
     /// The network requires privacy tokens (implies `warm_up`: the
@@ -53,9 +56,11 @@ struct Args {
     tokens: bool,
 }
 
-const USAGE: &str = "usage: wire-bench [--cluster] [--sessions N] [--messages N] [--rate N] \
+const USAGE: &str =
+    "usage: wire-bench [--cluster [--workers N]] [--sessions N] [--messages N] [--rate N] \
      [--warm-up] [--privacy-tokens] --bin PATH-TO-parley-test-network
   --cluster          an API and two workers (run under scripts/with-services.sh) instead of serve
+  --workers N        the cluster's workers (default 2)
   --sessions N       sessions paired and connected (default 100)
   --messages N       texts sent, and texts received (default 400)
   --rate N           per second (default 200)
@@ -70,6 +75,7 @@ fn args() -> Args {
         messages: 400,
         rate: 200,
         cluster: false,
+        workers: 2,
         warm_up: false,
         tokens: false,
     };
@@ -90,6 +96,7 @@ fn args() -> Args {
                     "--bin" => a.bin = PathBuf::from(value),
                     "--messages" => a.messages = number(valued, &value),
                     "--rate" => a.rate = number(valued, &value),
+                    "--workers" => a.workers = number::<usize>(valued, &value).max(1),
                     other => {
                         eprintln!("unknown flag {other}\n{USAGE}");
                         std::process::exit(2);
@@ -144,24 +151,46 @@ struct Gateway {
     workers: Vec<Parley>,
 }
 
-impl Gateway {
-    async fn cluster(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> Gateway {
+/// How a cluster's processes start: their settings and binary.
+struct ClusterStart {
+    vars: Vec<(String, String)>,
+    bin: PathBuf,
+    dir: PathBuf,
+}
+
+impl ClusterStart {
+    async fn new(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> ClusterStart {
         let env = parley_tests::services::ClusterEnv::new().await;
         let mut vars = settings(net);
         vars.extend(env.vars());
         let (ok, out) = parley_tests::process::run_once(bin, &["migrate"], dir, &vars).await;
         assert!(ok, "migrate: {out}");
-        let role = |role: &'static str, pod: &'static str| {
-            let mut vars = vars.clone();
-            vars.push(("PARLEY_POD_NAME".into(), pod.into()));
-            async move { Parley::start(bin, &[role], dir, &vars).await }
-        };
-        let front = role("api", "api-0").await;
-        let workers = vec![
-            role("worker", "worker-0").await,
-            role("worker", "worker-1").await,
-        ];
-        Gateway { front, workers }
+        ClusterStart {
+            vars,
+            bin: bin.to_path_buf(),
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    async fn role(&self, role: &str, pod: String) -> Parley {
+        let mut vars = self.vars.clone();
+        vars.push(("PARLEY_POD_NAME".into(), pod));
+        Parley::start(&self.bin, &[role], &self.dir, &vars).await
+    }
+
+    async fn workers(&self, n: usize) -> Vec<Parley> {
+        let mut workers = Vec::with_capacity(n);
+        for i in 0..n {
+            workers.push(self.role("worker", format!("worker-{i}")).await);
+        }
+        workers
+    }
+}
+
+impl Gateway {
+    /// The workers' resident memory together, in KiB.
+    fn workers_rss_kib(&self) -> u64 {
+        self.workers.iter().filter_map(Parley::rss_kib).sum()
     }
 
     /// The processes that hold sessions.
@@ -299,10 +328,7 @@ async fn main() {
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut g = if a.cluster {
-        let g = Gateway::cluster(dir.path(), &net, &a.bin).await;
-        pair_all(&a, &http, &net, &hooks, &g).await;
-        tokio::time::sleep(Duration::from_secs(10)).await;
-        g
+        cluster_memory_and_restart(&a, &http, &net, &hooks, dir.path()).await
     } else {
         memory_and_restart(&a, &http, &net, &hooks, dir.path()).await
     };
@@ -398,6 +424,50 @@ async fn memory_and_restart(
     wait_connected(http, &g, a.sessions, Duration::from_secs(600)).await;
     println!(
         "restart: {} sessions connected again {:.1} s after the process started",
+        a.sessions,
+        restarted.elapsed().as_secs_f64()
+    );
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    g
+}
+
+/// The cluster: the workers' RSS per connected session, then the time
+/// every worker stopped and started again takes to bring the sessions back.
+async fn cluster_memory_and_restart(
+    a: &Args,
+    http: &reqwest::Client,
+    net: &WireNetwork,
+    hooks: &Receiver,
+    dir: &std::path::Path,
+) -> Gateway {
+    let start = ClusterStart::new(dir, net, &a.bin).await;
+    let front = start.role("api", "api-0".into()).await;
+    let mut g = Gateway {
+        front,
+        workers: start.workers(a.workers).await,
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle_kib = g.workers_rss_kib();
+    pair_all(a, http, net, hooks, &g).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let busy_kib = g.workers_rss_kib();
+    let per = (busy_kib.saturating_sub(idle_kib)) as f64 / a.sessions as f64;
+    println!(
+        "workers' RSS ({} workers): idle {:.1} MiB, with {} connected sessions {:.1} MiB: {:.0} KiB per session",
+        a.workers,
+        idle_kib as f64 / 1024.0,
+        a.sessions,
+        busy_kib as f64 / 1024.0,
+        per
+    );
+    for w in &mut g.workers {
+        w.terminate().await;
+    }
+    let restarted = Instant::now();
+    g.workers = start.workers(a.workers).await;
+    wait_connected(http, &g, a.sessions, Duration::from_secs(600)).await;
+    println!(
+        "restart: {} sessions connected again {:.1} s after every worker was started again",
         a.sessions,
         restarted.elapsed().as_secs_f64()
     );
