@@ -139,10 +139,6 @@ fn settings(net: &WireNetwork) -> Vec<(String, String)> {
     .collect()
 }
 
-async fn serve(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> Parley {
-    Parley::start(bin, &["serve"], dir, &settings(net)).await
-}
-
 /// What is measured: one `serve`, or an API and its workers.
 struct Gateway {
     /// Takes the API calls (`serve`, or the API pod).
@@ -151,46 +147,98 @@ struct Gateway {
     workers: Vec<Parley>,
 }
 
-/// How a cluster's processes start: their settings and binary.
-struct ClusterStart {
+/// How the measured processes start: their settings and binary, and for a
+/// cluster how many workers.
+struct Starter {
     vars: Vec<(String, String)>,
     bin: PathBuf,
     dir: PathBuf,
+    /// `None`: one `serve`.
+    workers: Option<usize>,
 }
 
-impl ClusterStart {
-    async fn new(dir: &std::path::Path, net: &WireNetwork, bin: &std::path::Path) -> ClusterStart {
-        let env = parley_tests::services::ClusterEnv::new().await;
+impl Starter {
+    /// One `serve` (`cluster` false) or an API and `workers` workers.
+    async fn new(a: &Args, dir: &std::path::Path, net: &WireNetwork) -> Starter {
         let mut vars = settings(net);
-        vars.extend(env.vars());
-        let (ok, out) = parley_tests::process::run_once(bin, &["migrate"], dir, &vars).await;
-        assert!(ok, "migrate: {out}");
-        ClusterStart {
+        if a.cluster {
+            let env = parley_tests::services::ClusterEnv::new().await;
+            vars.extend(env.vars());
+            let (ok, out) = parley_tests::process::run_once(&a.bin, &["migrate"], dir, &vars).await;
+            assert!(ok, "migrate: {out}");
+        }
+        Starter {
             vars,
-            bin: bin.to_path_buf(),
+            bin: a.bin.clone(),
             dir: dir.to_path_buf(),
+            workers: a.cluster.then_some(a.workers),
         }
     }
 
-    async fn role(&self, role: &str, pod: String) -> Parley {
+    async fn role(&self, role: &str, pod: Option<String>) -> Parley {
         let mut vars = self.vars.clone();
-        vars.push(("PARLEY_POD_NAME".into(), pod));
+        vars.extend(pod.map(|pod| ("PARLEY_POD_NAME".to_string(), pod)));
         Parley::start(&self.bin, &[role], &self.dir, &vars).await
     }
 
-    async fn workers(&self, n: usize) -> Vec<Parley> {
+    /// The processes that hold sessions: `serve`, or the workers.
+    async fn holders(&self) -> Vec<Parley> {
+        let Some(n) = self.workers else {
+            return vec![self.role("serve", None).await];
+        };
         let mut workers = Vec::with_capacity(n);
         for i in 0..n {
-            workers.push(self.role("worker", format!("worker-{i}")).await);
+            workers.push(self.role("worker", Some(format!("worker-{i}"))).await);
         }
         workers
+    }
+
+    async fn gateway(&self) -> Gateway {
+        let mut holders = self.holders().await;
+        if self.workers.is_none() {
+            let front = holders.remove(0);
+            return Gateway {
+                front,
+                workers: vec![],
+            };
+        }
+        Gateway {
+            front: self.role("api", Some("api-0".into())).await,
+            workers: holders,
+        }
+    }
+
+    /// Stops the processes that hold sessions (SIGTERM).
+    async fn stop_holders(&self, g: &mut Gateway) {
+        for p in g.holders_mut() {
+            p.terminate().await;
+        }
+    }
+
+    /// Starts the processes that hold sessions again.
+    async fn start_holders(&self, g: &mut Gateway) {
+        let mut holders = self.holders().await;
+        if self.workers.is_none() {
+            g.front = holders.remove(0);
+        } else {
+            g.workers = holders;
+        }
     }
 }
 
 impl Gateway {
-    /// The workers' resident memory together, in KiB.
-    fn workers_rss_kib(&self) -> u64 {
-        self.workers.iter().filter_map(Parley::rss_kib).sum()
+    /// The resident memory of the processes that hold sessions, in KiB.
+    fn holders_rss_kib(&self) -> u64 {
+        self.holders().into_iter().filter_map(Parley::rss_kib).sum()
+    }
+
+    /// The processes that hold sessions, to stop them.
+    fn holders_mut(&mut self) -> Vec<&mut Parley> {
+        if self.workers.is_empty() {
+            vec![&mut self.front]
+        } else {
+            self.workers.iter_mut().collect()
+        }
     }
 
     /// The processes that hold sessions.
@@ -327,11 +375,7 @@ async fn main() {
     net.require_privacy_tokens(a.tokens);
     let mut hooks = Receiver::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut g = if a.cluster {
-        cluster_memory_and_restart(&a, &http, &net, &hooks, dir.path()).await
-    } else {
-        memory_and_restart(&a, &http, &net, &hooks, dir.path()).await
-    };
+    let mut g = memory_and_restart(&a, &http, &net, &hooks, dir.path()).await;
     cpu_figures(&a, &http, &net, &mut hooks, &g).await;
     g.terminate().await;
 }
@@ -388,8 +432,9 @@ async fn pair_all(
     );
 }
 
-/// `serve`: RSS per connected session, then the time a restart takes to
-/// bring them all back. Returns the restarted process.
+/// The sessions' processes' (`serve`'s, or the workers') RSS per connected
+/// session, then the time they take to bring every session back when
+/// stopped and started again. Returns the restarted gateway.
 async fn memory_and_restart(
     a: &Args,
     http: &reqwest::Client,
@@ -397,20 +442,21 @@ async fn memory_and_restart(
     hooks: &Receiver,
     dir: &std::path::Path,
 ) -> Gateway {
-    let front = serve(dir, net, &a.bin).await;
+    let start = Starter::new(a, dir, net).await;
+    let mut g = start.gateway().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let idle_kib = front.rss_kib().expect("rss");
-    let mut g = Gateway {
-        front,
-        workers: vec![],
-    };
+    let idle_kib = g.holders_rss_kib();
     pair_all(a, http, net, hooks, &g).await;
     // Let start-up work (key uploads, syncs) settle before measuring.
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let busy_kib = g.front.rss_kib().expect("rss");
+    let busy_kib = g.holders_rss_kib();
     let per = (busy_kib.saturating_sub(idle_kib)) as f64 / a.sessions as f64;
+    let whose = match start.workers {
+        Some(n) => format!("workers' RSS ({n} workers)"),
+        None => "RSS".to_string(),
+    };
     println!(
-        "RSS: idle {:.1} MiB, with {} connected sessions {:.1} MiB: {:.0} KiB per session",
+        "{whose}: idle {:.1} MiB, with {} connected sessions {:.1} MiB: {:.0} KiB per session",
         idle_kib as f64 / 1024.0,
         a.sessions,
         busy_kib as f64 / 1024.0,
@@ -418,56 +464,12 @@ async fn memory_and_restart(
     );
 
     // Restart: every session comes back from its stored keys.
-    g.front.terminate().await;
+    start.stop_holders(&mut g).await;
     let restarted = Instant::now();
-    g.front = serve(dir, net, &a.bin).await;
+    start.start_holders(&mut g).await;
     wait_connected(http, &g, a.sessions, Duration::from_secs(600)).await;
     println!(
-        "restart: {} sessions connected again {:.1} s after the process started",
-        a.sessions,
-        restarted.elapsed().as_secs_f64()
-    );
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    g
-}
-
-/// The cluster: the workers' RSS per connected session, then the time
-/// every worker stopped and started again takes to bring the sessions back.
-async fn cluster_memory_and_restart(
-    a: &Args,
-    http: &reqwest::Client,
-    net: &WireNetwork,
-    hooks: &Receiver,
-    dir: &std::path::Path,
-) -> Gateway {
-    let start = ClusterStart::new(dir, net, &a.bin).await;
-    let front = start.role("api", "api-0".into()).await;
-    let mut g = Gateway {
-        front,
-        workers: start.workers(a.workers).await,
-    };
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let idle_kib = g.workers_rss_kib();
-    pair_all(a, http, net, hooks, &g).await;
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    let busy_kib = g.workers_rss_kib();
-    let per = (busy_kib.saturating_sub(idle_kib)) as f64 / a.sessions as f64;
-    println!(
-        "workers' RSS ({} workers): idle {:.1} MiB, with {} connected sessions {:.1} MiB: {:.0} KiB per session",
-        a.workers,
-        idle_kib as f64 / 1024.0,
-        a.sessions,
-        busy_kib as f64 / 1024.0,
-        per
-    );
-    for w in &mut g.workers {
-        w.terminate().await;
-    }
-    let restarted = Instant::now();
-    g.workers = start.workers(a.workers).await;
-    wait_connected(http, &g, a.sessions, Duration::from_secs(600)).await;
-    println!(
-        "restart: {} sessions connected again {:.1} s after every worker was started again",
+        "restart: {} sessions connected again {:.1} s after their processes were started again",
         a.sessions,
         restarted.elapsed().as_secs_f64()
     );

@@ -27,11 +27,11 @@ use whatsapp_rust::{Client, UploadOptions};
 pub const BOOTSTRAP_MESSAGES: usize = 2;
 
 /// One chunk of a phone's history: its type (as the blob names it and as
-/// its announcement does) and its messages.
+/// its announcement does) and its messages, by chat.
 struct Chunk<'a> {
     kind: wa::history_sync::HistorySyncType,
     announced: wa::message::HistorySyncType,
-    messages: Vec<&'a SandboxPastMessage>,
+    chats: BTreeMap<&'a str, Vec<&'a SandboxPastMessage>>,
 }
 
 /// A phone's chats as it sends them: `lids` maps its contacts' phones to
@@ -44,8 +44,7 @@ pub async fn send(
     lids: &BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     for (order, chunk) in chunks(past)?.iter().enumerate() {
-        let first = order == 0;
-        let sync = history_sync(client, chunk, lids, first, order as u32).await?;
+        let sync = history_sync(client, chunk, lids, order as u32).await?;
         let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         zlib.write_all(&sync.encode_to_vec())?;
         let blob = zlib.finish()?;
@@ -86,24 +85,26 @@ fn chunks(past: &[SandboxPastMessage]) -> anyhow::Result<Vec<Chunk<'_>>> {
             .or_default()
             .push((sent_at(m)?, m));
     }
-    let (mut newest, mut older) = (Vec::new(), Vec::new());
-    for (_, mut messages) in chats {
+    let (mut newest, mut older) = (BTreeMap::new(), BTreeMap::new());
+    for (chat, mut messages) in chats {
         messages.sort_by_key(|(at, _)| *at);
         let split = messages.len().saturating_sub(BOOTSTRAP_MESSAGES);
         let recent = messages.split_off(split);
-        older.extend(messages.into_iter().map(|(_, m)| m));
-        newest.extend(recent.into_iter().map(|(_, m)| m));
+        if !messages.is_empty() {
+            older.insert(chat, messages.into_iter().map(|(_, m)| m).collect());
+        }
+        newest.insert(chat, recent.into_iter().map(|(_, m)| m).collect());
     }
     let mut chunks = vec![Chunk {
         kind: wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
         announced: wa::message::HistorySyncType::INITIAL_BOOTSTRAP,
-        messages: newest,
+        chats: newest,
     }];
     if !older.is_empty() {
         chunks.push(Chunk {
             kind: wa::history_sync::HistorySyncType::RECENT,
             announced: wa::message::HistorySyncType::RECENT,
-            messages: older,
+            chats: older,
         });
     }
     Ok(chunks)
@@ -125,17 +126,13 @@ async fn history_sync(
     client: &Client,
     chunk: &Chunk<'_>,
     lids: &BTreeMap<String, String>,
-    first: bool,
     order: u32,
 ) -> anyhow::Result<wa::HistorySync> {
+    let first = order == 0;
     let backend = client.persistence_manager().backend();
-    let mut chats: BTreeMap<&str, Vec<&SandboxPastMessage>> = BTreeMap::new();
-    for m in &chunk.messages {
-        chats.entry(m.chat.as_str()).or_default().push(m);
-    }
     let mut conversations = Vec::new();
     let mut mappings = Vec::new();
-    for (chat, messages) in chats {
+    for (chat, messages) in &chunk.chats {
         let pn = chat.strip_suffix("@s.whatsapp.net");
         let lid = pn.and_then(|p| lids.get(p));
         let id = match lid {
@@ -238,7 +235,12 @@ mod tests {
     }
 
     fn bodies(chunk: &Chunk<'_>) -> Vec<String> {
-        chunk.messages.iter().map(|m| m.body.clone()).collect()
+        chunk
+            .chats
+            .values()
+            .flatten()
+            .map(|m| m.body.clone())
+            .collect()
     }
 
     #[test]
