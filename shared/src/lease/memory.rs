@@ -67,15 +67,19 @@ impl Leases for MemoryLeases {
         key: &str,
         holder: &str,
         ttl: Duration,
+        floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
         let mut state = self.state();
         if state.live(key).is_some() {
             return Ok(None);
         }
         // Fences must also grow across process restarts (stored rows keep the
-        // last one): never below the wall clock in microseconds.
+        // last one): above the caller's floor, and never below the wall clock
+        // in microseconds.
         let fence = state.fences.entry(key.to_owned()).or_default();
-        *fence = (*fence + 1).max(wall_clock_micros());
+        *fence = (*fence + 1)
+            .max(wall_clock_micros())
+            .max(floor.saturating_add(1));
         let lease = Lease {
             key: key.to_owned(),
             holder: holder.to_owned(),

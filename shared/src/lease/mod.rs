@@ -11,7 +11,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 /// A granted lease. `token` proves ownership for renew and release; `fence`
-/// orders grants: a later grant of the same key always has a larger fence.
+/// orders grants: a later grant of the same key always has a larger fence,
+/// and a grant's fence is above the floor its caller names (the last fence
+/// the key's stored rows saw), so the order holds even when the store lost
+/// its counters and the grantee's clock is behind the last owner's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
     pub key: String,
@@ -26,12 +29,15 @@ pub struct LeaseError(pub String);
 
 #[async_trait]
 pub trait Leases: Send + Sync + 'static {
-    /// Grants the lease to `holder` when nobody holds `key`; `None` when somebody does.
+    /// Grants the lease to `holder` when nobody holds `key`, with a fence
+    /// above `floor` (and above every earlier grant the store remembers);
+    /// `None` when somebody holds it.
     async fn acquire(
         &self,
         key: &str,
         holder: &str,
         ttl: Duration,
+        floor: u64,
     ) -> Result<Option<Lease>, LeaseError>;
 
     /// Extends the lease; `false` when it expired or another holder has it now.

@@ -45,12 +45,13 @@ end
 ";
 
 /// KEYS: lease, fence, epoch. ARGV: holder, token (without its epoch), ttl ms,
-/// the caller's wall clock in µs, the epoch the caller saw last, a fresh epoch
-/// id, the settling time in ms. Returns `{1, epoch, fence}` when granted (the
-/// token is `<epoch>.<token>`), `{0, epoch, 0}` when held, `{-1, epoch, 0}` while the
-/// store settles after losing its data. The fence is never below the wall
-/// clock, so it keeps growing even if Redis loses its data (stored rows keep
-/// the last fence they saw).
+/// the lowest fence the grant may carry, the epoch the caller saw last, a
+/// fresh epoch id, the settling time in ms. Returns `{1, epoch, fence}` when
+/// granted (the token is `<epoch>.<token>`), `{0, epoch, 0}` when held,
+/// `{-1, epoch, 0}` while the store settles after losing its data. The lowest
+/// fence is above the caller's floor (the last fence the stored rows saw) and
+/// the caller's wall clock, so fences keep growing when Redis loses its data,
+/// whatever the clocks of the workers say.
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         r"{EPOCH}
@@ -247,8 +248,10 @@ impl Leases for RedisLeases {
         key: &str,
         holder: &str,
         ttl: Duration,
+        floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
         let token = format!("{:032x}", rand::random::<u128>());
+        let lowest = wall_clock_micros().max(floor.saturating_add(1));
         let lease_key = self.lease_key(key);
         // The settling time after a loss of data is one lease time: owners
         // renew well within it, so a live one has its lease back by then.
@@ -261,7 +264,7 @@ impl Leases for RedisLeases {
                     .arg(holder)
                     .arg(&token)
                     .arg(millis(ttl))
-                    .arg(wall_clock_micros())
+                    .arg(lowest)
                     .arg(self.seen())
                     .arg(fresh_id())
                     .arg(millis(ttl)),

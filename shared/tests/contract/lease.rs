@@ -41,7 +41,7 @@ macro_rules! contract_tests {
             cases!($open; one_holder_under_contention, acquire_while_held_is_refused,
                 renew_before_and_after_expiry, release_lets_another_acquire_at_once,
                 stale_lease_cannot_renew_or_release, fence_grows_across_grants,
-                holders_are_reported, members_announce_expire_withdraw,
+                a_grant_is_above_the_floor_it_is_given, holders_are_reported, members_announce_expire_withdraw,
                 api_pods_are_apart_from_members_and_expire, healthy);
         }
     };
@@ -97,7 +97,7 @@ async fn acquire_when_granted(
 ) -> Lease {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        if let Some(lease) = store.acquire(key, holder, ttl).await.unwrap() {
+        if let Some(lease) = store.acquire(key, holder, ttl, 0).await.unwrap() {
             return lease;
         }
         assert!(Instant::now() < deadline, "{key} was never granted");
@@ -110,7 +110,12 @@ async fn one_holder_under_contention(open: Open) {
     let mut last_fence = 0;
     for round in 0..200 {
         let race = |store: Arc<dyn Leases>, holder: &'static str| {
-            tokio::spawn(async move { store.acquire("session:race", holder, LONG).await.unwrap() })
+            tokio::spawn(async move {
+                store
+                    .acquire("session:race", holder, LONG, 0)
+                    .await
+                    .unwrap()
+            })
         };
         let (won_a, won_b) = tokio::join!(race(a.clone(), "a"), race(b.clone(), "b"));
         let winners: Vec<Lease> = [won_a.unwrap(), won_b.unwrap()]
@@ -132,16 +137,20 @@ async fn one_holder_under_contention(open: Open) {
 
 async fn acquire_while_held_is_refused(open: Open) {
     let (a, b) = two(&open).await;
-    let lease = a.acquire("session:held", "a", LONG).await.unwrap().unwrap();
+    let lease = a
+        .acquire("session:held", "a", LONG, 0)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (lease.key.as_str(), lease.holder.as_str()),
         ("session:held", "a")
     );
-    assert_eq!(b.acquire("session:held", "b", LONG).await.unwrap(), None);
-    assert_eq!(a.acquire("session:held", "a", LONG).await.unwrap(), None);
+    assert_eq!(b.acquire("session:held", "b", LONG, 0).await.unwrap(), None);
+    assert_eq!(a.acquire("session:held", "a", LONG, 0).await.unwrap(), None);
     // Other keys are independent.
     assert!(
-        b.acquire("session:other", "b", LONG)
+        b.acquire("session:other", "b", LONG, 0)
             .await
             .unwrap()
             .is_some()
@@ -151,14 +160,17 @@ async fn acquire_while_held_is_refused(open: Open) {
 async fn renew_before_and_after_expiry(open: Open) {
     let (a, b) = two(&open).await;
     let lease = a
-        .acquire("session:renew", "a", SHORT)
+        .acquire("session:renew", "a", SHORT, 0)
         .await
         .unwrap()
         .unwrap();
     assert!(a.renew(&lease, Duration::from_secs(2)).await.unwrap());
     // Well past the first TTL, the renewed lease still holds.
     tokio::time::sleep(SHORT * 2).await;
-    assert_eq!(b.acquire("session:renew", "b", LONG).await.unwrap(), None);
+    assert_eq!(
+        b.acquire("session:renew", "b", LONG, 0).await.unwrap(),
+        None
+    );
 
     assert!(a.renew(&lease, SHORT).await.unwrap());
     let key = ["session:renew".to_string()];
@@ -168,7 +180,7 @@ async fn renew_before_and_after_expiry(open: Open) {
     .await;
     assert!(!a.renew(&lease, LONG).await.unwrap());
     assert!(
-        b.acquire("session:renew", "b", LONG)
+        b.acquire("session:renew", "b", LONG, 0)
             .await
             .unwrap()
             .is_some()
@@ -178,12 +190,12 @@ async fn renew_before_and_after_expiry(open: Open) {
 async fn release_lets_another_acquire_at_once(open: Open) {
     let (a, b) = two(&open).await;
     let lease = a
-        .acquire("session:release", "a", LONG)
+        .acquire("session:release", "a", LONG, 0)
         .await
         .unwrap()
         .unwrap();
     assert!(a.release(&lease).await.unwrap());
-    let next = b.acquire("session:release", "b", LONG).await.unwrap();
+    let next = b.acquire("session:release", "b", LONG, 0).await.unwrap();
     assert_eq!(next.map(|l| l.holder).as_deref(), Some("b"));
     assert!(
         !a.release(&lease).await.unwrap(),
@@ -194,7 +206,7 @@ async fn release_lets_another_acquire_at_once(open: Open) {
 async fn stale_lease_cannot_renew_or_release(open: Open) {
     let (a, b) = two(&open).await;
     let stale = a
-        .acquire("session:stale", "a", SHORT)
+        .acquire("session:stale", "a", SHORT, 0)
         .await
         .unwrap()
         .unwrap();
@@ -204,7 +216,7 @@ async fn stale_lease_cannot_renew_or_release(open: Open) {
     assert!(!a.release(&stale).await.unwrap());
     // The token decides: same key, holder and fence with another grant's token is refused.
     let held = b
-        .acquire("session:stale2", "a", LONG)
+        .acquire("session:stale2", "a", LONG, 0)
         .await
         .unwrap()
         .unwrap();
@@ -225,13 +237,13 @@ async fn stale_lease_cannot_renew_or_release(open: Open) {
 async fn fence_grows_across_grants(open: Open) {
     let (a, b) = two(&open).await;
     let first = a
-        .acquire("session:fence", "a", LONG)
+        .acquire("session:fence", "a", LONG, 0)
         .await
         .unwrap()
         .unwrap();
     assert!(a.release(&first).await.unwrap());
     let second = b
-        .acquire("session:fence", "b", SHORT)
+        .acquire("session:fence", "b", SHORT, 0)
         .await
         .unwrap()
         .unwrap();
@@ -251,13 +263,41 @@ async fn fence_grows_across_grants(open: Open) {
     assert_ne!(third.token, first.token);
 }
 
-async fn holders_are_reported(open: Open) {
+/// The floor is the last fence a key's stored rows saw: a store that forgot
+/// its counter (Redis without persistence) or a worker whose clock is behind
+/// the last owner's still grants above it.
+async fn a_grant_is_above_the_floor_it_is_given(open: Open) {
     let (a, b) = two(&open).await;
-    a.acquire("session:h1", "worker|1", LONG)
+    // As if the last owner's clock ran an hour ahead of this one's.
+    let ahead = u64::try_from(chrono::Utc::now().timestamp_micros()).unwrap() + 3_600_000_000;
+    let first = a
+        .acquire("session:floor", "a", LONG, ahead)
         .await
         .unwrap()
         .unwrap();
-    b.acquire("session:h3", "worker-2", LONG)
+    assert!(first.fence > ahead, "{} > {ahead}", first.fence);
+    assert!(a.release(&first).await.unwrap());
+    // The store remembers its own grants: a lower floor changes nothing.
+    let second = b
+        .acquire("session:floor", "b", LONG, 0)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        second.fence > first.fence,
+        "{} > {}",
+        second.fence,
+        first.fence
+    );
+}
+
+async fn holders_are_reported(open: Open) {
+    let (a, b) = two(&open).await;
+    a.acquire("session:h1", "worker|1", LONG, 0)
+        .await
+        .unwrap()
+        .unwrap();
+    b.acquire("session:h3", "worker-2", LONG, 0)
         .await
         .unwrap()
         .unwrap();
@@ -346,19 +386,23 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
     let prefix = unique("lease");
     let open = redis();
     let (a, b) = (open(prefix.clone()).await, open(prefix.clone()).await);
-    let owned = a.acquire("session:kept", "a", LONG).await.unwrap().unwrap();
+    let owned = a
+        .acquire("session:kept", "a", LONG, 0)
+        .await
+        .unwrap()
+        .unwrap();
     let expiring = a
-        .acquire("session:expiring", "a", SHORT)
+        .acquire("session:expiring", "a", SHORT, 0)
         .await
         .unwrap()
         .unwrap();
     // b has seen the store before the loss too.
-    b.acquire("session:b", "b", LONG).await.unwrap().unwrap();
+    b.acquire("session:b", "b", LONG, 0).await.unwrap().unwrap();
 
     lose_data(&prefix).await;
     // Settling: no grant, not even of a key nobody holds, for the TTL asked.
-    assert_eq!(b.acquire("session:kept", "b", LONG).await.unwrap(), None);
-    assert_eq!(b.acquire("session:new", "b", LONG).await.unwrap(), None);
+    assert_eq!(b.acquire("session:kept", "b", LONG, 0).await.unwrap(), None);
+    assert_eq!(b.acquire("session:new", "b", LONG, 0).await.unwrap(), None);
     // The owner's renewal takes its lease back.
     assert!(a.renew(&owned, LONG).await.unwrap(), "taken back");
     let key = ["session:kept".to_string()];
@@ -368,13 +412,16 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
     // Once settled (a short settling time here), grants resume; the taken
     // back lease still holds, and new fences are above the old ones.
     let fresh = acquire_when_granted(&b, "session:new", "b", SHORT).await;
-    assert_eq!(b.acquire("session:kept", "b", SHORT).await.unwrap(), None);
+    assert_eq!(
+        b.acquire("session:kept", "b", SHORT, 0).await.unwrap(),
+        None
+    );
     assert!(fresh.fence > owned.fence);
     // A lease that expires after the loss is lost as usual.
     let again = acquire_when_granted(&a, "session:expiring", "a", SHORT).await;
     assert!(again.fence > expiring.fence);
     let short = b
-        .acquire("session:short", "b", SHORT)
+        .acquire("session:short", "b", SHORT, 0)
         .await
         .unwrap()
         .unwrap();
@@ -394,13 +441,13 @@ async fn a_handle_new_to_the_store_is_not_held_back() {
     let prefix = unique("lease");
     let open = redis();
     let a = open(prefix.clone()).await;
-    let lease = a.acquire("session:x", "a", LONG).await.unwrap().unwrap();
+    let lease = a.acquire("session:x", "a", LONG, 0).await.unwrap().unwrap();
     lose_data(&prefix).await;
     let newcomer = open(prefix.clone()).await;
-    let taken = newcomer.acquire("session:x", "c", LONG).await.unwrap();
+    let taken = newcomer.acquire("session:x", "c", LONG, 0).await.unwrap();
     assert!(taken.is_some(), "no earlier epoch known: granted");
     // The old owner learns at its next renewal that another holds it.
     assert!(!a.renew(&lease, LONG).await.unwrap());
     // And marks the store as settling for the others that knew it.
-    assert_eq!(a.acquire("session:y", "a", LONG).await.unwrap(), None);
+    assert_eq!(a.acquire("session:y", "a", LONG, 0).await.unwrap(), None);
 }

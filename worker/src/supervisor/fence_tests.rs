@@ -1,7 +1,9 @@
 //! A fenced-out owner: once a newer owner's fence is in the database, the old
 //! owner's event log refuses its messages, it never acknowledges one to the
 //! network (nor answers a sandbox operation 200), and it stops serving the
-//! session at once, without waiting for its lease renewal to fail.
+//! session at once, without waiting for its lease renewal to fail. And a
+//! claim goes above the last fence the database saw, whatever the lease
+//! store remembers and the clocks say.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use parley_shared::db::StatePatch;
 
 use super::fakes::{FakeSandbox, World, cid, eventually, logged_events, text_received};
 use super::tests::wiring;
-use super::{Origin, Supervisor};
+use super::{Claim, Origin, Supervisor};
 use crate::network::NetworkEvent;
 
 const PHONE: &str = "4915112345678";
@@ -35,12 +37,20 @@ async fn connected(world: &World) -> Supervisor {
 
 /// What a newer owner's claim leaves in the database: a larger fence.
 async fn newer_owner_claims(world: &World) {
+    owner_with_a_clock_ahead(world, Duration::from_secs(1)).await;
+}
+
+/// What the claim of an owner whose clock ran `ahead` of this machine's
+/// leaves in the database (worker `b`); the fence it wrote.
+async fn owner_with_a_clock_ahead(world: &World, ahead: Duration) -> u64 {
     let newer = StatePatch {
         pod_name: Some("b".into()),
         ..StatePatch::default()
     };
-    let fence = u64::try_from(Utc::now().timestamp_micros()).unwrap() + 1_000_000;
+    let ahead = u64::try_from(ahead.as_micros()).unwrap();
+    let fence = u64::try_from(Utc::now().timestamp_micros()).unwrap() + ahead;
     assert!(world.db.fenced_update("s1", fence, newer).await.unwrap());
+    fence
 }
 
 #[tokio::test]
@@ -122,4 +132,31 @@ async fn a_fenced_out_owner_answers_a_sandbox_message_503() {
     let error = reply.expect_err("not taken");
     assert_eq!(error.status, 503, "{error:?}");
     assert!(error.message.contains("send it again"), "{error:?}");
+}
+
+/// The session's last owner ran with a clock an hour ahead of this worker's,
+/// and the lease store then forgot its fences (Redis restarted without
+/// persistence: this worker's store never saw that grant). The claim still
+/// goes above the fence in the database instead of being refused as
+/// superseded until this worker's clock catches up.
+#[tokio::test]
+async fn a_claim_goes_above_a_fence_the_lease_store_forgot() {
+    let world = World::new().await;
+    world.create(&cid("s1")).await;
+    let last = owner_with_a_clock_ahead(&world, Duration::from_secs(3600)).await;
+    let a = world.supervisor("a");
+    let claim = a.claim(&cid("s1"), Origin::Start).await.unwrap();
+    assert!(matches!(claim, Claim::Ours { .. }), "{claim:?}");
+    let row = world.row(&cid("s1")).await.unwrap();
+    assert_eq!(row.pod_name, "a");
+    assert!(
+        u64::try_from(row.fence).unwrap() > last,
+        "{} > {last}",
+        row.fence
+    );
+    world.network.link(&cid("s1"), PHONE).await;
+    eventually("connected", || async {
+        world.row(&cid("s1")).await.is_some_and(|r| r.connected)
+    })
+    .await;
 }

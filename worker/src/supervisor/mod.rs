@@ -222,12 +222,19 @@ impl Supervisor {
         }
         let deps = self.deps();
         let key = lease::session_key(client_id.as_str());
+        // The grant's fence goes above the last one the session's row saw,
+        // so a claim is never refused for a fence the lease store forgot
+        // (lost with its data) or a clock behind the last owner's.
+        let Some(row) = deps.db.session(client_id.as_str()).await? else {
+            return Ok(Claim::NotRun(NotRun::Unknown));
+        };
+        let floor = u64::try_from(row.fence).unwrap_or(0);
         // Twice: the lease may be released between a refused acquire and the look-up.
         for _ in 0..2 {
             let granted_at = Instant::now();
             if let Some(lease) = deps
                 .leases
-                .acquire(&key, &deps.pod_name, deps.timing.lease_ttl)
+                .acquire(&key, &deps.pod_name, deps.timing.lease_ttl, floor)
                 .await?
             {
                 crate::session::lease_event("acquisition");

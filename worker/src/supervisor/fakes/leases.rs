@@ -38,8 +38,9 @@ impl Leases for TestLeases {
         key: &str,
         holder: &str,
         ttl: Duration,
+        floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
-        self.inner.acquire(key, holder, ttl).await
+        self.inner.acquire(key, holder, ttl, floor).await
     }
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {
         if self.hang_renew.load(Ordering::SeqCst) {
