@@ -61,7 +61,7 @@ impl EventPipeline {
                 self.group_subject(facts, &mut activity).await;
                 let msg = activity.msg;
                 let mut extras = Extras {
-                    remote_name: msg.push_name.clone(),
+                    remote_name: super::remote_name(&msg),
                     ..Extras::default()
                 };
                 if !msg.is_group() && !msg.from_me {

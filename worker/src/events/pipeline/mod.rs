@@ -190,7 +190,7 @@ impl EventPipeline {
             .filter(|h| pushed && !msg.content.is_notice() && h.enabled_for(&facts.org_id, &url));
         let mut extras = Extras {
             meta: activity.meta.clone(),
-            remote_name: msg.push_name.clone(),
+            remote_name: remote_name(msg),
             ..Extras::default()
         };
         if !msg.is_group() && !msg.from_me {
@@ -262,3 +262,13 @@ impl EventPipeline {
 
 /// What a session does when a newer owner's fence refuses its log writes.
 pub type OnFencedOut = Arc<dyn Fn() + Send + Sync>;
+
+/// The contact's name a message carries: its sender's push name, unless the
+/// account itself sent it (then the push name is the account's own).
+pub(super) fn remote_name(msg: &InboundMessage) -> String {
+    if msg.from_me {
+        String::new()
+    } else {
+        msg.push_name.clone()
+    }
+}
