@@ -1,27 +1,36 @@
 //! History sync on the simulated network: a phone whose past was set
 //! (`POST /sandbox/history`) sends it to each device it links, right after
 //! the link, oldest first and in chunks, as the real phone sends a new
-//! companion its chats.
+//! companion its chats, then the names its contacts gave themselves (a
+//! phone's push names).
+use std::collections::BTreeSet;
+
 use chrono::{DateTime, Utc};
 use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_model::address::MessageId;
 use parley_model::inbound::InboundMessage;
 use parley_model::recipients::PHONE_SERVER;
+use parley_network::ContactName;
 
 use super::SandboxNetwork;
 use crate::injected::{FROM_ME, InjectedContent, InjectedMessage};
 use crate::store::SandboxDevice;
 
 impl SandboxNetwork {
-    /// The past `device`'s phone sends it, oldest first (none when none was set).
-    pub(super) async fn past_of(&self, device: &SandboxDevice) -> Vec<InboundMessage> {
+    /// The past `device`'s phone sends it, oldest first, and the names of
+    /// the contacts it names (none when none was set).
+    pub(super) async fn past_of(
+        &self,
+        device: &SandboxDevice,
+    ) -> (Vec<InboundMessage>, Vec<ContactName>) {
         let past = match self.store().history(&device.phone).await {
             Ok(past) => past.unwrap_or_default(),
             Err(e) => {
                 tracing::warn!(phone = %device.phone, error = %e, "sandbox: the phone's history is not readable");
-                return Vec::new();
+                return (Vec::new(), Vec::new());
             }
         };
+        let names = self.names_of(&past).await;
         let mut out = Vec::with_capacity(past.len());
         for m in past {
             let at =
@@ -40,7 +49,33 @@ impl SandboxNetwork {
             }
         }
         out.sort_by_key(|m| m.timestamp);
-        out
+        (out, names)
+    }
+
+    /// The names the contacts of `past` gave themselves (those that gave
+    /// one), as their phone knows them.
+    async fn names_of(&self, past: &[SandboxPastMessage]) -> Vec<ContactName> {
+        let suffix = format!("@{PHONE_SERVER}");
+        let phones: BTreeSet<&str> = past
+            .iter()
+            .filter_map(|m| m.chat.strip_suffix(&suffix).or(m.from.as_deref()))
+            .map(|p| p.trim_start_matches('+'))
+            .collect();
+        let mut names = Vec::new();
+        for phone in phones {
+            match self.store().phone(phone).await {
+                Ok(Some(p)) if !p.name.is_empty() => names.push(ContactName {
+                    lid: p.lid,
+                    phone: p.phone,
+                    name: p.name,
+                }),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(%phone, error = %e, "sandbox: a contact's name is not readable")
+                }
+            }
+        }
+        names
     }
 }
 

@@ -36,6 +36,17 @@ pub struct UserInfo {
     pub devices: Vec<u16>,
 }
 
+/// The name a contact gave itself, as the account's phone knows it (a
+/// history sync's push names).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContactName {
+    /// LID user-part.
+    pub lid: String,
+    /// Phone digits; empty when the network did not say.
+    pub phone: String,
+    pub name: String,
+}
+
 /// Whether a phone number is registered on the network.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NumberCheck {

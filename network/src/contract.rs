@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use crate::{
-    ClientId, Connection, DisconnectReason, Identity, Jid, Network, NetworkError, NetworkEvent,
-    Outgoing, PhoneNumber, PictureLookup, SessionContext,
+    ClientId, Connection, ContactName, DisconnectReason, Identity, Jid, Network, NetworkError,
+    NetworkEvent, Outgoing, PhoneNumber, PictureLookup, SessionContext,
 };
 use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_model::inbound::{Content, InboundMessage};
@@ -81,6 +81,8 @@ pub trait Counterpart: Send + Sync {
     /// The phone `phone` holds the chats `past` (checked, as the control
     /// route passes them on), which it sends each device it links from now on.
     async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String>;
+    /// The name `phone`'s account gives itself (its push name).
+    async fn name(&self, phone: &str, name: &str) -> Result<(), String>;
 }
 
 /// What the suite runs against; `client_id` names a session no other test uses.
@@ -196,7 +198,8 @@ pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
 /// The chats the linking phone holds reach the new device once it is
 /// paired, as history: every message of them, oldest first, with its id,
 /// direction, author, time and text, in the chat with the contact (its LID
-/// known); messages that come live later still come as messages.
+/// known), and the name the contact gave itself, with its LID and phone;
+/// messages that come live later still come as messages.
 pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
     let at = |minutes: i64| chrono::Utc::now() - chrono::Duration::minutes(minutes);
     let past = |id: &str, from_me: bool, body: &str, when: chrono::DateTime<chrono::Utc>| {
@@ -211,6 +214,10 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         }
     };
     let (first, second) = (at(90), at(60));
+    s.counterpart
+        .name(CONTACT, "Ann Lee")
+        .await
+        .expect("the contact's name is set");
     s.counterpart
         .history(
             PHONE,
@@ -229,14 +236,18 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         .scan(&s.client_id, &code, PHONE)
         .await
         .expect("the phone scans");
-    let (mut identity, mut online, mut history) = (None, false, None);
-    while !online || history.is_none() {
-        match next_beyond_qr(&mut events, "the pairing and the history").await {
+    let (mut identity, mut online, mut history, mut names) = (None, false, None, None);
+    while !online || history.is_none() || names.is_none() {
+        match next_beyond_qr(&mut events, "the pairing, the history and the names").await {
             NetworkEvent::Paired(paired) => identity = Some(paired),
             NetworkEvent::Connected(_) => online = true,
             NetworkEvent::History(messages) => {
                 assert!(identity.is_some(), "a history before the pairing");
                 history = Some(messages);
+            }
+            NetworkEvent::ContactNames(named) => {
+                assert!(identity.is_some(), "names before the pairing");
+                names = Some(named);
             }
             NetworkEvent::Message(m) if !m.content.is_notice() => {
                 panic!("a message before the history: {m:?}")
@@ -275,6 +286,14 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         question.sender.bare_user(),
         identity.jid.bare_user(),
         "{question:?}"
+    );
+    assert_eq!(
+        names.expect("names"),
+        [ContactName {
+            lid: question.chat_lid.clone(),
+            phone: CONTACT.into(),
+            name: "Ann Lee".into(),
+        }]
     );
     s.counterpart
         .write(&s.client_id, CONTACT, "and now live")

@@ -19,7 +19,7 @@ use parley_model::media::MediaDownload;
 use tokio::sync::mpsc;
 
 pub use contacts::{
-    CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
+    ContactName, CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
     ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
 pub use outgoing::{MediaFile, MediaInfo, MediaKind, MessageRef, Outgoing, SentMessage};
@@ -121,6 +121,10 @@ pub enum NetworkEvent {
     /// webhook's. A sync comes in several of these, each at most
     /// [`HISTORY_CHUNK`] messages.
     History(Vec<InboundMessage>),
+    /// The names the account's contacts gave themselves, as its phone
+    /// knows them (history sync, after pairing): the session's contacts
+    /// and the hosted inbox's unnamed rooms take them.
+    ContactNames(Vec<ContactName>),
 }
 
 /// The most messages one [`NetworkEvent::History`] carries.

@@ -134,6 +134,19 @@ impl Counterpart for SandboxSide<'_> {
             .await
             .map_err(|e| e.to_string())
     }
+
+    async fn name(&self, phone: &str, name: &str) -> Result<(), String> {
+        let patch = PhonePatch {
+            name: Some(name.into()),
+            ..PhonePatch::default()
+        };
+        self.0
+            .db
+            .upsert_phone(phone, patch)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
 }
 
 fn subject<'a>(f: &'a Fixture, side: &'a SandboxSide<'a>, client_id: &'a str) -> Subject<'a> {

@@ -21,36 +21,64 @@ use parley_network::{HISTORY_CHUNK, MessageId};
 /// inbox's chat history answers the last 200.
 pub const MESSAGES_PER_CHAT: usize = 200;
 
+/// What a history blob held besides the messages handed over.
+#[derive(Debug, Default, PartialEq)]
+pub struct Read {
+    /// Messages handed over.
+    pub handed: usize,
+    /// The contacts' names (push names) it carries: a JID as the blob
+    /// writes it (a LID or a phone JID) and the name.
+    pub names: Vec<(Jid, String)>,
+}
+
 /// Reads a history blob (`compressed`, inflating to `size` bytes) into the
 /// port's messages, handing each chunk of [`HISTORY_CHUNK`] to `emit` as it
 /// fills (so a phone's whole past is never held at once), each chat's
 /// oldest first; `emit` answers whether anyone still listens. `own` is the
-/// account's phone JID (the author of its own messages). Returns how many
-/// messages it handed over. Blocking: call it off the runtime.
+/// account's phone JID (the author of its own messages). Blocking: call it
+/// off the runtime.
 pub fn read(
     compressed: &[u8],
     size: usize,
     own: &Jid,
     mut emit: impl FnMut(Vec<InboundMessage>) -> bool,
-) -> Result<usize, String> {
+) -> Result<Read, String> {
     let mut stream = HistorySyncStream::new(compressed, size as u64);
     let mut pending: Vec<InboundMessage> = Vec::new();
-    let mut handed = 0;
+    let mut read = Read::default();
     while let Some(conversation) = stream.next_conversation().map_err(|e| e.to_string())? {
         pending.extend(chat(&conversation, own));
         while pending.len() >= HISTORY_CHUNK {
             let rest = pending.split_off(HISTORY_CHUNK);
-            handed += pending.len();
+            read.handed += pending.len();
             if !emit(std::mem::replace(&mut pending, rest)) {
-                return Ok(handed);
+                return Ok(read);
             }
         }
     }
     if !pending.is_empty() {
-        handed += pending.len();
-        emit(pending);
+        read.handed += pending.len();
+        if !emit(pending) {
+            return Ok(read);
+        }
     }
-    Ok(handed)
+    // What follows the conversations: the push names (a phone sends them
+    // in a chunk of their own, `PUSH_NAME`).
+    let rest = stream.remainder().map_err(|e| e.to_string())?;
+    read.names = rest
+        .pushnames
+        .iter()
+        .filter_map(|p| {
+            let name = p
+                .pushname
+                .as_deref()
+                .map(str::trim)
+                .filter(|n| !n.is_empty())?;
+            let jid = p.id.as_deref()?.parse::<Jid>().ok()?.to_non_ad();
+            (jid.is_lid() || jid.is_pn()).then(|| (jid, name.to_string()))
+        })
+        .collect();
+    Ok(read)
 }
 
 /// The newest messages of one conversation.

@@ -31,7 +31,7 @@ use crate::convert::inbound::{
 };
 use crate::store::SeaOrmDeviceStore;
 use parley_model::inbound::{Content, GroupAction, GroupSetting, InboundMessage, ReceiptStatus};
-use parley_network::{DisconnectReason, MessageId, NetworkEvent};
+use parley_network::{ContactName, DisconnectReason, MessageId, NetworkEvent};
 
 /// Pauses between looks for a poll's secret that is not stored yet (the
 /// last look gets none after it): 750 ms in all.
@@ -195,11 +195,9 @@ impl Pump {
                 chunks.blocking_send(chunk).is_ok()
             })
         });
-        let mut listening = true;
         while let Some(chunk) = read.recv().await {
             if self.out.send(NetworkEvent::History(chunk)).await.is_err() {
-                listening = false;
-                break;
+                return false;
             }
         }
         drop(read);
@@ -207,11 +205,41 @@ impl Pump {
             .await
             .map_err(|e| e.to_string())
             .and_then(|read| read);
-        if let Err(e) = outcome {
-            tracing::warn!(client_id = self.store.client_id(), error = %e,
-                "a history sync is not readable (what was read of it is kept)");
+        let names = match outcome {
+            Ok(read) => read.names,
+            Err(e) => {
+                tracing::warn!(client_id = self.store.client_id(), error = %e,
+                    "a history sync is not readable (what was read of it is kept)");
+                return true;
+            }
+        };
+        if names.is_empty() {
+            return true;
         }
-        listening
+        let mut named = Vec::with_capacity(names.len());
+        for (jid, name) in names {
+            if let Some(contact) = self.contact_name(&jid, name).await {
+                named.push(contact);
+            }
+        }
+        named.is_empty()
+            || self
+                .out
+                .send(NetworkEvent::ContactNames(named))
+                .await
+                .is_ok()
+    }
+
+    /// A contact's name with both halves of its address, as the session's
+    /// client learned them (a name whose LID is not known is left out:
+    /// Parley keys contacts by LID).
+    async fn contact_name(&self, jid: &Jid, name: String) -> Option<ContactName> {
+        let (lid, phone) = match self.client.get_lid_pn_entry(jid).await {
+            Ok(Some(entry)) => (entry.lid.to_string(), entry.phone_number.to_string()),
+            _ if jid.is_lid() => (jid.user.to_string(), String::new()),
+            _ => return None,
+        };
+        Some(ContactName { lid, phone, name })
     }
 
     /// A contact's presence the session subscribed to; the account's own

@@ -25,6 +25,7 @@ db_contract! {
         delete_for_me_marks_the_row,
         one_batch_over_many_rooms_sums_each_room,
         room_avatars_are_kept_unless_replaced,
+        unnamed_rooms_are_named_after_their_contacts,
         concurrent_batches_all_commit,
     ]
 }
@@ -500,6 +501,46 @@ async fn room_avatars_are_kept_unless_replaced(db: &Db) {
             .await
             .unwrap()
     );
+}
+
+/// A history's push names: a direct room without a name takes its
+/// contact's; a named room, a group and a contact without a name do not.
+async fn unnamed_rooms_are_named_after_their_contacts(db: &Db) {
+    let unnamed = |room: &str, id: &str| {
+        let mut m = message(room, id, 1, true);
+        m.room.name = String::new();
+        m
+    };
+    let mut group = unnamed("shop-111-120363025246125486", "3EB0NG");
+    group.room.is_group = true;
+    group.room.client_lid = "120363025246125486".into();
+    write(
+        db,
+        vec![
+            insert(unnamed(ROOM, "3EB0N1")),
+            insert(unnamed("shop-111-333", "3EB0N2")),
+            insert(message("shop-111-444", "3EB0N3", 1, false)),
+            insert(group),
+        ],
+    )
+    .await;
+    for (lid, name) in [
+        ("222", "Ann Lee"),
+        ("333", ""),
+        ("444", "Not Ann"),
+        ("120363025246125486", "Not a group"),
+    ] {
+        db.learn_contact("shop", lid, "", name).await.unwrap();
+    }
+    db.learn_contact("other", "333", "", "Someone else's")
+        .await
+        .unwrap();
+    assert_eq!(db.name_rooms_after_contacts("shop").await.unwrap(), 1);
+    assert_eq!(room(db, ROOM).await.name, "Ann Lee");
+    assert_eq!(room(db, "shop-111-333").await.name, "");
+    assert_eq!(room(db, "shop-111-444").await.name, "Ann", "named already");
+    assert_eq!(room(db, "shop-111-120363025246125486").await.name, "");
+    assert_eq!(db.name_rooms_after_contacts("shop").await.unwrap(), 0);
 }
 
 /// Batches that read before they write (an edit reads its target, an insert

@@ -1,8 +1,10 @@
 //! History sync: the chats the linking phone holds (`/sandbox/history`)
 //! reach the hosted inbox of the session it links, oldest first, without
 //! counting as unread and without a webhook event; what arrives live after
-//! them is delivered as always. On a cluster, a session moved to another
-//! worker keeps them, and the phone's past is not imported a second time.
+//! them is delivered as always. The names the phone's contacts gave
+//! themselves name their rooms, also a room of the phone's own messages
+//! only. On a cluster, a session moved to another worker keeps them, and
+//! the phone's past is not imported a second time.
 use chrono::{Duration, SecondsFormat, Utc};
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
@@ -14,6 +16,8 @@ use crate::support::*;
 
 /// The phone whose past the session receives.
 const PAST_PHONE: &str = "4915100000310";
+/// A contact the phone only wrote to.
+const WRITTEN_TO: &str = "4915100000311";
 
 fn at(minutes_ago: i64) -> String {
     (Utc::now() - Duration::minutes(minutes_ago)).to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -82,14 +86,22 @@ async fn history_sync(shape: Shape) {
     }
 
     let lid = contact(p).await;
+    let (status, written_to) = post(
+        p,
+        "/sandbox/contacts",
+        json!({"phone": WRITTEN_TO, "name": "Bea Lopez"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{written_to}");
     let past = json!({"phone": PAST_PHONE, "messages": [
+        {"chat": WRITTEN_TO, "fromMe": true, "body": "your order shipped", "at": at(200), "messageId": "3EB0AAAA00000000000009"},
         {"chat": CONTACT, "fromMe": true, "body": "yes, from ten", "at": at(119), "messageId": "3EB0AAAA00000000000002"},
         {"chat": format!("+{CONTACT}"), "body": "are you open on sunday?", "at": at(120), "messageId": "3EB0AAAA00000000000001"},
         {"chat": CONTACT, "body": "see you then", "at": at(118), "messageId": "3EB0AAAA00000000000003"},
     ]});
     let (status, set) = post(p, "/sandbox/history", past).await;
     assert_eq!(status, 200, "{set}");
-    assert_eq!(set, json!({"phone": PAST_PHONE, "messages": 3}));
+    assert_eq!(set, json!({"phone": PAST_PHONE, "messages": 4}));
 
     // The session keeps a hosted inbox before its phone links it.
     let (status, body) = post(
@@ -146,6 +158,22 @@ async fn history_sync(shape: Shape) {
         .expect("the room");
     assert_eq!(r["lastMessage"], "see you then", "{r}");
     assert_eq!(r["unreadCount"], 0, "history is not unread: {r}");
+    // Rooms are named after the names the contacts gave themselves, also
+    // one that holds only the phone's own messages.
+    let written_to_room = format!("hs-{my_lid}-{}", written_to["lid"].as_str().expect("lid"));
+    stored(p, "hs", &written_to_room, 1).await;
+    let names = eventually(30, "the rooms named after their contacts", || async {
+        let all = rooms(p, "hs").await;
+        let name = |id: &str| {
+            all.iter()
+                .find(|r| r["chatRoomId"] == id)
+                .map(|r| r["name"].as_str().unwrap_or_default().to_string())
+        };
+        let names = (name(&room)?, name(&written_to_room)?);
+        (names.1 == "Bea Lopez").then_some(names)
+    })
+    .await;
+    assert_eq!(names, ("Carla".to_string(), "Bea Lopez".to_string()));
 
     // What comes live is delivered, and nothing of the past before it.
     let live = text(p, "hs", "one more question").await;

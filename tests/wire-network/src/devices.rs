@@ -297,13 +297,21 @@ impl TestDevice {
         let phone = self.phone.clone();
         let key = self.app_state_key;
         let past = lock(&self.past).clone();
-        // The LIDs of the contacts its chats are with, as the network knows them.
-        let lids: std::collections::BTreeMap<String, String> = past
+        // The contacts its chats name (the members who wrote in its groups
+        // too), as the network knows them.
+        let mut contacts = crate::history::Contacts::default();
+        for contact in past
             .iter()
             .flatten()
-            .filter_map(|m| m.chat.strip_suffix("@s.whatsapp.net"))
-            .filter_map(|p| Some((p.to_string(), net.lid_of(p)?)))
-            .collect();
+            .filter_map(|m| m.chat.strip_suffix("@s.whatsapp.net").or(m.from.as_deref()))
+        {
+            if let Some(lid) = net.lid_of(contact) {
+                contacts.lids.insert(contact.to_string(), lid);
+            }
+            if let Some(name) = net.push_name_of(contact) {
+                contacts.names.insert(contact.to_string(), name);
+            }
+        }
         tokio::spawn(async move {
             if !watcher.keys_uploaded(&phone, device, CONNECT_WAIT).await {
                 tracing::warn!(%phone, device, "the companion never uploaded its keys");
@@ -311,7 +319,7 @@ impl TestDevice {
             }
             share_until_acknowledged(&watcher, &client, &phone, device, key).await;
             if let Some(past) = past
-                && let Err(e) = crate::history::send(&client, &phone, &past, &lids).await
+                && let Err(e) = crate::history::send(&client, &phone, &past, &contacts).await
             {
                 tracing::warn!(%phone, device, error = %e, "history sync failed");
             }

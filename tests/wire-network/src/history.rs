@@ -3,9 +3,10 @@
 //! shared its app-state key, as a phone does: first a `HistorySync` of type
 //! `INITIAL_BOOTSTRAP` with the newest messages of each chat (and each
 //! chat's privacy token the contact issued the account, the account's
-//! privacy-token salt, the phone-to-LID mappings of its contacts), then,
-//! when a chat has more, a `RECENT` chunk with the older ones (chunk order
-//! 1). Each is zlib-compressed, encrypted and uploaded to the CDN as
+//! privacy-token salt, the phone-to-LID mappings of its contacts), then a
+//! `PUSH_NAME` chunk with the names its contacts gave themselves (when any
+//! did), then, when a chat has more, a `RECENT` chunk with the older ones.
+//! Each is zlib-compressed, encrypted and uploaded to the CDN as
 //! `md-msg-hist`, and announced to the account's own devices by a
 //! `HISTORY_SYNC_NOTIFICATION` protocol message naming its type and order
 //! (whatsapp-rust `src/history_sync.rs` and wacore `src/history_sync.rs` for
@@ -34,17 +35,45 @@ struct Chunk<'a> {
     chats: BTreeMap<&'a str, Vec<&'a SandboxPastMessage>>,
 }
 
-/// A phone's chats as it sends them: `lids` maps its contacts' phones to
-/// their LIDs (a chat with a contact of known LID is named by it, as the
-/// network names chats now, with the phone beside it).
+/// What a phone knows of its contacts: their LIDs and the names they gave
+/// themselves, by phone.
+#[derive(Debug, Default, Clone)]
+pub struct Contacts {
+    pub lids: BTreeMap<String, String>,
+    pub names: BTreeMap<String, String>,
+}
+
+impl Contacts {
+    /// A contact's address as the phone names it now: its LID JID when
+    /// known, its phone JID otherwise.
+    fn jid(&self, phone: &str) -> String {
+        match self.lids.get(phone) {
+            Some(lid) => format!("{lid}@lid"),
+            None => format!("{phone}@s.whatsapp.net"),
+        }
+    }
+}
+
+/// A phone's chats as it sends them: a chat with a contact of known LID is
+/// named by it, as the network names chats now, with the phone beside it.
 pub async fn send(
     client: &Client,
     phone: &str,
     past: &[SandboxPastMessage],
-    lids: &BTreeMap<String, String>,
+    contacts: &Contacts,
 ) -> anyhow::Result<()> {
-    for (order, chunk) in chunks(past)?.iter().enumerate() {
-        let sync = history_sync(client, chunk, lids, order as u32).await?;
+    let mut syncs = Vec::new();
+    for (i, chunk) in chunks(past)?.iter().enumerate() {
+        let sync = history_sync(client, chunk, &contacts.lids, i == 0).await?;
+        syncs.push((sync, chunk.announced));
+    }
+    // The names come right after the bootstrap.
+    if let Some(names) = push_names(contacts) {
+        syncs.insert(1, names);
+    }
+    for (order, (mut sync, announced)) in syncs.into_iter().enumerate() {
+        let order = order as u32;
+        sync.chunk_order = Some(order);
         let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         zlib.write_all(&sync.encode_to_vec())?;
         let blob = zlib.finish()?;
@@ -58,8 +87,8 @@ pub async fn send(
             media_key: Some(up.media_key.to_vec()),
             file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
             direct_path: Some(up.direct_path),
-            sync_type: Some(chunk.announced),
-            chunk_order: Some(order as u32),
+            sync_type: Some(announced),
+            chunk_order: Some(order),
             progress: Some(100),
             ..Default::default()
         };
@@ -120,15 +149,37 @@ fn sent_at(m: &SandboxPastMessage) -> anyhow::Result<i64> {
         .map_or_else(|| chrono::Utc::now().timestamp(), |t| t.timestamp()))
 }
 
-/// The chunk as a `HistorySync`; the first carries the privacy tokens and
-/// the salt.
+/// The `PUSH_NAME` chunk: the names the phone's contacts gave themselves
+/// (none when none did), each by the address the phone names it by.
+fn push_names(contacts: &Contacts) -> Option<(wa::HistorySync, wa::message::HistorySyncType)> {
+    let pushnames: Vec<wa::Pushname> = contacts
+        .names
+        .iter()
+        .filter(|(_, name)| !name.is_empty())
+        .map(|(phone, name)| wa::Pushname {
+            id: Some(contacts.jid(phone)),
+            pushname: Some(name.clone()),
+        })
+        .collect();
+    (!pushnames.is_empty()).then(|| {
+        let sync = wa::HistorySync {
+            sync_type: wa::history_sync::HistorySyncType::PUSH_NAME,
+            pushnames,
+            progress: Some(100),
+            ..Default::default()
+        };
+        (sync, wa::message::HistorySyncType::PUSH_NAME)
+    })
+}
+
+/// The chunk as a `HistorySync`; the `first` carries the privacy tokens
+/// and the salt.
 async fn history_sync(
     client: &Client,
     chunk: &Chunk<'_>,
     lids: &BTreeMap<String, String>,
-    order: u32,
+    first: bool,
 ) -> anyhow::Result<wa::HistorySync> {
-    let first = order == 0;
     let backend = client.persistence_manager().backend();
     let mut conversations = Vec::new();
     let mut mappings = Vec::new();
@@ -178,7 +229,6 @@ async fn history_sync(
     Ok(wa::HistorySync {
         sync_type: chunk.kind,
         conversations,
-        chunk_order: Some(order),
         progress: Some(100),
         phone_number_to_lid_mappings: mappings,
         nct_salt: salt,
@@ -241,6 +291,34 @@ mod tests {
             .flatten()
             .map(|m| m.body.clone())
             .collect()
+    }
+
+    #[test]
+    fn push_names_name_a_contact_by_its_lid_when_known() {
+        let contacts = Contacts {
+            lids: BTreeMap::from([("4915100000002".into(), "100000000000002".into())]),
+            names: BTreeMap::from([
+                ("4915100000002".into(), "Ann".into()),
+                ("4915100000003".into(), "Bo".into()),
+                ("4915100000004".into(), String::new()),
+            ]),
+        };
+        let (sync, announced) = push_names(&contacts).expect("names");
+        assert_eq!(announced, wa::message::HistorySyncType::PUSH_NAME);
+        assert_eq!(sync.sync_type, wa::history_sync::HistorySyncType::PUSH_NAME);
+        let names: Vec<(&str, &str)> = sync
+            .pushnames
+            .iter()
+            .map(|p| (p.id.as_deref().unwrap(), p.pushname.as_deref().unwrap()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("100000000000002@lid", "Ann"),
+                ("4915100000003@s.whatsapp.net", "Bo")
+            ]
+        );
+        assert!(push_names(&Contacts::default()).is_none());
     }
 
     #[test]

@@ -501,6 +501,13 @@ impl WireNetwork {
         self.inner.registry().account(phone).push_name = push_name.to_string();
     }
 
+    /// The name `phone`'s account gave itself, when it gave one.
+    pub fn push_name_of(&self, phone: &str) -> Option<String> {
+        let reg = self.inner.registry();
+        let name = &reg.accounts.get(phone)?.push_name;
+        (!name.is_empty()).then(|| name.clone())
+    }
+
     /// `phone`'s account is found by `username` from now on (empty: none).
     pub fn set_username(&self, phone: &str, username: &str) {
         self.inner.registry().account(phone).username = username.to_string();

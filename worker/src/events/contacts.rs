@@ -61,6 +61,23 @@ impl ContactBook {
         }
     }
 
+    /// Records the name `lid` gave itself (with its phone, when known).
+    pub async fn name(
+        &self,
+        client_id: &ClientId,
+        lid: &str,
+        phone: &str,
+        name: &str,
+    ) -> Result<(), parley_shared::db::DbError> {
+        self.db
+            .learn_contact(client_id.as_str(), lid, phone, name)
+            .await?;
+        if !phone.is_empty() {
+            self.remember(client_id, lid, phone);
+        }
+        Ok(())
+    }
+
     /// The phone learned for `lid`, if any.
     pub async fn phone(&self, client_id: &ClientId, lid: &str) -> Option<String> {
         if let Some(phone) = self.remembered(client_id, lid) {

@@ -116,4 +116,8 @@ pub trait HistorySink: Send + Sync + 'static {
         chat_room_id: &str,
         message_id: &str,
     ) -> Option<Quoted>;
+
+    /// Names the session's unnamed direct rooms after the names learned for
+    /// their contacts; how many it named.
+    async fn name_rooms(&self, client_id: &ClientId) -> Result<u64, String>;
 }

@@ -35,4 +35,11 @@ impl HistorySink for History {
     ) -> Option<Quoted> {
         History::quoted(self, client_id, chat_room_id, message_id).await
     }
+
+    async fn name_rooms(&self, client_id: &ClientId) -> Result<u64, String> {
+        self.db
+            .name_rooms_after_contacts(client_id.as_str())
+            .await
+            .map_err(|e| e.to_string())
+    }
 }

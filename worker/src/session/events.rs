@@ -106,6 +106,10 @@ impl Actor {
                 self.output.history(messages).await;
                 Ok(())
             }
+            Some(NetworkEvent::ContactNames(names)) => {
+                self.output.contact_names(names).await;
+                Ok(())
+            }
             None => self.on_disconnected(DisconnectReason::ConnectionLost).await,
         }
     }

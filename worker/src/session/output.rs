@@ -14,6 +14,7 @@ use crate::events::{
     APPENDS_IN_FLIGHT, Activity, EventPipeline, OnFencedOut, Processed, SessionEvents,
     SessionFacts, SessionSettings,
 };
+use crate::network::ContactName;
 use crate::webhook::Target;
 
 /// Network messages waiting for the pipeline; past it the session waits (and
@@ -38,6 +39,8 @@ enum Inbound {
     Message(Box<Activity>, oneshot::Sender<Result<(), String>>),
     /// Messages of the phone's history sync, for the hosted inbox.
     History(Vec<InboundMessage>),
+    /// The contacts' names the phone's history sync carries.
+    ContactNames(Vec<ContactName>),
 }
 
 /// Takes one activity through the pipeline; cloned into send tasks.
@@ -103,6 +106,19 @@ impl Output {
         }
     }
 
+    /// Hands the contacts' names of the phone's history sync to the inbound
+    /// task, after the chunks before them.
+    pub async fn contact_names(&self, names: Vec<ContactName>) {
+        if self
+            .inbound
+            .send(Inbound::ContactNames(names))
+            .await
+            .is_err()
+        {
+            tracing::error!("the session's event task has ended; contacts' names were not stored");
+        }
+    }
+
     pub fn sink(&self) -> EventSink {
         self.sink.clone()
     }
@@ -145,6 +161,10 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
             Inbound::Message(activity, done) => (*activity, done),
             Inbound::History(messages) => {
                 sink.pipeline.import_history(&sink.events, messages).await;
+                continue;
+            }
+            Inbound::ContactNames(names) => {
+                sink.pipeline.import_names(&sink.events, names).await;
                 continue;
             }
         };

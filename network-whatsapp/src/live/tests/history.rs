@@ -1,6 +1,7 @@
 //! History sync blobs read into the port's messages: chats by LID or by
 //! phone, groups with their subject, the newest 200 of a chat, what is not
-//! user activity left out, and chunks of at most 500 messages.
+//! user activity left out, chunks of at most 500 messages, and the
+//! contacts' push names.
 use std::io::Write;
 
 use whatsapp_rust::Jid;
@@ -41,11 +42,14 @@ fn text(
 }
 
 fn blob(conversations: Vec<wa::Conversation>) -> (Vec<u8>, usize) {
-    let sync = wa::HistorySync {
+    compressed(&wa::HistorySync {
         sync_type: wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
         conversations,
         ..Default::default()
-    };
+    })
+}
+
+fn compressed(sync: &wa::HistorySync) -> (Vec<u8>, usize) {
     let raw = sync.encode_to_vec();
     let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
     zlib.write_all(&raw).expect("compress");
@@ -55,11 +59,11 @@ fn blob(conversations: Vec<wa::Conversation>) -> (Vec<u8>, usize) {
 /// The chunks `read` hands over.
 fn chunks(compressed: &[u8], size: usize, own: &Jid) -> Result<Vec<Vec<InboundMessage>>, String> {
     let mut out = Vec::new();
-    let handed = read(compressed, size, own, |chunk| {
+    let read = read(compressed, size, own, |chunk| {
         out.push(chunk);
         true
     })?;
-    assert_eq!(handed, out.iter().map(Vec::len).sum::<usize>());
+    assert_eq!(read.handed, out.iter().map(Vec::len).sum::<usize>());
     Ok(out)
 }
 
@@ -173,12 +177,54 @@ fn reading_stops_when_nobody_listens() {
     };
     let (compressed, size) = blob(vec![chat(1), chat(2), chat(3), chat(4)]);
     let mut calls = 0;
-    let handed = read(&compressed, size, &own, |_| {
+    let read = read(&compressed, size, &own, |_| {
         calls += 1;
         false
     })
     .expect("read");
-    assert_eq!((calls, handed), (1, HISTORY_CHUNK));
+    assert_eq!((calls, read.handed), (1, HISTORY_CHUNK));
+}
+
+/// A phone's `PUSH_NAME` chunk: no messages, the names its contacts gave
+/// themselves by LID or phone JID; a blank name or an address that is no
+/// user's is left out.
+#[test]
+fn the_push_names_of_a_blob_are_read() {
+    let own: Jid = OWN.parse().unwrap();
+    let name = |id: &str, name: &str| wa::Pushname {
+        id: Some(id.into()),
+        pushname: Some(name.into()),
+    };
+    let (compressed, size) = compressed(&wa::HistorySync {
+        sync_type: wa::history_sync::HistorySyncType::PUSH_NAME,
+        pushnames: vec![
+            name("100000000000002@lid", "Ann"),
+            name("4915100000003:2@s.whatsapp.net", " Bo "),
+            name("100000000000004@lid", "  "),
+            name("120363025246125486@g.us", "A group"),
+            name("not a jid", "Nobody"),
+        ],
+        ..Default::default()
+    });
+    let mut calls = 0;
+    let read = read(&compressed, size, &own, |_| {
+        calls += 1;
+        true
+    })
+    .expect("read");
+    assert_eq!((calls, read.handed), (0, 0));
+    let names: Vec<(String, &str)> = read
+        .names
+        .iter()
+        .map(|(jid, name)| (jid.to_string(), name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("100000000000002@lid".to_string(), "Ann"),
+            ("4915100000003@s.whatsapp.net".to_string(), "Bo"),
+        ]
+    );
 }
 
 #[test]

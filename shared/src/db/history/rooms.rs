@@ -1,11 +1,12 @@
 //! Room lists: a session's rooms, one room by id or by contact, and the
-//! room columns set from outside a write (its avatar).
+//! room columns set from outside a write (its avatar, a contact's name).
 
 use chrono::Utc;
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, ExprTrait, Query, SubQueryStatement};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
 use super::*;
+use crate::db::entities::contacts;
 use crate::db::entities::history::rooms;
 use crate::db::{Db, DbError};
 
@@ -82,6 +83,42 @@ impl Db {
             Expr::value(avatar_url),
         )
         .await
+    }
+
+    /// Names the session's unnamed direct rooms after the names learned for
+    /// their contacts (`contacts.name`, from a history's push names); a room
+    /// with a name keeps it. Returns how many rooms it named.
+    pub async fn name_rooms_after_contacts(&self, client_id: &str) -> Result<u64, DbError> {
+        let name = Query::select()
+            .column((contacts::Entity, contacts::Column::Name))
+            .from(contacts::Entity)
+            .and_where(
+                Expr::col((contacts::Entity, contacts::Column::ClientId))
+                    .equals((rooms::Entity, rooms::Column::ClientId)),
+            )
+            .and_where(
+                Expr::col((contacts::Entity, contacts::Column::Lid))
+                    .equals((rooms::Entity, rooms::Column::ClientLid)),
+            )
+            .and_where(Expr::col((contacts::Entity, contacts::Column::Name)).ne(""))
+            .to_owned();
+        let res = rooms::Entity::update_many()
+            .col_expr(
+                rooms::Column::Name,
+                Expr::SubQuery(
+                    None,
+                    Box::new(SubQueryStatement::SelectStatement(name.clone())),
+                ),
+            )
+            .col_expr(rooms::Column::UpdatedAt, Expr::value(Utc::now()))
+            .filter(rooms::Column::ClientId.eq(client_id))
+            .filter(rooms::Column::IsGroup.eq(false))
+            .filter(rooms::Column::Name.eq(""))
+            .filter(rooms::Column::ClientLid.ne(""))
+            .filter(Expr::exists(name))
+            .exec(self.conn())
+            .await?;
+        Ok(res.rows_affected)
     }
 
     /// Sets one column of a room (and its `updated_at`); `false` when the

@@ -169,6 +169,11 @@ impl Counterpart for Wire {
         self.phone.set_history(past);
         Ok(())
     }
+
+    async fn name(&self, phone: &str, name: &str) -> Result<(), String> {
+        self.net.set_push_name(phone, name);
+        Ok(())
+    }
 }
 
 pub struct Fixture {

@@ -5,13 +5,17 @@
 //! Rows are written as any message's are (idempotent on
 //! `(clientId, chatRoomId, messageId)`, so a sync that comes again, or a
 //! message that also arrived live, is stored once), without their files,
-//! and without counting as unread.
+//! and without counting as unread. The contacts' names a history carries
+//! are kept with the session's contacts (whether or not it has a hosted
+//! inbox), and name the hosted inbox's direct rooms that have no name.
 use futures::StreamExt;
+use parley_model::ids::ClientId;
 use parley_model::inbound::InboundMessage;
 use parley_shared::metrics::metrics;
 
 use super::{Activity, EventPipeline, SessionEvents};
-use crate::events::{Extras, normalize};
+use crate::events::{Extras, HistorySink, normalize};
+use crate::network::ContactName;
 
 /// History rows written at once (the hosted inbox's writer batches them).
 const WRITES_AT_ONCE: usize = 32;
@@ -94,10 +98,58 @@ impl EventPipeline {
                 }
             }
         }
+        if done.stored > 0 {
+            // Rooms new in this chunk take the names a chunk before it gave.
+            name_rooms(history.as_ref(), &facts.client_id).await;
+        }
         count(done);
         tracing::info!(client_id = %facts.client_id, stored = done.stored,
             skipped = done.skipped, failed = done.failed, "history sync imported");
         done
+    }
+
+    /// Keeps the contacts' names of a history sync with the session's
+    /// contacts, and names the hosted inbox's unnamed direct rooms after
+    /// them. A name that cannot be stored is logged and left out.
+    pub async fn import_names(&self, session: &SessionEvents, names: Vec<ContactName>) {
+        let settings = session.settings.borrow().clone();
+        let facts = &settings.facts;
+        let Some(contacts) = &self.contacts else {
+            return;
+        };
+        let mut kept = 0usize;
+        for name in names
+            .iter()
+            .filter(|n| !n.lid.is_empty() && !n.name.is_empty())
+        {
+            match contacts
+                .name(&facts.client_id, &name.lid, &name.phone, &name.name)
+                .await
+            {
+                Ok(()) => kept += 1,
+                Err(e) => tracing::warn!(client_id = %facts.client_id, error = %e,
+                    "a contact's name was not stored"),
+            }
+        }
+        let url = session.target.borrow().url.clone();
+        if let Some(history) = self
+            .history
+            .as_ref()
+            .filter(|h| !url.is_empty() && h.enabled_for(&facts.org_id, &url))
+        {
+            name_rooms(history.as_ref(), &facts.client_id).await;
+        }
+        tracing::info!(client_id = %facts.client_id, names = names.len(), kept,
+            "contacts' names of a history sync kept");
+    }
+}
+
+/// Names the unnamed direct rooms after their contacts (logged, never fatal).
+async fn name_rooms(history: &dyn HistorySink, client_id: &ClientId) {
+    match history.name_rooms(client_id).await {
+        Ok(0) => {}
+        Ok(named) => tracing::info!(%client_id, named, "rooms named after their contacts"),
+        Err(e) => tracing::warn!(%client_id, error = %e, "rooms not named after their contacts"),
     }
 }
 
