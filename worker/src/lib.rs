@@ -87,7 +87,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         leases: Arc::clone(&ports.leases),
         network,
         control,
-        pod_name: pod_name.clone(),
+        pod_name,
         timing: Timing::default(),
         media: Arc::clone(&ports.media),
         fetcher: Fetcher::new(egress, Limits::SPEC)?
@@ -107,16 +107,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     ));
     let sweeper = tokio::spawn(supervisor.clone().run_sweeps(stopped));
     let (presence_stop, presence_stopped) = watch::channel(false);
-    let load = {
-        let supervisor = supervisor.clone();
-        move || supervisor.load()
-    };
-    let presence = tokio::spawn(presence::run(
-        Arc::clone(&ports.leases),
-        pod_name,
-        load,
-        presence_stopped,
-    ));
+    let presence = tokio::spawn(presence::run(supervisor.clone(), presence_stopped));
     tracing::info!(pod_name = supervisor.pod_name(), network = ?config.network, "worker started");
     Ok(WorkerHandle {
         supervisor,

@@ -1,17 +1,24 @@
 //! Announces this worker as a live member, with its load (the sessions it
-//! runs), until it stops; then withdraws it at once.
-use std::sync::Arc;
-use std::time::Duration;
-
+//! runs), until it stops; then withdraws it at once. The membership is the
+//! worker's own lease: other workers take over the sessions of a worker
+//! whose membership lapsed, so a worker that cannot announce itself for
+//! [`Timing::member_trusted_for`] closes every session before that happens
+//! and claims nothing until it is a member again.
 use parley_shared::lease::{LeaseError, Leases};
 use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until, timeout};
 
-/// How long an announcement stays valid without renewal.
-pub const PRESENCE_TTL: Duration = Duration::from_secs(6);
+use crate::session::Timing;
+use crate::supervisor::Supervisor;
 
-/// Announces `name` with `load` once.
-pub async fn announce(leases: &dyn Leases, name: &str, load: u64) -> Result<(), LeaseError> {
-    leases.announce(name, load, PRESENCE_TTL).await
+/// Announces `name` with `load` once, valid for the membership's lifetime.
+pub async fn announce(
+    leases: &dyn Leases,
+    timing: &Timing,
+    name: &str,
+    load: u64,
+) -> Result<(), LeaseError> {
+    leases.announce(name, load, timing.member_ttl).await
 }
 
 /// Removes `name` from the live members at once.
@@ -21,21 +28,43 @@ pub async fn withdraw(leases: &dyn Leases, name: &str) {
     }
 }
 
-/// Announces every third of [`PRESENCE_TTL`] with the current `load()` until
-/// `stop` turns true, then withdraws.
-pub async fn run(
-    leases: Arc<dyn Leases>,
-    name: String,
-    load: impl Fn() -> u64 + Send,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut tick = tokio::time::interval(PRESENCE_TTL / 3);
+/// Announces the supervisor's worker every [`Timing::member_every`] with
+/// its load until `stop` turns true, then withdraws it. When no announcement
+/// went through for [`Timing::member_trusted_for`], the supervisor fences
+/// itself (closes every session) until one does.
+pub async fn run(supervisor: Supervisor, mut stop: watch::Receiver<bool>) {
+    let timing = supervisor.timing().clone();
+    let leases = supervisor.leases();
+    let name = supervisor.pod_name().to_string();
+    let mut tick = tokio::time::interval(timing.member_every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut trusted_until: Option<Instant> = None;
     loop {
+        let lapse = async {
+            match trusted_until {
+                Some(until) => sleep_until(until).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = tick.tick() => {
-                if let Err(e) = announce(leases.as_ref(), &name, load()).await {
-                    tracing::warn!(error = %e, "cannot announce worker presence");
+                let sent = Instant::now();
+                let announced = announce(leases.as_ref(), &timing, &name, supervisor.load());
+                match timeout(timing.member_every, announced).await {
+                    Ok(Ok(())) => {
+                        trusted_until = Some(sent + timing.member_trusted_for());
+                        supervisor.membership_renewed();
+                    }
+                    Ok(Err(e)) => tracing::warn!(error = %e, "cannot announce worker presence"),
+                    Err(_) => tracing::warn!(
+                        timeout = ?timing.member_every,
+                        "announcing worker presence timed out"
+                    ),
                 }
+            }
+            () = lapse => {
+                trusted_until = None;
+                supervisor.membership_lapsed();
             }
             () = crate::stopped(&mut stop) => break,
         }

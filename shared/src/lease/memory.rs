@@ -40,6 +40,28 @@ impl MemoryLeases {
 }
 
 impl State {
+    /// Grants `key` to `holder` (whoever held it before). Fences must also
+    /// grow across process restarts (stored rows keep the last one): above
+    /// the caller's floor, and never below the wall clock in microseconds.
+    fn grant(&mut self, key: &str, holder: &str, ttl: Duration, floor: u64) -> Lease {
+        let fence = self.fences.entry(key.to_owned()).or_default();
+        *fence = (*fence + 1)
+            .max(wall_clock_micros())
+            .max(floor.saturating_add(1));
+        let lease = Lease {
+            key: key.to_owned(),
+            holder: holder.to_owned(),
+            token: format!("{:032x}", rand::random::<u128>()),
+            fence: *fence,
+        };
+        let held = Held {
+            lease: lease.clone(),
+            expires: Instant::now() + ttl,
+        };
+        self.leases.insert(key.to_owned(), held);
+        lease
+    }
+
     /// The unexpired lease of `key`; forgets an expired one.
     fn live(&mut self, key: &str) -> Option<&mut Held> {
         if self
@@ -73,25 +95,28 @@ impl Leases for MemoryLeases {
         if state.live(key).is_some() {
             return Ok(None);
         }
-        // Fences must also grow across process restarts (stored rows keep the
-        // last one): above the caller's floor, and never below the wall clock
-        // in microseconds.
-        let fence = state.fences.entry(key.to_owned()).or_default();
-        *fence = (*fence + 1)
-            .max(wall_clock_micros())
-            .max(floor.saturating_add(1));
-        let lease = Lease {
-            key: key.to_owned(),
-            holder: holder.to_owned(),
-            token: format!("{:032x}", rand::random::<u128>()),
-            fence: *fence,
-        };
-        let held = Held {
-            lease: lease.clone(),
-            expires: Instant::now() + ttl,
-        };
-        state.leases.insert(key.to_owned(), held);
-        Ok(Some(lease))
+        Ok(Some(state.grant(key, holder, ttl, floor)))
+    }
+
+    async fn take_over(
+        &self,
+        key: &str,
+        holder: &str,
+        from: &str,
+        ttl: Duration,
+        floor: u64,
+    ) -> Result<Option<Lease>, LeaseError> {
+        let mut state = self.state();
+        let now = Instant::now();
+        let member = state.members.get(from).is_some_and(|(_, exp)| *exp > now);
+        if member
+            || state
+                .live(key)
+                .is_some_and(|held| held.lease.holder != from)
+        {
+            return Ok(None);
+        }
+        Ok(Some(state.grant(key, holder, ttl, floor)))
     }
 
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {

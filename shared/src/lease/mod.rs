@@ -40,6 +40,20 @@ pub trait Leases: Send + Sync + 'static {
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError>;
 
+    /// Takes `key` over from `from`, a holder that is no live member (it
+    /// stopped announcing itself: it died, or lost the store and closed its
+    /// sessions), without waiting for the lease to expire: granted as
+    /// [`Leases::acquire`] grants, but only while `from` holds the key (or
+    /// nobody does) and has not announced itself again; `None` otherwise.
+    async fn take_over(
+        &self,
+        key: &str,
+        holder: &str,
+        from: &str,
+        ttl: Duration,
+        floor: u64,
+    ) -> Result<Option<Lease>, LeaseError>;
+
     /// Extends the lease; `false` when it expired or another holder has it now.
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError>;
 

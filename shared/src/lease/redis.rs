@@ -54,19 +54,50 @@ end
 /// whatever the clocks of the workers say.
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
-        r"{EPOCH}
+        r"{EPOCH}{GRANT}
 local now = now_ms()
 local epoch, reset = epoch_of(KEYS[3], ARGV[5], ARGV[6], now)
 if now - reset < tonumber(ARGV[7]) then return {{-1, epoch, 0}} end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {{0, epoch, 0}} end
-local fence = redis.call('INCR', KEYS[2])
-if fence < tonumber(ARGV[4]) then
-  fence = tonumber(ARGV[4])
-  redis.call('SET', KEYS[2], ARGV[4])
+return grant(epoch)"
+    ))
+});
+
+/// The grant shared by [`ACQUIRE`] and [`TAKE_OVER`] (same KEYS and ARGV):
+/// the next fence, at least the lowest asked, and the lease's value.
+const GRANT: &str = r"
+local function grant(epoch)
+  local fence = redis.call('INCR', KEYS[2])
+  if fence < tonumber(ARGV[4]) then
+    fence = tonumber(ARGV[4])
+    redis.call('SET', KEYS[2], ARGV[4])
+  end
+  local value = ARGV[1] .. '|' .. epoch .. '.' .. ARGV[2] .. '|' .. string.format('%d', fence)
+  redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
+  return {1, epoch, fence}
 end
-local value = ARGV[1] .. '|' .. epoch .. '.' .. ARGV[2] .. '|' .. string.format('%d', fence)
-redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
-return {{1, epoch, fence}}"
+";
+
+/// [`ACQUIRE`] from a holder that is no live member. KEYS: lease, fence,
+/// epoch, the member key of the holder taken from. ARGV: as [`ACQUIRE`], then
+/// that holder. Granted when nobody holds the lease, or that holder does
+/// (its value is `<holder>|<token>|<fence>`, the token and fence without
+/// `|`) and its member key is gone; `{0, epoch, 0}` otherwise.
+static TAKE_OVER: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        r"{EPOCH}{GRANT}
+local now = now_ms()
+local epoch, reset = epoch_of(KEYS[3], ARGV[5], ARGV[6], now)
+if now - reset < tonumber(ARGV[7]) then return {{-1, epoch, 0}} end
+local held = redis.call('GET', KEYS[1])
+if held then
+  local prefix = ARGV[8] .. '|'
+  if string.sub(held, 1, #prefix) ~= prefix then return {{0, epoch, 0}} end
+  local _, bars = string.gsub(string.sub(held, #prefix + 1), '|', '')
+  if bars ~= 1 then return {{0, epoch, 0}} end
+  if redis.call('EXISTS', KEYS[4]) == 1 then return {{0, epoch, 0}} end
+end
+return grant(epoch)"
     ))
 });
 
@@ -191,6 +222,45 @@ impl RedisLeases {
             .collect())
     }
 
+    /// Runs [`ACQUIRE`], or [`TAKE_OVER`] from `from`.
+    async fn grant(
+        &self,
+        script: &Script,
+        key: &str,
+        holder: &str,
+        from: Option<&str>,
+        ttl: Duration,
+        floor: u64,
+    ) -> Result<Option<Lease>, LeaseError> {
+        let token = format!("{:032x}", rand::random::<u128>());
+        let lease_key = self.lease_key(key);
+        let lowest = wall_clock_micros().max(floor.saturating_add(1));
+        let mut invocation = script.key(&lease_key);
+        invocation
+            .key(format!("{lease_key}:fence"))
+            .key(self.epoch_key())
+            .arg(holder)
+            .arg(&token)
+            .arg(millis(ttl))
+            .arg(lowest)
+            .arg(self.seen())
+            .arg(fresh_id())
+            // The settling time after a loss of data is one lease time: owners
+            // renew well within it, so a live one has its lease back by then.
+            .arg(millis(ttl));
+        if let Some(from) = from {
+            invocation.key(self.member_key(from)).arg(from);
+        }
+        let (status, epoch, fence): (i64, String, u64) = self.run(&invocation).await?;
+        self.saw(&epoch);
+        Ok((status == 1).then(|| Lease {
+            key: key.to_owned(),
+            holder: holder.to_owned(),
+            token: format!("{epoch}.{token}"),
+            fence,
+        }))
+    }
+
     /// Runs a script, loading it into Redis first when needed.
     async fn run<T: redis::FromRedisValue>(
         &self,
@@ -250,33 +320,19 @@ impl Leases for RedisLeases {
         ttl: Duration,
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
-        let token = format!("{:032x}", rand::random::<u128>());
-        let lowest = wall_clock_micros().max(floor.saturating_add(1));
-        let lease_key = self.lease_key(key);
-        // The settling time after a loss of data is one lease time: owners
-        // renew well within it, so a live one has its lease back by then.
-        let (status, epoch, fence): (i64, String, u64) = self
-            .run(
-                ACQUIRE
-                    .key(&lease_key)
-                    .key(format!("{lease_key}:fence"))
-                    .key(self.epoch_key())
-                    .arg(holder)
-                    .arg(&token)
-                    .arg(millis(ttl))
-                    .arg(lowest)
-                    .arg(self.seen())
-                    .arg(fresh_id())
-                    .arg(millis(ttl)),
-            )
-            .await?;
-        self.saw(&epoch);
-        Ok((status == 1).then(|| Lease {
-            key: key.to_owned(),
-            holder: holder.to_owned(),
-            token: format!("{epoch}.{token}"),
-            fence,
-        }))
+        self.grant(&ACQUIRE, key, holder, None, ttl, floor).await
+    }
+
+    async fn take_over(
+        &self,
+        key: &str,
+        holder: &str,
+        from: &str,
+        ttl: Duration,
+        floor: u64,
+    ) -> Result<Option<Lease>, LeaseError> {
+        self.grant(&TAKE_OVER, key, holder, Some(from), ttl, floor)
+            .await
     }
 
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {

@@ -41,7 +41,8 @@ macro_rules! contract_tests {
             cases!($open; one_holder_under_contention, acquire_while_held_is_refused,
                 renew_before_and_after_expiry, release_lets_another_acquire_at_once,
                 stale_lease_cannot_renew_or_release, fence_grows_across_grants,
-                a_grant_is_above_the_floor_it_is_given, holders_are_reported, members_announce_expire_withdraw,
+                a_grant_is_above_the_floor_it_is_given,
+                a_lease_of_a_holder_that_is_no_member_is_taken_over, holders_are_reported, members_announce_expire_withdraw,
                 api_pods_are_apart_from_members_and_expire, healthy);
         }
     };
@@ -289,6 +290,44 @@ async fn a_grant_is_above_the_floor_it_is_given(open: Open) {
         second.fence,
         first.fence
     );
+}
+
+/// A lease whose holder is no live member (it died, or lost the store) is
+/// taken over at once, before it expires, with a larger fence, and its old
+/// holder can no longer renew it; a holder that is a live member, or
+/// another holder than the one named, keeps it.
+async fn a_lease_of_a_holder_that_is_no_member_is_taken_over(open: Open) {
+    let (a, b) = two(&open).await;
+    let key = "session:take";
+    a.announce("a", 1, LONG).await.unwrap();
+    let held = a.acquire(key, "a", LONG, 0).await.unwrap().unwrap();
+    let refused = b.take_over(key, "b", "a", LONG, 0).await.unwrap();
+    assert_eq!(refused, None, "a is a member");
+    let refused = b.take_over(key, "b", "c", LONG, 0).await.unwrap();
+    assert_eq!(refused, None, "c does not hold it");
+    a.withdraw("a").await.unwrap();
+    let taken = b
+        .take_over(key, "b", "a", LONG, 0)
+        .await
+        .unwrap()
+        .expect("taken over from a holder that is no member");
+    assert!(taken.fence > held.fence, "{} > {}", taken.fence, held.fence);
+    assert!(
+        !a.renew(&held, LONG).await.unwrap(),
+        "its old holder lost it"
+    );
+    let keys = [key.to_string()];
+    assert_eq!(a.holders(&keys).await.unwrap(), [Some("b".to_string())]);
+    // Nobody holds it: taken as it is acquired.
+    assert!(b.release(&taken).await.unwrap());
+    assert!(a.take_over(key, "a", "b", LONG, 0).await.unwrap().is_some());
+    // A holder whose name the one named begins with is another holder.
+    a.acquire("session:take2", "worker|1", LONG, 0)
+        .await
+        .unwrap()
+        .unwrap();
+    let refused = b.take_over("session:take2", "b", "worker", LONG, 0).await;
+    assert_eq!(refused.unwrap(), None);
 }
 
 async fn holders_are_reported(open: Open) {

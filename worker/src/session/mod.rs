@@ -192,6 +192,16 @@ impl SessionHandle {
         });
     }
 
+    /// Tells the session it lost its lease (this worker's membership
+    /// lapsed): it closes at once, as when its own renewal fails.
+    pub fn signal_lease_lost(&self) {
+        self.stop.send_if_modified(|s| {
+            let changed = *s != Some(StopReason::LeaseLost);
+            *s = Some(StopReason::LeaseLost);
+            changed
+        });
+    }
+
     /// Waits until the session's task has ended.
     pub async fn join(self) {
         if let Err(e) = self.task.await {

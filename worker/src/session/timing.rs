@@ -14,6 +14,12 @@ pub struct Timing {
     pub fence_margin: Duration,
     /// How often the supervisor looks for unowned sessions.
     pub sweep_every: Duration,
+    /// How long the worker's membership (its presence) lasts without being
+    /// announced again: once it lapsed, other workers take its sessions over
+    /// without waiting for their leases to expire.
+    pub member_ttl: Duration,
+    /// How often the worker announces its membership.
+    pub member_every: Duration,
     /// First reconnect delay.
     pub backoff_min: Duration,
     /// Longest reconnect delay.
@@ -54,7 +60,9 @@ impl Timing {
             lease_ttl,
             renew_every: lease_ttl / 3,
             fence_margin: lease_ttl / 5,
-            sweep_every: Duration::from_secs(1),
+            sweep_every: Duration::from_millis(500),
+            member_ttl: Duration::from_secs(4),
+            member_every: Duration::from_millis(500),
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(30),
             stable_after: Duration::from_secs(30),
@@ -73,5 +81,12 @@ impl Timing {
     /// How long a lease stays trusted after a renewal was sent.
     pub fn trusted_for(&self) -> Duration {
         self.lease_ttl.saturating_sub(self.fence_margin)
+    }
+
+    /// How long the worker's membership stays trusted after an announcement
+    /// was sent: past it, the worker closes every session (other workers may
+    /// take them over once the membership lapsed).
+    pub fn member_trusted_for(&self) -> Duration {
+        self.member_ttl.saturating_sub(self.member_every * 2)
     }
 }

@@ -18,9 +18,12 @@ mod send_tests;
 mod start;
 mod sweep;
 #[cfg(test)]
+mod takeover_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use parley_model::ids::ClientId;
@@ -90,6 +93,8 @@ pub enum ClaimError {
     Open(#[from] OpenError),
     #[error("the worker is shutting down")]
     ShuttingDown,
+    #[error("the worker's membership lapsed: it claims nothing until it is a member again")]
+    NotAMember,
 }
 
 impl From<DbError> for ClaimError {
@@ -118,6 +123,11 @@ struct Inner {
     unowned_since: Mutex<HashMap<ClientId, Instant>>,
     /// Sessions handed over to spread load: to whom, and when.
     passed_on: Mutex<PassedOn>,
+    /// Announced as a live member at least once.
+    announced: AtomicBool,
+    /// The membership lapsed (no announcement went through in time): every
+    /// session was closed, and nothing is claimed until one goes through.
+    lapsed: AtomicBool,
 }
 
 impl Supervisor {
@@ -146,6 +156,8 @@ impl Supervisor {
                 hysteresis: Mutex::default(),
                 unowned_since: Mutex::default(),
                 passed_on: Mutex::default(),
+                announced: AtomicBool::new(false),
+                lapsed: AtomicBool::new(false),
             }),
         }
     }
@@ -170,6 +182,36 @@ impl Supervisor {
 
     pub fn pod_name(&self) -> &str {
         &self.deps().pod_name
+    }
+
+    pub fn timing(&self) -> &Timing {
+        &self.deps().timing
+    }
+
+    pub fn leases(&self) -> Arc<dyn Leases> {
+        Arc::clone(&self.deps().leases)
+    }
+
+    /// An announcement of this worker went through: it is a member again
+    /// (and claims again, when its membership had lapsed).
+    pub fn membership_renewed(&self) {
+        self.inner.announced.store(true, Ordering::SeqCst);
+        if self.inner.lapsed.swap(false, Ordering::SeqCst) {
+            tracing::warn!("worker presence announced again: claiming sessions again");
+        }
+    }
+
+    /// No announcement went through while the membership could be trusted:
+    /// other workers may take this one's sessions over as soon as it lapses,
+    /// so every session closes at once and nothing is claimed until an
+    /// announcement goes through.
+    pub fn membership_lapsed(&self) {
+        self.inner.lapsed.store(true, Ordering::SeqCst);
+        let sessions = self.inner.registry.signal_lease_lost();
+        tracing::error!(
+            sessions,
+            "worker presence could not be announced in time: closing every session"
+        );
     }
 
     /// How many sessions this worker runs.
@@ -206,19 +248,47 @@ impl Supervisor {
                 .with_label_values(&[state])
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
-        presence::announce(self.deps().leases.as_ref(), self.pod_name(), self.load()).await
+        let deps = self.deps();
+        presence::announce(
+            deps.leases.as_ref(),
+            &deps.timing,
+            self.pod_name(),
+            self.load(),
+        )
+        .await?;
+        self.membership_renewed();
+        Ok(())
     }
 
     /// Takes the lease of `client_id` and runs the session, unless another
     /// worker holds it or the session should not run.
-    #[tracing::instrument(skip_all, fields(client_id = %client_id, ?origin))]
     pub async fn claim(&self, client_id: &ClientId, origin: Origin) -> Result<Claim, ClaimError> {
+        self.claim_from(client_id, origin, None).await
+    }
+
+    /// [`Self::claim`], taking the lease over from `from` (a holder that is
+    /// no live member) when given.
+    #[tracing::instrument(skip_all, fields(client_id = %client_id, ?origin, from))]
+    pub async fn claim_from(
+        &self,
+        client_id: &ClientId,
+        origin: Origin,
+        from: Option<&str>,
+    ) -> Result<Claim, ClaimError> {
         let registry = &self.inner.registry;
         if registry.is_closed() {
             return Err(ClaimError::ShuttingDown);
         }
         if let Some(status) = registry.status(client_id) {
             return Ok(Claim::Ours { status });
+        }
+        if self.inner.lapsed.load(Ordering::SeqCst) {
+            return Err(ClaimError::NotAMember);
+        }
+        // A worker claims only as a member: others take over the sessions
+        // of a holder that is none.
+        if !self.inner.announced.load(Ordering::SeqCst) {
+            self.announce().await?;
         }
         let deps = self.deps();
         let key = lease::session_key(client_id.as_str());
@@ -232,11 +302,18 @@ impl Supervisor {
         // Twice: the lease may be released between a refused acquire and the look-up.
         for _ in 0..2 {
             let granted_at = Instant::now();
-            if let Some(lease) = deps
-                .leases
-                .acquire(&key, &deps.pod_name, deps.timing.lease_ttl, floor)
-                .await?
-            {
+            let (ttl, pod) = (deps.timing.lease_ttl, deps.pod_name.as_str());
+            let granted = match from {
+                Some(from) => deps.leases.take_over(&key, pod, from, ttl, floor).await?,
+                None => deps.leases.acquire(&key, pod, ttl, floor).await?,
+            };
+            if let Some(lease) = granted {
+                if let Some(from) = from {
+                    tracing::info!(
+                        from,
+                        "took the session over from a worker that is no member"
+                    );
+                }
                 crate::session::lease_event("acquisition");
                 return self.run(client_id, lease, granted_at, origin).await;
             }

@@ -74,6 +74,17 @@ impl Registry {
         inner.sessions.drain().map(|(_, handle)| handle).collect()
     }
 
+    /// Tells every running session it lost its lease (each closes at once
+    /// and leaves); how many were told.
+    pub fn signal_lease_lost(&self) -> usize {
+        let mut inner = self.inner();
+        inner.prune();
+        for handle in inner.sessions.values() {
+            handle.signal_lease_lost();
+        }
+        inner.sessions.len()
+    }
+
     pub fn is_closed(&self) -> bool {
         self.inner().closed
     }

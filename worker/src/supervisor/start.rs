@@ -183,6 +183,9 @@ impl Supervisor {
             Err(ClaimError::ShuttingDown) => {
                 Err(ApiError::unavailable("this worker is shutting down; retry"))
             }
+            Err(ClaimError::NotAMember) => Err(ApiError::unavailable(
+                "this worker cannot reach the lease store; retry",
+            )),
             Err(ClaimError::Open(OpenError::Db(e))) => Err(e.into()),
             Err(e) => {
                 tracing::error!(client_id = %id, error = %e, "cannot start the session");

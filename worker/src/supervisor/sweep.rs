@@ -1,6 +1,8 @@
-//! The sweep: claims sessions that should run but have no live lease, up to
-//! this worker's fair share, then sheds one session when it carries too many.
-use std::collections::HashMap;
+//! The sweep: claims sessions that should run but have no live lease (or
+//! whose holder is no live member: its leases are taken over at once), up
+//! to this worker's fair share, then sheds one session when it carries too
+//! many.
+use std::collections::{HashMap, HashSet};
 
 use parley_model::ids::ClientId;
 use parley_shared::db::DbError;
@@ -71,11 +73,18 @@ impl Supervisor {
             ..SweepReport::default()
         };
 
-        let unowned = desired
-            .iter()
-            .zip(&holders)
-            .filter(|(_, holder)| holder.is_none())
-            .map(|(id, _)| id);
+        // Unowned: nobody holds the lease, or a worker that is no member
+        // (dead, or cut off from the store: it closed its sessions) does.
+        let members: HashSet<&str> = others.iter().map(|(name, _)| name.as_str()).collect();
+        let unowned =
+            desired
+                .iter()
+                .zip(&holders)
+                .filter_map(|(id, holder)| match holder.as_deref() {
+                    None => Some((id, None)),
+                    Some(h) if h != self.pod_name() && !members.contains(h) => Some((id, Some(h))),
+                    Some(_) => None,
+                });
         let left_waiting = self.claim_unowned(unowned, fair, &mut report.claimed).await;
 
         // Shed only once every session has an owner: one at a time, each taken up first.
@@ -90,9 +99,10 @@ impl Supervisor {
 
     /// Claims unowned sessions while under the fair share, and any that waited
     /// past `orphan_grace` regardless. Returns whether some were left unowned.
+    /// (`from`: the holder that is no member, whose lease is taken over.)
     async fn claim_unowned<'a>(
         &self,
-        unowned: impl Iterator<Item = &'a ClientId>,
+        unowned: impl Iterator<Item = (&'a ClientId, Option<&'a str>)>,
         fair: u64,
         claimed: &mut Vec<ClientId>,
     ) -> bool {
@@ -100,13 +110,13 @@ impl Supervisor {
         // Workers sweeping together should not all race for the same sessions first.
         unowned.shuffle(&mut rand::thread_rng());
         let mut left_waiting = false;
-        for (id, overdue) in unowned {
+        for ((id, from), overdue) in unowned {
             let above_share = self.load() >= fair;
             if above_share && !overdue {
                 left_waiting = true;
                 continue;
             }
-            match self.claim(id, Origin::Sweep).await {
+            match self.claim_from(id, Origin::Sweep, from).await {
                 Ok(Claim::Ours { .. }) => {
                     claimed.push(id.clone());
                     if above_share {
@@ -127,19 +137,19 @@ impl Supervisor {
 
     /// Pairs each unowned session with whether it waited past `orphan_grace`,
     /// and forgets the sessions no longer unowned.
-    fn overdue<'a>(
+    fn overdue<'a, T>(
         &self,
-        unowned: impl Iterator<Item = &'a ClientId>,
-    ) -> Vec<(&'a ClientId, bool)> {
+        unowned: impl Iterator<Item = (&'a ClientId, T)>,
+    ) -> Vec<((&'a ClientId, T), bool)> {
         let grace = self.deps().timing.orphan_grace;
         let now = Instant::now();
         let mut since = self.unowned_since();
         let mut seen = HashMap::new();
         let list = unowned
-            .map(|id| {
+            .map(|(id, with)| {
                 let first = since.get(id).copied().unwrap_or(now);
                 seen.insert(id.clone(), first);
-                (id, now.duration_since(first) >= grace)
+                ((id, with), now.duration_since(first) >= grace)
             })
             .collect();
         *since = seen;

@@ -1,4 +1,5 @@
-//! A lease store whose renewals can be made to hang or be refused.
+//! A lease store whose renewals can be made to hang or be refused, and
+//! whose announcements can be made to fail.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,6 +15,7 @@ pub struct TestLeases {
     inner: MemoryLeases,
     hang_renew: Arc<AtomicBool>,
     refuse_renew: Arc<AtomicBool>,
+    refuse_announce: Arc<AtomicBool>,
 }
 
 impl TestLeases {
@@ -23,6 +25,12 @@ impl TestLeases {
 
     pub fn refuse_renewals(&self) {
         self.refuse_renew.store(true, Ordering::SeqCst);
+    }
+
+    /// Announcements fail (`true`) or go through again (`false`), as when
+    /// the store cannot be reached.
+    pub fn refuse_announcements(&self, refuse: bool) {
+        self.refuse_announce.store(refuse, Ordering::SeqCst);
     }
 
     pub async fn holder(&self, client_id: &ClientId) -> Option<String> {
@@ -42,6 +50,16 @@ impl Leases for TestLeases {
     ) -> Result<Option<Lease>, LeaseError> {
         self.inner.acquire(key, holder, ttl, floor).await
     }
+    async fn take_over(
+        &self,
+        key: &str,
+        holder: &str,
+        from: &str,
+        ttl: Duration,
+        floor: u64,
+    ) -> Result<Option<Lease>, LeaseError> {
+        self.inner.take_over(key, holder, from, ttl, floor).await
+    }
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, LeaseError> {
         if self.hang_renew.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
@@ -58,6 +76,9 @@ impl Leases for TestLeases {
         self.inner.holders(keys).await
     }
     async fn announce(&self, member: &str, load: u64, ttl: Duration) -> Result<(), LeaseError> {
+        if self.refuse_announce.load(Ordering::SeqCst) {
+            return Err(LeaseError("the lease store cannot be reached".into()));
+        }
         self.inner.announce(member, load, ttl).await
     }
     async fn withdraw(&self, member: &str) -> Result<(), LeaseError> {

@@ -43,6 +43,9 @@ pub fn fast_timing() -> Timing {
         renew_every: Duration::from_millis(400),
         fence_margin: Duration::from_millis(400),
         sweep_every: Duration::from_millis(50),
+        // Long: most tests run no presence loop (a claim announces once).
+        member_ttl: Duration::from_secs(60),
+        member_every: Duration::from_millis(100),
         backoff_min: Duration::from_millis(20),
         backoff_max: Duration::from_millis(200),
         stable_after: Duration::from_secs(1),
