@@ -201,6 +201,12 @@ impl Supervisor {
         }
     }
 
+    /// Whether this worker's membership lapsed and no announcement went
+    /// through since.
+    fn is_lapsed(&self) -> bool {
+        self.inner.lapsed.load(Ordering::SeqCst)
+    }
+
     /// No announcement went through while the membership could be trusted:
     /// other workers may take this one's sessions over as soon as it lapses,
     /// so every session closes at once and nothing is claimed until an
@@ -282,7 +288,7 @@ impl Supervisor {
         if let Some(status) = registry.status(client_id) {
             return Ok(Claim::Ours { status });
         }
-        if self.inner.lapsed.load(Ordering::SeqCst) {
+        if self.is_lapsed() {
             return Err(ClaimError::NotAMember);
         }
         // A worker claims only as a member: others take over the sessions

@@ -44,6 +44,10 @@ impl Supervisor {
         if self.inner.registry.is_closed() {
             return Ok(SweepReport::default());
         }
+        if self.is_lapsed() {
+            // Claims wait until this worker is a member again.
+            self.announce().await?;
+        }
         let deps = self.deps();
         let desired: Vec<ClientId> = deps
             .db
