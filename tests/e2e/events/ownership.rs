@@ -1,0 +1,161 @@
+//! Who runs a session, read from the workers' logs, and what became of the
+//! messages contacts wrote meanwhile: the helpers of the tests that take
+//! the lease store away from a cluster under load.
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use parley_tests::receiver::Receiver;
+use serde_json::{Value, json};
+
+use super::support::*;
+use crate::support::*;
+
+pub async fn logged(api: &Parley, id: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    let mut after = 0;
+    loop {
+        let (status, page) = get(
+            api,
+            &format!("/events?clientId={id}&after={after}&limit=500"),
+        )
+        .await;
+        assert_eq!(status, 200, "{page}");
+        events.extend(page["events"].as_array().expect("events").iter().cloned());
+        match page["next"].as_u64() {
+            Some(next) => after = next,
+            None => return events,
+        }
+    }
+}
+
+/// Writes to `id` until `stop`; returns the eventIds of the messages answered
+/// 200 and how many other answers came (each names its cause).
+pub async fn write_until(
+    api: Arc<Parley>,
+    id: &'static str,
+    stop: Arc<AtomicBool>,
+) -> (Vec<String>, u32) {
+    let (mut accepted, mut refused) = (Vec::new(), 0);
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        n += 1;
+        let body =
+            json!({"clientId": id, "from": CONTACT, "type": "text", "body": format!("m{n}")});
+        let (status, answer) = post(&api, "/sandbox/messages", body).await;
+        if status == 200 {
+            let message = answer["messageId"].as_str().expect("messageId");
+            accepted.push(format!("msg_{id}_{message}"));
+        } else {
+            assert!(
+                [502, 503, 504].contains(&status),
+                "a clear retryable answer: {status} {answer}"
+            );
+            assert!(
+                answer["error"].as_str().is_some_and(|e| !e.is_empty()),
+                "{answer}"
+            );
+            refused += 1;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    (accepted, refused)
+}
+
+/// Every message in `wanted` (eventIds) reached the webhook and is in its
+/// session's log, whose `seq` has no gap; `doubled` is said when one was
+/// lost. Returns how many arrived more than once.
+pub async fn delivered_and_logged(
+    api: &Parley,
+    rx: &mut Receiver,
+    wanted: &BTreeSet<String>,
+    sessions: &[&str],
+    doubled: &BTreeMap<&str, Duration>,
+) -> u32 {
+    let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !wanted.iter().all(|id| seen.contains_key(id)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(req) = rx.maybe_next(left).await else {
+            let lost: Vec<&String> = wanted.iter().filter(|id| !seen.contains_key(*id)).collect();
+            panic!(
+                "{} of {} accepted messages never reached the webhook (two workers ran \
+                 one session for {doubled:?}): {lost:?}",
+                lost.len(),
+                wanted.len()
+            );
+        };
+        let id = req.header("webhook-id").expect("webhook-id").to_string();
+        *seen.entry(id).or_default() += 1;
+    }
+    // ... and is in its session's log, whose seq has no gap.
+    for id in sessions {
+        let events = logged(api, id).await;
+        for (i, e) in events.iter().enumerate() {
+            assert_eq!(e["seq"], i as u64 + 1, "no gap in seq: {e}");
+        }
+        let ids: BTreeSet<&str> = events
+            .iter()
+            .filter_map(|e| e["eventId"].as_str())
+            .collect();
+        let missing: Vec<&String> = wanted
+            .iter()
+            .filter(|w| w.starts_with(&format!("msg_{id}_")) && !ids.contains(w.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{id}: accepted but not logged: {missing:?}"
+        );
+    }
+    seen.values().map(|n| n - 1).sum()
+}
+
+/// Per session, the times a worker ran it: from `session running` to
+/// `session stopped` (open while it still runs), read from its log.
+pub type Runs = BTreeMap<String, Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>>;
+
+pub fn runs(log: &str) -> Runs {
+    let mut runs = Runs::new();
+    // Cluster roles log JSON lines.
+    for line in log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let message = line["message"].as_str().unwrap_or_default();
+        let started = message == "session running";
+        if !started && message != "session stopped" {
+            continue;
+        }
+        let at = line["timestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<DateTime<Utc>>().ok());
+        let (Some(at), Some(id)) = (at, line["client_id"].as_str()) else {
+            continue;
+        };
+        let spans = runs.entry(id.to_owned()).or_default();
+        if started {
+            spans.push((at, None));
+        } else if let Some(open) = spans.iter_mut().rev().find(|(_, end)| end.is_none()) {
+            open.1 = Some(at);
+        }
+    }
+    runs
+}
+
+/// How long `a` and `b` both ran `id`.
+pub fn overlap(a: &Runs, b: &Runs, id: &str) -> Duration {
+    let now = Utc::now();
+    let mut total = chrono::Duration::zero();
+    for (a_from, a_to) in a.get(id).into_iter().flatten() {
+        for (b_from, b_to) in b.get(id).into_iter().flatten() {
+            let from = (*a_from).max(*b_from);
+            let to = a_to.unwrap_or(now).min(b_to.unwrap_or(now));
+            if to > from {
+                total += to - from;
+            }
+        }
+    }
+    total.to_std().unwrap_or_default()
+}
