@@ -262,6 +262,27 @@ impl Content {
 }
 
 impl InboundMessage {
+    /// A notice (`content`: a receipt, a chat state, a presence, a group's
+    /// change) from `sender` in `chat`, timed now: not from the account, no
+    /// push name, quote or mention; the caller sets what else it knows.
+    pub fn notice(id: MessageId, chat: Jid, sender: Jid, content: Content) -> Self {
+        InboundMessage {
+            id,
+            chat,
+            chat_lid: String::new(),
+            sender,
+            sender_phone: None,
+            from_me: false,
+            push_name: String::new(),
+            group_subject: None,
+            timestamp: Utc::now(),
+            content,
+            quoted: None,
+            mentions: Vec::new(),
+            is_forwarded: false,
+        }
+    }
+
     pub fn is_group(&self) -> bool {
         self.chat.is_group()
     }

@@ -8,7 +8,6 @@
 //! kind, which only sessions that turned it on deliver (a new subject names
 //! the group in every session's later events).
 use super::inbound::lid_jid;
-use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxGroupChanged;
@@ -139,19 +138,16 @@ impl SandboxNetwork {
     ) -> Result<(), ApiError> {
         let author = self.store().upsert_phone(by, PhonePatch::default()).await?;
         let notice = InboundMessage {
-            id: new_message_id(),
-            chat: group.clone(),
-            chat_lid: String::new(),
-            sender: lid_jid(&author.lid)?,
             sender_phone: Some(by.to_string()),
             from_me: by == me,
             push_name: author.name.clone(),
             group_subject: Some(subject.to_string()),
-            timestamp: Utc::now(),
-            content: change,
-            quoted: None,
-            mentions: Vec::new(),
-            is_forwarded: false,
+            ..InboundMessage::notice(
+                new_message_id(),
+                group.clone(),
+                lid_jid(&author.lid)?,
+                change,
+            )
         };
         if let Some(live) = self.live(client_id) {
             let state = live.state().await;

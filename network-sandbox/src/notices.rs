@@ -153,18 +153,7 @@ impl SandboxNetwork {
 /// `content` from the contact `from` (`sender`, its LID JID), in their chat.
 fn notice(id: MessageId, from: &PhoneNumber, sender: Jid, content: Content) -> InboundMessage {
     InboundMessage {
-        id,
-        chat: sender.clone(),
-        chat_lid: String::new(),
-        sender,
         sender_phone: Some(from.to_string()),
-        from_me: false,
-        push_name: String::new(),
-        group_subject: None,
-        timestamp: Utc::now(),
-        content,
-        quoted: None,
-        mentions: Vec::new(),
-        is_forwarded: false,
+        ..InboundMessage::notice(id, sender.clone(), sender, content)
     }
 }

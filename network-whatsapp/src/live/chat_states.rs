@@ -23,19 +23,11 @@ pub fn typing(update: &ChatPresenceUpdate, chat_lid: String) -> Option<InboundMe
         (ChatPresence::Composing, _) => TypingState::Composing,
         (ChatPresence::Paused, _) => TypingState::Paused,
     };
+    let chat = port_jid(&src.chat.to_non_ad()).ok()?;
+    let sender = port_jid(&src.sender.to_non_ad()).ok()?;
     Some(InboundMessage {
-        id: new_chat_state_id(),
-        chat: port_jid(&src.chat.to_non_ad()).ok()?,
         chat_lid,
-        sender: port_jid(&src.sender.to_non_ad()).ok()?,
         sender_phone: revealed_phone(src),
-        from_me: false,
-        push_name: String::new(),
-        group_subject: None,
-        timestamp: chrono::Utc::now(),
-        content: Content::Typing { state },
-        quoted: None,
-        mentions: Vec::new(),
-        is_forwarded: false,
+        ..InboundMessage::notice(new_chat_state_id(), chat, sender, Content::Typing { state })
     })
 }

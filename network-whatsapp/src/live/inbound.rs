@@ -285,23 +285,20 @@ impl Pump {
         // The library lists the stanza's own id (the first message the
         // receipt names) after those of its `<list>`: first again here.
         ids.rotate_right(1);
+        let (id, chat, sender) = (
+            ids.first()?.clone(),
+            port_jid(&chat).ok()?,
+            port_jid(&sender).ok()?,
+        );
+        let content = Content::Receipt {
+            status,
+            message_ids: ids,
+        };
         Some(NetworkEvent::Message(Box::new(InboundMessage {
-            id: ids.first()?.clone(),
-            chat: port_jid(&chat).ok()?,
             chat_lid,
-            sender: port_jid(&sender).ok()?,
             sender_phone: revealed_phone(src),
-            from_me: false,
-            push_name: String::new(),
-            group_subject: None,
             timestamp: receipt.timestamp,
-            content: Content::Receipt {
-                status,
-                message_ids: ids,
-            },
-            quoted: None,
-            mentions: Vec::new(),
-            is_forwarded: false,
+            ..InboundMessage::notice(id, chat, sender, content)
         })))
     }
 
@@ -542,22 +539,15 @@ fn group_update(update: &GroupUpdate, own: &[Option<&Jid>]) -> Option<NetworkEve
         update.notification_id.as_deref()?,
         update.action_index
     );
+    let sender = match &by {
+        Some(b) => port_jid(b).ok()?,
+        None => group.clone(),
+    };
     Some(NetworkEvent::Message(Box::new(InboundMessage {
-        id: MessageId::new(id)?,
-        chat: group.clone(),
-        chat_lid: String::new(),
-        sender: match &by {
-            Some(b) => port_jid(b).ok()?,
-            None => group,
-        },
         sender_phone: update.participant_pn.as_ref().map(|p| p.user.to_string()),
         from_me,
         push_name: update.notify.clone().unwrap_or_default(),
-        group_subject: None,
         timestamp: update.timestamp,
-        content,
-        quoted: None,
-        mentions: Vec::new(),
-        is_forwarded: false,
+        ..InboundMessage::notice(MessageId::new(id)?, group, sender, content)
     })))
 }

@@ -5,7 +5,6 @@
 //! subscription lasts as long as the connection. Each update is an activity
 //! of its own kind, which only sessions that turned it on deliver; the
 //! network gives it no id, so each gets a fresh one.
-use chrono::Utc;
 use whatsapp_rust::types::events::PresenceUpdate;
 
 use super::connection::LiveConnection;
@@ -35,22 +34,13 @@ pub fn presence(
     phone: Option<String>,
 ) -> Option<InboundMessage> {
     let who = port_jid(&update.from.to_non_ad()).ok()?;
+    let content = Content::Presence {
+        available: !update.unavailable,
+        last_seen: update.last_seen,
+    };
     Some(InboundMessage {
-        id: new_chat_state_id(),
-        chat: who.clone(),
         chat_lid,
-        sender: who,
         sender_phone: phone,
-        from_me: false,
-        push_name: String::new(),
-        group_subject: None,
-        timestamp: Utc::now(),
-        content: Content::Presence {
-            available: !update.unavailable,
-            last_seen: update.last_seen,
-        },
-        quoted: None,
-        mentions: Vec::new(),
-        is_forwarded: false,
+        ..InboundMessage::notice(new_chat_state_id(), who.clone(), who, content)
     })
 }
