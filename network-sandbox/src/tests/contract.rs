@@ -117,12 +117,7 @@ impl Counterpart for SandboxSide<'_> {
             avatar_privacy: Some(privacy.into()),
             ..PhonePatch::default()
         };
-        self.0
-            .db
-            .upsert_phone(phone, patch)
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        self.patch(phone, patch).await
     }
 
     async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String> {
@@ -140,6 +135,13 @@ impl Counterpart for SandboxSide<'_> {
             name: Some(name.into()),
             ..PhonePatch::default()
         };
+        self.patch(phone, patch).await
+    }
+}
+
+impl SandboxSide<'_> {
+    /// Registers or changes the phone `phone`.
+    async fn patch(&self, phone: &str, patch: PhonePatch) -> Result<(), String> {
         self.0
             .db
             .upsert_phone(phone, patch)

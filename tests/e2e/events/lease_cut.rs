@@ -4,16 +4,15 @@
 //! takes them over once it has, without waiting for the sessions' leases.
 //! No session runs on two workers at once, and every message answered 200
 //! is logged and reaches the webhook.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parley_tests::receiver::Receiver;
 use parley_tests::relay::{self, Relay};
 use serde_json::json;
 
-use super::ownership::{Runs, delivered_and_logged, overlap, runs, write_until};
+use super::ownership::{Runs, Writers, delivered_and_logged, overlap, runs};
 use super::support::*;
 use crate::support::*;
 
@@ -63,11 +62,7 @@ async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a
     contact(&api).await;
     let b = Parley::start(bin(), &["worker"], dir.path(), &worker("worker-b", false)).await;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = SESSIONS
-        .iter()
-        .map(|id| tokio::spawn(write_until(Arc::clone(&api), id, Arc::clone(&stop))))
-        .collect();
+    let writers = Writers::start(&api, &SESSIONS);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let cut = Instant::now();
     redis.cut();
@@ -78,15 +73,7 @@ async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a
     let moved = cut.elapsed();
     // Messages keep flowing on worker-b for a while.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    stop.store(true, Ordering::Relaxed);
-    let mut wanted = BTreeSet::new();
-    let mut refused = 0;
-    for writer in writers {
-        let (accepted, r) = writer.await.unwrap();
-        wanted.extend(accepted);
-        refused += r;
-    }
-    assert!(wanted.len() > 30, "messages flowed: {}", wanted.len());
+    let (wanted, refused) = writers.stop().await;
     let (on_a, on_b) = (runs(&a.output()), runs(&b.output()));
     let doubled: BTreeMap<&str, Duration> = SESSIONS
         .iter()

@@ -5,16 +5,15 @@
 //! has fenced out refuses what it cannot log (the caller hands it over
 //! again), and the owners take their leases back before anyone else may
 //! claim. The time two workers report one session connected is measured.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parley_tests::receiver::Receiver;
 use parley_tests::redis_server::RedisServer;
 use serde_json::json;
 
-use super::ownership::{Runs, delivered_and_logged, overlap, runs, write_until};
+use super::ownership::{Runs, Writers, delivered_and_logged, overlap, runs};
 use super::support::*;
 use crate::support::*;
 
@@ -51,11 +50,7 @@ async fn a_lease_store_that_loses_its_data_loses_no_accepted_message() {
     }
     contact(&api).await;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = SESSIONS
-        .iter()
-        .map(|id| tokio::spawn(write_until(Arc::clone(&api), id, Arc::clone(&stop))))
-        .collect();
+    let writers = Writers::start(&api, &SESSIONS);
 
     tokio::time::sleep(Duration::from_secs(2)).await;
     redis.kill().await;
@@ -65,15 +60,7 @@ async fn a_lease_store_that_loses_its_data_loses_no_accepted_message() {
     redis.restart().await;
     // Past the owners' renewals, the store's settling time and any claim.
     tokio::time::sleep(Duration::from_secs(14)).await;
-    stop.store(true, Ordering::Relaxed);
-    let mut wanted = BTreeSet::new();
-    let mut refused = 0;
-    for writer in writers {
-        let (accepted, r) = writer.await.unwrap();
-        wanted.extend(accepted);
-        refused += r;
-    }
-    assert!(wanted.len() > 30, "messages flowed: {}", wanted.len());
+    let (wanted, refused) = writers.stop().await;
     let runs: Vec<Runs> = workers.iter().map(|w| runs(&w.output())).collect();
     let doubled: BTreeMap<&str, Duration> = SESSIONS
         .iter()

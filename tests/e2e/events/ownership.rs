@@ -33,7 +33,7 @@ pub async fn logged(api: &Parley, id: &str) -> Vec<Value> {
 
 /// Writes to `id` until `stop`; returns the eventIds of the messages answered
 /// 200 and how many other answers came (each names its cause).
-pub async fn write_until(
+async fn write_until(
     api: Arc<Parley>,
     id: &'static str,
     stop: Arc<AtomicBool>,
@@ -62,6 +62,39 @@ pub async fn write_until(
         }
     }
     (accepted, refused)
+}
+
+/// A writer per session until [`Writers::stop`].
+pub struct Writers {
+    stop: Arc<AtomicBool>,
+    writers: Vec<tokio::task::JoinHandle<(Vec<String>, u32)>>,
+}
+
+impl Writers {
+    /// Contacts write to every session of `sessions` from now on.
+    pub fn start(api: &Arc<Parley>, sessions: &[&'static str]) -> Writers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let writers = sessions
+            .iter()
+            .map(|id| tokio::spawn(write_until(Arc::clone(api), id, Arc::clone(&stop))))
+            .collect();
+        Writers { stop, writers }
+    }
+
+    /// Stops writing; the eventIds of the messages answered 200 (more than
+    /// 30: messages flowed) and how many other answers came.
+    pub async fn stop(self) -> (BTreeSet<String>, u32) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut wanted = BTreeSet::new();
+        let mut refused = 0;
+        for writer in self.writers {
+            let (accepted, r) = writer.await.unwrap();
+            wanted.extend(accepted);
+            refused += r;
+        }
+        assert!(wanted.len() > 30, "messages flowed: {}", wanted.len());
+        (wanted, refused)
+    }
 }
 
 /// Every message in `wanted` (eventIds) reached the webhook and is in its
