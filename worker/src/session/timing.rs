@@ -61,7 +61,7 @@ impl Timing {
             renew_every: lease_ttl / 3,
             fence_margin: lease_ttl / 5,
             sweep_every: Duration::from_millis(500),
-            member_ttl: Duration::from_secs(4),
+            member_ttl: Duration::from_millis(3500),
             member_every: Duration::from_millis(500),
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(30),

@@ -4,6 +4,7 @@
 //! many.
 use std::collections::{HashMap, HashSet};
 
+use futures::StreamExt;
 use parley_model::ids::ClientId;
 use parley_shared::db::DbError;
 use parley_shared::lease::{self, LeaseError};
@@ -12,7 +13,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::balance::{fair_share, pick_target, pick_to_shed, should_shed};
-use super::{Claim, Origin, Supervisor};
+use super::{Claim, ClaimError, Origin, Supervisor};
+
+/// Sessions one sweep claims at once (a dead worker's, when it took many).
+const CLAIMS_AT_ONCE: usize = 16;
 
 /// What one sweep saw and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,21 +117,33 @@ impl Supervisor {
         let mut unowned = self.overdue(unowned);
         // Workers sweeping together should not all race for the same sessions first.
         unowned.shuffle(&mut rand::thread_rng());
+        // Up to the fair share, and any that waited too long (each noted as
+        // claimed above the share); then claimed a few at once.
+        let mut room = fair.saturating_sub(self.load());
         let mut left_waiting = false;
+        let mut chosen = Vec::new();
         for ((id, from), overdue) in unowned {
-            let above_share = self.load() >= fair;
+            let above_share = room == 0;
             if above_share && !overdue {
                 left_waiting = true;
                 continue;
             }
-            match self.claim_from(id, Origin::Sweep, from).await {
+            room = room.saturating_sub(1);
+            chosen.push(self.claim_swept(id.clone(), from.map(str::to_owned), above_share));
+        }
+        let outcomes: Vec<_> = futures::stream::iter(chosen)
+            .buffer_unordered(CLAIMS_AT_ONCE)
+            .collect()
+            .await;
+        for (id, above_share, outcome) in outcomes {
+            match outcome {
                 Ok(Claim::Ours { .. }) => {
-                    claimed.push(id.clone());
                     if above_share {
                         tracing::warn!(client_id = %id, "claimed a session no other worker took up");
                         let hold = self.deps().timing.orphan_grace * 10;
                         self.hysteresis().hold(hold);
                     }
+                    claimed.push(id);
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -137,6 +153,17 @@ impl Supervisor {
             }
         }
         left_waiting
+    }
+
+    /// One claim of a sweep, with what the sweep needs to know of it.
+    async fn claim_swept(
+        &self,
+        id: ClientId,
+        from: Option<String>,
+        above_share: bool,
+    ) -> (ClientId, bool, Result<Claim, ClaimError>) {
+        let outcome = self.claim_from(&id, Origin::Sweep, from.as_deref()).await;
+        (id, above_share, outcome)
     }
 
     /// Pairs each unowned session with whether it waited past `orphan_grace`,
