@@ -151,11 +151,19 @@ impl RedisLeases {
         let connection = ConnectionManager::new_with_config(client, config)
             .await
             .map_err(store_error)?;
-        Ok(RedisLeases {
+        let leases = RedisLeases {
             connection,
             prefix: prefix.to_owned(),
             seen: Arc::default(),
-        })
+        };
+        let epoch: Option<String> = leases
+            .connection
+            .clone()
+            .get(leases.epoch_key())
+            .await
+            .map_err(store_error)?;
+        leases.learn_epoch(epoch.as_deref());
+        Ok(leases)
     }
 
     fn epoch_key(&self) -> String {
@@ -167,6 +175,21 @@ impl RedisLeases {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Learns the store's epoch (`{prefix}:epoch`'s value) while this handle
+    /// knows none: a handle that knew it tells a store that lost its data
+    /// from a fresh one even before its first claim (a worker that owned
+    /// nothing yet is held back like the rest). Never replaces a known one:
+    /// a new epoch is noticed by the scripts, which mark the reset.
+    fn learn_epoch(&self, value: Option<&str>) {
+        let Some((id, _)) = value.and_then(|v| v.split_once('|')) else {
+            return;
+        };
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.is_empty() {
+            id.clone_into(&mut seen);
+        }
     }
 
     /// Records the store's epoch as seen now; says so when it changed.
@@ -370,13 +393,16 @@ impl Leases for RedisLeases {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let keys: Vec<String> = keys.iter().map(|key| self.lease_key(key)).collect();
-        let values: Vec<Option<String>> = self
+        // The epoch rides along: a sweeping worker knows it before it claims.
+        let mut keys: Vec<String> = keys.iter().map(|key| self.lease_key(key)).collect();
+        keys.push(self.epoch_key());
+        let mut values: Vec<Option<String>> = self
             .connection
             .clone()
             .mget(keys)
             .await
             .map_err(store_error)?;
+        self.learn_epoch(values.pop().flatten().as_deref());
         Ok(values
             .iter()
             .map(|v| v.as_deref().and_then(holder).map(str::to_owned))

@@ -425,6 +425,8 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
     let prefix = unique("lease");
     let open = redis();
     let (a, b) = (open(prefix.clone()).await, open(prefix.clone()).await);
+    // d connects before the store has an epoch (no grant yet).
+    let d = open(prefix.clone()).await;
     let owned = a
         .acquire("session:kept", "a", LONG, 0)
         .await
@@ -435,6 +437,11 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
         .await
         .unwrap()
         .unwrap();
+    // c knew the store before the loss (it connected after the first grant),
+    // and d looked a holder up, though neither claimed anything.
+    let c = open(prefix.clone()).await;
+    let kept = ["session:kept".to_string()];
+    assert_eq!(d.holders(&kept).await.unwrap(), [Some("a".to_string())]);
     // b has seen the store before the loss too.
     b.acquire("session:b", "b", LONG, 0).await.unwrap().unwrap();
 
@@ -442,6 +449,8 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
     // Settling: no grant, not even of a key nobody holds, for the TTL asked.
     assert_eq!(b.acquire("session:kept", "b", LONG, 0).await.unwrap(), None);
     assert_eq!(b.acquire("session:new", "b", LONG, 0).await.unwrap(), None);
+    assert_eq!(c.acquire("session:new", "c", LONG, 0).await.unwrap(), None);
+    assert_eq!(d.acquire("session:new", "d", LONG, 0).await.unwrap(), None);
     // The owner's renewal takes its lease back.
     assert!(a.renew(&owned, LONG).await.unwrap(), "taken back");
     let key = ["session:kept".to_string()];

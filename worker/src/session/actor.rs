@@ -257,6 +257,9 @@ impl Actor {
         }
         keeper.abort();
         on_exit();
+        // Stopped: it serves nothing from here on. Said before the lease goes,
+        // so no next owner can start before this line.
+        tracing::info!(client_id = %self.id, ?end, "session stopped");
         match timeout(
             self.deps.timing.network_timeout,
             self.deps.leases.release(&self.lease),
@@ -269,7 +272,6 @@ impl Actor {
             }
             Err(_) => tracing::warn!(client_id = %self.id, "lease release timed out; it expires"),
         }
-        tracing::info!(client_id = %self.id, ?end, "session stopped");
     }
 
     /// Closes a connection without logging out.
