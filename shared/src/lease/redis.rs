@@ -55,17 +55,23 @@ end
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         r"{EPOCH}{GRANT}
-local now = now_ms()
-local epoch, reset = epoch_of(KEYS[3], ARGV[5], ARGV[6], now)
-if now - reset < tonumber(ARGV[7]) then return {{-1, epoch, 0}} end
+local epoch, settling = settle()
+if settling then return {{-1, epoch, 0}} end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {{0, epoch, 0}} end
 return grant(epoch)"
     ))
 });
 
-/// The grant shared by [`ACQUIRE`] and [`TAKE_OVER`] (same KEYS and ARGV):
-/// the next fence, at least the lowest asked, and the lease's value.
+/// What [`ACQUIRE`] and [`TAKE_OVER`] share (same KEYS and ARGV): the
+/// store's epoch and whether it is still settling after a loss of data, and
+/// the grant (the next fence, at least the lowest asked, and the lease's
+/// value).
 const GRANT: &str = r"
+local function settle()
+  local now = now_ms()
+  local epoch, reset = epoch_of(KEYS[3], ARGV[5], ARGV[6], now)
+  return epoch, now - reset < tonumber(ARGV[7])
+end
 local function grant(epoch)
   local fence = redis.call('INCR', KEYS[2])
   if fence < tonumber(ARGV[4]) then
@@ -86,9 +92,8 @@ end
 static TAKE_OVER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         r"{EPOCH}{GRANT}
-local now = now_ms()
-local epoch, reset = epoch_of(KEYS[3], ARGV[5], ARGV[6], now)
-if now - reset < tonumber(ARGV[7]) then return {{-1, epoch, 0}} end
+local epoch, settling = settle()
+if settling then return {{-1, epoch, 0}} end
 local held = redis.call('GET', KEYS[1])
 if held then
   local prefix = ARGV[8] .. '|'

@@ -23,7 +23,7 @@ mod takeover_tests;
 mod tests;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use parley_model::ids::ClientId;
@@ -123,12 +123,18 @@ struct Inner {
     unowned_since: Mutex<HashMap<ClientId, Instant>>,
     /// Sessions handed over to spread load: to whom, and when.
     passed_on: Mutex<PassedOn>,
-    /// Announced as a live member at least once.
-    announced: AtomicBool,
-    /// The membership lapsed (no announcement went through in time): every
-    /// session was closed, and nothing is claimed until one goes through.
-    lapsed: AtomicBool,
+    /// This worker's membership: one of [`NOT_ANNOUNCED`], [`MEMBER`],
+    /// [`LAPSED`].
+    membership: AtomicU8,
 }
+
+/// Not announced yet: the first claim announces it.
+const NOT_ANNOUNCED: u8 = 0;
+/// An announcement went through while the membership could be trusted.
+const MEMBER: u8 = 1;
+/// No announcement went through in time: every session was closed, and
+/// nothing is claimed until one goes through.
+const LAPSED: u8 = 2;
 
 impl Supervisor {
     pub fn new(wiring: Wiring) -> Self {
@@ -156,8 +162,7 @@ impl Supervisor {
                 hysteresis: Mutex::default(),
                 unowned_since: Mutex::default(),
                 passed_on: Mutex::default(),
-                announced: AtomicBool::new(false),
-                lapsed: AtomicBool::new(false),
+                membership: AtomicU8::new(NOT_ANNOUNCED),
             }),
         }
     }
@@ -195,8 +200,7 @@ impl Supervisor {
     /// An announcement of this worker went through: it is a member again
     /// (and claims again, when its membership had lapsed).
     pub fn membership_renewed(&self) {
-        self.inner.announced.store(true, Ordering::SeqCst);
-        if self.inner.lapsed.swap(false, Ordering::SeqCst) {
+        if self.inner.membership.swap(MEMBER, Ordering::SeqCst) == LAPSED {
             tracing::warn!("worker presence announced again: claiming sessions again");
         }
     }
@@ -204,7 +208,7 @@ impl Supervisor {
     /// Whether this worker's membership lapsed and no announcement went
     /// through since.
     fn is_lapsed(&self) -> bool {
-        self.inner.lapsed.load(Ordering::SeqCst)
+        self.inner.membership.load(Ordering::SeqCst) == LAPSED
     }
 
     /// No announcement went through while the membership could be trusted:
@@ -212,7 +216,7 @@ impl Supervisor {
     /// so every session closes at once and nothing is claimed until an
     /// announcement goes through.
     pub fn membership_lapsed(&self) {
-        self.inner.lapsed.store(true, Ordering::SeqCst);
+        self.inner.membership.store(LAPSED, Ordering::SeqCst);
         let sessions = self.inner.registry.signal_lease_lost();
         tracing::error!(
             sessions,
@@ -288,13 +292,12 @@ impl Supervisor {
         if let Some(status) = registry.status(client_id) {
             return Ok(Claim::Ours { status });
         }
-        if self.is_lapsed() {
-            return Err(ClaimError::NotAMember);
-        }
         // A worker claims only as a member: others take over the sessions
         // of a holder that is none.
-        if !self.inner.announced.load(Ordering::SeqCst) {
-            self.announce().await?;
+        match self.inner.membership.load(Ordering::SeqCst) {
+            LAPSED => return Err(ClaimError::NotAMember),
+            NOT_ANNOUNCED => self.announce().await?,
+            _ => {}
         }
         let deps = self.deps();
         let key = lease::session_key(client_id.as_str());

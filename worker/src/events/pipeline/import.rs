@@ -8,6 +8,8 @@
 //! and without counting as unread. The contacts' names a history carries
 //! are kept with the session's contacts (whether or not it has a hosted
 //! inbox), and name the hosted inbox's direct rooms that have no name.
+use std::sync::Arc;
+
 use futures::StreamExt;
 use parley_model::ids::ClientId;
 use parley_model::inbound::InboundMessage;
@@ -39,13 +41,8 @@ impl EventPipeline {
     ) -> Imported {
         let settings = session.settings.borrow().clone();
         let facts = &settings.facts;
-        let url = session.target.borrow().url.clone();
         let mut done = Imported::default();
-        let Some(history) = self
-            .history
-            .as_ref()
-            .filter(|h| !url.is_empty() && h.enabled_for(&facts.org_id, &url))
-        else {
+        let Some(history) = self.hosted_inbox(session, &facts.org_id) else {
             done.skipped = messages.len();
             count(done);
             tracing::info!(client_id = %facts.client_id, messages = done.skipped,
@@ -108,6 +105,15 @@ impl EventPipeline {
         done
     }
 
+    /// The session's hosted inbox, when it keeps one (an `orgId` and the
+    /// hosted webhook).
+    fn hosted_inbox(&self, session: &SessionEvents, org_id: &str) -> Option<&Arc<dyn HistorySink>> {
+        let url = session.target.borrow().url.clone();
+        self.history
+            .as_ref()
+            .filter(|h| !url.is_empty() && h.enabled_for(org_id, &url))
+    }
+
     /// Keeps the contacts' names of a history sync with the session's
     /// contacts, and names the hosted inbox's unnamed direct rooms after
     /// them. A name that cannot be stored is logged and left out.
@@ -131,12 +137,7 @@ impl EventPipeline {
                     "a contact's name was not stored"),
             }
         }
-        let url = session.target.borrow().url.clone();
-        if let Some(history) = self
-            .history
-            .as_ref()
-            .filter(|h| !url.is_empty() && h.enabled_for(&facts.org_id, &url))
-        {
+        if let Some(history) = self.hosted_inbox(session, &facts.org_id) {
             name_rooms(history.as_ref(), &facts.client_id).await;
         }
         tracing::info!(client_id = %facts.client_id, names = names.len(), kept,
