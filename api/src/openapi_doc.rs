@@ -239,9 +239,16 @@ fn complete_operation(op: &mut Operation, public: bool, local: bool) {
     }
     let responses = &mut op.responses.responses;
     for (status, description) in shared {
-        responses
-            .entry(status.to_string())
-            .or_insert_with(|| RefOr::T(ResponseBuilder::new().description(description).build()));
+        responses.entry(status.to_string()).or_insert_with(|| {
+            let mut response = ResponseBuilder::new().description(description);
+            if status == "503" {
+                response = response.header(
+                    "Retry-After",
+                    seconds_header("Seconds after which the dependency may be back"),
+                );
+            }
+            RefOr::T(response.build())
+        });
     }
     for (status, response) in responses.iter_mut() {
         if (status.starts_with('4') || status.starts_with('5'))
@@ -254,10 +261,7 @@ fn complete_operation(op: &mut Operation, public: bool, local: bool) {
 
 /// A paced send's 429, with its `Retry-After` header.
 fn paced(op: &mut Operation) {
-    let retry_after = utoipa::openapi::header::HeaderBuilder::new()
-        .schema(ObjectBuilder::new().schema_type(Type::Integer))
-        .description(Some("Seconds after which a send can find room"))
-        .build();
+    let retry_after = seconds_header("Seconds after which a send can find room");
     let mut response = ResponseBuilder::new()
         .description(
             "The session's send queue is full (its pacing limit); retry after Retry-After seconds",
@@ -268,6 +272,14 @@ fn paced(op: &mut Operation) {
     op.responses
         .responses
         .insert("429".to_string(), RefOr::T(response));
+}
+
+/// A `Retry-After` header in seconds.
+fn seconds_header(description: &str) -> utoipa::openapi::header::Header {
+    utoipa::openapi::header::HeaderBuilder::new()
+        .schema(ObjectBuilder::new().schema_type(Type::Integer))
+        .description(Some(description))
+        .build()
 }
 
 /// An error response without a body gets the `{error}` one.
@@ -293,6 +305,8 @@ mod tests {
         ] {
             assert!(send.get(status).is_some(), "/send-message lacks {status}");
         }
+        let retry_after = &send["503"]["headers"]["Retry-After"]["schema"]["type"];
+        assert_eq!(retry_after, "integer", "{send}");
         let ready = &json["paths"]["/health/ready"]["get"]["responses"];
         assert!(ready.get("401").is_none());
         let not_found = &json["paths"]["/send-message"]["post"]["responses"]["404"];

@@ -6,11 +6,15 @@ use serde::{Deserialize, Serialize};
 pub struct ApiError {
     pub status: u16,
     pub message: String,
-    /// Seconds after which a retry may succeed (429 only): the
+    /// Seconds after which a retry may succeed (429 and 503): the
     /// `Retry-After` header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
 }
+
+/// The seconds a 503's `Retry-After` asks for: dependencies that restart
+/// are back within seconds, and a session's new owner takes over in under 5.
+pub const UNAVAILABLE_RETRY_AFTER: u64 = 2;
 
 impl ApiError {
     pub fn new(status: u16, message: impl Into<String>) -> Self {
@@ -51,8 +55,13 @@ impl ApiError {
     pub fn bad_gateway(message: impl Into<String>) -> Self {
         Self::new(502, message)
     }
+    /// 503 with `Retry-After: UNAVAILABLE_RETRY_AFTER`: a dependency is out
+    /// of reach for now.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(503, message)
+        Self {
+            retry_after: Some(UNAVAILABLE_RETRY_AFTER),
+            ..Self::new(503, message)
+        }
     }
     pub fn gateway_timeout(message: impl Into<String>) -> Self {
         Self::new(504, message)
@@ -87,5 +96,13 @@ mod tests {
         let e: ApiError = ClientId::parse("a b").unwrap_err().into();
         assert_eq!(e.status, 400);
         assert_eq!(e.message, "clientId may contain only letters and digits");
+    }
+
+    #[test]
+    fn a_dependency_out_of_reach_asks_for_a_retry_after_seconds() {
+        let e = ApiError::unavailable("bus unavailable");
+        assert_eq!((e.status, e.retry_after), (503, Some(2)));
+        let crossed: ApiError = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();
+        assert_eq!(crossed, e, "it crosses the bus with its Retry-After");
     }
 }

@@ -1,6 +1,6 @@
 //! An API process whose database or bus dies while it runs: the answers say
-//! which dependency is unavailable (503) and nothing of the store's or the
-//! bus's own error text, and each carries its request id.
+//! which dependency is unavailable (503, with `Retry-After`) and nothing of
+//! the store's or the bus's own error text, and each carries its request id.
 use parley_tests::relay::{self, Relay};
 use serde_json::json;
 
@@ -31,26 +31,34 @@ async fn api_behind_relays(dir: &std::path::Path) -> (Parley, Relay, Relay) {
     (api, db, bus)
 }
 
-/// Status, body and `x-request-id` of a request with the account token.
+/// Status, body, `x-request-id` and `Retry-After` of a request with the
+/// account token.
 async fn ask(
     p: &Parley,
     method: &str,
     path: &str,
     body: serde_json::Value,
-) -> (u16, String, String) {
+) -> (u16, String, String, String) {
     let m: reqwest::Method = method.parse().unwrap();
     let mut req = client().request(m, p.url(path)).bearer_auth(TOKEN);
     if method != "GET" {
         req = req.json(&body);
     }
     let res = req.send().await.unwrap();
-    let id = res
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    (res.status().as_u16(), res.text().await.unwrap(), id)
+    let header = |name: &str| {
+        res.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (id, retry_after) = (header("x-request-id"), header("retry-after"));
+    (
+        res.status().as_u16(),
+        res.text().await.unwrap(),
+        id,
+        retry_after,
+    )
 }
 
 fn send_body() -> serde_json::Value {
@@ -61,7 +69,7 @@ fn send_body() -> serde_json::Value {
 async fn a_dead_database_answers_503_without_its_error_text() {
     let dir = tempfile::tempdir().unwrap();
     let (p, db, _bus) = api_behind_relays(dir.path()).await;
-    let (status, body, _) = ask(&p, "GET", "/clients", json!({})).await;
+    let (status, body, ..) = ask(&p, "GET", "/clients", json!({})).await;
     assert_eq!(status, 200, "{body}");
 
     db.cut();
@@ -72,10 +80,10 @@ async fn a_dead_database_answers_503_without_its_error_text() {
         // No owner answers for it: the API looks the session up.
         ("POST", "/send-message", send_body()),
     ] {
-        let (status, text, id) = ask(&p, method, path, body).await;
+        let (status, text, id, retry_after) = ask(&p, method, path, body).await;
         assert_eq!(
-            (status, text.as_str()),
-            (503, expected.as_str()),
+            (status, text.as_str(), retry_after.as_str()),
+            (503, expected.as_str(), "2"),
             "{method} {path}"
         );
         assert!(
@@ -83,7 +91,7 @@ async fn a_dead_database_answers_503_without_its_error_text() {
             "{method} {path}: {id:?}"
         );
     }
-    let (status, ready, _) = ask(&p, "GET", "/health/ready", json!({})).await;
+    let (status, ready, ..) = ask(&p, "GET", "/health/ready", json!({})).await;
     assert_eq!(status, 503, "{ready}");
     // The event log lives in the database: it takes no events either.
     let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
@@ -104,12 +112,13 @@ async fn a_dead_bus_answers_503_without_its_error_text() {
         ("/send-message", send_body()),
         ("/start?clientId=nobody", json!({})),
     ] {
-        let (status, text, id) = ask(&p, "POST", path, body).await;
-        assert_eq!((status, text.as_str()), (503, expected.as_str()), "{path}");
+        let (status, text, id, retry_after) = ask(&p, "POST", path, body).await;
+        let answer = (status, text.as_str(), retry_after.as_str());
+        assert_eq!(answer, (503, expected.as_str(), "2"), "{path}");
         assert!(uuid::Uuid::parse_str(&id).is_ok(), "{path}: {id:?}");
     }
     // Readiness fails on the database only (the spec); it reports the bus.
-    let (status, ready, _) = ask(&p, "GET", "/health/ready", json!({})).await;
+    let (status, ready, ..) = ask(&p, "GET", "/health/ready", json!({})).await;
     let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
     assert_eq!((status, &ready["bus"]), (200, &json!(false)), "{ready}");
 }
