@@ -84,6 +84,13 @@ pub trait Leases: Send + Sync + 'static {
 
     /// `"redis"` or `"in-process"`.
     fn kind(&self) -> &'static str;
+
+    /// When this handle last found that the store had lost its data (for a
+    /// lease time after that, claims wait while owners take their leases
+    /// back); `None` when it never did. The in-process store never does.
+    fn reset_seen(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// Lease key of a session.

@@ -142,6 +142,8 @@ pub struct RedisLeases {
     prefix: String,
     /// The store's epoch this handle saw last (empty before the first).
     seen: Arc<Mutex<String>>,
+    /// When this handle last found the store had lost its data.
+    reset_seen: Arc<Mutex<Option<std::time::Instant>>>,
 }
 
 impl RedisLeases {
@@ -160,6 +162,7 @@ impl RedisLeases {
             connection,
             prefix: prefix.to_owned(),
             seen: Arc::default(),
+            reset_seen: Arc::default(),
         };
         let epoch: Option<String> = leases
             .connection
@@ -186,15 +189,23 @@ impl RedisLeases {
     /// knows none: a handle that knew it tells a store that lost its data
     /// from a fresh one even before its first claim (a worker that owned
     /// nothing yet is held back like the rest). Never replaces a known one:
-    /// a new epoch is noticed by the scripts, which mark the reset.
+    /// a new epoch is noticed by the scripts, which mark the reset; another
+    /// epoch, or none, is noted as a loss of data seen now.
     fn learn_epoch(&self, value: Option<&str>) {
-        let Some((id, _)) = value.and_then(|v| v.split_once('|')) else {
-            return;
-        };
+        let id = value.and_then(|v| v.split_once('|')).map(|(id, _)| id);
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        if seen.is_empty() {
-            id.clone_into(&mut seen);
+        match id {
+            Some(id) if seen.is_empty() => id.clone_into(&mut seen),
+            _ if !seen.is_empty() && id != Some(seen.as_str()) => self.note_reset(),
+            _ => {}
         }
+    }
+
+    fn note_reset(&self) {
+        *self
+            .reset_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(std::time::Instant::now());
     }
 
     /// Records the store's epoch as seen now; says so when it changed.
@@ -202,6 +213,7 @@ impl RedisLeases {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if *seen != epoch {
             if !seen.is_empty() {
+                self.note_reset();
                 tracing::warn!(
                     prefix = %self.prefix,
                     "the lease store lost its data: owners take their leases back, claims wait a lease time"
@@ -457,6 +469,13 @@ impl Leases for RedisLeases {
 
     fn kind(&self) -> &'static str {
         "redis"
+    }
+
+    fn reset_seen(&self) -> Option<std::time::Instant> {
+        *self
+            .reset_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -445,9 +445,15 @@ async fn redis_that_lost_its_data_lets_owners_take_their_leases_back_first() {
     // b has seen the store before the loss too.
     b.acquire("session:b", "b", LONG, 0).await.unwrap().unwrap();
 
+    assert!(b.reset_seen().is_none() && c.reset_seen().is_none());
     lose_data(&prefix).await;
+    // A handle finds the loss with its next holder lookup, as a sweep's.
+    assert!(c.reset_seen().is_none(), "not looked yet");
+    c.holders(&kept).await.unwrap();
+    assert!(c.reset_seen().is_some(), "a lookup finds the loss");
     // Settling: no grant, not even of a key nobody holds, for the TTL asked.
     assert_eq!(b.acquire("session:kept", "b", LONG, 0).await.unwrap(), None);
+    assert!(b.reset_seen().is_some(), "a claim finds the loss");
     assert_eq!(b.acquire("session:new", "b", LONG, 0).await.unwrap(), None);
     assert_eq!(c.acquire("session:new", "c", LONG, 0).await.unwrap(), None);
     assert_eq!(d.acquire("session:new", "d", LONG, 0).await.unwrap(), None);
@@ -494,6 +500,7 @@ async fn a_handle_new_to_the_store_is_not_held_back() {
     let newcomer = open(prefix.clone()).await;
     let taken = newcomer.acquire("session:x", "c", LONG, 0).await.unwrap();
     assert!(taken.is_some(), "no earlier epoch known: granted");
+    assert!(newcomer.reset_seen().is_none());
     // The old owner learns at its next renewal that another holds it.
     assert!(!a.renew(&lease, LONG).await.unwrap());
     // And marks the store as settling for the others that knew it.

@@ -69,6 +69,29 @@ async fn a_shed_session_is_taken_up_by_the_least_loaded_worker_at_once() {
 }
 
 #[tokio::test]
+async fn no_session_is_shed_while_the_lease_store_settles_after_losing_its_data() {
+    let world = World::new().await;
+    let (a, b) = (world.supervisor("a"), world.supervisor("b"));
+    for i in 0..4 {
+        world.create(&cid(&format!("s{i}"))).await;
+    }
+    assert_eq!(a.sweep_once().await.unwrap().claimed.len(), 4);
+    b.announce().await.unwrap();
+    world.leases.seem_reset();
+    // Members settle within 100 ms (the test timing); for a lease time (2 s)
+    // after the reset, `a` keeps all it has: `b` could not claim any.
+    let quiet_until = tokio::time::Instant::now() + Duration::from_millis(1500);
+    while tokio::time::Instant::now() < quiet_until {
+        let swept = a.sweep_once().await.unwrap();
+        assert_eq!(swept.handed_over, None, "shed while the store settles");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(a.owned().len(), 4);
+    // After it, spreading resumes.
+    next_handover(&a).await;
+}
+
+#[tokio::test]
 async fn a_start_for_a_session_just_handed_over_goes_to_the_worker_it_went_to() {
     let world = World::new().await;
     let (a, b) = (patient_supervisor(&world, "a"), world.supervisor("b"));

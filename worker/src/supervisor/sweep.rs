@@ -189,9 +189,15 @@ impl Supervisor {
 
     /// Hands one session over to the least loaded member when this worker
     /// carries more than its fair share and that member clearly less, once
-    /// membership has settled.
+    /// membership has settled, and not while the lease store settles after
+    /// losing its data (no claim would be granted: the session would have
+    /// no owner until then).
     async fn rebalance(&self, others: &[(String, u64)], fair: u64) -> Option<ClientId> {
         let timing = &self.deps().timing;
+        let reset = self.deps().leases.reset_seen();
+        if reset.is_some_and(|at| at.elapsed() < timing.lease_ttl) {
+            return None;
+        }
         let target = pick_target(others);
         let ready = {
             let mut hysteresis = self.hysteresis();

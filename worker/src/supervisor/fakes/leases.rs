@@ -16,6 +16,7 @@ pub struct TestLeases {
     hang_renew: Arc<AtomicBool>,
     refuse_renew: Arc<AtomicBool>,
     refuse_announce: Arc<AtomicBool>,
+    reset_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl TestLeases {
@@ -31,6 +32,12 @@ impl TestLeases {
     /// the store cannot be reached.
     pub fn refuse_announcements(&self, refuse: bool) {
         self.refuse_announce.store(refuse, Ordering::SeqCst);
+    }
+
+    /// Says the store was found to have lost its data now (as a Redis
+    /// handle says after a restart without persistence).
+    pub fn seem_reset(&self) {
+        *self.reset_seen.lock().unwrap() = Some(std::time::Instant::now());
     }
 
     pub async fn holder(&self, client_id: &ClientId) -> Option<String> {
@@ -98,5 +105,8 @@ impl Leases for TestLeases {
     }
     fn kind(&self) -> &'static str {
         "in-process"
+    }
+    fn reset_seen(&self) -> Option<std::time::Instant> {
+        *self.reset_seen.lock().unwrap()
     }
 }
