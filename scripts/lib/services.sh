@@ -15,6 +15,7 @@
 
 PARLEY_CACHE=${PARLEY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parley}
 PARLEY_VENV=${PARLEY_VENV:-$PARLEY_CACHE/venv}
+export PARLEY_VENV # the harness's fault run starts an S3 server from it
 services_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 services_work=
 started_pids=()  # "label pid" of every process this script started
@@ -136,9 +137,11 @@ nats_bin() { command -v nats-server || { [ -x /usr/sbin/nats-server ] && echo /u
 # The Debian packages this run needs, given what can be reused.
 needed_packages() {
   local pkgs=(curl ca-certificates)
-  reuse_postgres || [ -n "$(postgres_bindir)" ] || pkgs+=(postgresql)
-  reuse_redis || command -v redis-server >/dev/null || pkgs+=(redis-server redis-tools)
-  reuse_nats || [ -n "$(nats_bin)" ] || pkgs+=(nats-server)
+  # The servers' programs even where running ones are reused: tests and the
+  # harness's fault run start servers of their own, which they stop and restart.
+  [ -n "$(postgres_bindir)" ] || pkgs+=(postgresql)
+  command -v redis-server >/dev/null || pkgs+=(redis-server redis-tools)
+  [ -n "$(nats_bin)" ] || pkgs+=(nats-server)
   python_ok || pkgs+=(python3 python3-venv)
   # The independent client of the wire-network tests (Baileys) runs on Node.js.
   { command -v node >/dev/null && command -v npm >/dev/null; } || pkgs+=(nodejs npm)

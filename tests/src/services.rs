@@ -26,15 +26,19 @@ pub fn unique(prefix: &str) -> String {
 /// Creates an empty PostgreSQL database and returns its URL.
 /// Panics (fails the test) when PostgreSQL is unreachable.
 pub async fn fresh_postgres() -> String {
+    fresh_database(&postgres_admin_url()).await
+}
+
+/// Creates an empty database on the server `admin` names and returns its URL.
+pub async fn fresh_database(admin: &str) -> String {
     use parley_shared::db::Db;
     use sea_orm_helpers::execute;
-    let admin = postgres_admin_url();
     let name = unique("parley_e2e_");
-    let db = Db::connect(&admin)
+    let db = Db::connect(admin)
         .await
         .unwrap_or_else(|e| panic!("PostgreSQL at {admin} is required: {e}"));
     execute(&db, &format!("CREATE DATABASE {name}")).await;
-    database_url(&admin, &name)
+    database_url(admin, &name)
 }
 
 /// `admin` with its database replaced by `name`, keeping its query (`sslmode`...).
@@ -59,9 +63,31 @@ mod sea_orm_helpers {
     }
 }
 
+/// Where a cluster's services listen.
+#[derive(Clone, Debug)]
+pub struct Endpoints {
+    pub postgres_admin: String,
+    pub nats: String,
+    pub redis: String,
+    pub s3: String,
+}
+
+impl Endpoints {
+    /// The machine's services the test script brought up (`PARLEY_TEST_*`).
+    pub fn shared() -> Endpoints {
+        Endpoints {
+            postgres_admin: postgres_admin_url(),
+            nats: nats_url(),
+            redis: redis_url(),
+            s3: s3_endpoint(),
+        }
+    }
+}
+
 /// Environment for a cluster role against the real services, isolated by a fresh
 /// database, bucket and cluster name.
 pub struct ClusterEnv {
+    pub endpoints: Endpoints,
     pub database_url: String,
     pub cluster_name: String,
     pub bucket: String,
@@ -72,8 +98,14 @@ pub struct ClusterEnv {
 impl ClusterEnv {
     pub async fn new() -> ClusterEnv {
         sweep_old_streams().await;
+        ClusterEnv::on(Endpoints::shared()).await
+    }
+
+    /// A cluster on the services `endpoints` names (a run's own).
+    pub async fn on(endpoints: Endpoints) -> ClusterEnv {
         ClusterEnv {
-            database_url: fresh_postgres().await,
+            database_url: fresh_database(&endpoints.postgres_admin).await,
+            endpoints,
             cluster_name: unique("t"),
             bucket: unique("parley-e2e-"),
             store_keys: parley_shared::store_keys::StoreKeys::generate_entry("k1"),
@@ -84,9 +116,9 @@ impl ClusterEnv {
     pub fn vars(&self) -> Vec<(String, String)> {
         [
             ("PARLEY_DATABASE_URL", self.database_url.clone()),
-            ("PARLEY_NATS_URL", nats_url()),
-            ("PARLEY_REDIS_URL", redis_url()),
-            ("PARLEY_S3_ENDPOINT", s3_endpoint()),
+            ("PARLEY_NATS_URL", self.endpoints.nats.clone()),
+            ("PARLEY_REDIS_URL", self.endpoints.redis.clone()),
+            ("PARLEY_S3_ENDPOINT", self.endpoints.s3.clone()),
             ("PARLEY_S3_BUCKET", self.bucket.clone()),
             ("PARLEY_S3_REGION", "eu-west-1".into()),
             ("PARLEY_S3_ACCESS_KEY", "test".into()),

@@ -1,14 +1,15 @@
-//! Who runs a session, read from the workers' logs, and what became of the
-//! messages contacts wrote meanwhile: the helpers of the tests that take
-//! the lease store away from a cluster under load.
+//! The helpers of the tests that take the lease store away from a cluster
+//! under load: what became of the messages contacts wrote meanwhile, and who
+//! ran each session (from the workers' logs).
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
+
+pub use parley_tests::runs::{Runs, overlap, runs};
 
 use super::support::*;
 use crate::support::*;
@@ -143,52 +144,4 @@ pub async fn delivered_and_logged(
         );
     }
     seen.values().map(|n| n - 1).sum()
-}
-
-/// Per session, the times a worker ran it: from `session running` to
-/// `session stopped` (open while it still runs), read from its log.
-pub type Runs = BTreeMap<String, Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>>;
-
-pub fn runs(log: &str) -> Runs {
-    let mut runs = Runs::new();
-    // Cluster roles log JSON lines.
-    for line in log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-    {
-        let message = line["message"].as_str().unwrap_or_default();
-        let started = message == "session running";
-        if !started && message != "session stopped" {
-            continue;
-        }
-        let at = line["timestamp"]
-            .as_str()
-            .and_then(|t| t.parse::<DateTime<Utc>>().ok());
-        let (Some(at), Some(id)) = (at, line["client_id"].as_str()) else {
-            continue;
-        };
-        let spans = runs.entry(id.to_owned()).or_default();
-        if started {
-            spans.push((at, None));
-        } else if let Some(open) = spans.iter_mut().rev().find(|(_, end)| end.is_none()) {
-            open.1 = Some(at);
-        }
-    }
-    runs
-}
-
-/// How long `a` and `b` both ran `id`.
-pub fn overlap(a: &Runs, b: &Runs, id: &str) -> Duration {
-    let now = Utc::now();
-    let mut total = chrono::Duration::zero();
-    for (a_from, a_to) in a.get(id).into_iter().flatten() {
-        for (b_from, b_to) in b.get(id).into_iter().flatten() {
-            let from = (*a_from).max(*b_from);
-            let to = a_to.unwrap_or(now).min(b_to.unwrap_or(now));
-            if to > from {
-                total += to - from;
-            }
-        }
-    }
-    total.to_std().unwrap_or_default()
 }

@@ -6,6 +6,7 @@
 //! memory per session.
 mod cpu;
 mod events;
+mod faults;
 mod memory;
 mod mirror;
 mod sends;
@@ -79,6 +80,23 @@ struct Args {
     /// arrives and the event logs have no gap.
     #[arg(long)]
     kill_during_events: bool,
+    /// The fault run (docs/benchmarks.md): a cluster on servers of its own
+    /// under steady sends (`--send-rate`) and contacts' messages
+    /// (`--event-rate`), through every fault in turn; fails on a lost
+    /// event, a gap, a double owner or an answer no document names.
+    #[arg(long)]
+    faults: bool,
+    /// The fault run's faults, comma separated (default: all, in order:
+    /// redis-empty, nats-restart, postgres-restart, s3-unreachable,
+    /// rolling-workers, rolling-apis).
+    #[arg(long)]
+    only: Option<String>,
+    /// Seconds of steady load before the first fault and after each.
+    #[arg(long, default_value_t = 10)]
+    settle: u64,
+    /// Seconds the S3 server answers nothing in the fault run.
+    #[arg(long, default_value_t = 30)]
+    s3_pause: u64,
     /// `RUST_LOG` of the parley processes.
     #[arg(long, default_value = "warn")]
     log: String,
@@ -123,6 +141,9 @@ struct Processes {
 async fn main() -> anyhow::Result<()> {
     let mut args = Args::parse();
     args.bin = Some(parley_binary(args.bin.take())?);
+    if args.faults {
+        return faults::run(&args).await;
+    }
     // The hosted receiver exists before the processes, which are told its URL.
     let mut hosted = if args.mirror_bytes > 0 {
         Some(Receiver::start().await)
@@ -137,7 +158,8 @@ async fn main() -> anyhow::Result<()> {
 
     let ids: Vec<String> = (0..args.sessions).map(|i| format!("h{i}")).collect();
     let t0 = Instant::now();
-    pair_all(&http, &p, &ids, args.pair_rate).await?;
+    let bases: Vec<String> = p.apis.iter().map(|a| a.base.clone()).collect();
+    pair_all(&http, &bases, &ids, args.pair_rate).await?;
     let paired = t0.elapsed();
     println!(
         "paired {} sessions in {:.1}s ({:.0}/s)",
@@ -145,7 +167,7 @@ async fn main() -> anyhow::Result<()> {
         paired.as_secs_f64(),
         ids.len() as f64 / paired.as_secs_f64()
     );
-    wait_connected(&http, &p, ids.len(), Duration::from_secs(300)).await?;
+    wait_connected(&http, &bases[0], ids.len(), Duration::from_secs(300)).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let loaded_kib: u64 = p.workers.iter().filter_map(Parley::rss_kib).sum();
     println!(
@@ -166,7 +188,6 @@ async fn main() -> anyhow::Result<()> {
     }
 
     if args.event_rate > 0.0 {
-        let bases: Vec<String> = p.apis.iter().map(|a| a.base.clone()).collect();
         let rx = events::hook_all(&http, &bases[0], &ids).await?;
         if args.kill_during_events {
             let victim = busiest_worker(&http, &mut p).await?;
@@ -264,8 +285,8 @@ impl Processes {
     }
 }
 
-async fn start(args: &Args, hosted_receiver: Option<&str>) -> anyhow::Result<Processes> {
-    let dir = tempfile::tempdir()?;
+/// The settings every parley process of the harness gets.
+fn base_vars(args: &Args) -> Vec<(String, String)> {
     let base = [
         ("PARLEY_ACCOUNT_TOKEN", TOKEN),
         ("PARLEY_NETWORK", "sandbox"),
@@ -277,6 +298,12 @@ async fn start(args: &Args, hosted_receiver: Option<&str>) -> anyhow::Result<Pro
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     vars.push(("RUST_LOG".into(), args.log.clone()));
+    vars
+}
+
+async fn start(args: &Args, hosted_receiver: Option<&str>) -> anyhow::Result<Processes> {
+    let dir = tempfile::tempdir()?;
+    let mut vars = base_vars(args);
     if let Some(url) = hosted_receiver {
         vars.push(("PARLEY_HOSTED_RECEIVER_URL".into(), url.to_string()));
     }
@@ -337,14 +364,14 @@ async fn post(
 /// Starts and links every session, at most `rate` per second.
 async fn pair_all(
     http: &reqwest::Client,
-    p: &Processes,
+    bases: &[String],
     ids: &[String],
     rate: f64,
 ) -> anyhow::Result<()> {
     let gap = Duration::from_secs_f64(1.0 / rate.max(0.1));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, id) in ids.iter().enumerate() {
-        let api_base = p.apis[i % p.apis.len()].base.clone();
+        let api_base = bases[i % bases.len()].clone();
         let (http, id) = (http.clone(), id.clone());
         tasks.spawn(async move {
             let start = http
@@ -383,16 +410,17 @@ async fn pair_all(
     Ok(())
 }
 
+/// Waits until the API pod at `base` counts `n` sessions connected.
 async fn wait_connected(
     http: &reqwest::Client,
-    p: &Processes,
+    base: &str,
     n: usize,
     limit: Duration,
 ) -> anyhow::Result<()> {
     let t0 = Instant::now();
     loop {
         let ready: Value = http
-            .get(p.apis[0].url("/health/ready"))
+            .get(format!("{base}/health/ready"))
             .send()
             .await?
             .json()
@@ -446,19 +474,27 @@ async fn busiest_worker(
 }
 
 async fn double_owners(database_url: &str, ids: &[String]) -> anyhow::Result<usize> {
+    Ok(network_overlaps(database_url, ids).await?.len())
+}
+
+/// Connections of one session the sandbox network saw open at once (from
+/// its connection log): the session, when the second began, how long both
+/// were open.
+async fn network_overlaps(
+    database_url: &str,
+    ids: &[String],
+) -> anyhow::Result<Vec<(String, chrono::DateTime<chrono::Utc>, Duration)>> {
     let db = parley_network_sandbox::store::Store::new(
         parley_shared::db::Db::connect(database_url).await?,
     );
-    let mut overlaps = 0;
+    let mut overlaps = Vec::new();
     for id in ids {
         let mut rows = db.sandbox_connections(id).await?;
         rows.sort_by_key(|r| r.connected_at);
         for pair in rows.windows(2) {
-            if pair[0]
-                .closed_at
-                .is_some_and(|end| end > pair[1].connected_at)
-            {
-                overlaps += 1;
+            if let Some(end) = pair[0].closed_at.filter(|end| *end > pair[1].connected_at) {
+                let both = (end - pair[1].connected_at).to_std().unwrap_or_default();
+                overlaps.push((id.clone(), pair[1].connected_at, both));
             }
         }
     }

@@ -222,7 +222,7 @@ pub async fn run(
 }
 
 /// Reads every session's event log: gaps in `seq`, and events by delivery state.
-async fn logs(
+pub async fn logs(
     http: &reqwest::Client,
     base: &str,
     ids: &[String],

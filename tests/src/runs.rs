@@ -1,0 +1,60 @@
+//! Who ran a session when, read from the workers' logs (`session running`
+//! to `session stopped`), and how long two workers ran one session at once.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// Per session, the times a worker ran it: from `session running` to
+/// `session stopped` (open while it still runs), read from its log.
+pub type Runs = BTreeMap<String, Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>>;
+
+pub fn runs(log: &str) -> Runs {
+    let mut runs = Runs::new();
+    // Cluster roles log JSON lines.
+    for line in log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let message = line["message"].as_str().unwrap_or_default();
+        let started = message == "session running";
+        if !started && message != "session stopped" {
+            continue;
+        }
+        let at = line["timestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<DateTime<Utc>>().ok());
+        let (Some(at), Some(id)) = (at, line["client_id"].as_str()) else {
+            continue;
+        };
+        let spans = runs.entry(id.to_owned()).or_default();
+        if started {
+            spans.push((at, None));
+        } else if let Some(open) = spans.iter_mut().rev().find(|(_, end)| end.is_none()) {
+            open.1 = Some(at);
+        }
+    }
+    runs
+}
+
+/// How long `a` and `b` both ran `id`.
+pub fn overlap(a: &Runs, b: &Runs, id: &str) -> Duration {
+    overlaps(a, b, id).iter().map(|(_, d)| *d).sum()
+}
+
+/// Each span in which `a` and `b` both ran `id`: when it began, how long.
+pub fn overlaps(a: &Runs, b: &Runs, id: &str) -> Vec<(DateTime<Utc>, Duration)> {
+    let now = Utc::now();
+    let mut all = Vec::new();
+    for (a_from, a_to) in a.get(id).into_iter().flatten() {
+        for (b_from, b_to) in b.get(id).into_iter().flatten() {
+            let from = (*a_from).max(*b_from);
+            let to = a_to.unwrap_or(now).min(b_to.unwrap_or(now));
+            if to > from {
+                all.push((from, (to - from).to_std().unwrap_or_default()));
+            }
+        }
+    }
+    all
+}
