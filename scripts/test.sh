@@ -16,6 +16,7 @@
 #   docs       the commands in README.md and docs/, with the prebuilt binaries
 #   api-fuzz   the OpenAPI document against a running server (schemathesis)
 #   nextest    every test of the root workspace (JUnit: the slowest listed)
+#   faults     the harness's fault run in its smallest form (docs/benchmarks.md)
 #   wire       the real adapter on the wire-level test network
 # After the build step nothing compiles: a step that does fails.
 # Extra arguments go to the nextest step.
@@ -120,5 +121,9 @@ step api-fuzz logged api-fuzz env PARLEY_FUZZ_EXAMPLES="${PARLEY_FUZZ_EXAMPLES:-
 step nextest logged nextest env PARLEY_CONSOLE_SCREENSHOTS="$source_root/docs/console" \
   cargo nextest run --workspace --locked --profile ci "$@"
 slowest target/nextest/ci/junit.xml
+# The fault run's smallest form: few sessions, slow load, short pauses
+# (the full run: docs/benchmarks.md, "The fault run").
+step faults logged faults "$PARLEY_PREBUILT/parley-harness" --faults --sessions 6 \
+  --pair-rate 20 --send-rate 4 --event-rate 4 --settle 3 --s3-pause 5
 step wire logged wire scripts/wire-e2e.sh
 slowest tests/wire-network/target/nextest/ci/junit-wire.xml
