@@ -145,15 +145,17 @@ impl WorkerHandle {
         &self.supervisor
     }
 
-    /// Stops claiming, withdraws presence, then hands every session over at once
-    /// (connections closed without logout, leases released, not left to expire).
+    /// Stops claiming, hands every session over at once (connections closed
+    /// without logout, leases released, not left to expire), then withdraws
+    /// presence: announced until the last session is released, so no other
+    /// worker takes one over while it still runs here.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         for task in self.loops {
             let _ = task.await;
         }
+        self.supervisor.shutdown().await;
         let _ = self.presence_stop.send(true);
         let _ = self.presence.await;
-        self.supervisor.shutdown().await;
     }
 }

@@ -410,15 +410,18 @@ impl Supervisor {
         }
     }
 
-    /// Withdraws this worker's presence and hands every session over at once;
-    /// returns when all are released. Claims after this are refused.
+    /// Hands every session over at once, then withdraws this worker's
+    /// presence; returns when all are released. Claims after this are
+    /// refused. It stays a member until then: another worker takes a
+    /// session over at once from a holder that is no member, so withdrawing
+    /// first would let a session run on two workers while it stops here.
     pub async fn shutdown(&self) {
-        presence::withdraw(self.deps().leases.as_ref(), self.pod_name()).await;
         let handles = self.inner.registry.close();
         tracing::info!(sessions = handles.len(), "handing every session over");
         for handle in &handles {
             handle.signal_hand_over();
         }
         futures::future::join_all(handles.into_iter().map(session::SessionHandle::join)).await;
+        presence::withdraw(self.deps().leases.as_ref(), self.pod_name()).await;
     }
 }

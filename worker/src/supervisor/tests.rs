@@ -328,6 +328,11 @@ async fn shutdown_releases_at_once_and_another_worker_takes_over() {
     .await;
 
     a.shutdown().await;
+    // A member until the last lease is released: no worker takes a session
+    // over from it while it still runs one.
+    let goodbyes = world.leases.goodbyes();
+    assert_eq!(goodbyes.len(), 4, "{goodbyes:?}");
+    assert_eq!(goodbyes.last().map(String::as_str), Some("withdraw a"));
     for id in &ids {
         assert_eq!(world.leases.holder(id).await, None, "released, not expired");
         assert_eq!(world.network.drivers(id), 0);

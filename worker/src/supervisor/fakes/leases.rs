@@ -17,6 +17,8 @@ pub struct TestLeases {
     refuse_renew: Arc<AtomicBool>,
     refuse_announce: Arc<AtomicBool>,
     reset_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// Releases and withdrawals, in order (`release <key>`, `withdraw <member>`).
+    goodbyes: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl TestLeases {
@@ -38,6 +40,11 @@ impl TestLeases {
     /// handle says after a restart without persistence).
     pub fn seem_reset(&self) {
         *self.reset_seen.lock().unwrap() = Some(std::time::Instant::now());
+    }
+
+    /// Every lease released and member withdrawn so far, in order.
+    pub fn goodbyes(&self) -> Vec<String> {
+        self.goodbyes.lock().unwrap().clone()
     }
 
     pub async fn holder(&self, client_id: &ClientId) -> Option<String> {
@@ -77,7 +84,10 @@ impl Leases for TestLeases {
         self.inner.renew(lease, ttl).await
     }
     async fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {
-        self.inner.release(lease).await
+        let released = self.inner.release(lease).await;
+        let said = format!("release {}", lease.key);
+        self.goodbyes.lock().unwrap().push(said);
+        released
     }
     async fn holders(&self, keys: &[String]) -> Result<Vec<Option<String>>, LeaseError> {
         self.inner.holders(keys).await
@@ -89,6 +99,10 @@ impl Leases for TestLeases {
         self.inner.announce(member, load, ttl).await
     }
     async fn withdraw(&self, member: &str) -> Result<(), LeaseError> {
+        self.goodbyes
+            .lock()
+            .unwrap()
+            .push(format!("withdraw {member}"));
         self.inner.withdraw(member).await
     }
     async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
