@@ -258,8 +258,10 @@ fn identity_of(device: &SandboxDevice) -> Option<Identity> {
     })
 }
 
-/// The network's state could not be read or written: to the session, the
-/// network is unreachable.
+/// The network's state could not be read or written (the sandbox keeps it
+/// in the gateway's database): to the session, the network is unreachable.
+/// The store's own words go to the log, never to the caller.
 fn unreachable(e: impl std::fmt::Display) -> NetworkError {
-    NetworkError::Unreachable(e.to_string())
+    tracing::warn!(error = %e, "the sandbox network's state is out of reach");
+    NetworkError::Unreachable("the sandbox network's state is out of reach".into())
 }
