@@ -25,6 +25,7 @@ async fn serve_with_no_configuration_generates_token_and_serves_probes() {
     assert_eq!(ready["database"], true);
     assert_eq!(ready["storage"], true);
     assert_eq!(ready["bus"], true);
+    assert_eq!(ready["leases"], true);
     assert_eq!(ready["events"], true);
     assert_eq!(ready["sessions"]["total"], 0);
 
@@ -76,7 +77,7 @@ async fn cluster_roles_serve_against_real_services() {
         let (status, ready) =
             json(client().get(p.url("/health/ready")).send().await.unwrap()).await;
         assert_eq!(status, 200, "{ready}");
-        for flag in ["database", "storage", "bus"] {
+        for flag in ["database", "storage", "bus", "leases", "events"] {
             assert_eq!(ready[flag], true, "{pod} {flag}: {ready}");
         }
         assert_eq!(ready["status"], "ok");

@@ -37,8 +37,8 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         database,
         storage,
         bus,
+        leases,
         events,
-        ..
     } = checks(&state).await;
     let sessions = if database {
         counts(&state).await.unwrap_or_default()
@@ -47,7 +47,7 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     };
     let status = if !database {
         "unavailable"
-    } else if storage && bus && events {
+    } else if storage && bus && leases && events {
         "ok"
     } else {
         "degraded"
@@ -58,6 +58,7 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         database,
         storage,
         bus,
+        leases,
         events,
         proxy: state.config.network_proxy.is_some(),
         alerts: false,

@@ -24,12 +24,15 @@ pub struct SessionCounts {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Ready {
-    /// `ok`, `degraded` (storage or bus down) or `unavailable` (database down: 503).
+    /// `ok`, `degraded` (storage, bus, lease store or event log down) or
+    /// `unavailable` (database down: 503).
     pub status: String,
     pub pod_name: String,
     pub database: bool,
     pub storage: bool,
     pub bus: bool,
+    /// Whether the lease store (Redis in the cluster) answers.
+    pub leases: bool,
     /// Whether the event log takes events: the database, and in the cluster
     /// the JetStream stream of event bodies.
     pub events: bool,

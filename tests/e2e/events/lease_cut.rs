@@ -71,6 +71,10 @@ async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a
     })
     .await;
     let moved = cut.elapsed();
+    // Its readiness names the lease store as down.
+    let (status, ready) = json(client().get(a.url("/health/ready")).send().await.unwrap()).await;
+    let flags = (status, &ready["leases"], &ready["status"]);
+    assert_eq!(flags, (200, &json!(false), &json!("degraded")), "{ready}");
     // Messages keep flowing on worker-b for a while.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (wanted, refused) = writers.stop().await;
