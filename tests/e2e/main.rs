@@ -6,6 +6,7 @@ mod dead_stores;
 mod docs_page;
 mod events;
 mod foundation;
+mod full_disk;
 mod groups;
 mod hosted_sends;
 mod inbox;

@@ -51,6 +51,9 @@ pub enum DbError {
     Conflict(String),
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// The database's disk has no space left: nothing was written.
+    #[error("database storage full: {0}")]
+    Full(String),
 }
 
 impl From<DbErr> for DbError {
@@ -59,11 +62,22 @@ impl From<DbErr> for DbError {
             e.sql_err(),
             Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
         ) {
-            DbError::Conflict(e.to_string())
+            return DbError::Conflict(e.to_string());
+        }
+        let text = e.to_string();
+        if disk_full(&text) {
+            DbError::Full(text)
         } else {
-            DbError::Unavailable(e.to_string())
+            DbError::Unavailable(text)
         }
     }
+}
+
+/// Whether a database error says its disk is full: SQLite's `SQLITE_FULL`
+/// ("database or disk is full"), PostgreSQL's `disk_full` (53100, "No space
+/// left on device").
+fn disk_full(error: &str) -> bool {
+    error.contains("database or disk is full") || error.contains("No space left on device")
 }
 
 impl From<DbError> for ApiError {
@@ -73,6 +87,10 @@ impl From<DbError> for ApiError {
             DbError::Unavailable(msg) => {
                 tracing::error!(error = %msg, "database");
                 ApiError::unavailable("database unavailable")
+            }
+            DbError::Full(msg) => {
+                tracing::error!(error = %msg, "database storage full");
+                ApiError::unavailable("database storage full: no space left for writes")
             }
         }
     }
@@ -342,4 +360,24 @@ fn checked_if_idle<DB: sea_orm::sqlx::Database>(
                 Ok(true)
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ApiError, DbError, disk_full};
+
+    #[test]
+    fn a_full_disk_is_told_from_an_unreachable_database() {
+        assert!(disk_full(
+            "Execution Error: error returned from database: (code: 13) database or disk is full"
+        ));
+        assert!(disk_full(
+            "error returned from database: could not extend file \"base/16384/2619\": No space left on device"
+        ));
+        assert!(!disk_full("Connection Error: pool timed out"));
+        let answer = ApiError::from(DbError::Full("database or disk is full".into()));
+        assert_eq!(answer.status, 503);
+        assert!(answer.message.contains("full"), "{}", answer.message);
+        assert!(!answer.message.contains("code: 13"), "no store text");
+    }
 }
