@@ -11,7 +11,9 @@
 //! PostgreSQL, NATS, Redis, S3: run it under `scripts/with-services.sh`)
 //! instead: memory per session is the workers' RSS growth, the restart is
 //! every worker stopped (SIGTERM) and started again, and the CPU figures are
-//! over every process.
+//! over every process. `--kill-worker` then SIGKILLs the worker holding the
+//! most sessions and times until all of them are connected on the others,
+//! with the most sockets one device had open at once on the network.
 //!
 //! ```text
 //! cargo build --release -p parley --features test-network --bin parley-test-network
@@ -54,11 +56,13 @@ struct Args {
     /// The network requires privacy tokens (implies `warm_up`: the
     /// contact's message gives each session the contact's token).
     tokens: bool,
+    /// At the end, SIGKILL the worker holding the most sessions (cluster).
+    kill_worker: bool,
 }
 
 const USAGE: &str =
     "usage: wire-bench [--cluster [--workers N]] [--sessions N] [--messages N] [--rate N] \
-     [--warm-up] [--privacy-tokens] --bin PATH-TO-parley-test-network
+     [--warm-up] [--privacy-tokens] [--kill-worker] --bin PATH-TO-parley-test-network
   --cluster          an API and two workers (run under scripts/with-services.sh) instead of serve
   --workers N        the cluster's workers (default 2)
   --sessions N       sessions paired and connected (default 100)
@@ -66,6 +70,7 @@ const USAGE: &str =
   --rate N           per second (default 200)
   --warm-up          the contact writes to every session once before the sends
   --privacy-tokens   the network requires privacy tokens (implies --warm-up)
+  --kill-worker      at the end, SIGKILL the busiest worker and time the takeover (cluster)
   --bin PATH         the parley-test-network build to run";
 
 fn args() -> Args {
@@ -78,6 +83,7 @@ fn args() -> Args {
         workers: 2,
         warm_up: false,
         tokens: false,
+        kill_worker: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -88,6 +94,7 @@ fn args() -> Args {
             }
             "--cluster" => a.cluster = true,
             "--warm-up" => a.warm_up = true,
+            "--kill-worker" => a.kill_worker = true,
             "--privacy-tokens" => (a.tokens, a.warm_up) = (true, true),
             valued => {
                 let value = it.next().unwrap_or_default();
@@ -286,16 +293,21 @@ async fn post(http: &reqwest::Client, p: &Parley, path: &str, body: Value) -> Va
 async fn connected(http: &reqwest::Client, g: &Gateway) -> usize {
     let mut n = 0;
     for p in g.holders() {
-        let Ok(res) = http.get(p.url("/health/clients")).send().await else {
-            continue;
-        };
-        let body: Value = res.json().await.unwrap_or(Value::Null);
-        n += body["clients"]
-            .as_array()
-            .map(|cs| cs.iter().filter(|c| c["connected"] == true).count())
-            .unwrap_or(0);
+        n += connected_on(http, p).await;
     }
     n
+}
+
+/// How many sessions one process reports it holds connected.
+async fn connected_on(http: &reqwest::Client, p: &Parley) -> usize {
+    let Ok(res) = http.get(p.url("/health/clients")).send().await else {
+        return 0;
+    };
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    body["clients"]
+        .as_array()
+        .map(|cs| cs.iter().filter(|c| c["connected"] == true).count())
+        .unwrap_or(0)
 }
 
 async fn wait_connected(
@@ -377,7 +389,38 @@ async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut g = memory_and_restart(&a, &http, &net, &hooks, dir.path()).await;
     cpu_figures(&a, &http, &net, &mut hooks, &g).await;
+    if a.kill_worker && g.workers.len() > 1 {
+        kill_busiest_worker(&a, &http, &net, &mut g).await;
+    }
     g.terminate().await;
+}
+
+/// SIGKILLs the worker holding the most sessions; prints the time until
+/// every session is connected on the others, and the most sockets one
+/// device had open at once on the network over the whole run.
+async fn kill_busiest_worker(a: &Args, http: &reqwest::Client, net: &WireNetwork, g: &mut Gateway) {
+    let mut held = Vec::new();
+    for w in &g.workers {
+        held.push(connected_on(http, w).await);
+    }
+    let busiest = (0..held.len()).max_by_key(|&i| held[i]).expect("workers");
+    let mut victim = g.workers.remove(busiest);
+    let killed = Instant::now();
+    victim.kill().await;
+    wait_connected(http, g, a.sessions, Duration::from_secs(120)).await;
+    let moved = killed.elapsed();
+    // Each session's phone links one companion: device 1.
+    let most = (0..a.sessions)
+        .map(|i| net.most_live_sockets(&phone(i), 1))
+        .max()
+        .unwrap_or(0);
+    println!(
+        "kill: SIGKILL of the worker holding {} of {} sessions: all connected on the other {} workers {:.1} s after it; most live sockets of one device at once: {most}",
+        held[busiest],
+        a.sessions,
+        g.workers.len(),
+        moved.as_secs_f64()
+    );
 }
 
 /// The contact writes to every session once, and waits until each message
