@@ -68,8 +68,11 @@ impl PostgresServer {
     /// Starts it again on the same port and data; waits until it answers.
     pub async fn up(&self) {
         let (data, log) = (self.data(), self.dir.join("log").display().to_string());
+        // Room for a cluster's pools as docs/operations.md sizes them (23
+        // per worker, 20 per API pod): the default 100 is short of 3 workers
+        // and 2 API pods, which then wait for connections after a restart.
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300",
             self.port,
             self.dir.display()
         );
