@@ -14,7 +14,7 @@ mod lease_cut;
 mod lease_reset;
 mod log;
 mod log_cluster;
-mod ownership;
+pub(crate) mod ownership;
 mod polls;
 mod presence;
 mod receipts;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
+use crate::events::ownership::logged;
 use crate::events::support::{EVENT_VARS, contact, hooked};
 use crate::support::*;
 
@@ -75,13 +76,6 @@ async fn send(p: &Parley, body: &str) -> (u16, Value) {
     .await
 }
 
-/// Every event of the session's log, in order.
-async fn logged(p: &Parley) -> Vec<Value> {
-    let (status, page) = get(p, &format!("/events?clientId={ID}&after=0&limit=500")).await;
-    assert_eq!(status, 200, "{page}");
-    page["events"].as_array().expect("events").clone()
-}
-
 #[tokio::test]
 async fn a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +88,7 @@ async fn a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers() {
         assert_eq!(send(&p, &format!("sent before {i}")).await.0, 200);
     }
     let before = eventually(15, "ten events logged", || async {
-        let events = logged(&p).await;
+        let events = logged(&p, ID).await;
         (events.len() >= 10).then_some(events)
     })
     .await;
@@ -138,7 +132,7 @@ async fn a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers() {
 
     // Nothing stored before is lost, and the log has no gap.
     let after = eventually(15, "the later events logged", || async {
-        let events = logged(&p).await;
+        let events = logged(&p, ID).await;
         (events.len() >= before.len() + 2).then_some(events)
     })
     .await;

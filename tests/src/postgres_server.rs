@@ -42,13 +42,17 @@ impl PostgresServer {
                 .status()
                 .is_ok_and(|s| s.success())
             {
-                server.run("useradd", &["-r", "postgres"]);
+                let mut useradd = Command::new("useradd");
+                useradd.args(["-r", "postgres"]);
+                run(useradd);
             }
-            server.run("chown", &["postgres", &dir.display().to_string()]);
+            let mut chown = Command::new("chown");
+            chown.args(["postgres", &dir.display().to_string()]);
+            run(chown);
         }
         let data = server.data();
         let initdb = server.bindir.join("initdb").display().to_string();
-        server.program(&initdb, &["-D", &data, "-A", "trust", "-U", "postgres"]);
+        run(server.program(&initdb, &["-D", &data, "-A", "trust", "-U", "postgres"]));
         server.up().await;
         server
     }
@@ -91,51 +95,41 @@ impl PostgresServer {
 
     fn pg_ctl(&self, args: &[&str]) {
         let pg_ctl = self.bindir.join("pg_ctl").display().to_string();
-        self.program(&pg_ctl, args);
+        run(self.program(&pg_ctl, args));
     }
 
-    /// Runs one of the server's programs, as `postgres` when root.
-    fn program(&self, program: &str, args: &[&str]) {
-        if self.as_postgres {
-            let mut all = vec!["-u", "postgres", "--", program];
-            all.extend_from_slice(args);
-            self.run("runuser", &all);
+    /// One of the server's programs, run as `postgres` when root.
+    fn program(&self, program: &str, args: &[&str]) -> Command {
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", program]);
+            c
         } else {
-            self.run(program, args);
-        }
-    }
-
-    fn run(&self, program: &str, args: &[&str]) {
-        let out = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("run {program}: {e}"));
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+            Command::new(program)
+        };
+        cmd.args(args).stdin(Stdio::null());
+        cmd
     }
 }
 
 impl Drop for PostgresServer {
     fn drop(&mut self) {
-        let data = self.data();
-        let pg_ctl = self.bindir.join("pg_ctl").display().to_string();
-        let args = ["-D", data.as_str(), "-m", "immediate", "stop"];
-        let mut cmd = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--", &pg_ctl]).args(args);
-            c
-        } else {
-            let mut c = Command::new(&pg_ctl);
-            c.args(args);
-            c
-        };
-        let _ = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status();
+        let (data, pg_ctl) = (self.data(), self.bindir.join("pg_ctl"));
+        let pg_ctl = pg_ctl.display().to_string();
+        let mut stop = self.program(&pg_ctl, &["-D", &data, "-m", "immediate", "stop"]);
+        let _ = stop.stdout(Stdio::null()).stderr(Stdio::null()).status();
     }
+}
+
+/// Runs a program to completion; fails the run when it fails.
+fn run(mut cmd: Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Whether this process runs as root (the owner of its own `/proc` entry).
