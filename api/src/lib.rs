@@ -5,6 +5,7 @@ mod auth;
 mod compose;
 mod errors;
 pub mod extension;
+mod feed;
 mod inventory;
 mod lookup;
 mod metrics;
@@ -20,6 +21,7 @@ mod trace;
 mod upload;
 
 use std::net::TcpListener;
+use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
@@ -29,6 +31,7 @@ use utoipa_actix_web::AppExt;
 
 pub use errors::HttpError;
 pub use extension::RouteSet;
+use feed::LiveFeeds;
 pub use inventory::Inventory;
 pub use state::AppState;
 
@@ -63,6 +66,23 @@ pub enum Surface {
 pub struct Application {
     port: u16,
     server: Server,
+    feeds: Arc<LiveFeeds>,
+}
+
+/// Stops a running [`Application`] from elsewhere.
+#[derive(Clone)]
+pub struct StopHandle {
+    server: actix_web::dev::ServerHandle,
+    feeds: Arc<LiveFeeds>,
+}
+
+impl StopHandle {
+    /// Ends the open live feeds (their readers resume on another server),
+    /// then stops the server; `graceful` lets requests under way finish.
+    pub async fn stop(&self, graceful: bool) {
+        self.feeds.close();
+        self.server.stop(graceful).await;
+    }
 }
 
 impl Application {
@@ -92,13 +112,18 @@ impl Application {
         let listener = TcpListener::bind(bind)
             .map_err(|e| anyhow::anyhow!("cannot listen on {setting}={bind}: {e}"))?;
         let port = listener.local_addr()?.port();
+        let feeds = Arc::clone(&state.feeds);
         let state = web::Data::new(state);
         let server = HttpServer::new(move || app(state.clone()))
             .listen(listener)?
             .disable_signals()
             .shutdown_timeout(10)
             .run();
-        Ok(Application { port, server })
+        Ok(Application {
+            port,
+            server,
+            feeds,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -106,8 +131,11 @@ impl Application {
     }
 
     /// A handle to stop the server gracefully from elsewhere.
-    pub fn handle(&self) -> actix_web::dev::ServerHandle {
-        self.server.handle()
+    pub fn handle(&self) -> StopHandle {
+        StopHandle {
+            server: self.server.handle(),
+            feeds: Arc::clone(&self.feeds),
+        }
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {

@@ -317,6 +317,13 @@ fn parameter_rules() -> Vec<ParameterRule> {
         ("/events", "get", "after", whole(0, i64::MAX as u64), false),
         ("/events", "get", "limit", whole(1, 500), false),
         (
+            "/events/feed",
+            "get",
+            "after",
+            whole(0, i64::MAX as u64),
+            false,
+        ),
+        (
             "/events/dead-letters",
             "get",
             "page",

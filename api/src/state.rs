@@ -1,9 +1,11 @@
 //! What every handler can reach: configuration, ports, and facts about this node.
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parley_shared::config::Config;
 use parley_shared::ports::Ports;
 
+use crate::feed::LiveFeeds;
 use crate::{RouteSet, Surface};
 
 pub struct AppState {
@@ -16,6 +18,8 @@ pub struct AppState {
     pub account_digest: Option<[u8; 32]>,
     /// An adapter's own routes, served beside the API's.
     pub extra: &'static RouteSet,
+    /// The live feeds open on this server.
+    pub feeds: Arc<LiveFeeds>,
 }
 
 impl AppState {
@@ -24,7 +28,12 @@ impl AppState {
             .account_token
             .as_deref()
             .map(parley_shared::digest::sha256);
+        let feeds = Arc::new(LiveFeeds::new(
+            config.live_feed_limit,
+            Duration::from_secs(config.live_feed_heartbeat_secs),
+        ));
         AppState {
+            feeds,
             pod_name: config.pod_name(),
             started: Instant::now(),
             account_digest,

@@ -12,6 +12,7 @@ mod history_sync;
 mod hosted_cluster;
 mod lease_cut;
 mod lease_reset;
+mod live_feed;
 mod log;
 mod log_cluster;
 pub(crate) mod ownership;

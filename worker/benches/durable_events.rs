@@ -140,6 +140,7 @@ async fn run(a: &Args, db: Option<Db>) -> Run {
         db.clone().map(|db| EventLog {
             db,
             session_cap: u64::MAX >> 2,
+            feed: None,
         }),
         None,
         None,

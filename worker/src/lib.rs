@@ -75,6 +75,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         Some(EventLog {
             db: ports.db.clone(),
             session_cap: config.event_session_cap,
+            feed: Some(Arc::clone(&ports.bus)),
         }),
         history,
         contacts,

@@ -3,6 +3,7 @@
 mod avatars;
 mod contacts;
 mod events;
+mod feed;
 mod groups;
 pub(crate) mod health;
 mod inbox;
@@ -74,6 +75,7 @@ where
         .service(receipts::mark_read)
         .service(receipts::mark_unread)
         .service(events::events)
+        .service(feed::feed)
         .service(events::dead_letters)
         .service(events::redeliver)
         .service(inbox::chat_rooms)

@@ -16,6 +16,15 @@ pub struct EventsQuery {
     pub limit: Option<String>,
 }
 
+/// `GET /events/feed` query (a `Last-Event-ID` header takes the place of `after`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedQuery {
+    pub client_id: Option<String>,
+    /// Events after this seq (default 0: from the first kept).
+    pub after: Option<String>,
+}
+
 /// `GET /events/dead-letters` query.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -179,6 +179,24 @@ impl Bus for MemoryBus {
             .map_err(|_| BusError::Timeout(subject.to_owned()))
     }
 
+    async fn publish(&self, subject: &str, message: Message) -> Result<(), BusError> {
+        let targets = lock(&self.network)
+            .subjects
+            .get_mut(&self.full(subject))
+            .map(Subscribers::targets)
+            .unwrap_or_default();
+        for tx in targets {
+            // A full queue loses the message, as a slow NATS consumer does.
+            let _ = tx.try_send(Incoming::new(
+                subject.to_owned(),
+                message.headers.clone(),
+                message.payload.clone(),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
     async fn subscribe(
         &self,
         subject: &str,

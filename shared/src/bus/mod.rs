@@ -99,6 +99,11 @@ impl Subscription {
         self.rx.recv().await
     }
 
+    /// The next message already here, without waiting.
+    pub fn try_next(&mut self) -> Option<Incoming> {
+        self.rx.try_recv().ok()
+    }
+
     /// Stops new requests from coming here and hands back, through `next`, the
     /// ones already on their way, so a subscriber going away can answer each of
     /// them instead of leaving its caller to time out.
@@ -126,6 +131,11 @@ pub trait Bus: Send + Sync + 'static {
         queue_group: Option<&str>,
     ) -> Result<Subscription, BusError>;
 
+    /// Hands `message` to every plain subscriber of `subject` and one member
+    /// of each queue group, expecting no reply; with nobody subscribed it is
+    /// dropped. At most once: a subscriber that is behind may miss it.
+    async fn publish(&self, subject: &str, message: Message) -> Result<(), BusError>;
+
     /// Whether the bus is reachable now.
     async fn healthy(&self) -> bool;
 
@@ -136,6 +146,12 @@ pub trait Bus: Send + Sync + 'static {
 /// Subject of the commands for one session.
 pub fn session_subject(client_id: &str) -> String {
     format!("session.{client_id}")
+}
+
+/// Subject on which a session's owner announces each event it logged (its
+/// `seq`), for the live feeds that read the session's log (`GET /events/feed`).
+pub fn feed_subject(client_id: &str) -> String {
+    format!("feed.{client_id}")
 }
 
 /// Subject of `/start` requests, served by a queue group of all workers.

@@ -210,6 +210,22 @@ impl Bus for NatsBus {
         }
     }
 
+    async fn publish(&self, subject: &str, message: Message) -> Result<(), BusError> {
+        if self.client.connection_state() != State::Connected {
+            return Err(unavailable("not connected to the NATS server"));
+        }
+        let subject = self.full(subject);
+        if message.headers.is_empty() {
+            self.client.publish(subject, message.payload).await
+        } else {
+            let headers = to_nats(&message.headers)?;
+            (self.client)
+                .publish_with_headers(subject, headers, message.payload)
+                .await
+        }
+        .map_err(unavailable)
+    }
+
     async fn subscribe(
         &self,
         subject: &str,

@@ -41,6 +41,12 @@ impl Config {
         if !(1..=5).contains(&self.event_stream_replicas) {
             return Err(invalid("EVENT_STREAM_REPLICAS", "must be 1 to 5"));
         }
+        if !(1..=100_000).contains(&self.live_feed_limit) {
+            return Err(invalid("LIVE_FEED_LIMIT", "must be 1 to 100000"));
+        }
+        if !(1..=300).contains(&self.live_feed_heartbeat_secs) {
+            return Err(invalid("LIVE_FEED_HEARTBEAT_SECS", "must be 1 to 300"));
+        }
         if !(1 << 20..=i64::MAX as u64).contains(&self.event_stream_max_bytes) {
             return Err(invalid(
                 "EVENT_STREAM_MAX_BYTES",

@@ -75,6 +75,8 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "event_session_cap",
         "event_stream_replicas",
         "event_stream_max_bytes",
+        "live_feed_limit",
+        "live_feed_heartbeat_secs",
         "runtime_threads",
     ];
     if bools.contains(&field) {

@@ -38,6 +38,7 @@ macro_rules! contract_tests {
         mod $adapter {
             cases!($open; round_trip_with_headers, no_responders_is_fast_and_not_timeout,
                 queue_group_delivers_each_request_once, plain_subscribers_all_receive,
+                a_publication_reaches_every_subscriber_and_wants_no_reply,
                 dropped_subscription_has_no_responders,
                 draining_hands_back_every_request_on_its_way, prefixes_isolate, healthy);
         }
@@ -177,6 +178,39 @@ async fn queue_group_delivers_each_request_once(open: Open) {
         counts.iter().all(|&c| c > 0),
         "both members served: {counts:?}"
     );
+}
+
+async fn a_publication_reaches_every_subscriber_and_wants_no_reply(open: Open) {
+    let bus = open(unique("bus")).await;
+    // Nobody listens: dropped, not an error.
+    bus.publish("feed.p", message("0", &[])).await.unwrap();
+    let mut first = bus.subscribe("feed.p", None).await.unwrap();
+    let mut second = bus.subscribe("feed.p", None).await.unwrap();
+    let mut other = bus.subscribe("feed.q", None).await.unwrap();
+    for (payload, headers) in [("1", &[][..]), ("2", &[("k", "v")][..])] {
+        bus.publish("feed.p", message(payload, headers))
+            .await
+            .unwrap();
+    }
+    for sub in [&mut first, &mut second] {
+        for (payload, header) in [("1", None), ("2", Some("v"))] {
+            let got = tokio::time::timeout(TIMEOUT, sub.next())
+                .await
+                .expect("published in time")
+                .unwrap();
+            assert_eq!(got.payload, payload);
+            assert_eq!(got.headers.get("k").map(String::as_str), header);
+            // Answering a publication goes nowhere, and is no error.
+            got.respond(message("ignored", &[])).await.unwrap();
+        }
+    }
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), other.next())
+            .await
+            .is_err(),
+        "another subject received it"
+    );
+    assert!(first.try_next().is_none(), "the unsubscribed one came late");
 }
 
 async fn plain_subscribers_all_receive(open: Open) {

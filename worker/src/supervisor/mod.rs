@@ -4,6 +4,8 @@ mod balance;
 #[cfg(test)]
 mod fakes;
 #[cfg(test)]
+mod feed_tests;
+#[cfg(test)]
 mod fence_tests;
 #[cfg(test)]
 mod gate;

@@ -16,6 +16,7 @@ use recording::{Stage, Writing};
 use std::sync::Arc;
 
 use parley_model::ids::ClientId;
+use parley_shared::bus::Bus;
 use parley_shared::db::Db;
 use parley_shared::egress::{Egress, EgressError};
 use tokio::sync::watch;
@@ -41,6 +42,9 @@ pub struct EventLog {
     pub db: Db,
     /// Undelivered events a session may have before new ones are refused.
     pub session_cap: u64,
+    /// Where each logged event's `seq` is announced for the session's live
+    /// feeds (`feed_subject`); `None` announces nothing.
+    pub feed: Option<Arc<dyn Bus>>,
 }
 
 /// Shared by every session of a worker.
@@ -48,6 +52,8 @@ pub struct EventPipeline {
     pub dispatcher: Arc<Dispatcher>,
     /// See [`EventLog::session_cap`].
     session_cap: u64,
+    /// See [`EventLog::feed`].
+    feed: Option<Arc<dyn Bus>>,
     pub lookup: PollLookup,
     /// The hosted inbox, when this deployment has one.
     pub history: Option<Arc<dyn HistorySink>>,
@@ -126,6 +132,7 @@ impl EventPipeline {
     ) -> Result<Arc<EventPipeline>, EgressError> {
         Ok(Arc::new(EventPipeline {
             session_cap: log.as_ref().map_or(u64::MAX, |l| l.session_cap),
+            feed: log.as_ref().and_then(|l| l.feed.clone()),
             dispatcher: Dispatcher::with_log(egress.clone(), policy, log.map(|l| l.db))?,
             lookup: PollLookup::new(egress, LOOKUP_BUDGET)?,
             history,

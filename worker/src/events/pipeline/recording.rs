@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parley_contract::event::Envelope;
+use parley_shared::bus::{Message, feed_subject};
 use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
 use parley_shared::db::{DbError, Queued};
 use parley_shared::metrics::metrics;
@@ -63,6 +64,9 @@ impl EventPipeline {
             }
         };
         processed.seq = Some(seq).filter(|s| *s > 0);
+        if seq > 0 {
+            self.announce(&envelope.client_id, seq).await;
+        }
         if !pushed {
             return processed;
         }
@@ -75,6 +79,19 @@ impl EventPipeline {
             parent,
         });
         processed
+    }
+
+    /// Tells the session's live feeds that its log holds `seq` now. At most
+    /// once: a feed that misses it reads the log again within its poll.
+    async fn announce(&self, client_id: &str, seq: u64) {
+        let Some(bus) = &self.feed else { return };
+        let message = Message {
+            headers: Default::default(),
+            payload: Bytes::from(seq.to_string()),
+        };
+        if let Err(e) = bus.publish(&feed_subject(client_id), message).await {
+            tracing::debug!(client_id, seq, error = %e, "a logged event was not announced to live feeds");
+        }
     }
 
     /// The answer of `write` (see [`settle`]), counting failures; an API send's event is tried again

@@ -72,9 +72,18 @@ pub fn test_events() -> Arc<EventPipeline> {
 
 /// Like [`test_events`], with the event log in `db`.
 pub fn logged_events(db: &Db) -> Arc<EventPipeline> {
+    announced_events(db, None)
+}
+
+/// Like [`logged_events`], announcing each logged event on `feed`.
+pub fn announced_events(
+    db: &Db,
+    feed: Option<Arc<dyn parley_shared::bus::Bus>>,
+) -> Arc<EventPipeline> {
     let log = crate::events::EventLog {
         db: db.clone(),
         session_cap: 1_000,
+        feed,
     };
     let egress = Egress::direct(true);
     EventPipeline::new(
