@@ -2,6 +2,12 @@
 use base64::Engine;
 
 pub fn decode_data_url(data_url: &str) -> String {
+    try_decode_data_url(data_url).expect("decodable QR")
+}
+
+/// [`decode_data_url`], or why the code could not be read (a camera
+/// that cannot read one code waits for the next).
+pub fn try_decode_data_url(data_url: &str) -> Result<String, String> {
     let b64 = data_url
         .strip_prefix("data:image/png;base64,")
         .expect("a PNG data URL");
@@ -18,5 +24,8 @@ pub fn decode_data_url(data_url: &str) -> String {
         rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| buf[(y * w + x) * channels]);
     let grids = img.detect_grids();
     assert_eq!(grids.len(), 1, "one QR code in the image");
-    grids[0].decode().expect("decodable QR").1
+    grids[0]
+        .decode()
+        .map(|(_, text)| text)
+        .map_err(|e| format!("{e:?}"))
 }

@@ -352,7 +352,15 @@ async fn pair(http: &reqwest::Client, p: &Parley, net: &WireNetwork, hook: &str,
             .expect("qr");
         let body: Value = res.json().await.unwrap_or(Value::Null);
         if let Some(qr) = body["qr"].as_str().filter(|q| !q.is_empty()) {
-            let qr = parley_tests::qr::decode_data_url(qr);
+            let qr = match parley_tests::qr::try_decode_data_url(qr) {
+                Ok(qr) => qr,
+                Err(e) if Instant::now() < until => {
+                    eprintln!("{id}: code not read ({e}): waiting for the next");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+                Err(e) => panic!("{id}: no code could be read: {e}"),
+            };
             match net.scan(&qr, &number, &identity) {
                 Ok(_) => return,
                 Err(e) if Instant::now() < until => eprintln!("{id}: scan again ({e})"),
