@@ -61,6 +61,15 @@ impl MemoryBus {
     fn full(&self, subject: &str) -> String {
         format!("{}.{subject}", self.prefix)
     }
+
+    /// Who a message to `subject` goes to (see [`Subscribers::targets`]).
+    fn targets(&self, subject: &str) -> Vec<mpsc::Sender<Incoming>> {
+        lock(&self.network)
+            .subjects
+            .get_mut(&self.full(subject))
+            .map(Subscribers::targets)
+            .unwrap_or_default()
+    }
 }
 
 fn lock(network: &Mutex<Network>) -> MutexGuard<'_, Network> {
@@ -131,11 +140,7 @@ impl Bus for MemoryBus {
         request: Message,
         timeout: Duration,
     ) -> Result<Message, BusError> {
-        let targets = lock(&self.network)
-            .subjects
-            .get_mut(&self.full(subject))
-            .map(Subscribers::targets)
-            .unwrap_or_default();
+        let targets = self.targets(subject);
         if targets.is_empty() {
             return Err(BusError::NoResponders(subject.to_owned()));
         }
@@ -180,11 +185,7 @@ impl Bus for MemoryBus {
     }
 
     async fn publish(&self, subject: &str, message: Message) -> Result<(), BusError> {
-        let targets = lock(&self.network)
-            .subjects
-            .get_mut(&self.full(subject))
-            .map(Subscribers::targets)
-            .unwrap_or_default();
+        let targets = self.targets(subject);
         for tx in targets {
             // A full queue loses the message, as a slow NATS consumer does.
             let _ = tx.try_send(Incoming::new(
