@@ -62,6 +62,8 @@ WIRE_E2E=(
   events::typing::a_contact_typing_is_an_event_once_turned_on
   events::presence::a_contacts_presence_is_an_event_once_subscribed_and_turned_on
   events::log::a_session_without_a_webhook_logs_its_events_and_pushes_none
+  events::selection::a_webhook_takes_the_types_it_selected_on_serve
+  events::selection::a_webhook_takes_the_types_it_selected_on_a_cluster_through_a_move
   contacts::unknown_sessions_are_404_unconnected_409_and_the_lookup_fault_502
   contacts::a_picture_for_contacts_only_shows_once_the_contact_wrote
   security::mirror::serve_mirrors_files_up_to_the_cap_and_says_why_not_beyond

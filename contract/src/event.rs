@@ -45,6 +45,12 @@ pub const PRESENCE: &str = "presence";
 /// The events a session may turn on beside its messages (`/set-events`).
 pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, GROUP_UPDATE, RECEIPT, TYPING, PRESENCE];
 
+/// Whether `name` is the `type` of an event a session can produce: a
+/// message type or an opt-in event's (what a webhook may select).
+pub fn is_event_type(name: &str) -> bool {
+    TYPES.contains(&name) || OPT_IN_EVENTS.contains(&name)
+}
+
 /// Message event types (`type` and the `X-SN-Event` header).
 pub const TYPES: &[&str] = &[
     "text",

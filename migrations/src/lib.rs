@@ -23,6 +23,7 @@ mod m0017_session_states;
 mod m0018_sandbox_history;
 mod m0019_session_events;
 mod m0020_sandbox_privacy;
+mod m0021_webhook_types;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0018_sandbox_history::Migration),
             Box::new(m0019_session_events::Migration),
             Box::new(m0020_sandbox_privacy::Migration),
+            Box::new(m0021_webhook_types::Migration),
         ]
     }
 }

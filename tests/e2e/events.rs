@@ -19,6 +19,7 @@ pub(crate) mod ownership;
 mod polls;
 mod presence;
 mod receipts;
+mod selection;
 mod stream_outage;
 mod subjects;
 pub mod support;

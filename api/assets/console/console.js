@@ -735,6 +735,7 @@
         ['Webhook URL', w.url ? String(w.url) : 'none (delivery off)'],
         ['Webhook state', webhookSummary(w)],
         ['Poll lookup URL', orDash(w.pollLookupUrl)],
+        ['Event types', typesText(w.types) || 'every type'],
         ['Workspace (orgId)', orDash(row.orgId)],
         ['Created', timeEl(row.createdAt)],
         ['Last event seq', fmtNum(row.lastEventSeq)]
@@ -745,12 +746,18 @@
     });
   }
 
+  // A webhook's selected event types as the form writes them ('' for every type).
+  function typesText(types) {
+    return Array.isArray(types) ? types.map(String).join(', ') : '';
+  }
+
   // Fills the webhook form from the row once, unless the user already typed.
   function prefillWebhook(row) {
     if (sess.prefilled || sess.webhookDirty) return;
     var w = row.webhook || {};
     $('webhook-url').value = w.url ? String(w.url) : '';
     $('poll-lookup-url').value = w.pollLookupUrl ? String(w.pollLookupUrl) : '';
+    $('webhook-types').value = typesText(w.types);
     sess.prefilled = true;
   }
 
@@ -1108,6 +1115,8 @@
     var token = $('webhook-token').value.trim();
     var poll = $('poll-lookup-url').value.trim();
     var hadPoll = !!(sess.row && sess.row.webhook && sess.row.webhook.pollLookupUrl);
+    var typed = $('webhook-types').value.split(',').map(function (t) { return t.trim(); }).filter(Boolean);
+    var hadTypes = typesText(sess.row && sess.row.webhook && sess.row.webhook.types);
     var body = { clientId: sess.id, webhookUrl: url };
     if (token) body.webhookToken = token;
     if (poll || hadPoll) body.pollLookupUrl = poll; // an empty value clears an existing one
@@ -1117,6 +1126,10 @@
       try {
         var r = await api('POST', 'set-webhook', { body: body });
         if (!alive()) return;
+        if (typed.join(', ') !== hadTypes) {
+          await api('POST', 'set-webhook-types', { body: { clientId: sess.id, types: typed.length ? typed : null } });
+          if (!alive()) return;
+        }
         $('webhook-token').value = '';
         sess.webhookDirty = false;
         setMsg(out, r.webhookUrl ? 'Saved. Events go to ' + r.webhookUrl : 'Saved. Delivery is stopped (no URL).', 'ok');

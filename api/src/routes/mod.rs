@@ -58,6 +58,7 @@ where
         .service(lifecycle::pair_phone)
         .service(lifecycle::disconnect)
         .service(settings::set_webhook)
+        .service(settings::set_webhook_types)
         .service(settings::set_org_id)
         .service(settings::set_enable_group_ai)
         .service(settings::set_events)

@@ -1,15 +1,16 @@
-//! Session settings: webhook, workspace id, group delivery, opt-in events. Stored first, then the
-//! owner is told to apply them at once (no restart).
+//! Session settings: webhook, the event types it takes, workspace id, group
+//! delivery, opt-in events. Stored first, then the owner is told to apply
+//! them at once (no restart).
 use std::time::Duration;
 
 use actix_web::{HttpRequest, post, web};
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
-use parley_contract::event::OPT_IN_EVENTS;
+use parley_contract::event::{OPT_IN_EVENTS, TYPES, is_event_type};
 use parley_contract::pacing::Pacing;
 use parley_contract::wire::sessions::{
     EventsSet, GroupAiSet, OrgIdSet, SendPacingSet, SetEnableGroupAi, SetEvents, SetOrgId,
-    SetSendPacing, SetWebhook, WebhookSet,
+    SetSendPacing, SetWebhook, SetWebhookTypes, WebhookSet, WebhookTypesSet,
 };
 use parley_model::ids::ClientId;
 use parley_shared::bus::commands;
@@ -84,6 +85,60 @@ pub async fn set_webhook(
         client_id: row.client_id,
         webhook_url: row.webhook_url,
         poll_lookup_url: row.poll_lookup_url,
+    }))
+}
+
+/// Most names a webhook's selection may list (duplicates count).
+const SELECTED_MAX: usize = 32;
+
+/// The event types `raw` names, each once, in the order given: `None` for
+/// every type; a name that is not an event type, an empty or an oversized
+/// list is a 400.
+fn selected_types(raw: Option<Vec<String>>) -> Result<Option<Vec<String>>, ApiError> {
+    let Some(raw) = raw else { return Ok(None) };
+    if raw.is_empty() || raw.len() > SELECTED_MAX {
+        return Err(ApiError::bad_request(format!(
+            "types must name 1 to {SELECTED_MAX} event types (null: every type; an empty webhookUrl stops delivery)"
+        )));
+    }
+    let mut types: Vec<String> = Vec::new();
+    for name in raw.iter().map(|t| t.trim()) {
+        if !is_event_type(name) {
+            return Err(ApiError::bad_request(format!(
+                "types: {name:?} is not an event type ({}, {})",
+                TYPES.join(", "),
+                OPT_IN_EVENTS.join(", ")
+            )));
+        }
+        if !types.iter().any(|t| t == name) {
+            types.push(name.to_string());
+        }
+    }
+    Ok(Some(types))
+}
+
+#[utoipa::path(tag = "sessions", request_body = SetWebhookTypes, responses((status = 200, body = WebhookTypesSet),
+    (status = 400, description = "Missing clientId, an empty list, or a name that is not an event type"),
+    (status = 404, description = "Unknown clientId")))]
+#[post("/set-webhook-types")]
+pub async fn set_webhook_types(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SetWebhookTypes>,
+) -> Result<web::Json<WebhookTypesSet>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let types = selected_types(body.types)?;
+    let patch = SettingsPatch {
+        webhook_types: Some(types.unwrap_or_default()),
+        ..Default::default()
+    };
+    let row = store(&state, &id, patch).await?;
+    crate::audit::done(&req, "set webhook types", &id);
+    Ok(web::Json(WebhookTypesSet {
+        ok: true,
+        client_id: row.client_id,
+        types: Some(row.webhook_types).filter(|t| !t.is_empty()),
     }))
 }
 
@@ -195,4 +250,28 @@ pub async fn set_send_pacing(
         client_id: row.client_id,
         pacing: row.pacing,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Option<Vec<String>> {
+        Some(list.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn a_selection_names_event_types_once_or_every_type() {
+        assert_eq!(selected_types(None).unwrap(), None);
+        assert_eq!(
+            selected_types(names(&[" text", "receipt", "text"])).unwrap(),
+            names(&["text", "receipt"])
+        );
+        for bad in [names(&[]), names(&["message.received"]), names(&["Text"])] {
+            let e = selected_types(bad).unwrap_err();
+            assert_eq!(e.status, 400, "{e:?}");
+        }
+        let many: Vec<String> = std::iter::repeat_n("text".to_string(), SELECTED_MAX + 1).collect();
+        assert!(selected_types(Some(many)).is_err());
+    }
 }

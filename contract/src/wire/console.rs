@@ -35,6 +35,9 @@ pub struct WebhookState {
     pub pending: u64,
     /// Events rejected by the receiver or out of attempts.
     pub dead_letters: u64,
+    /// The event types the webhook takes (`/set-webhook-types`); `null`:
+    /// every type.
+    pub types: Option<Vec<String>>,
 }
 
 /// One session of `GET /sessions`.

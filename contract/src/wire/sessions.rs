@@ -186,6 +186,27 @@ pub struct EventsSet {
     pub events: Vec<String>,
 }
 
+/// `POST /set-webhook-types`: the event types the session's webhook takes
+/// (replacing the earlier choice); `null` or left out: every type.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetWebhookTypes {
+    #[serde(default)]
+    pub client_id: String,
+    /// Event `type`s (`text`, `image`, ..., `receipt`, `typing`), 1 to 32.
+    #[serde(default)]
+    pub types: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookTypesSet {
+    pub ok: bool,
+    pub client_id: String,
+    /// `null`: every type.
+    pub types: Option<Vec<String>>,
+}
+
 /// `POST /set-send-pacing`: `messagesPerMinute` 0 turns pacing off.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

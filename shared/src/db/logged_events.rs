@@ -16,6 +16,9 @@ pub enum DeliveryState {
     Dead,
     /// The session had no webhook when it happened: kept, never pushed.
     None,
+    /// The session's webhook does not take its type (`/set-webhook-types`):
+    /// kept, never pushed, never counted as undelivered.
+    NotSelected,
 }
 
 impl DeliveryState {
@@ -26,6 +29,7 @@ impl DeliveryState {
             DeliveryState::Rejected => "rejected",
             DeliveryState::Dead => "dead",
             DeliveryState::None => "none",
+            DeliveryState::NotSelected => "not_selected",
         }
     }
 
@@ -36,6 +40,7 @@ impl DeliveryState {
             "rejected" => DeliveryState::Rejected,
             "dead" => DeliveryState::Dead,
             "none" => DeliveryState::None,
+            "not_selected" => DeliveryState::NotSelected,
             _ => return None,
         })
     }
@@ -74,7 +79,8 @@ pub struct LoggedEvent {
 pub struct NewEvent<'a> {
     pub event_id: &'a str,
     pub kind: &'a str,
-    /// `Pending` when the session has a webhook, `None` when it has not.
+    /// `Pending` when the session's webhook takes it, `NotSelected` when
+    /// the webhook does not take its type, `None` without a webhook.
     pub state: DeliveryState,
     /// The session's cap: a pending event is refused when this many events
     /// follow the oldest undelivered one; events past it that need nothing
@@ -95,6 +101,8 @@ pub enum Appended {
 /// Which events `/events/redeliver` queues again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Redeliver {
+    /// These events, whatever their state.
     Ids(Vec<String>),
+    /// Every event after this `seq` but those the webhook did not select.
     AfterSeq(u64),
 }

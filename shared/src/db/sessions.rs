@@ -21,6 +21,8 @@ pub struct SessionRow {
     pub enable_group_ai: bool,
     /// The events it turned on beside its messages (`/set-events`).
     pub events: Vec<String>,
+    /// The event types its webhook takes (`/set-webhook-types`); empty: every type.
+    pub webhook_types: Vec<String>,
     /// The session's send limit; `None` when its sends are not paced.
     pub pacing: Option<Pacing>,
     pub connected: bool,
@@ -35,7 +37,7 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 /// What `/start` knows about a new session.
 #[derive(Clone, Default)]
@@ -58,11 +60,13 @@ pub struct SettingsPatch {
     pub secret_hash: Option<Option<String>>,
     pub enable_group_ai: Option<bool>,
     pub events: Option<Vec<String>>,
+    /// `Some(vec![])` selects every type.
+    pub webhook_types: Option<Vec<String>>,
     /// `Some(None)` turns pacing off.
     pub pacing: Option<Option<Pacing>>,
     pub desired: Option<bool>,
 }
-parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, pacing, desired; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, pacing, desired; webhook_token, secret_hash });
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -141,6 +145,7 @@ mod tests {
             secret_hash: Some("5e884898da28047151d0e56f8dc6292773603d0d".into()),
             enable_group_ai: false,
             events: Vec::new(),
+            webhook_types: Vec::new(),
             pacing: None,
             connected: true,
             logged_in: true,

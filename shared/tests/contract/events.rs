@@ -218,6 +218,12 @@ async fn redeliver_by_ids_or_after_a_seq(db: &Db) {
             .await
             .unwrap();
     }
+    // One the webhook did not select: left out of a redelivery from a seq.
+    let not_selected = append_with(db, "r", 1, "r5", DeliveryState::NotSelected, 1_000).await;
+    assert!(
+        matches!(not_selected, Appended::Logged(ref e) if e.seq == 5),
+        "{not_selected:?}"
+    );
     owned(db, "other", 1).await;
     append(db, "other", 1, "o1").await.expect("append");
 
@@ -235,6 +241,15 @@ async fn redeliver_by_ids_or_after_a_seq(db: &Db) {
     assert_eq!(queued.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4]);
     let (_, dead) = db.dead_letters("r", 1, 10).await.unwrap();
     assert_eq!(dead, 1, "only r1 is still a dead letter");
+    let kept = db.events_after("r", 4, 10).await.unwrap();
+    assert_eq!(kept[0].delivery.state, DeliveryState::NotSelected);
+    // Named by id, it is queued like any other.
+    let queued = db
+        .requeue_events("r", &Redeliver::Ids(vec!["r5".into()]))
+        .await
+        .unwrap();
+    assert_eq!(queued.iter().map(|e| e.seq).collect::<Vec<_>>(), [5]);
+    assert_eq!(queued[0].delivery.state, DeliveryState::Pending);
 }
 
 async fn bodies_are_sealed_at_rest(db: &Db) {
@@ -311,6 +326,15 @@ async fn a_full_window_refuses_pending_events_and_trims_the_rest(db: &Db) {
         panic!("room after a delivery")
     };
     assert_eq!(e.seq, 4);
+    // The window is full again: an event the webhook did not select is
+    // logged all the same (it is not undelivered), a pending one is not.
+    let got = append_with(db, "slow", 1, "n5", DeliveryState::NotSelected, 3).await;
+    let Appended::Logged(e) = got else {
+        panic!("refused: {got:?}")
+    };
+    assert_eq!((e.seq, e.delivery.state), (5, DeliveryState::NotSelected));
+    let got = append_with(db, "slow", 1, "p6", DeliveryState::Pending, 3).await;
+    assert_eq!(got, Appended::Full);
 
     // Without a webhook nothing is refused; past the cap, the oldest events
     // that need nothing more are deleted (every 256 appends), pending ones kept.

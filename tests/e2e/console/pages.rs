@@ -481,12 +481,24 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
     b.wait_text("#session-status", |t| t == "connected").await;
 
     // A receiver that refuses: the event is a dead letter; the button
-    // delivers it again once the receiver takes it.
+    // delivers it again once the receiver takes it. The webhook takes
+    // texts only, which the session's health then names.
     rx.set_default(parley_tests::receiver::Behaviour::Status(400));
     type_into(&b, "#webhook-url", &rx.url).await;
     type_into(&b, "#webhook-token", HOOK_TOKEN).await;
+    type_into(&b, "#webhook-types", "text, receipt").await;
     click(&b, "#webhook-submit").await;
-    b.wait_text("#webhook-result", |t| !t.is_empty()).await;
+    b.wait_text("#webhook-result", |t| t.starts_with("Saved"))
+        .await;
+    let (status, page) = get(&p, "/sessions?clientId=rotating").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["sessions"][0]["webhook"]["types"],
+        json!(["text", "receipt"]),
+        "{page}"
+    );
+    b.wait_text("#session-health", |t| t.contains("text, receipt"))
+        .await;
     let (status, _) = post(
         &p,
         "/sandbox/contacts",

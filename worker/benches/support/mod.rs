@@ -21,6 +21,7 @@ pub fn open_session(pipeline: &EventPipeline, id: &str, url: &str) -> SessionEve
             events: Vec::new(),
         },
         poll_lookup_url: String::new(),
+        webhook_types: Vec::new(),
     };
     pipeline.open(&client_id, 1, std::sync::Arc::new(|| {}), target, settings)
 }

@@ -225,6 +225,7 @@ fn settings_of(id: &ClientId, row: &SessionRow) -> (Target, SessionSettings) {
             events: row.events.clone(),
         },
         poll_lookup_url: row.poll_lookup_url.clone(),
+        webhook_types: row.webhook_types.clone(),
     };
     (target, settings)
 }

@@ -143,12 +143,12 @@ impl SessionQueue {
         self.shared.mark(after);
     }
 
-    /// Counts an event not queued because the session has no webhook (the
-    /// `no-webhook` drop; not logged, it is the session's configuration).
-    pub fn skip_without_webhook(&self) {
-        self.dispatcher
-            .stats
-            .dropped(DropReason::NoWebhook, Duration::ZERO);
+    /// Counts an event not queued because the session has no webhook or
+    /// its webhook does not take the event's type (`no-webhook` and
+    /// `not-selected` drops; not logged, they are the session's
+    /// configuration).
+    pub fn skip(&self, reason: DropReason) {
+        self.dispatcher.stats.dropped(reason, Duration::ZERO);
     }
 
     /// With a log: stops taking events and waits until the attempts under

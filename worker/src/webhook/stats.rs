@@ -11,6 +11,8 @@ pub enum DropReason {
     QueueFull,
     /// The session has no webhook URL (delivery paused).
     NoWebhook,
+    /// The session's webhook does not take the event's type.
+    NotSelected,
     /// The receiver answered 4xx (not 429).
     Rejected,
     /// Every attempt failed.
@@ -24,6 +26,7 @@ impl DropReason {
         match self {
             DropReason::QueueFull => "queue-full",
             DropReason::NoWebhook => "no-webhook",
+            DropReason::NotSelected => "not-selected",
             DropReason::Rejected => "rejected",
             DropReason::Exhausted => "exhausted",
             DropReason::Egress => "egress-refused",
@@ -37,6 +40,7 @@ pub struct DeliveryStats {
     pub retried: AtomicU64,
     pub dropped_queue_full: AtomicU64,
     pub dropped_no_webhook: AtomicU64,
+    pub dropped_not_selected: AtomicU64,
     pub dropped_rejected: AtomicU64,
     pub dropped_exhausted: AtomicU64,
     pub dropped_egress: AtomicU64,
@@ -66,6 +70,7 @@ impl DeliveryStats {
         let counter = match reason {
             DropReason::QueueFull => &self.dropped_queue_full,
             DropReason::NoWebhook => &self.dropped_no_webhook,
+            DropReason::NotSelected => &self.dropped_not_selected,
             DropReason::Rejected => &self.dropped_rejected,
             DropReason::Exhausted => &self.dropped_exhausted,
             DropReason::Egress => &self.dropped_egress,
@@ -87,6 +92,7 @@ impl DeliveryStats {
         [
             &self.dropped_queue_full,
             &self.dropped_no_webhook,
+            &self.dropped_not_selected,
             &self.dropped_rejected,
             &self.dropped_exhausted,
             &self.dropped_egress,

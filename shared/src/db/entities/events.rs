@@ -112,7 +112,9 @@ fn chosen(client_id: &str, which: &Redeliver) -> Result<Condition, DbError> {
     let c = Condition::all().add(Column::ClientId.eq(client_id));
     Ok(match which {
         Redeliver::Ids(ids) => c.add(Column::EventId.is_in(ids.iter().cloned())),
-        Redeliver::AfterSeq(after) => c.add(Column::Seq.gt(bigint(*after)?)),
+        Redeliver::AfterSeq(after) => c
+            .add(Column::Seq.gt(bigint(*after)?))
+            .add(Column::State.ne(DeliveryState::NotSelected.as_str())),
     })
 }
 

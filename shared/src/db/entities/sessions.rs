@@ -38,6 +38,9 @@ pub struct Model {
     /// The events turned on beside messages, comma-separated.
     #[sea_orm(column_type = "Text")]
     pub events: String,
+    /// The event types the webhook takes, comma-separated; empty: every type.
+    #[sea_orm(column_type = "Text")]
+    pub webhook_types: String,
     /// Pacing: messages per minute and burst, both set or both null.
     pub pace_per_minute: Option<i32>,
     pub pace_burst: Option<i32>,
@@ -52,7 +55,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
@@ -87,12 +90,8 @@ impl From<Model> for SessionRow {
             org_id: m.org_id,
             secret_hash: m.secret_hash,
             enable_group_ai: m.enable_group_ai,
-            events: m
-                .events
-                .split(',')
-                .filter(|e| !e.is_empty())
-                .map(str::to_string)
-                .collect(),
+            events: names(&m.events),
+            webhook_types: names(&m.webhook_types),
             pacing: pacing_of(m.pace_per_minute, m.pace_burst),
             connected: m.connected,
             logged_in: m.logged_in,
@@ -105,6 +104,15 @@ impl From<Model> for SessionRow {
             updated_at: m.updated_at,
         }
     }
+}
+
+/// A comma-separated column's names.
+fn names(column: &str) -> Vec<String> {
+    column
+        .split(',')
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The stored pacing columns as a limit; anything but two positive values
@@ -199,6 +207,7 @@ pub async fn update_settings(
         secret_hash: set_some(patch.secret_hash),
         enable_group_ai: set_some(patch.enable_group_ai),
         events: set_some(patch.events.map(|e| e.join(","))),
+        webhook_types: set_some(patch.webhook_types.map(|t| t.join(","))),
         pace_per_minute: set_some(
             patch
                 .pacing

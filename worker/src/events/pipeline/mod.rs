@@ -18,6 +18,7 @@ use std::sync::Arc;
 use parley_model::ids::ClientId;
 use parley_shared::bus::Bus;
 use parley_shared::db::Db;
+use parley_shared::db::events::DeliveryState;
 use parley_shared::egress::{Egress, EgressError};
 use tokio::sync::watch;
 
@@ -27,7 +28,7 @@ use super::history::{FileBytes, HistorySink};
 use super::{Extras, LOOKUP_BUDGET, PollLookup, SessionFacts, normalize};
 use crate::network::Connection;
 use crate::query::room_avatars::{Avatars, RoomRef};
-use crate::webhook::{Dispatcher, RetryPolicy, SessionQueue, Target};
+use crate::webhook::{Dispatcher, DropReason, RetryPolicy, SessionQueue, Target};
 use enrich::{file_of, fill_quoted};
 use parley_model::inbound::{Content, InboundMessage};
 
@@ -70,6 +71,23 @@ pub struct EventPipeline {
 pub struct SessionSettings {
     pub facts: SessionFacts,
     pub poll_lookup_url: String,
+    /// The event types its webhook takes (`/set-webhook-types`); empty:
+    /// every type.
+    pub webhook_types: Vec<String>,
+}
+
+impl SessionSettings {
+    /// How an event of type `kind` starts in the log: pending when the
+    /// session has a webhook (`pushed`) that takes its type.
+    fn state_of(&self, pushed: bool, kind: &str) -> DeliveryState {
+        if !pushed {
+            DeliveryState::None
+        } else if self.webhook_types.is_empty() || self.webhook_types.iter().any(|t| t == kind) {
+            DeliveryState::Pending
+        } else {
+            DeliveryState::NotSelected
+        }
+    }
 }
 
 /// What one session needs to emit events; lives as long as the session runs.
@@ -206,7 +224,7 @@ impl EventPipeline {
         if !pushed {
             // Nobody to tell (and no hosted history without the hosted webhook):
             // counted; logged when there is a log.
-            session.queue.skip_without_webhook();
+            session.queue.skip(DropReason::NoWebhook);
             if self.dispatcher.log().is_none() {
                 return Begun::done(Processed::default());
             }
@@ -254,12 +272,21 @@ impl EventPipeline {
                 avatars.watch(target, &facts.my_lid, Arc::clone(connection));
             }
         }
+        let state = settings.state_of(pushed, &envelope.kind);
+        if state == DeliveryState::NotSelected {
+            // The webhook does not want it (the hosted inbox has it, when it
+            // keeps the chat): counted; logged when there is a log.
+            session.queue.skip(DropReason::NotSelected);
+            if self.dispatcher.log().is_none() {
+                return Begun::done(processed);
+            }
+        }
         envelope.event_id = normalize::event_id(&facts.client_id, msg);
-        let write = self.submit(session, &envelope, pushed).await;
+        let write = self.submit(session, &envelope, state).await;
         Begun(Stage::Writing(Box::new(Writing {
             envelope,
             parent: tracing::Span::current(),
-            pushed,
+            state,
             sent: activity.sent,
             processed,
             write,
@@ -277,5 +304,35 @@ pub(super) fn remote_name(msg: &InboundMessage) -> String {
         String::new()
     } else {
         msg.push_name.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(types: &[&str]) -> SessionSettings {
+        SessionSettings {
+            facts: SessionFacts {
+                client_id: ClientId::parse("sel").unwrap(),
+                org_id: String::new(),
+                my_lid: String::new(),
+                enable_group_ai: false,
+                events: Vec::new(),
+            },
+            poll_lookup_url: String::new(),
+            webhook_types: types.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn an_event_is_pending_only_for_a_webhook_that_takes_its_type() {
+        let every = settings(&[]);
+        assert_eq!(every.state_of(true, "image"), DeliveryState::Pending);
+        assert_eq!(every.state_of(false, "image"), DeliveryState::None);
+        let texts = settings(&["text", "receipt"]);
+        assert_eq!(texts.state_of(true, "receipt"), DeliveryState::Pending);
+        assert_eq!(texts.state_of(true, "image"), DeliveryState::NotSelected);
+        assert_eq!(texts.state_of(false, "image"), DeliveryState::None);
     }
 }

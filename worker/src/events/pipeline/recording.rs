@@ -39,7 +39,7 @@ impl EventPipeline {
         let Writing {
             mut envelope,
             parent,
-            pushed,
+            state,
             sent,
             mut processed,
             write,
@@ -48,7 +48,7 @@ impl EventPipeline {
             Stage::Writing(writing) => *writing,
         };
         let (seq, body) = match self
-            .log_retried(session, &mut envelope, pushed, sent, write)
+            .log_retried(session, &mut envelope, state, sent, write)
             .await
         {
             Ok(Logged::New(seq, body)) => (seq, body),
@@ -67,7 +67,7 @@ impl EventPipeline {
         if seq > 0 {
             self.announce(&envelope.client_id, seq).await;
         }
-        if !pushed {
+        if state != DeliveryState::Pending {
             return processed;
         }
         processed.queued = session.queue.enqueue(Delivery {
@@ -100,7 +100,7 @@ impl EventPipeline {
         &self,
         session: &SessionEvents,
         envelope: &mut Envelope,
-        pushed: bool,
+        state: DeliveryState,
         sent: bool,
         mut write: Write,
     ) -> Result<Logged, LogFailure> {
@@ -132,25 +132,21 @@ impl EventPipeline {
                 "a sent message's event was not logged; trying again");
             tokio::time::sleep(wait).await;
             wait *= 2;
-            write = self.submit(session, envelope, pushed).await;
+            write = self.submit(session, envelope, state).await;
         }
     }
 
-    /// Queues the event's write to the session's log, where it gets its seq
-    /// (the body as it will be delivered). Without a log: the body with seq 0.
+    /// Queues the event's write to the session's log in `state`, where it
+    /// gets its seq (the body as it will be delivered). Without a log: the
+    /// body with seq 0.
     pub(super) async fn submit(
         &self,
         session: &SessionEvents,
         envelope: &Envelope,
-        pushed: bool,
+        state: DeliveryState,
     ) -> Write {
         let Some(log) = self.dispatcher.log() else {
             return Write::NoLog(Bytes::from(serialize(envelope)));
-        };
-        let state = if pushed {
-            DeliveryState::Pending
-        } else {
-            DeliveryState::None
         };
         let new = NewEvent {
             event_id: &envelope.event_id,
@@ -210,7 +206,8 @@ pub(super) struct Writing {
     pub(super) envelope: Envelope,
     /// The span its delivery is traced under (the activity's).
     pub(super) parent: tracing::Span,
-    pub(super) pushed: bool,
+    /// How it starts in the log: only a pending one is queued for the webhook.
+    pub(super) state: DeliveryState,
     pub(super) sent: bool,
     pub(super) processed: Processed,
     pub(super) write: Write,
