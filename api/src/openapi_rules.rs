@@ -76,6 +76,12 @@ fn rules() -> Vec<FieldRule> {
             false,
         ),
         (
+            "SetPresence",
+            "presence",
+            json!({"type": "string", "enum": ["available", "unavailable"]}),
+            true,
+        ),
+        (
             "SetSendPacing",
             "messagesPerMinute",
             json!({"type": "integer", "minimum": 0, "maximum": parley_contract::pacing::MAX_PER_MINUTE}),

@@ -24,6 +24,7 @@ mod m0018_sandbox_history;
 mod m0019_session_events;
 mod m0020_sandbox_privacy;
 mod m0021_webhook_types;
+mod m0022_session_presence;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -50,6 +51,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0019_session_events::Migration),
             Box::new(m0020_sandbox_privacy::Migration),
             Box::new(m0021_webhook_types::Migration),
+            Box::new(m0022_session_presence::Migration),
         ]
     }
 }

@@ -228,6 +228,11 @@ pub enum ChatAction {
     SubscribePresence {
         to: Recipient,
     },
+    /// Say the account is online (`available`) or offline, to the contacts
+    /// that subscribed to its presence.
+    SetPresence {
+        available: bool,
+    },
 }
 
 impl ChatAction {
@@ -238,6 +243,7 @@ impl ChatAction {
             ChatAction::MarkRead { .. } => "mark-read",
             ChatAction::MarkUnread { .. } => "mark-unread",
             ChatAction::SubscribePresence { .. } => "subscribe-presence",
+            ChatAction::SetPresence { .. } => "set-presence",
         }
     }
 }

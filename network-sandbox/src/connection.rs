@@ -148,6 +148,10 @@ impl Connection for SandboxConnection {
         self.watch_presence(who).await
     }
 
+    async fn set_presence(&self, available: bool) -> Result<(), NetworkError> {
+        self.announce_presence(available).await
+    }
+
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {
         self.send_read(chat, message_ids).await
     }

@@ -72,6 +72,17 @@ impl SandboxNetwork {
         from: &PhoneNumber,
         available: bool,
     ) -> Outcome {
+        let notice = self.presence_notice(from, available).await?;
+        self.emit_linked(client_id, notice, Some(from)).await
+    }
+
+    /// `from` comes online or goes offline (last seen now), as a
+    /// subscriber hears it.
+    pub(super) async fn presence_notice(
+        &self,
+        from: &PhoneNumber,
+        available: bool,
+    ) -> Result<InboundMessage, ApiError> {
         let contact = self
             .store()
             .upsert_phone(from.as_str(), PhonePatch::default())
@@ -82,7 +93,7 @@ impl SandboxNetwork {
         };
         let mut notice = notice(new_chat_state_id(), from, lid_jid(&contact.lid)?, content);
         notice.chat_lid = contact.lid.clone();
-        self.emit_linked(client_id, notice, Some(from)).await
+        Ok(notice)
     }
 
     /// The member `from` tells the group's members `content`: the network

@@ -186,6 +186,29 @@ impl SandboxConnection {
             .map(drop)
     }
 
+    /// The session's phone says it is online or offline: in the outbox
+    /// (`presence`, to the account's own phone JID), and heard by this
+    /// process's connections that subscribed to the phone's presence.
+    pub(super) async fn announce_presence(&self, available: bool) -> Result<(), NetworkError> {
+        let me = self.own_phone().await?;
+        let phone = PhoneNumber::from_digits(&me).ok_or(NetworkError::NotPaired)?;
+        let state = if available {
+            "available"
+        } else {
+            "unavailable"
+        };
+        self.record(
+            SEND_FAULT,
+            None,
+            &Jid::phone(&phone),
+            "presence",
+            json!({ "state": state }),
+        )
+        .await?;
+        self.network().tell_watchers(&phone, available).await;
+        Ok(())
+    }
+
     pub(super) async fn send_read(
         &self,
         chat: &Jid,

@@ -186,6 +186,11 @@ pub trait Connection: Send + Sync {
     /// never wrote to the session's account stays silent.
     async fn subscribe_presence(&self, who: &Jid) -> Result<(), NetworkError>;
 
+    /// Tells the account's contacts that it is online (`available`) or
+    /// offline, as the session's device; the network passes it to the
+    /// devices that subscribed to the account's presence.
+    async fn set_presence(&self, available: bool) -> Result<(), NetworkError>;
+
     /// Sends read receipts for `message_ids` in `chat`.
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError>;
 

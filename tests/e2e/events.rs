@@ -15,6 +15,7 @@ mod lease_reset;
 mod live_feed;
 mod log;
 mod log_cluster;
+mod own_presence;
 pub(crate) mod ownership;
 mod polls;
 mod presence;

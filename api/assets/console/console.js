@@ -737,6 +737,7 @@
         ['Poll lookup URL', orDash(w.pollLookupUrl)],
         ['Event types', typesText(w.types) || 'every type'],
         ['Workspace (orgId)', orDash(row.orgId)],
+        ['Presence set', orDash(row.presence)],
         ['Created', timeEl(row.createdAt)],
         ['Last event seq', fmtNum(row.lastEventSeq)]
       ];

@@ -14,6 +14,7 @@ mod media_send;
 mod messages;
 mod meta;
 mod overview;
+mod presence;
 mod prometheus;
 mod receipts;
 pub(crate) mod sessions;
@@ -63,6 +64,7 @@ where
         .service(settings::set_enable_group_ai)
         .service(settings::set_events)
         .service(settings::set_send_pacing)
+        .service(presence::set_presence)
         .service(messages::send_message)
         .service(media_send::send_media)
         .service(messages::send_poll)

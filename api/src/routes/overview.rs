@@ -65,6 +65,7 @@ fn overview(row: SessionRow, open: OpenEvents) -> SessionOverview {
         last_disconnect: row.last_disconnect,
         org_id: row.org_id,
         has_secret: row.secret_hash.is_some(),
+        presence: row.presence,
         created_at: rfc3339(row.created_at),
         last_event_seq: open.last_seq,
     }

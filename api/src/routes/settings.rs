@@ -22,7 +22,7 @@ use crate::auth::authorized_client;
 use crate::{AppState, HttpError};
 
 /// Stores a settings change; 404 when the session does not exist.
-async fn store(
+pub(super) async fn store(
     state: &AppState,
     id: &ClientId,
     patch: SettingsPatch,

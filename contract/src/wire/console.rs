@@ -58,6 +58,9 @@ pub struct SessionOverview {
     pub last_disconnect: String,
     pub org_id: String,
     pub has_secret: bool,
+    /// The presence the session set (`/set-presence`): `available`,
+    /// `unavailable`, or empty when it never set one.
+    pub presence: String,
     /// RFC 3339.
     pub created_at: String,
     /// The newest `seq` of its event log; 0 when it has none.

@@ -207,6 +207,25 @@ pub struct WebhookTypesSet {
     pub types: Option<Vec<String>>,
 }
 
+/// `POST /set-presence` (Parley's): the session's account says it is online
+/// or offline, now and after every reconnect.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetPresence {
+    #[serde(default)]
+    pub client_id: String,
+    /// `available` (online) or `unavailable` (offline).
+    pub presence: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PresenceSet {
+    pub ok: bool,
+    pub client_id: String,
+    pub presence: String,
+}
+
 /// `POST /set-send-pacing`: `messagesPerMinute` 0 turns pacing off.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -53,6 +53,10 @@ impl Connection for LiveConnection {
         self.presence_of(who).await
     }
 
+    async fn set_presence(&self, available: bool) -> Result<(), NetworkError> {
+        self.announce_presence(available).await
+    }
+
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {
         self.read(chat, message_ids).await
     }

@@ -24,6 +24,20 @@ impl LiveConnection {
             .await
             .map_err(|e| failed(&self.client, "presence subscription", e))
     }
+
+    /// Says the account is online or offline. whatsapp-rust says online by
+    /// itself at every login, once the account's name is known (it refuses
+    /// presence without one).
+    pub async fn announce_presence(&self, available: bool) -> Result<(), NetworkError> {
+        ready(&self.client).await?;
+        let presence = self.client.presence();
+        let set = if available {
+            presence.set_available().await
+        } else {
+            presence.set_unavailable().await
+        };
+        set.map_err(|e| failed(&self.client, "presence", e))
+    }
 }
 
 /// What `update` says of a contact (`chat_lid` its LID user-part, `phone`

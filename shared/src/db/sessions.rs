@@ -23,6 +23,9 @@ pub struct SessionRow {
     pub events: Vec<String>,
     /// The event types its webhook takes (`/set-webhook-types`); empty: every type.
     pub webhook_types: Vec<String>,
+    /// The presence it set (`/set-presence`): `available`, `unavailable`,
+    /// or empty when it never set one.
+    pub presence: String,
     /// The session's send limit; `None` when its sends are not paced.
     pub pacing: Option<Pacing>,
     pub connected: bool,
@@ -37,7 +40,7 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 /// What `/start` knows about a new session.
 #[derive(Clone, Default)]
@@ -62,11 +65,12 @@ pub struct SettingsPatch {
     pub events: Option<Vec<String>>,
     /// `Some(vec![])` selects every type.
     pub webhook_types: Option<Vec<String>>,
+    pub presence: Option<String>,
     /// `Some(None)` turns pacing off.
     pub pacing: Option<Option<Pacing>>,
     pub desired: Option<bool>,
 }
-parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, pacing, desired; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, pacing, desired; webhook_token, secret_hash });
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -146,6 +150,7 @@ mod tests {
             enable_group_ai: false,
             events: Vec::new(),
             webhook_types: Vec::new(),
+            presence: String::new(),
             pacing: None,
             connected: true,
             logged_in: true,

@@ -548,6 +548,17 @@ impl WireNetwork {
     }
 
     /// What device `device` of `phone` sent other accounts' devices so far.
+    /// What `phone`'s device `device` said of its account's presence, in order.
+    pub fn presence_from(&self, phone: &str, device: u16) -> Vec<registry::SaidPresence> {
+        self.inner
+            .registry()
+            .presences
+            .iter()
+            .filter(|p| p.from.0 == phone && p.from.1 == device)
+            .cloned()
+            .collect()
+    }
+
     pub fn relayed_from(&self, phone: &str, device: u16) -> Vec<registry::Relayed> {
         self.inner
             .registry()

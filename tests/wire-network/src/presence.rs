@@ -15,7 +15,7 @@ use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
 use crate::nodes::{attr, child_bytes, element, now};
-use crate::registry::split_jid;
+use crate::registry::{SaidPresence, split_jid};
 use crate::relay::Sender;
 
 /// A `<presence>` from a device.
@@ -52,10 +52,15 @@ fn subscribe(inner: &Inner, from: &Sender<'_>, node: &Node, to: &str) {
         .insert((from.phone.to_string(), from.device, conn));
 }
 
-/// `from`'s account comes online or goes offline: every socket still
-/// subscribed to it hears so.
+/// `from`'s account comes online or goes offline (kept for the sandbox's
+/// outbox): every socket still subscribed to it hears so.
 fn publish(inner: &Inner, from: &Sender<'_>, available: bool) {
-    let reg = inner.registry();
+    let mut reg = inner.registry();
+    reg.presences.push(SaidPresence {
+        from: (from.phone.to_string(), from.device),
+        available,
+        at: chrono::Utc::now(),
+    });
     let Some(lid) = reg.accounts.get(from.phone).map(|a| a.lid.clone()) else {
         return;
     };

@@ -138,8 +138,19 @@ pub struct Registry {
     /// Presence subscriptions: the sockets (device and connection) that
     /// subscribed to each account's presence, by phone (`crate::presence`).
     pub watchers: HashMap<String, BTreeSet<(String, u16, u64)>>,
+    /// Each account's presence as its devices said it, in order
+    /// (`crate::presence`).
+    pub presences: Vec<SaidPresence>,
     counts: HashMap<(String, u16), usize>,
     next_raw_id: u32,
+}
+
+/// A device said its account is online (`available`) or offline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaidPresence {
+    pub from: (String, u16),
+    pub available: bool,
+    pub at: chrono::DateTime<chrono::Utc>,
 }
 
 /// A stanza one device sent another through the server.

@@ -177,6 +177,11 @@ impl Sender {
                 self.network("presence subscription", subscribe).await?;
                 Ok(None)
             }
+            ChatAction::SetPresence { available } => {
+                let set = self.connection.set_presence(available);
+                self.network("presence", set).await?;
+                Ok(None)
+            }
             ChatAction::Delete {
                 to,
                 message_id,

@@ -165,7 +165,27 @@ impl Actor {
         self.online_since.get_or_insert_with(Instant::now);
         self.set_status(CONNECTED);
         tracing::info!(jid = %self.row.jid, "session online");
+        self.say_presence();
         Ok(())
+    }
+
+    /// Says again the presence the session set (`/set-presence`), as the
+    /// network forgets it with the connection (and the network's client
+    /// may say `available` by itself at login).
+    fn say_presence(&self) {
+        let available = match self.row.presence.as_str() {
+            "available" => true,
+            "unavailable" => false,
+            _ => return,
+        };
+        let Some(link) = &self.link else { return };
+        let connection = Arc::clone(&link.connection);
+        let client_id = self.id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = connection.set_presence(available).await {
+                tracing::warn!(%client_id, available, error = %e, "the presence set was not said again");
+            }
+        });
     }
 
     async fn on_disconnected(&mut self, reason: DisconnectReason) -> Flow {

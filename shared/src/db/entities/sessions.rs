@@ -41,6 +41,9 @@ pub struct Model {
     /// The event types the webhook takes, comma-separated; empty: every type.
     #[sea_orm(column_type = "Text")]
     pub webhook_types: String,
+    /// The presence the session set: `available`, `unavailable` or empty.
+    #[sea_orm(column_type = "Text")]
+    pub presence: String,
     /// Pacing: messages per minute and burst, both set or both null.
     pub pace_per_minute: Option<i32>,
     pub pace_burst: Option<i32>,
@@ -55,7 +58,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
@@ -92,6 +95,7 @@ impl From<Model> for SessionRow {
             enable_group_ai: m.enable_group_ai,
             events: names(&m.events),
             webhook_types: names(&m.webhook_types),
+            presence: m.presence,
             pacing: pacing_of(m.pace_per_minute, m.pace_burst),
             connected: m.connected,
             logged_in: m.logged_in,
@@ -208,6 +212,7 @@ pub async fn update_settings(
         enable_group_ai: set_some(patch.enable_group_ai),
         events: set_some(patch.events.map(|e| e.join(","))),
         webhook_types: set_some(patch.webhook_types.map(|t| t.join(","))),
+        presence: set_some(patch.presence),
         pace_per_minute: set_some(
             patch
                 .pacing

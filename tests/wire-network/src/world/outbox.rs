@@ -5,7 +5,8 @@
 //! that also covers a message to a number nobody registered, which reaches
 //! no one else), else what the contacts' (and group members') devices
 //! received from the session's device and decrypted; files downloaded and
-//! hashed. Typing and read receipts are what the contacts' devices saw.
+//! hashed. Typing and read receipts are what the contacts' devices saw;
+//! the account's presence what the session's device said to the server.
 //! Each entry has the sandbox's kind and payload.
 use std::collections::HashSet;
 
@@ -87,6 +88,21 @@ impl World {
                     entries.push(entry);
                 }
             }
+        }
+        let own_chat = format!("{}@s.whatsapp.net", session.phone);
+        for said in self.network().presence_from(&session.phone, session.device) {
+            let state = if said.available {
+                "available"
+            } else {
+                "unavailable"
+            };
+            entries.push(OutboxEntry {
+                message_id: String::new(),
+                to: own_chat.clone(),
+                kind: "presence".into(),
+                payload: json!({ "state": state }),
+                at: said.at,
+            });
         }
         entries.retain(|e| since.is_none_or(|t| e.at >= t));
         if let Some(to) = to {

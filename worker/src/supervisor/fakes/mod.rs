@@ -318,6 +318,9 @@ impl Connection for FakeConnection {
     async fn subscribe_presence(&self, _who: &Jid) -> Result<(), NetworkError> {
         Err(unsupported("presence"))
     }
+    async fn set_presence(&self, _available: bool) -> Result<(), NetworkError> {
+        Err(unsupported("presence"))
+    }
     async fn mark_read(&self, _chat: &Jid, _ids: &[MessageId]) -> Result<(), NetworkError> {
         Err(unsupported("read receipts"))
     }
