@@ -42,8 +42,22 @@ pub const CONTACT_PRESENCE: &str = "contact.presence";
 /// The type of that event.
 pub const PRESENCE: &str = "presence";
 
+/// Value of the envelope's `event` field for a contact's status update (a
+/// story, `status@broadcast`) (an opt-in event).
+pub const STATUS_RECEIVED: &str = "status.received";
+
+/// The type of that event.
+pub const STATUS: &str = "status";
+
 /// The events a session may turn on beside its messages (`/set-events`).
-pub const OPT_IN_EVENTS: &[&str] = &[GROUP_PARTICIPANTS, GROUP_UPDATE, RECEIPT, TYPING, PRESENCE];
+pub const OPT_IN_EVENTS: &[&str] = &[
+    GROUP_PARTICIPANTS,
+    GROUP_UPDATE,
+    RECEIPT,
+    TYPING,
+    PRESENCE,
+    STATUS,
+];
 
 /// Whether `name` is the `type` of an event a session can produce: a
 /// message type or an opt-in event's (what a webhook may select).
@@ -138,6 +152,11 @@ pub struct Envelope {
     /// `presence` events: whether the contact is online, and when it was last.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub presence: Option<PresenceInfo>,
+    /// `status` events: what kind of message the status is (`text`,
+    /// `image`, `video`...; its body, media or other fields as for that
+    /// message type).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusInfo>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -340,6 +359,14 @@ pub struct PresenceInfo {
     pub state: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_seen: Option<String>,
+}
+
+/// A contact's status update: the message type it has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusInfo {
+    #[serde(rename = "type")]
+    pub kind: String,
 }
 
 #[cfg(test)]

@@ -287,8 +287,14 @@ impl InboundMessage {
         self.chat.is_group()
     }
 
-    /// Status updates, broadcast lists and channels: never delivered.
+    /// Status updates, broadcast lists and channels: never delivered as
+    /// messages.
     pub fn is_broadcast_or_channel(&self) -> bool {
         matches!(self.chat.server(), "broadcast" | "newsletter")
+    }
+
+    /// A contact's status update (a story, `status@broadcast`).
+    pub fn is_status(&self) -> bool {
+        self.chat.as_str() == "status@broadcast"
     }
 }

@@ -21,6 +21,7 @@ mod polls;
 mod presence;
 mod receipts;
 mod selection;
+mod statuses;
 mod stream_outage;
 mod subjects;
 pub mod support;

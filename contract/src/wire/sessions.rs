@@ -174,7 +174,8 @@ pub struct GroupAiSet {
 pub struct SetEvents {
     #[serde(default)]
     pub client_id: String,
-    /// Of `group_participants`, `group_update`, `receipt` and `typing`.
+    /// Of `group_participants`, `group_update`, `receipt`, `typing`,
+    /// `presence` and `status`.
     pub events: Vec<String>,
 }
 

@@ -3,7 +3,8 @@ use parley_contract::event::{
     CHAT_TYPING, CONTACT_PRESENCE, Contact, Edit, Envelope, GROUP_PARTICIPANTS,
     GROUP_PARTICIPANTS_CHANGED, GROUP_UPDATE, GROUP_UPDATED, Group, GroupChange, GroupUpdate,
     InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, PRESENCE, Poll,
-    PollVote, PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, TYPING, TypingInfo,
+    PollVote, PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, STATUS,
+    STATUS_RECEIVED, StatusInfo, TYPING, TypingInfo,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
@@ -68,8 +69,9 @@ pub struct Extras {
     pub download_url: String,
 }
 
-/// The event for `msg`, or `None` when it is never delivered (status updates,
-/// broadcast lists, channels; groups unless `enableGroupAi`).
+/// The event for `msg`, or `None` when it is never delivered (broadcast
+/// lists, channels; status updates unless the session turned `status` on;
+/// groups unless `enableGroupAi`).
 /// The other party of the message's chat: the contact's LID user-part, or
 /// the group's id.
 fn other_party(msg: &InboundMessage) -> &str {
@@ -85,6 +87,9 @@ fn other_party(msg: &InboundMessage) -> &str {
 /// real adapter carries the deleted message's id (whatsapp-rust does not
 /// return the delete's own): its event is told apart from that message's.
 pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
+    if msg.is_status() {
+        return format!("sts_{client_id}_{}", msg.id);
+    }
     match &msg.content {
         // Not a message: ids of their own, never a message's.
         Content::GroupChange { .. } => format!("grp_{client_id}_{}", msg.id),
@@ -128,15 +133,23 @@ pub fn chat_room(facts: &SessionFacts, msg: &InboundMessage) -> ChatRoomId {
 }
 
 pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) -> Option<Envelope> {
-    if msg.is_broadcast_or_channel() || !facts.takes(&msg.content, msg.is_group()) {
+    let status = msg.is_status();
+    if status {
+        if !facts.wants(STATUS) {
+            return None;
+        }
+    } else if msg.is_broadcast_or_channel() || !facts.takes(&msg.content, msg.is_group()) {
         return None;
     }
     let is_group = msg.is_group();
-    let other = other_party(msg).to_string();
-    let remote_jid = if is_group {
-        msg.chat.to_string()
+    let (other, remote_jid) = if status {
+        author(msg)
+    } else if is_group {
+        (other_party(msg).to_string(), msg.chat.to_string())
     } else {
-        format!("{other}@lid")
+        let other = other_party(msg).to_string();
+        let jid = format!("{other}@lid");
+        (other, jid)
     };
     let mut e = Envelope {
         event: MESSAGE_RECEIVED.into(),
@@ -181,7 +194,27 @@ pub fn normalize(facts: &SessionFacts, msg: &InboundMessage, extras: &Extras) ->
         ..Envelope::default()
     };
     fill_content(&mut e, &msg.content, extras);
+    if status {
+        e.status = Some(StatusInfo {
+            kind: std::mem::replace(&mut e.kind, STATUS.into()),
+        });
+        e.event = STATUS_RECEIVED.into();
+    }
     Some(e)
+}
+
+/// A status's author (the chat is `status@broadcast`): its LID user-part
+/// when the network named it, and its JID.
+fn author(msg: &InboundMessage) -> (String, String) {
+    if msg.sender.server() == "lid" {
+        let lid = msg.sender.bare_user().to_string();
+        let jid = format!("{lid}@lid");
+        (lid, jid)
+    } else if !msg.chat_lid.is_empty() {
+        (msg.chat_lid.clone(), format!("{}@lid", msg.chat_lid))
+    } else {
+        (msg.sender.bare_user().to_string(), msg.sender.to_string())
+    }
 }
 
 fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {

@@ -317,6 +317,33 @@ fn groups_only_when_enabled_and_broadcasts_never() {
 }
 
 #[test]
+fn a_status_is_an_event_of_its_author_only_when_turned_on() {
+    let mut msg = message(
+        Content::Text {
+            body: "new arrivals".into(),
+        },
+        false,
+        "status@broadcast",
+    );
+    msg.chat_lid = String::new();
+    let mut on = facts(false);
+    on.events = vec!["status".into()];
+    let e = normalize(&on, &msg, &Extras::default()).expect("a status event");
+    assert_eq!(
+        (e.event.as_str(), e.kind.as_str()),
+        ("status.received", "status")
+    );
+    assert_eq!(e.status.as_ref().map(|s| s.kind.as_str()), Some("text"));
+    assert_eq!(e.body, "new arrivals");
+    assert_eq!(e.remote_jid, format!("{THEM}@lid"));
+    assert_eq!(e.client_lid, THEM);
+    assert!(!e.is_group);
+    assert_eq!(event_id(&shop1(), &msg), "sts_shop1_3EB0AAAA");
+    // Group messages stay off: a status is not one.
+    assert!(normalize(&facts(true), &msg, &Extras::default()).is_none());
+}
+
+#[test]
 fn quoted_mentions_and_forwarding_are_carried() {
     let mut msg = message(
         Content::Text {

@@ -209,16 +209,22 @@ impl EventPipeline {
         let pushed = !url.is_empty();
         // A notice (a member change, a receipt) is an event, not a message
         // of the inbox.
-        let history = self
-            .history
-            .as_ref()
-            .filter(|h| pushed && !msg.content.is_notice() && h.enabled_for(&facts.org_id, &url));
+        let history = self.history.as_ref().filter(|h| {
+            pushed
+                && !msg.content.is_notice()
+                && !msg.is_status()
+                && h.enabled_for(&facts.org_id, &url)
+        });
         let mut extras = Extras {
             meta: activity.meta.clone(),
             remote_name: remote_name(msg),
             ..Extras::default()
         };
-        if !msg.is_group() && !msg.from_me {
+        if msg.is_status() {
+            // The author's, as the network named it: a status names no chat
+            // to learn a contact's phone for.
+            extras.remote_phone = msg.sender_phone.clone().unwrap_or_default();
+        } else if !msg.is_group() && !msg.from_me {
             extras.remote_phone = self.remote_phone(facts, msg).await;
         }
         if !pushed {
