@@ -176,7 +176,11 @@ impl TestNetwork for WorldNetwork {
         let after = last_seq(&self.state, id).await.unwrap_or(0);
         // A message the gateway logs no event of is answered once the
         // session's device acknowledged it instead.
-        let logs = logs_event(message.chat.as_deref(), row.enable_group_ai);
+        let statuses = row
+            .events
+            .iter()
+            .any(|e| e == parley_contract::event::STATUS);
+        let logs = logs_event(message.chat.as_deref(), row.enable_group_ai, statuses);
         let body = json!({ "session": session, "message": message, "acknowledged": !logs });
         let sent: SandboxMessageSent = world(&self.state, "/messages", body).await?;
         if logs {
@@ -333,8 +337,11 @@ async fn connected(state: &AppState, id: &ClientId) -> Result<(), ApiError> {
 /// Whether the gateway logs an event of a message into `chat`: never of a
 /// status, a broadcast list's or a channel's, of a group's only while the
 /// session takes group messages (`enable_group_ai`).
-fn logs_event(chat: Option<&str>, takes_groups: bool) -> bool {
+fn logs_event(chat: Option<&str>, takes_groups: bool, takes_statuses: bool) -> bool {
     let chat = chat.unwrap_or_default().trim();
+    if chat == "status@broadcast" {
+        return takes_statuses;
+    }
     if chat.ends_with("@broadcast") || chat.ends_with("@newsletter") {
         return false;
     }
@@ -382,8 +389,14 @@ async fn logged(
             }
         }
         if tokio::time::Instant::now() >= until {
+            // As the sandbox answers a message whose event could not be
+            // written (a full log, a full disk): the session did not take
+            // it, and the network delivers it again.
             tracing::warn!(client_id = %id, message_id, "the session logged no event of the message in time");
-            return Ok(());
+            return Err(ApiError::unavailable(format!(
+                "the session logged no event of message {message_id} within {} s: it did not take it (the network delivers it again)",
+                LOGGED_WAIT.as_secs()
+            )));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
