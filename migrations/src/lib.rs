@@ -25,6 +25,7 @@ mod m0019_session_events;
 mod m0020_sandbox_privacy;
 mod m0021_webhook_types;
 mod m0022_session_presence;
+mod session_setting;
 
 /// Every migration, oldest first.
 pub struct Migrator;

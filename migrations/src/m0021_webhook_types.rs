@@ -3,41 +3,23 @@
 //! the others are logged as not selected.
 use sea_orm_migration::prelude::*;
 
+use crate::session_setting;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
 #[derive(DeriveIden)]
 enum Sessions {
-    Table,
     WebhookTypes,
 }
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Sessions::Table)
-                    .add_column(
-                        ColumnDef::new(Sessions::WebhookTypes)
-                            .text()
-                            .not_null()
-                            .default(""),
-                    )
-                    .to_owned(),
-            )
-            .await
+        session_setting::add(manager, Sessions::WebhookTypes).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Sessions::Table)
-                    .drop_column(Sessions::WebhookTypes)
-                    .to_owned(),
-            )
-            .await
+        session_setting::drop(manager, Sessions::WebhookTypes).await
     }
 }

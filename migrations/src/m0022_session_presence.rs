@@ -3,41 +3,23 @@
 //! leaves it to the network's client.
 use sea_orm_migration::prelude::*;
 
+use crate::session_setting;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
 #[derive(DeriveIden)]
 enum Sessions {
-    Table,
     Presence,
 }
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Sessions::Table)
-                    .add_column(
-                        ColumnDef::new(Sessions::Presence)
-                            .text()
-                            .not_null()
-                            .default(""),
-                    )
-                    .to_owned(),
-            )
-            .await
+        session_setting::add(manager, Sessions::Presence).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Sessions::Table)
-                    .drop_column(Sessions::Presence)
-                    .to_owned(),
-            )
-            .await
+        session_setting::drop(manager, Sessions::Presence).await
     }
 }
