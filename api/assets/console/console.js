@@ -645,8 +645,8 @@
       clearRendered(el.tBodies ? el.tBodies[0] : el);
     });
     ['session-error', 'history-error', 'events-error', 'dead-error', 'redeliver-result', 'send-result',
-      'webhook-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
-    ['pair-phone-form', 'send-form', 'webhook-form'].forEach(function (fid) { $(fid).reset(); });
+      'webhook-result', 'presence-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
+    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form'].forEach(function (fid) { $(fid).reset(); });
     setText($('dead-count'), '');
     $('dead-select-all').checked = false;
     $('pair-code-box').hidden = true;
@@ -1110,6 +1110,22 @@
     });
   }
 
+  async function submitPresence() {
+    var out = $('presence-result');
+    var presence = $('presence-state').value;
+    setMsg(out, '');
+    var alive = guard();
+    await withBusy($('presence-submit'), async function () {
+      try {
+        var r = await api('POST', 'set-presence', { body: { clientId: sess.id, presence: presence } });
+        if (!alive()) return;
+        setMsg(out, 'Saved. The account shows as ' + r.presence + '.', 'ok');
+      } catch (e) {
+        if (!e.silent && alive()) setMsg(out, errText(e), 'error');
+      }
+    });
+  }
+
   async function submitWebhook() {
     var out = $('webhook-result');
     var url = $('webhook-url').value.trim();
@@ -1374,6 +1390,7 @@
     onClick($('session-start'), startSession);
     onSubmit($('send-form'), submitSend);
     onSubmit($('webhook-form'), submitWebhook);
+    onSubmit($('presence-form'), submitPresence);
     $('webhook-form').addEventListener('input', function () { if (sess) sess.webhookDirty = true; });
     $('dead-table').tBodies[0].addEventListener('change', onDeadCheck);
     $('dead-select-all').addEventListener('change', onDeadSelectAll);

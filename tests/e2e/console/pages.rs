@@ -499,6 +499,17 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
     );
     b.wait_text("#session-health", |t| t.contains("text, receipt"))
         .await;
+    // The account's presence, set from the page.
+    b.wait_css("#presence-state")
+        .await
+        .select_by_value("unavailable")
+        .await
+        .expect("select unavailable");
+    click(&b, "#presence-submit").await;
+    b.wait_text("#presence-result", |t| t.contains("unavailable"))
+        .await;
+    let (_, page) = get(&p, "/sessions?clientId=rotating").await;
+    assert_eq!(page["sessions"][0]["presence"], "unavailable", "{page}");
     let (status, _) = post(
         &p,
         "/sandbox/contacts",
