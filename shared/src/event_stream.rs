@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use async_nats::jetstream::context::PublishErrorKind;
+use async_nats::jetstream::context::{CreateStreamErrorKind, PublishErrorKind};
 use async_nats::jetstream::stream::{
     Config, DiscardPolicy, LastRawMessageErrorKind, RetentionPolicy, StorageType, Stream,
 };
@@ -48,6 +48,11 @@ pub const KIND_HEADER: &str = "Parley-Event";
 /// Waits for the server's answer (a publish acknowledgement included).
 const TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How many times the stream is asked for at startup when it does not
+/// answer, and the first wait between two asks (doubling).
+const OPEN_TRIES: u32 = 5;
+const OPEN_RETRY: Duration = Duration::from_millis(500);
+
 /// One event's body to publish.
 pub struct StreamedEvent<'a> {
     pub client_id: &'a str,
@@ -80,7 +85,11 @@ impl EventStream {
     }
 
     /// Creates the cluster's stream, or brings an existing one's limits and
-    /// replicas to `settings`.
+    /// replicas to `settings`. A server that does not answer in time (busy,
+    /// or its JetStream restarting) is asked again, up to [`OPEN_TRIES`]
+    /// times with doubling waits (about 20 s in all with the answers'
+    /// timeouts), before the process gives up; any other refusal fails at
+    /// once.
     pub async fn open(
         client: Client,
         cluster: &str,
@@ -96,11 +105,26 @@ impl EventStream {
             prefix: format!("{cluster}.events"),
         };
         let config = stream.config(settings)?;
-        stream
-            .js
-            .create_or_update_stream(config)
-            .await
-            .map_err(failed)?;
+        let mut wait = OPEN_RETRY;
+        for attempt in 1.. {
+            match stream.js.create_or_update_stream(config.clone()).await {
+                Ok(_) => break,
+                Err(e)
+                    if attempt < OPEN_TRIES
+                        && matches!(
+                            e.kind(),
+                            CreateStreamErrorKind::TimedOut
+                                | CreateStreamErrorKind::JetStreamUnavailable
+                        ) =>
+                {
+                    tracing::warn!(stream = %stream.name, attempt, error = %e,
+                        "the event stream did not answer; asking again");
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(e) => return Err(failed(e)),
+            }
+        }
         Ok(stream)
     }
 
@@ -235,5 +259,65 @@ impl EventStream {
     pub async fn delete(&self) -> Result<(), StreamError> {
         self.js.delete_stream(&self.name).await.map_err(failed)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A NATS server that lets clients in and answers their pings, and
+    /// never answers a JetStream request (as one whose JetStream is stuck);
+    /// its port and how many stream requests it got.
+    async fn silent_jetstream() -> (u16, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let asked = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&asked);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let count = Arc::clone(&count);
+                tokio::spawn(async move {
+                    let (read, mut write) = socket.into_split();
+                    let info = format!(
+                        "INFO {{\"server_id\":\"silent\",\"version\":\"2.10.0\",\"proto\":1,\"headers\":true,\"max_payload\":1048576,\"host\":\"127.0.0.1\",\"port\":{port}}}\r\n"
+                    );
+                    if write.write_all(info.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let mut lines = BufReader::new(read).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        if line.starts_with("PING") {
+                            let _ = write.write_all(b"PONG\r\n").await;
+                        } else if line.contains("$JS.API.STREAM.") {
+                            count.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                });
+            }
+        });
+        (port, asked)
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_does_not_answer_is_asked_again_then_given_up() {
+        let (port, asked) = silent_jetstream().await;
+        let client = async_nats::connect(format!("nats://127.0.0.1:{port}"))
+            .await
+            .expect("connected");
+        let settings = StreamSettings {
+            max_age: Duration::from_secs(60),
+            max_bytes: 1 << 20,
+            replicas: 1,
+        };
+        let opened = EventStream::open(client, "silent", &settings).await;
+        assert!(opened.is_err(), "a stream that never answered");
+        assert_eq!(asked.load(Ordering::SeqCst), OPEN_TRIES as usize);
     }
 }
