@@ -34,12 +34,6 @@ pub type FieldRule = (&'static str, &'static str, Value, bool);
 /// A rule of a query or path parameter: `(path, method, parameter, rule, required)`.
 pub type ParameterRule = (&'static str, &'static str, &'static str, Value, bool);
 
-/// Every event `type` a webhook may select.
-fn event_types() -> Vec<&'static str> {
-    use parley_contract::event::{OPT_IN_EVENTS, TYPES};
-    TYPES.iter().chain(OPT_IN_EVENTS).copied().collect()
-}
-
 fn rules() -> Vec<FieldRule> {
     let to = || pattern(RECIPIENT);
     let message_id = || pattern(MESSAGE_ID);
@@ -72,7 +66,7 @@ fn rules() -> Vec<FieldRule> {
             "SetWebhookTypes",
             "types",
             json!({"type": ["array", "null"], "minItems": 1, "maxItems": 32,
-                "items": {"type": "string", "enum": event_types()}}),
+                "items": {"type": "string", "enum": parley_contract::event::event_types()}}),
             false,
         ),
         (

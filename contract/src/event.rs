@@ -59,10 +59,10 @@ pub const OPT_IN_EVENTS: &[&str] = &[
     STATUS,
 ];
 
-/// Whether `name` is the `type` of an event a session can produce: a
-/// message type or an opt-in event's (what a webhook may select).
-pub fn is_event_type(name: &str) -> bool {
-    TYPES.contains(&name) || OPT_IN_EVENTS.contains(&name)
+/// Every `type` of an event a session can produce: the message types and
+/// the opt-in events' (what a webhook may select).
+pub fn event_types() -> Vec<&'static str> {
+    TYPES.iter().chain(OPT_IN_EVENTS).copied().collect()
 }
 
 /// Message event types (`type` and the `X-SN-Event` header).

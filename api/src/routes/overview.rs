@@ -47,7 +47,7 @@ fn webhook(row: &SessionRow, open: OpenEvents) -> WebhookState {
         state: state.into(),
         pending: open.pending,
         dead_letters: open.dead_letters,
-        types: Some(row.webhook_types.clone()).filter(|t| !t.is_empty()),
+        types: row.selected_types(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! again after every reconnect and a session's next owner after a move.
 use actix_web::{HttpRequest, post, web};
 use parley_contract::error::ApiError;
-use parley_contract::wire::sessions::{PresenceSet, SetPresence};
+use parley_contract::wire::sessions::{PresenceSet, SetPresence, presence_available};
 use parley_model::outgoing::ChatAction;
 use parley_shared::db::SettingsPatch;
 
@@ -14,16 +14,16 @@ use crate::{AppState, HttpError};
 
 /// Whether `presence` says online; a missing or other value is a 400.
 fn available(presence: Option<&str>) -> Result<bool, ApiError> {
-    match presence.map(str::trim) {
-        Some("available") => Ok(true),
-        Some("unavailable") => Ok(false),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "presence: {other:?} is not available or unavailable"
-        ))),
-        None => Err(ApiError::bad_request(
+    let Some(value) = presence.map(str::trim) else {
+        return Err(ApiError::bad_request(
             "presence is required (available or unavailable)",
-        )),
-    }
+        ));
+    };
+    presence_available(value).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "presence: {value:?} is not available or unavailable"
+        ))
+    })
 }
 
 #[utoipa::path(tag = "sessions", request_body = SetPresence, responses((status = 200, body = PresenceSet),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use actix_web::{HttpRequest, post, web};
 use parley_contract::command::Command;
 use parley_contract::error::ApiError;
-use parley_contract::event::{OPT_IN_EVENTS, TYPES, is_event_type};
+use parley_contract::event::{OPT_IN_EVENTS, event_types};
 use parley_contract::pacing::Pacing;
 use parley_contract::wire::sessions::{
     EventsSet, GroupAiSet, OrgIdSet, SendPacingSet, SetEnableGroupAi, SetEvents, SetOrgId,
@@ -101,20 +101,25 @@ fn selected_types(raw: Option<Vec<String>>) -> Result<Option<Vec<String>>, ApiEr
             "types must name 1 to {SELECTED_MAX} event types (null: every type; an empty webhookUrl stops delivery)"
         )));
     }
-    let mut types: Vec<String> = Vec::new();
-    for name in raw.iter().map(|t| t.trim()) {
-        if !is_event_type(name) {
+    each_once("types", &raw, &event_types()).map(Some)
+}
+
+/// The names of `raw` (trimmed), each once, in the order given; a name not
+/// in `known` is a 400 naming `field` and listing them.
+fn each_once(field: &str, raw: &[String], known: &[&str]) -> Result<Vec<String>, ApiError> {
+    let mut names: Vec<String> = Vec::new();
+    for name in raw.iter().map(|n| n.trim()) {
+        if !known.contains(&name) {
             return Err(ApiError::bad_request(format!(
-                "types: {name:?} is not an event type ({}, {})",
-                TYPES.join(", "),
-                OPT_IN_EVENTS.join(", ")
+                "{field}: {name:?} is not one of {}",
+                known.join(", ")
             )));
         }
-        if !types.iter().any(|t| t == name) {
-            types.push(name.to_string());
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
         }
     }
-    Ok(Some(types))
+    Ok(names)
 }
 
 #[utoipa::path(tag = "sessions", request_body = SetWebhookTypes, responses((status = 200, body = WebhookTypesSet),
@@ -137,8 +142,8 @@ pub async fn set_webhook_types(
     crate::audit::done(&req, "set webhook types", &id);
     Ok(web::Json(WebhookTypesSet {
         ok: true,
+        types: row.selected_types(),
         client_id: row.client_id,
-        types: Some(row.webhook_types).filter(|t| !t.is_empty()),
     }))
 }
 
@@ -201,20 +206,7 @@ pub async fn set_events(
 ) -> Result<web::Json<EventsSet>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let mut events: Vec<String> = Vec::new();
-    for raw in body.events {
-        let name = raw.trim();
-        if !OPT_IN_EVENTS.contains(&name) {
-            return Err(ApiError::bad_request(format!(
-                "events: {name:?} is not one of {}",
-                OPT_IN_EVENTS.join(", ")
-            ))
-            .into());
-        }
-        if !events.iter().any(|e| e == name) {
-            events.push(name.to_string());
-        }
-    }
+    let events = each_once("events", &body.events, OPT_IN_EVENTS)?;
     let patch = SettingsPatch {
         events: Some(events),
         ..Default::default()

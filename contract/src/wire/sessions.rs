@@ -219,6 +219,16 @@ pub struct SetPresence {
     pub presence: Option<String>,
 }
 
+/// Whether a presence value says online: `Some(true)` for `available`,
+/// `Some(false)` for `unavailable`, `None` for anything else.
+pub fn presence_available(value: &str) -> Option<bool> {
+    match value {
+        "available" => Some(true),
+        "unavailable" => Some(false),
+        _ => None,
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PresenceSet {

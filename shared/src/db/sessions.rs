@@ -116,6 +116,17 @@ pub enum Health {
 }
 
 impl SessionRow {
+    /// The event types its webhook selected; `None`: every type.
+    pub fn selected_types(&self) -> Option<Vec<String>> {
+        Some(self.webhook_types.clone()).filter(|t| !t.is_empty())
+    }
+
+    /// The presence it set: `Some(true)` online, `Some(false)` offline,
+    /// `None` when it never set one.
+    pub fn presence_set(&self) -> Option<bool> {
+        parley_contract::wire::sessions::presence_available(&self.presence)
+    }
+
     pub fn health(&self) -> Health {
         if !self.desired {
             Health::Terminal

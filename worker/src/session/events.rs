@@ -173,10 +173,8 @@ impl Actor {
     /// network forgets it with the connection (and the network's client
     /// may say `available` by itself at login).
     fn say_presence(&self) {
-        let available = match self.row.presence.as_str() {
-            "available" => true,
-            "unavailable" => false,
-            _ => return,
+        let Some(available) = self.row.presence_set() else {
+            return;
         };
         let Some(link) = &self.link else { return };
         let connection = Arc::clone(&link.connection);
