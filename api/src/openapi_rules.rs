@@ -76,6 +76,19 @@ fn rules() -> Vec<FieldRule> {
             true,
         ),
         (
+            "SetCallRejection",
+            "reject",
+            json!({"type": "boolean"}),
+            true,
+        ),
+        (
+            "SetCallRejection",
+            "replyText",
+            json!({"type": ["string", "null"], "maxLength": crate::compose::TEXT_MAX}),
+            false,
+        ),
+        ("RejectCall", "callId", message_id(), true),
+        (
             "SetSendPacing",
             "messagesPerMinute",
             json!({"type": "integer", "minimum": 0, "maximum": parley_contract::pacing::MAX_PER_MINUTE}),

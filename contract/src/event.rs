@@ -49,6 +49,18 @@ pub const STATUS_RECEIVED: &str = "status.received";
 /// The type of that event.
 pub const STATUS: &str = "status";
 
+/// Value of the envelope's `event` field for a call ringing the session's
+/// account (an opt-in event).
+pub const CALL_OFFER: &str = "call.offer";
+
+/// Value of the envelope's `event` field for a call that stopped ringing
+/// before the session answered it (the caller gave up, or another device
+/// answered or declined it).
+pub const CALL_ENDED: &str = "call.ended";
+
+/// The type of both.
+pub const CALL: &str = "call";
+
 /// The events a session may turn on beside its messages (`/set-events`).
 pub const OPT_IN_EVENTS: &[&str] = &[
     GROUP_PARTICIPANTS,
@@ -57,6 +69,7 @@ pub const OPT_IN_EVENTS: &[&str] = &[
     TYPING,
     PRESENCE,
     STATUS,
+    CALL,
 ];
 
 /// Every `type` of an event a session can produce: the message types and
@@ -157,6 +170,9 @@ pub struct Envelope {
     /// message type).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusInfo>,
+    /// `call` events: the call, and where it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallInfo>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -367,6 +383,30 @@ pub struct PresenceInfo {
 pub struct StatusInfo {
     #[serde(rename = "type")]
     pub kind: String,
+}
+
+/// A call to the session's account.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallInfo {
+    /// The call's id (also the event's `messageId`; `/reject-call` takes it).
+    pub call_id: String,
+    /// `offer` (it rings) or `ended`.
+    pub state: String,
+    /// A video call (else voice); `false` in an `ended` event, which does
+    /// not say.
+    pub video: bool,
+    /// The group of a group call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_jid: Option<String>,
+    /// In an `offer`: the session rejected it as it came
+    /// (`/set-call-rejection`).
+    pub rejected: bool,
+    /// In an `ended` event, what the network said of the end (`timeout`,
+    /// `accepted_elsewhere`, `rejected_elsewhere`, `offline`); absent when
+    /// the caller hung up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ mod m0019_session_events;
 mod m0020_sandbox_privacy;
 mod m0021_webhook_types;
 mod m0022_session_presence;
+mod m0023_call_rejection;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0020_sandbox_privacy::Migration),
             Box::new(m0021_webhook_types::Migration),
             Box::new(m0022_session_presence::Migration),
+            Box::new(m0023_call_rejection::Migration),
         ]
     }
 }

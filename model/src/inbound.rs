@@ -121,6 +121,55 @@ pub enum Content {
         available: bool,
         last_seen: Option<DateTime<Utc>>,
     },
+    /// Not a message: the sender calls the account, or the call ended.
+    /// Delivered only to sessions that turned it on.
+    Call(CallNotice),
+}
+
+/// A call the network rings the account's devices for, or the end of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallNotice {
+    /// What the session answers the network with to reject it.
+    pub call: CallRef,
+    pub phase: CallPhase,
+    /// A video call (else voice); known from the offer.
+    pub video: bool,
+    /// The group the call is for, when it is a group call.
+    pub group: Option<Jid>,
+    /// The session rejected it as it arrived (its call setting).
+    pub rejected: bool,
+}
+
+/// A call as the network names it: its id, the device that signals it and
+/// the account that started it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallRef {
+    pub id: String,
+    /// The device the call's signalling came from (where a reject goes).
+    pub peer: Jid,
+    /// The account that started the call.
+    pub creator: Jid,
+}
+
+/// Where a call is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallPhase {
+    /// It rings.
+    Offer,
+    /// It ended before the session answered: `reason` as the network says
+    /// it (`timeout`, `accepted_elsewhere`, `rejected_elsewhere`, `offline`
+    /// for one that rang while the device was offline...; `None` when the
+    /// caller hung up).
+    Ended { reason: Option<String> },
+}
+
+impl CallPhase {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CallPhase::Offer => "offer",
+            CallPhase::Ended { .. } => "ended",
+        }
+    }
 }
 
 /// What a contact is doing in a chat (the network's chat state).
@@ -249,6 +298,7 @@ impl Content {
                 | Content::Receipt { .. }
                 | Content::Typing { .. }
                 | Content::Presence { .. }
+                | Content::Call(_)
         )
     }
 

@@ -233,6 +233,10 @@ pub enum ChatAction {
     SetPresence {
         available: bool,
     },
+    /// Reject the call `call_id` that rings the session's devices now.
+    RejectCall {
+        call_id: String,
+    },
 }
 
 impl ChatAction {
@@ -244,6 +248,7 @@ impl ChatAction {
             ChatAction::MarkUnread { .. } => "mark-unread",
             ChatAction::SubscribePresence { .. } => "subscribe-presence",
             ChatAction::SetPresence { .. } => "set-presence",
+            ChatAction::RejectCall { .. } => "reject-call",
         }
     }
 }

@@ -10,9 +10,9 @@ use parley_model::media::MediaDownload;
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
 use parley_network::{
-    ByteStream, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId, MessageRef,
-    NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange, PhoneNumber,
-    Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
+    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId,
+    MessageRef, NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
+    PhoneNumber, Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
 };
 
 pub(super) struct SandboxConnection {
@@ -150,6 +150,10 @@ impl Connection for SandboxConnection {
 
     async fn set_presence(&self, available: bool) -> Result<(), NetworkError> {
         self.announce_presence(available).await
+    }
+
+    async fn reject_call(&self, call: &CallRef) -> Result<(), NetworkError> {
+        self.send_call_reject(call).await
     }
 
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {

@@ -10,8 +10,10 @@ use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxGroupCreated;
 
 use super::live::{Live, Phase, State};
+use super::notices::Ring;
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
 use crate::ops::SandboxOp;
+use parley_model::inbound::CallPhase;
 use parley_network::{
     ClientId, DisconnectReason, HISTORY_CHUNK, Jid, NetworkControl, NetworkEvent, PhoneNumber,
 };
@@ -88,6 +90,33 @@ impl SandboxNetwork {
             }
             SandboxOp::Typing { from, state, group } => {
                 self.typing(client_id, &from, state, group.as_ref()).await
+            }
+            SandboxOp::Call {
+                from,
+                call_id,
+                video,
+                group,
+            } => {
+                let ring = Ring {
+                    call_id,
+                    phase: CallPhase::Offer,
+                    video,
+                    group,
+                };
+                self.call(client_id, &from, ring).await
+            }
+            SandboxOp::CallEnd {
+                from,
+                call_id,
+                reason,
+            } => {
+                let ring = Ring {
+                    call_id,
+                    phase: CallPhase::Ended { reason },
+                    video: false,
+                    group: None,
+                };
+                self.call(client_id, &from, ring).await
             }
         }
     }

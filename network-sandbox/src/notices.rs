@@ -13,7 +13,9 @@
 use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
-use parley_model::inbound::{Content, InboundMessage, ReceiptStatus, TypingState};
+use parley_model::inbound::{
+    CallNotice, CallPhase, CallRef, Content, InboundMessage, ReceiptStatus, TypingState,
+};
 use parley_network::outgoing::new_chat_state_id;
 use parley_network::{Jid, MessageId, NetworkEvent, PhoneNumber};
 
@@ -61,6 +63,37 @@ impl SandboxNetwork {
             None => self.notice(client_id, from, id, content).await,
             Some(group) => self.group_notice(client_id, from, group, id, content).await,
         }
+    }
+
+    /// The contact `from` calls the session's account, or ends the call:
+    /// the network rings (or stops ringing) the account's devices, from the
+    /// caller's address; a group call only between members of the group.
+    pub(super) async fn call(&self, client_id: &str, from: &PhoneNumber, ring: Ring) -> Outcome {
+        if let Some(group) = &ring.group {
+            let (found, _) = self.session_group(client_id, group).await?;
+            if found.member(from.as_str()).is_none() {
+                return Err(ApiError::conflict(format!("{from} is not a member")));
+            }
+        }
+        let id = MessageId::new(ring.call_id.clone())
+            .ok_or_else(|| ApiError::bad_request("callId is required"))?;
+        let contact = self
+            .store()
+            .upsert_phone(from.as_str(), PhonePatch::default())
+            .await?;
+        let caller = lid_jid(&contact.lid)?;
+        let content = Content::Call(CallNotice {
+            call: CallRef {
+                id: ring.call_id,
+                peer: caller.clone(),
+                creator: caller,
+            },
+            phase: ring.phase,
+            video: ring.video,
+            group: ring.group,
+            rejected: false,
+        });
+        self.notice(client_id, from, id, content).await
     }
 
     /// The contact `from` comes online (`available`) or goes offline, last
@@ -159,6 +192,14 @@ impl SandboxNetwork {
         }
         Ok(Reply::Done)
     }
+}
+
+/// A call's signalling from a contact, as the sandbox's controls ask it.
+pub(super) struct Ring {
+    pub call_id: String,
+    pub phase: CallPhase,
+    pub video: bool,
+    pub group: Option<Jid>,
 }
 
 /// `content` from the contact `from` (`sender`, its LID JID), in their chat.

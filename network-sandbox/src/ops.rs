@@ -60,6 +60,23 @@ pub enum SandboxOp {
     },
     /// The contact `from` comes online (`available`) or goes offline.
     Presence { from: PhoneNumber, available: bool },
+    /// The contact `from` calls the session (`call_id`), for `group`'s
+    /// call when given.
+    Call {
+        from: PhoneNumber,
+        call_id: String,
+        video: bool,
+        #[serde(default)]
+        group: Option<Jid>,
+    },
+    /// The contact `from` ends its call `call_id` (`reason`: what the
+    /// network says of it; `None`: the caller hung up).
+    CallEnd {
+        from: PhoneNumber,
+        call_id: String,
+        #[serde(default)]
+        reason: Option<String>,
+    },
     /// The contact `from` types, records or stops (`state`) in its chat,
     /// or in `group`.
     Typing {

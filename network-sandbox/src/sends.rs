@@ -13,7 +13,7 @@ use super::outbox::Recorded;
 use super::{payload, unreachable};
 use parley_network::outgoing::new_message_id;
 use parley_network::{
-    Jid, MessageId, MessageRef, NetworkError, Outgoing, PhoneNumber, SentMessage,
+    CallRef, Jid, MessageId, MessageRef, NetworkError, Outgoing, PhoneNumber, SentMessage,
 };
 
 /// How long after sending a message can be edited.
@@ -207,6 +207,18 @@ impl SandboxConnection {
         .await?;
         self.network().tell_watchers(&phone, available).await;
         Ok(())
+    }
+
+    /// The session's device rejects a call: in the outbox (`call_reject`,
+    /// to the caller, the call's id in the payload), as the network passes
+    /// it to the caller. The simulated network keeps no ringing calls: any
+    /// id is passed on.
+    pub(super) async fn send_call_reject(&self, call: &CallRef) -> Result<(), NetworkError> {
+        self.admit().await?;
+        let payload = json!({ "callId": call.id });
+        self.record(SEND_FAULT, None, &call.creator, "call_reject", payload)
+            .await
+            .map(drop)
     }
 
     pub(super) async fn send_read(

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 pub use parley_contract::spool::ByteStream;
 pub use parley_model::address::{Jid, MessageId, PhoneNumber};
 pub use parley_model::ids::ClientId;
+pub use parley_model::inbound::CallRef;
 use parley_model::inbound::InboundMessage;
 use parley_model::media::MediaDownload;
 use tokio::sync::mpsc;
@@ -190,6 +191,10 @@ pub trait Connection: Send + Sync {
     /// offline, as the session's device; the network passes it to the
     /// devices that subscribed to the account's presence.
     async fn set_presence(&self, available: bool) -> Result<(), NetworkError>;
+
+    /// Rejects the call `call` that rings the account's devices (the
+    /// network tells the caller; nothing answers).
+    async fn reject_call(&self, call: &CallRef) -> Result<(), NetworkError>;
 
     /// Sends read receipts for `message_ids` in `chat`.
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError>;

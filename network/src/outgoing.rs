@@ -66,6 +66,12 @@ pub fn new_chat_state_id() -> MessageId {
     fresh_id("TYP", 8)
 }
 
+/// An id for a call a test network places: 32 uppercase hex digits, as
+/// the network's clients name theirs.
+pub fn new_call_id() -> String {
+    fresh_id("", 16).into_string()
+}
+
 /// `prefix` and `bytes` random bytes in uppercase hex.
 fn fresh_id(prefix: &str, bytes: usize) -> MessageId {
     use rand::RngCore;

@@ -63,6 +63,28 @@ pub struct NewTyping {
     pub group: Option<Jid>,
 }
 
+/// A contact's call to the session, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCall {
+    pub from: PhoneNumber,
+    pub video: bool,
+    /// The group the call is for (both are members), when it is a group call.
+    pub group: Option<Jid>,
+}
+
+/// The end of a contact's call before the session answered it, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallEnd {
+    pub from: PhoneNumber,
+    pub call_id: String,
+    /// What the network says of it (one of [`CALL_END_REASONS`]); `None`:
+    /// the caller hung up.
+    pub reason: Option<String>,
+}
+
+/// Why a call may end, as the network says it to the callee's devices.
+pub const CALL_END_REASONS: &[&str] = &["timeout", "accepted_elsewhere", "rejected_elsewhere"];
+
 /// What the control routes ask of a test network. Every method but
 /// [`TestNetwork::contact`] and [`TestNetwork::history`] acts for a session
 /// the gateway knows.
@@ -150,6 +172,14 @@ pub trait TestNetwork: Send + Sync {
         from: PhoneNumber,
         available: bool,
     ) -> Result<(), ApiError>;
+
+    /// The contact `call.from` calls the session's account: the network
+    /// rings its devices; the call's id.
+    async fn call(&self, id: &ClientId, call: NewCall) -> Result<String, ApiError>;
+
+    /// The contact `end.from` ends its call `end.call_id`: the network
+    /// tells the account's devices to stop ringing.
+    async fn end_call(&self, id: &ClientId, end: CallEnd) -> Result<(), ApiError>;
 
     /// A member of `jid`, a group the session's phone is in (the session's
     /// phone unless `change.by` names another), changes one of its settings

@@ -1,6 +1,7 @@
 //! Registers every route in one place, so the OpenAPI document and the route
 //! inventory come from the same calls that build the router.
 mod avatars;
+mod calls;
 mod contacts;
 mod events;
 mod feed;
@@ -65,6 +66,8 @@ where
         .service(settings::set_events)
         .service(settings::set_send_pacing)
         .service(presence::set_presence)
+        .service(calls::set_call_rejection)
+        .service(calls::reject_call)
         .service(messages::send_message)
         .service(media_send::send_media)
         .service(messages::send_poll)

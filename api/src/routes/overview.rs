@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, get, web};
 use chrono::{SecondsFormat, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::console::{
-    ApiPod, ClusterSummary, Dependencies, EventTotals, HistoryQuery, SessionHistory,
+    ApiPod, CallSettings, ClusterSummary, Dependencies, EventTotals, HistoryQuery, SessionHistory,
     SessionOverview, SessionOverviewPage, SessionTotals, SessionsQuery, StateChangeItem,
     WebhookState, WorkerSummary,
 };
@@ -66,6 +66,10 @@ fn overview(row: SessionRow, open: OpenEvents) -> SessionOverview {
         org_id: row.org_id,
         has_secret: row.secret_hash.is_some(),
         presence: row.presence,
+        calls: CallSettings {
+            reject: row.reject_calls,
+            reply_text: row.call_reply,
+        },
         created_at: rfc3339(row.created_at),
         last_event_seq: open.last_seq,
     }

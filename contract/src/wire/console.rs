@@ -40,6 +40,16 @@ pub struct WebhookState {
     pub types: Option<Vec<String>>,
 }
 
+/// A session's call setting, as `GET /sessions` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallSettings {
+    /// Calls are rejected as they come.
+    pub reject: bool,
+    /// The text sent to a rejected call's caller; empty: none.
+    pub reply_text: String,
+}
+
 /// One session of `GET /sessions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +71,8 @@ pub struct SessionOverview {
     /// The presence the session set (`/set-presence`): `available`,
     /// `unavailable`, or empty when it never set one.
     pub presence: String,
+    /// What it does with the calls that ring it (`/set-call-rejection`).
+    pub calls: CallSettings,
     /// RFC 3339.
     pub created_at: String,
     /// The newest `seq` of its event log; 0 when it has none.

@@ -389,3 +389,45 @@ pub struct OutboxEntry {
 pub struct Outbox {
     pub messages: Vec<OutboxEntry>,
 }
+
+/// `POST /sandbox/calls` (Parley's): the contact `from` calls the session.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxCall {
+    #[serde(default)]
+    pub client_id: String,
+    /// The caller (a phone).
+    #[serde(default)]
+    pub from: String,
+    /// A video call (default: voice).
+    #[serde(default)]
+    pub video: bool,
+    /// A group call of this group (a JID ending in `@g.us`) both are in.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// The answer of `POST /sandbox/calls`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxCallPlaced {
+    /// The call's id, as its events and `/reject-call` name it.
+    pub call_id: String,
+}
+
+/// `POST /sandbox/calls/end` (Parley's): the caller ends its call.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxCallEnd {
+    #[serde(default)]
+    pub client_id: String,
+    /// The caller (a phone).
+    #[serde(default)]
+    pub from: String,
+    #[serde(default)]
+    pub call_id: String,
+    /// `timeout`, `accepted_elsewhere` or `rejected_elsewhere`; absent:
+    /// the caller hung up.
+    #[serde(default)]
+    pub reason: Option<String>,
+}

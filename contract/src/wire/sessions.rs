@@ -237,6 +237,49 @@ pub struct PresenceSet {
     pub presence: String,
 }
 
+/// `POST /set-call-rejection` (Parley's): whether the session rejects the
+/// calls that ring it as they come, and the text it then sends the caller.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetCallRejection {
+    #[serde(default)]
+    pub client_id: String,
+    /// `true`: reject every call; `false`: let calls ring (the default).
+    pub reject: Option<bool>,
+    /// Sent to the caller after each rejection (only with `reject: true`);
+    /// absent, null or empty: none.
+    #[serde(default)]
+    pub reply_text: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRejectionSet {
+    pub ok: bool,
+    pub client_id: String,
+    pub reject: bool,
+    /// Empty when none is sent.
+    pub reply_text: String,
+}
+
+/// `POST /reject-call` (Parley's): rejects a call that rings the session
+/// now (its `call.offer` event names it).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RejectCall {
+    #[serde(default)]
+    pub client_id: String,
+    pub call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRejected {
+    pub ok: bool,
+    pub client_id: String,
+    pub call_id: String,
+}
+
 /// `POST /set-send-pacing`: `messagesPerMinute` 0 turns pacing off.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -3,6 +3,7 @@
 use crate::store::entities::phones::{CONTACTS, EVERYONE};
 use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
+use parley_contract::wire::sandbox::{SandboxCall, SandboxCallEnd};
 use parley_contract::wire::sandbox::{
     SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
     SandboxGroupSubject, SandboxHistory, SandboxPastMessage, SandboxPresence, SandboxReceipt,
@@ -12,7 +13,9 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
 use parley_network::test_network::NewGroup;
-use parley_network::test_network::{MembersChange, NewReceipt, NewTyping, SettingChange};
+use parley_network::test_network::{
+    CALL_END_REASONS, CallEnd, MembersChange, NewCall, NewReceipt, NewTyping, SettingChange,
+};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &[
@@ -181,6 +184,36 @@ pub fn typing(body: SandboxTyping) -> Result<NewTyping, ApiError> {
     })?;
     let group = body.group.as_deref().map(group_jid).transpose()?;
     Ok(NewTyping { from, state, group })
+}
+
+/// A `/sandbox/calls` request: the caller, and the group of a group call.
+pub fn call(body: SandboxCall) -> Result<NewCall, ApiError> {
+    Ok(NewCall {
+        from: PhoneNumber::parse("from", &body.from)?,
+        video: body.video,
+        group: body.group.as_deref().map(group_jid).transpose()?,
+    })
+}
+
+/// A `/sandbox/calls/end` request: the caller, the call, and why it ends.
+pub fn call_end(body: SandboxCallEnd) -> Result<CallEnd, ApiError> {
+    let from = PhoneNumber::parse("from", &body.from)?;
+    let call_id = MessageId::parse("callId", Some(&body.call_id))?.into_string();
+    let reason = match body.reason.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(r) if CALL_END_REASONS.contains(&r) => Some(r.to_string()),
+        Some(r) => {
+            return Err(ApiError::bad_request(format!(
+                "reason: {r:?} is not one of {}",
+                CALL_END_REASONS.join(", ")
+            )));
+        }
+    };
+    Ok(CallEnd {
+        from,
+        call_id,
+        reason,
+    })
 }
 
 /// A group's JID as a control names it (`jid`); 400 for anything else.

@@ -13,6 +13,7 @@ use parley_contract::wire::sandbox::{
     SandboxGroupSubject, SandboxGroupUpdated, SandboxHistory, SandboxHistorySet, SandboxLink,
     SandboxLinked, SandboxPhoneInfo, SandboxPresence, SandboxReceipt, SandboxTyping,
 };
+use parley_contract::wire::sandbox::{SandboxCall, SandboxCallEnd, SandboxCallPlaced};
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
@@ -309,5 +310,40 @@ pub async fn presence(
     network(&req, &state)?
         .presence(&id, from, available)
         .await?;
+    Ok(web::Json(OkBody { ok: true }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxCall, responses((status = 200, body = SandboxCallPlaced),
+    (status = 400, description = "Invalid from, or a group that is not a group JID"),
+    (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
+    (status = 409, description = "Session not linked, or from is not a member of group")))]
+#[post("/sandbox/calls")]
+pub async fn calls(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxCall>,
+) -> Result<web::Json<SandboxCallPlaced>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let call = checks::call(body)?;
+    known(&state, id.as_str()).await?;
+    let call_id = network(&req, &state)?.call(&id, call).await?;
+    Ok(web::Json(SandboxCallPlaced { call_id }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxCallEnd, responses((status = 200, body = OkBody),
+    (status = 400, description = "Invalid from or callId, or an unknown reason"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
+#[post("/sandbox/calls/end")]
+pub async fn end_call(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxCallEnd>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let end = checks::call_end(body)?;
+    known(&state, id.as_str()).await?;
+    network(&req, &state)?.end_call(&id, end).await?;
     Ok(web::Json(OkBody { ok: true }))
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::store::Store;
-use parley_network::test_network::TestNetwork;
+use parley_network::test_network::{CALL_END_REASONS, TestNetwork};
 
 /// The sandbox's routes, for [`parley_api::Application::build`].
 pub const ROUTES: RouteSet = RouteSet {
@@ -64,7 +64,9 @@ pub fn control_routes(
         .service(controls::group_members)
         .service(controls::receipts)
         .service(controls::typing)
-        .service(controls::presence);
+        .service(controls::presence)
+        .service(controls::calls)
+        .service(controls::end_call);
 }
 
 /// The CDN and the outbox answer from the database, never asking a worker.
@@ -175,6 +177,22 @@ fn field_rules() -> Vec<FieldRule> {
             true,
         ),
         ("SandboxTyping", "group", pattern(GROUP_JID), false),
+        ("SandboxCall", "from", pattern(PHONE), true),
+        ("SandboxCall", "group", pattern(GROUP_JID), false),
+        ("SandboxCallEnd", "from", pattern(PHONE), true),
+        (
+            "SandboxCallEnd",
+            "callId",
+            json!({"type": "string", "pattern": r"^\s*[A-Za-z0-9._:-]{1,128}\s*$"}),
+            true,
+        ),
+        (
+            "SandboxCallEnd",
+            "reason",
+            json!({"type": ["string", "null"], "enum": CALL_END_REASONS.iter().copied()
+                .map(Value::from).chain([Value::Null]).collect::<Vec<_>>()}),
+            false,
+        ),
         ("SandboxGroupMembers", "jid", pattern(GROUP_JID), true),
         ("SandboxGroupMembers", "by", pattern(PHONE), true),
         (

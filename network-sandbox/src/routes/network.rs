@@ -13,8 +13,9 @@ use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
+use parley_network::outgoing::new_call_id;
 use parley_network::test_network::{
-    MembersChange, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
 };
 
 use super::messages::{Checked, File, checked};
@@ -290,6 +291,27 @@ impl TestNetwork for SandboxNetwork {
     ) -> Result<(), ApiError> {
         let op = SandboxOp::Presence { from, available };
         self.ask(id, op).await.map(|_| ())
+    }
+
+    async fn call(&self, id: &ClientId, call: NewCall) -> Result<String, ApiError> {
+        let call_id = new_call_id();
+        let op = SandboxOp::Call {
+            from: call.from,
+            call_id: call_id.clone(),
+            video: call.video,
+            group: call.group,
+        };
+        self.ask(id, op).await?;
+        Ok(call_id)
+    }
+
+    async fn end_call(&self, id: &ClientId, end: CallEnd) -> Result<(), ApiError> {
+        let op = SandboxOp::CallEnd {
+            from: end.from,
+            call_id: end.call_id,
+            reason: end.reason,
+        };
+        self.ask(id, op).await.map(drop)
     }
 
     async fn change_members(

@@ -141,6 +141,21 @@ impl Pump {
                     .collect()
             }
             Event::Presence(update) => self.presence(update).await.into_iter().collect(),
+            Event::IncomingCall(call) => {
+                let who = call.action.call_creator().to_non_ad();
+                let (chat_lid, phone) = self.contact_of(&who).await;
+                super::calls::call_notice(call, chat_lid, phone)
+                    .map(|m| NetworkEvent::Message(Box::new(m)))
+                    .into_iter()
+                    .collect()
+            }
+            Event::MissedCall(missed) => {
+                let (chat_lid, phone) = self.contact_of(&missed.from.to_non_ad()).await;
+                super::calls::missed_notice(missed, chat_lid, phone)
+                    .map(|m| NetworkEvent::Message(Box::new(m)))
+                    .into_iter()
+                    .collect()
+            }
             Event::LoggedOut(_) => {
                 // The device is gone from the network: so is its state, before
                 // the session hears of it (its next connect then pairs anew).
@@ -251,13 +266,19 @@ impl Pump {
         if own.iter().flatten().any(|me| me.is_same_user_as(&who)) {
             return None;
         }
-        let (chat_lid, phone) = match self.client.get_lid_pn_entry(&who).await {
+        let (chat_lid, phone) = self.contact_of(&who).await;
+        let message = super::presence::presence(update, chat_lid, phone)?;
+        Some(NetworkEvent::Message(Box::new(message)))
+    }
+
+    /// A contact's LID user-part and phone number, as far as the session's
+    /// client knows them (`who` is a user JID of either kind).
+    async fn contact_of(&self, who: &Jid) -> (String, Option<String>) {
+        match self.client.get_lid_pn_entry(who).await {
             Ok(Some(entry)) => (entry.lid.to_string(), Some(entry.phone_number.to_string())),
             _ if who.is_lid() => (who.user.to_string(), None),
             _ => (String::new(), Some(who.user.to_string())),
-        };
-        let message = super::presence::presence(update, chat_lid, phone)?;
-        Some(NetworkEvent::Message(Box::new(message)))
+        }
     }
 
     /// A contact's receipt of messages this account sent (delivered, read,

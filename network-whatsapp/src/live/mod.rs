@@ -10,6 +10,7 @@
 //! in order through `inbound`; `connection`, `sends` and `lookups` map the
 //! port's calls onto the client (`mentions` resolves bare user-parts).
 mod authors;
+mod calls;
 mod capped_file;
 mod certificates;
 mod chat_states;

@@ -6,9 +6,9 @@ use parley_model::media::MediaDownload;
 
 use super::connection::LiveConnection;
 use parley_network::{
-    ByteStream, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId, MessageRef,
-    NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange, PhoneNumber,
-    Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
+    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId,
+    MessageRef, NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
+    PhoneNumber, Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
 };
 
 #[async_trait]
@@ -55,6 +55,10 @@ impl Connection for LiveConnection {
 
     async fn set_presence(&self, available: bool) -> Result<(), NetworkError> {
         self.announce_presence(available).await
+    }
+
+    async fn reject_call(&self, call: &CallRef) -> Result<(), NetworkError> {
+        self.reject(call).await
     }
 
     async fn mark_read(&self, chat: &Jid, message_ids: &[MessageId]) -> Result<(), NetworkError> {

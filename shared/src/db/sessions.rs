@@ -26,6 +26,10 @@ pub struct SessionRow {
     /// The presence it set (`/set-presence`): `available`, `unavailable`,
     /// or empty when it never set one.
     pub presence: String,
+    /// Whether it rejects the calls that ring it (`/set-call-rejection`).
+    pub reject_calls: bool,
+    /// The text it sends a rejected call's caller; empty: none.
+    pub call_reply: String,
     /// The session's send limit; `None` when its sends are not paced.
     pub pacing: Option<Pacing>,
     pub connected: bool,
@@ -40,7 +44,7 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 /// What `/start` knows about a new session.
 #[derive(Clone, Default)]
@@ -66,11 +70,13 @@ pub struct SettingsPatch {
     /// `Some(vec![])` selects every type.
     pub webhook_types: Option<Vec<String>>,
     pub presence: Option<String>,
+    pub reject_calls: Option<bool>,
+    pub call_reply: Option<String>,
     /// `Some(None)` turns pacing off.
     pub pacing: Option<Option<Pacing>>,
     pub desired: Option<bool>,
 }
-parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, pacing, desired; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pacing, desired; webhook_token, secret_hash });
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -127,6 +133,13 @@ impl SessionRow {
         parley_contract::wire::sessions::presence_available(&self.presence)
     }
 
+    /// What it does with a call that rings it: `None` lets it ring;
+    /// `Some(reply)` rejects it, then sends `reply` to the caller unless
+    /// it is empty.
+    pub fn call_rejection(&self) -> Option<&str> {
+        self.reject_calls.then_some(self.call_reply.as_str())
+    }
+
     pub fn health(&self) -> Health {
         if !self.desired {
             Health::Terminal
@@ -162,6 +175,8 @@ mod tests {
             events: Vec::new(),
             webhook_types: Vec::new(),
             presence: String::new(),
+            reject_calls: false,
+            call_reply: String::new(),
             pacing: None,
             connected: true,
             logged_in: true,

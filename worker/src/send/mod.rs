@@ -25,7 +25,7 @@ use tokio::time::timeout;
 use self::download::Fetcher;
 pub use self::echo::{Echo, Me};
 use self::media::Prepared;
-use crate::network::{Connection, MessageRef, NetworkError, Outgoing, SentMessage};
+use crate::network::{CallRef, Connection, MessageRef, NetworkError, Outgoing, SentMessage};
 use crate::network_errors::{Operation, to_api};
 use crate::query::book::Book;
 
@@ -163,6 +163,39 @@ impl Sender {
         }
     }
 
+    /// Rejects a call that rings, then sends `reply` to its caller (as any
+    /// text: its `fromMe` event follows) unless `reply` is empty.
+    pub async fn reject_call(&self, call: CallRef, reply: String) -> Done {
+        let reject = self.connection.reject_call(&call);
+        if let Err(e) = self.network("call rejection", reject).await {
+            return Done::failed(e);
+        }
+        if reply.is_empty() {
+            return Done {
+                outcome: Ok(Reply::Done),
+                sent: None,
+                meta: None,
+                echo: None,
+            };
+        }
+        let to = match Recipient::parse("to", call.creator.as_str()) {
+            Ok(to) => to,
+            Err(e) => return Done::failed(e.into()),
+        };
+        let message = OutgoingMessage {
+            to,
+            content: Content::Text { body: reply },
+            quoted_message_id: None,
+            mentions: Vec::new(),
+            meta: None,
+        };
+        let mut done = self.send(message).await;
+        if done.outcome.is_ok() {
+            done.outcome = Ok(Reply::Done);
+        }
+        done
+    }
+
     async fn perform(&self, action: ChatAction) -> Result<Option<(SentMessage, Echo)>, ApiError> {
         match action {
             ChatAction::Typing { to, composing } => {
@@ -182,6 +215,11 @@ impl Sender {
                 self.network("presence", set).await?;
                 Ok(None)
             }
+            // The session's loop resolves the call's id to the call that
+            // rings (`Sender::reject_call`): none did.
+            ChatAction::RejectCall { call_id } => Err(ApiError::not_found(format!(
+                "no call {call_id} rings the session"
+            ))),
             ChatAction::Delete {
                 to,
                 message_id,

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{Id, JoinError, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
+use super::calls::Ringing;
 use super::held_queue::Held;
 use super::in_flight::InFlight;
 use super::output::{Output, Persisted};
@@ -119,6 +120,8 @@ pub(super) struct Actor {
     /// While a sandbox operation applies its events: whether each message's
     /// event is in the log, awaited before the operation answers.
     pub persisting: Option<Vec<Persisted>>,
+    /// The calls that ring it now.
+    pub ringing: Ringing,
 }
 
 impl Actor {
@@ -170,6 +173,7 @@ impl Actor {
             output,
             me,
             persisting: None,
+            ringing: Ringing::default(),
         }
     }
 

@@ -11,6 +11,7 @@ use super::actor::{Actor, CONNECTED, End, Flow, INITIALIZING, Link, QR};
 use crate::events::Activity;
 use crate::network::{DisconnectReason, Identity, NetworkError, NetworkEvent, SessionContext};
 use crate::send::Me;
+use parley_model::inbound::Content;
 
 /// `lastDisconnect` when the network cannot be reached.
 pub const UNREACHABLE: &str = "network-unreachable";
@@ -71,7 +72,10 @@ impl Actor {
                 self.on_online(identity).await
             }
             Some(NetworkEvent::Disconnected(reason)) => self.on_disconnected(reason).await,
-            Some(NetworkEvent::Message(msg)) => {
+            Some(NetworkEvent::Message(mut msg)) => {
+                if let Content::Call(call) = &mut msg.content {
+                    self.on_call(call);
+                }
                 let (chat, id) = (msg.chat.clone(), msg.id.clone());
                 // A notice (a receipt, a member change) is acknowledged by
                 // the network's client as it arrives: no answer is awaited.

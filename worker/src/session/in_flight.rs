@@ -5,6 +5,7 @@ use std::sync::{Mutex, PoisonError};
 
 use parley_contract::command::Command;
 use parley_contract::queries::Query;
+use parley_model::inbound::CallRef;
 use parley_model::outgoing::{ChatAction, OutgoingMessage};
 use parley_shared::bus::Incoming;
 use tokio::task::{Id, JoinError, JoinSet};
@@ -16,6 +17,12 @@ pub(super) enum Job {
     Send(OutgoingMessage),
     Chat(ChatAction),
     Query(Query),
+    /// Reject a call that rings, then send `reply` to the caller unless it
+    /// is empty.
+    RejectCall {
+        call: CallRef,
+        reply: String,
+    },
 }
 
 /// Where a command is carried out.

@@ -2,6 +2,7 @@
 //! its lease, writes its state under the lease's fence and answers its commands.
 mod actor;
 mod backoff;
+mod calls;
 mod commands;
 mod events;
 mod held;

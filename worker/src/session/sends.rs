@@ -22,6 +22,7 @@ use crate::network::SentMessage;
 use crate::query::Querier;
 use crate::query::book::Book;
 use crate::send::{Done, Sender};
+use parley_model::outgoing::ChatAction;
 
 impl Actor {
     /// Starts `job` for `incoming` (request key `key`), or holds it while the
@@ -48,6 +49,33 @@ impl Actor {
                 return;
             }
         };
+        self.run_task(key, task, vec![incoming]);
+    }
+
+    /// Starts `job`, the session's own (no request waits for it); its
+    /// failure, or a job the session cannot do now, is logged.
+    pub(super) fn launch_own(&mut self, job: Job) {
+        let client_id = self.id.clone();
+        match self.task_for(job) {
+            Ok(task) => {
+                let logged = async move {
+                    let done = task.await;
+                    if let Err(e) = &done.outcome {
+                        tracing::warn!(%client_id, error = %e.message, "the session's own operation failed");
+                    }
+                    done
+                };
+                self.run_task(None, logged.boxed(), Vec::new());
+            }
+            Err(e) => {
+                tracing::warn!(%client_id, error = %e.message, "the session's own operation was not started");
+            }
+        }
+    }
+
+    /// Runs `task` beside the loop for the requests `waiting` (request key
+    /// `key`); what it sent becomes its `fromMe` event.
+    fn run_task(&mut self, key: Option<String>, task: BoxFuture<'static, Done>, waiting: Vec<Incoming>) {
         let in_flight = &mut self.in_flight;
         let cacheable = key.is_some();
         let key = key.unwrap_or_else(|| {
@@ -79,14 +107,16 @@ impl Actor {
             .tasks
             .spawn(task.instrument(tracing::Span::current()));
         in_flight.keys.insert(handle.id(), key.clone());
-        in_flight.callers().insert(key, (cacheable, vec![incoming]));
+        in_flight.callers().insert(key, (cacheable, waiting));
     }
 
     /// The task that carries out `job`, when the session can do it now.
     fn task_for(&mut self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
         // A send's event would find no room in the log: refused before it
         // reaches the network, never sent without its event.
-        if matches!(job, Job::Send(_) | Job::Chat(_)) && self.output.log_full() {
+        if matches!(job, Job::Send(_) | Job::Chat(_) | Job::RejectCall { .. })
+            && self.output.log_full()
+        {
             return Err(ApiError::unavailable(
                 "the session's event log is full (its webhook receiver is behind): retry later",
             ));
@@ -102,9 +132,20 @@ impl Actor {
                 }
                 .boxed()
             }
+            Job::Chat(ChatAction::RejectCall { call_id }) => {
+                let sender = self.sender()?;
+                let call = self.ringing.get(&call_id, Instant::now()).ok_or_else(|| {
+                    ApiError::not_found(format!("no call {call_id} rings the session"))
+                })?;
+                async move { sender.reject_call(call, String::new()).await }.boxed()
+            }
             Job::Chat(action) => {
                 let sender = self.sender()?;
                 async move { sender.act(action).await }.boxed()
+            }
+            Job::RejectCall { call, reply } => {
+                let sender = self.sender()?;
+                async move { sender.reject_call(call, reply).await }.boxed()
             }
             Job::Query(query) => {
                 let querier = self.querier()?;

@@ -44,6 +44,11 @@ pub struct Model {
     /// The presence the session set: `available`, `unavailable` or empty.
     #[sea_orm(column_type = "Text")]
     pub presence: String,
+    /// Whether the calls that ring the session are rejected as they come.
+    pub reject_calls: bool,
+    /// The text sent to a rejected call's caller; empty: none.
+    #[sea_orm(column_type = "Text")]
+    pub call_reply: String,
     /// Pacing: messages per minute and burst, both set or both null.
     pub pace_per_minute: Option<i32>,
     pub pace_burst: Option<i32>,
@@ -58,7 +63,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
@@ -96,6 +101,8 @@ impl From<Model> for SessionRow {
             events: names(&m.events),
             webhook_types: names(&m.webhook_types),
             presence: m.presence,
+            reject_calls: m.reject_calls,
+            call_reply: m.call_reply,
             pacing: pacing_of(m.pace_per_minute, m.pace_burst),
             connected: m.connected,
             logged_in: m.logged_in,
@@ -213,6 +220,8 @@ pub async fn update_settings(
         events: set_some(patch.events.map(|e| e.join(","))),
         webhook_types: set_some(patch.webhook_types.map(|t| t.join(","))),
         presence: set_some(patch.presence),
+        reject_calls: set_some(patch.reject_calls),
+        call_reply: set_some(patch.call_reply),
         pace_per_minute: set_some(
             patch
                 .pacing

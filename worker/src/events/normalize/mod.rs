@@ -1,16 +1,16 @@
 //! The normalizer: a pure function from a network message to the webhook envelope.
 use parley_contract::event::{
-    CHAT_TYPING, CONTACT_PRESENCE, Contact, Edit, Envelope, GROUP_PARTICIPANTS,
-    GROUP_PARTICIPANTS_CHANGED, GROUP_UPDATE, GROUP_UPDATED, Group, GroupChange, GroupUpdate,
-    InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, PRESENCE, Poll,
-    PollVote, PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, STATUS,
-    STATUS_RECEIVED, StatusInfo, TYPING, TypingInfo,
+    CALL, CALL_ENDED, CALL_OFFER, CHAT_TYPING, CONTACT_PRESENCE, CallInfo, Contact, Edit, Envelope,
+    GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, GROUP_UPDATE, GROUP_UPDATED, Group,
+    GroupChange, GroupUpdate, InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media,
+    Meta, PRESENCE, Poll, PollVote, PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke,
+    STATUS, STATUS_RECEIVED, StatusInfo, TYPING, TypingInfo,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
 
 use super::poll::resolve_vote;
-use parley_model::inbound::{Content, GroupSetting, InboundMessage};
+use parley_model::inbound::{CallPhase, Content, GroupSetting, InboundMessage};
 
 /// What the session knows about itself.
 #[derive(Debug, Clone)]
@@ -50,6 +50,7 @@ pub fn opt_in_event(content: &Content) -> Option<&'static str> {
         Content::Receipt { .. } => Some(RECEIPT),
         Content::Typing { .. } => Some(TYPING),
         Content::Presence { .. } => Some(PRESENCE),
+        Content::Call(_) => Some(CALL),
         _ => None,
     }
 }
@@ -107,6 +108,8 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
         // A chat state has no id on the network: the port gives it one.
         Content::Typing { .. } => format!("typ_{client_id}_{}", msg.id),
         Content::Presence { .. } => format!("prs_{client_id}_{}", msg.id),
+        // One for the offer and one for the end of each call.
+        Content::Call(call) => format!("call_{client_id}_{}_{}", msg.id, call.phase.as_str()),
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
         }
@@ -378,6 +381,27 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 last_seen: last_seen.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
             });
             (PRESENCE, String::new())
+        }
+        Content::Call(call) => {
+            let reason = match &call.phase {
+                CallPhase::Offer => {
+                    e.event = CALL_OFFER.into();
+                    None
+                }
+                CallPhase::Ended { reason } => {
+                    e.event = CALL_ENDED.into();
+                    reason.clone()
+                }
+            };
+            e.call = Some(CallInfo {
+                call_id: call.call.id.clone(),
+                state: call.phase.as_str().into(),
+                video: call.video,
+                group_jid: call.group.as_ref().map(ToString::to_string),
+                rejected: call.rejected,
+                reason,
+            });
+            (CALL, String::new())
         }
     };
     e.kind = kind.into();

@@ -23,10 +23,10 @@ use crate::events::EventPipeline;
 use parley_model::media::MediaDownload;
 
 use crate::network::{
-    ByteStream, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind, MessageId,
-    MessageRef, Network, NetworkError, NetworkEvent, NumberCheck, Outgoing, ParticipantAction,
-    ParticipantChange, PhoneNumber, Picture, PictureFile, PictureLookup, QueryError, SentMessage,
-    SessionContext, UserInfo, unsupported,
+    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind,
+    MessageId, MessageRef, Network, NetworkError, NetworkEvent, NumberCheck, Outgoing,
+    ParticipantAction, ParticipantChange, PhoneNumber, Picture, PictureFile, PictureLookup,
+    QueryError, SentMessage, SessionContext, UserInfo, unsupported,
 };
 use crate::send::download::{Fetcher, Limits};
 use crate::session::{NetworkControl, Timing};
@@ -320,6 +320,9 @@ impl Connection for FakeConnection {
     }
     async fn set_presence(&self, _available: bool) -> Result<(), NetworkError> {
         Err(unsupported("presence"))
+    }
+    async fn reject_call(&self, _call: &CallRef) -> Result<(), NetworkError> {
+        Err(unsupported("calls"))
     }
     async fn mark_read(&self, _chat: &Jid, _ids: &[MessageId]) -> Result<(), NetworkError> {
         Err(unsupported("read receipts"))
