@@ -342,6 +342,7 @@ fn handle(inner: &Inner, asker: &Asker<'_>, sender: &Sender<'_>, node: &Node) ->
             crate::presence::stanza(inner, sender, node);
             None
         }
+        "call" => crate::calls::stanza(inner, sender, node),
         "ack" | "ib" => None,
         other => {
             tracing::debug!(tag = other, "wire network: stanza not served");

@@ -11,6 +11,7 @@
 pub mod app_state;
 pub mod baileys;
 mod broadcasts;
+mod calls;
 mod cdn;
 mod code;
 mod conn;
@@ -555,6 +556,17 @@ impl WireNetwork {
             .presences
             .iter()
             .filter(|p| p.from.0 == phone && p.from.1 == device)
+            .cloned()
+            .collect()
+    }
+
+    /// The call actions the device `phone`:`device` signalled, in order.
+    pub fn calls_from(&self, phone: &str, device: u16) -> Vec<calls::CallSignal> {
+        self.inner
+            .registry()
+            .calls
+            .iter()
+            .filter(|c| c.from.0 == phone && c.from.1 == device)
             .cloned()
             .collect()
     }

@@ -141,6 +141,8 @@ pub struct Registry {
     /// Each account's presence as its devices said it, in order
     /// (`crate::presence`).
     pub presences: Vec<SaidPresence>,
+    /// The call actions devices signalled, in order (`crate::calls`).
+    pub calls: Vec<crate::calls::CallSignal>,
     counts: HashMap<(String, u16), usize>,
     next_raw_id: u32,
 }

@@ -24,7 +24,7 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_network::test_network::{
-    MembersChange, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
 };
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
@@ -244,6 +244,25 @@ impl TestNetwork for WorldNetwork {
         let session = self.device(id).await?;
         let body = json!({ "session": session, "from": from.as_str(), "available": available });
         let _: Value = world(&self.state, "/presence", body).await?;
+        Ok(())
+    }
+
+    async fn call(&self, id: &ClientId, call: NewCall) -> Result<String, ApiError> {
+        let session = self.device(id).await?;
+        let body = json!({ "session": session, "from": call.from.as_str(), "video": call.video,
+            "group": call.group.as_ref().map(|g| g.as_str()) });
+        let placed: Value = world(&self.state, "/calls", body).await?;
+        placed["callId"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| ApiError::bad_gateway("the test network named no call"))
+    }
+
+    async fn end_call(&self, id: &ClientId, end: CallEnd) -> Result<(), ApiError> {
+        let session = self.device(id).await?;
+        let body = json!({ "session": session, "from": end.from.as_str(),
+            "callId": end.call_id, "reason": end.reason });
+        let _: Value = world(&self.state, "/calls/end", body).await?;
         Ok(())
     }
 

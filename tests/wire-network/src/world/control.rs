@@ -143,6 +143,8 @@ pub fn serve(
             .service(group_members)
             .service(receipts)
             .service(typing)
+            .service(calls)
+            .service(end_call)
     })
     .workers(2)
     .listen(listener)?
@@ -356,6 +358,51 @@ async fn typing(ctl: web::Data<Ctl>, body: web::Json<ForSession<TypingRequest>>)
     on_world(&ctl, |w| async move {
         let r = &b.request;
         w.typing(&b.session, &r.from, &r.state, r.group.as_deref())
+            .await?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CallRequest {
+    pub from: String,
+    pub video: bool,
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+#[post("/calls")]
+async fn calls(ctl: web::Data<Ctl>, body: web::Json<ForSession<CallRequest>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = &b.request;
+        let call_id = w
+            .call(&b.session, &r.from, r.video, r.group.as_deref())
+            .await?;
+        Ok(json!({ "callId": call_id }))
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallEndRequest {
+    pub from: String,
+    pub call_id: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[post("/calls/end")]
+async fn end_call(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<CallEndRequest>>,
+) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = &b.request;
+        w.end_call(&b.session, &r.from, &r.call_id, r.reason.as_deref())
             .await?;
         Ok(json!({ "ok": true }))
     })

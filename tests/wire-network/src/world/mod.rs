@@ -421,6 +421,89 @@ impl World {
             .map_err(failed)
     }
 
+    /// The contact `from` calls the session's account (video when
+    /// `video`; `group`'s call when given): its phone's client puts a
+    /// `<call>` holding an `<offer>` on the wire, which the network passes
+    /// to the account's connected devices; the call's id.
+    pub async fn call(
+        &self,
+        session: &SessionRef,
+        from: &str,
+        video: bool,
+        group: Option<&str>,
+    ) -> Result<String, Refusal> {
+        self.reachable(session).await?;
+        if let Some(group) = group {
+            self.member_of(session, group, from)?;
+        }
+        let device = self.phone(from).await?;
+        let call_id = parley_network::outgoing::new_call_id();
+        let mut attrs = vec![
+            ("call-id", call_id.clone()),
+            ("call-creator", format!("{}@lid", self.lid(from))),
+        ];
+        if let Some(group) = group {
+            attrs.push(("group-jid", group.to_string()));
+        }
+        let codec = |rate: &str| {
+            crate::nodes::element(
+                "audio",
+                &[("enc", "opus".into()), ("rate", rate.into())],
+                vec![],
+            )
+        };
+        let mut media = vec![codec("16000"), codec("8000")];
+        if video {
+            media.push(crate::nodes::element(
+                "video",
+                &[("enc", "vp8".into())],
+                vec![],
+            ));
+        }
+        let offer = crate::nodes::element("offer", &attrs, media);
+        self.signal(session, &device, offer).await?;
+        Ok(call_id)
+    }
+
+    /// The contact `from` ends its call `call_id` before the session
+    /// answered (`reason` as the network says it; `None`: hung up): a
+    /// `<terminate>` to the account's devices.
+    pub async fn end_call(
+        &self,
+        session: &SessionRef,
+        from: &str,
+        call_id: &str,
+        reason: Option<&str>,
+    ) -> Result<(), Refusal> {
+        self.reachable(session).await?;
+        let device = self.phone(from).await?;
+        let mut attrs = vec![
+            ("call-id", call_id.to_string()),
+            ("call-creator", format!("{}@lid", self.lid(from))),
+        ];
+        if let Some(reason) = reason {
+            attrs.push(("reason", reason.to_string()));
+        }
+        let terminate = crate::nodes::element("terminate", &attrs, vec![]);
+        self.signal(session, &device, terminate).await
+    }
+
+    /// `device` puts a `<call>` holding `action` on the wire, to the
+    /// session's account.
+    async fn signal(
+        &self,
+        session: &SessionRef,
+        device: &TestDevice,
+        action: whatsapp_rust::wacore_binary::node::Node,
+    ) -> Result<(), Refusal> {
+        let attrs = [
+            ("to", format!("{}@s.whatsapp.net", session.phone)),
+            ("id", device.client.generate_message_id()),
+        ];
+        let stanza = crate::nodes::element("call", &attrs, vec![action]);
+        device.client.send_node(stanza).await.map_err(failed)
+    }
+
     /// The contact `from` comes online (`available`) or goes offline: its
     /// phone puts a `<presence>` on the wire, which the network passes to
     /// the sockets subscribed to it.

@@ -6,7 +6,8 @@
 //! no one else), else what the contacts' (and group members') devices
 //! received from the session's device and decrypted; files downloaded and
 //! hashed. Typing and read receipts are what the contacts' devices saw;
-//! the account's presence what the session's device said to the server.
+//! the account's presence, and the calls it rejected, what the session's
+//! device said to the server.
 //! Each entry has the sandbox's kind and payload.
 use std::collections::HashSet;
 
@@ -103,6 +104,17 @@ impl World {
                 payload: json!({ "state": state }),
                 at: said.at,
             });
+        }
+        for signal in self.network().calls_from(&session.phone, session.device) {
+            if signal.action == "reject" {
+                entries.push(OutboxEntry {
+                    message_id: String::new(),
+                    to: format!("{}@s.whatsapp.net", signal.to),
+                    kind: "call_reject".into(),
+                    payload: json!({ "callId": signal.call_id }),
+                    at: signal.at,
+                });
+            }
         }
         entries.retain(|e| since.is_none_or(|t| e.at >= t));
         if let Some(to) = to {
