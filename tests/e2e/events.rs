@@ -4,6 +4,7 @@
 //! `events/delivery.rs`, poll votes in `events/polls.rs`, room avatars in
 //! `events/avatars.rs`.
 mod avatars;
+mod calls;
 mod delivery;
 mod group_changes;
 mod group_settings;
