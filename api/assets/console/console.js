@@ -645,8 +645,8 @@
       clearRendered(el.tBodies ? el.tBodies[0] : el);
     });
     ['session-error', 'history-error', 'events-error', 'dead-error', 'redeliver-result', 'send-result',
-      'webhook-result', 'presence-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
-    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form'].forEach(function (fid) { $(fid).reset(); });
+      'webhook-result', 'presence-result', 'calls-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
+    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form'].forEach(function (fid) { $(fid).reset(); });
     setText($('dead-count'), '');
     $('dead-select-all').checked = false;
     $('pair-code-box').hidden = true;
@@ -738,6 +738,7 @@
         ['Event types', typesText(w.types) || 'every type'],
         ['Workspace (orgId)', orDash(row.orgId)],
         ['Presence set', orDash(row.presence)],
+        ['Calls', callsText(row.calls)],
         ['Created', timeEl(row.createdAt)],
         ['Last event seq', fmtNum(row.lastEventSeq)]
       ];
@@ -1126,6 +1127,33 @@
     });
   }
 
+  // What a session does with calls, for its details.
+  function callsText(calls) {
+    if (!calls || !calls.reject) return 'ring';
+    return calls.replyText ? 'rejected, with a reply' : 'rejected';
+  }
+
+  async function submitCalls() {
+    var out = $('calls-result');
+    var reject = $('calls-mode').value === 'reject';
+    var reply = $('calls-reply').value.trim();
+    setMsg(out, '');
+    if (!reject && reply) {
+      setMsg(out, 'A reply is sent only after a rejection: choose "rejected as they come" or clear the text.', 'error');
+      return;
+    }
+    var alive = guard();
+    await withBusy($('calls-submit'), async function () {
+      try {
+        var r = await api('POST', 'set-call-rejection', { body: { clientId: sess.id, reject: reject, replyText: reply || null } });
+        if (!alive()) return;
+        setMsg(out, r.reject ? 'Saved. Calls are rejected as they come.' : 'Saved. Calls ring.', 'ok');
+      } catch (e) {
+        if (!e.silent && alive()) setMsg(out, errText(e), 'error');
+      }
+    });
+  }
+
   async function submitWebhook() {
     var out = $('webhook-result');
     var url = $('webhook-url').value.trim();
@@ -1391,6 +1419,7 @@
     onSubmit($('send-form'), submitSend);
     onSubmit($('webhook-form'), submitWebhook);
     onSubmit($('presence-form'), submitPresence);
+    onSubmit($('calls-form'), submitCalls);
     $('webhook-form').addEventListener('input', function () { if (sess) sess.webhookDirty = true; });
     $('dead-table').tBodies[0].addEventListener('change', onDeadCheck);
     $('dead-select-all').addEventListener('change', onDeadSelectAll);

@@ -510,6 +510,24 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
         .await;
     let (_, page) = get(&p, "/sessions?clientId=rotating").await;
     assert_eq!(page["sessions"][0]["presence"], "unavailable", "{page}");
+    // Calls rejected as they come, with a reply, set from the page.
+    b.wait_css("#calls-mode")
+        .await
+        .select_by_value("reject")
+        .await
+        .expect("select reject");
+    type_into(&b, "#calls-reply", "Please write instead.").await;
+    click(&b, "#calls-submit").await;
+    b.wait_text("#calls-result", |t| t.contains("rejected"))
+        .await;
+    let (_, page) = get(&p, "/sessions?clientId=rotating").await;
+    assert_eq!(
+        page["sessions"][0]["calls"],
+        json!({"reject": true, "replyText": "Please write instead."}),
+        "{page}"
+    );
+    b.wait_text("#session-health", |t| t.contains("rejected, with a reply"))
+        .await;
     let (status, _) = post(
         &p,
         "/sandbox/contacts",
