@@ -150,6 +150,28 @@ async fn calls(shape: Shape) {
     let (status, gone) = reject(p, &video).await;
     assert_eq!(status, 404, "{gone}");
 
+    // A group's call comes from the member who starts it, naming the group.
+    let (status, group) = post(
+        p,
+        "/sandbox/groups",
+        json!({"clientId": "ca", "subject": "Team", "participants": [CONTACT]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{group}");
+    let jid = group["jid"].as_str().expect("jid").to_string();
+    let (status, placed) = post(
+        p,
+        "/sandbox/calls",
+        json!({"clientId": "ca", "from": CONTACT, "group": jid}),
+    )
+    .await;
+    assert_eq!(status, 200, "{placed}");
+    let e = next_call(&mut rx).await;
+    assert_eq!(e["call"]["callId"], placed["callId"], "{e}");
+    assert_eq!(e["call"]["groupJid"], jid.as_str(), "{e}");
+    assert_eq!(e["remoteJid"], format!("{lid}@lid"), "{e}");
+    assert_eq!(e["isGroup"], false, "{e}");
+
     refused(
         p,
         "/reject-call",

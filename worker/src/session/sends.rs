@@ -75,7 +75,12 @@ impl Actor {
 
     /// Runs `task` beside the loop for the requests `waiting` (request key
     /// `key`); what it sent becomes its `fromMe` event.
-    fn run_task(&mut self, key: Option<String>, task: BoxFuture<'static, Done>, waiting: Vec<Incoming>) {
+    fn run_task(
+        &mut self,
+        key: Option<String>,
+        task: BoxFuture<'static, Done>,
+        waiting: Vec<Incoming>,
+    ) {
         let in_flight = &mut self.in_flight;
         let cacheable = key.is_some();
         let key = key.unwrap_or_else(|| {
