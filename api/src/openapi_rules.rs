@@ -89,6 +89,34 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("RejectCall", "callId", message_id(), true),
         (
+            "SendStatus",
+            "type",
+            json!({"type": ["string", "null"], "enum": ["text", "image", "video", null]}),
+            false,
+        ),
+        (
+            "SendStatus",
+            "backgroundColor",
+            json!({"type": ["string", "null"],
+                "pattern": r"^\s*#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})\s*$"}),
+            false,
+        ),
+        (
+            "SendStatus",
+            "font",
+            json!({"type": ["string", "null"], "enum": parley_model::outgoing::STATUS_FONTS
+                .iter().map(|(name, _)| Value::from(*name)).chain([Value::Null])
+                .collect::<Vec<_>>()}),
+            false,
+        ),
+        (
+            "SendStatus",
+            "audience",
+            json!({"type": ["array", "null"], "minItems": 1,
+                "maxItems": crate::routes::statuses::AUDIENCE_MAX, "items": pattern(RECIPIENT)}),
+            false,
+        ),
+        (
             "SetSendPacing",
             "messagesPerMinute",
             json!({"type": "integer", "minimum": 0, "maximum": parley_contract::pacing::MAX_PER_MINUTE}),

@@ -139,6 +139,9 @@ pub struct SendResult {
     /// Sent, but something after the send failed (the hosted-history write).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// A status update: how many contacts it went to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<u64>,
 }
 
 impl SendResult {
@@ -149,6 +152,7 @@ impl SendResult {
             bytes: None,
             fallback: None,
             warning: None,
+            audience: None,
         }
     }
 }
@@ -184,6 +188,7 @@ mod tests {
                 quoted_message_id: MessageId::new("3EB0AA"),
                 mentions: vec!["123456789012345".into()],
                 meta: Some(serde_json::json!({"fromAI": true})),
+                status: None,
             }),
             Command::Send(OutgoingMessage {
                 to: Recipient::Group("120363025246125486".into()),
@@ -200,6 +205,7 @@ mod tests {
                 quoted_message_id: None,
                 mentions: vec![],
                 meta: None,
+                status: None,
             }),
             Command::Chat(ChatAction::Delete {
                 to: Recipient::Lid("123456789012345".into()),

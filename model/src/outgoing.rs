@@ -25,7 +25,35 @@ pub struct OutgoingMessage {
     /// The caller's `metaData`, handed to the after-send hook (never to the network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+    /// A status update (`to` is [`Recipient::Status`]): who sees it and how
+    /// a text status looks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Box<StatusPost>>,
 }
+
+/// A status update's audience and a text status's look (`/send-status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusPost {
+    /// Who sees it; `None`: every contact the session knows.
+    pub audience: Option<Vec<Recipient>>,
+    /// A text status's background, `0xAARRGGBB`.
+    pub background_argb: Option<u32>,
+    /// A text status's font: the network's number of one of [`STATUS_FONTS`].
+    pub font: Option<u32>,
+}
+
+/// The fonts of a text status, by name, with the network's number of each.
+pub const STATUS_FONTS: &[(&str, u32)] = &[
+    ("system", 0),
+    ("system_text", 1),
+    ("fb_script", 2),
+    ("system_bold", 6),
+    ("morningbreeze_regular", 7),
+    ("calistoga_regular", 8),
+    ("exo2_extrabold", 9),
+    ("courierprime_bold", 10),
+];
 
 /// The message itself; `M` is how a file travels ([`MediaRequest`] until the
 /// session's owner has it in hand).

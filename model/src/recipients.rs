@@ -15,6 +15,12 @@ const LEGACY_PHONE_SERVER: &str = "c.us";
 /// Lengths of a LID user-part.
 const LID_DIGITS: std::ops::RangeInclusive<usize> = 8..=20;
 
+/// The user part of the status chat, `status@broadcast`.
+pub const STATUS_USER: &str = "status";
+
+/// The server of broadcast lists and the status chat.
+pub const BROADCAST_SERVER: &str = "broadcast";
+
 /// A parsed `to`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "user", rename_all = "kebab-case")]
@@ -28,6 +34,9 @@ pub enum Recipient {
     PhoneJid(PhoneNumber),
     /// A group: `<id>@g.us`.
     Group(String),
+    /// The account's status (stories): `status@broadcast`, to an audience
+    /// of its own (never parsed from a customer's `to`).
+    Status,
 }
 
 impl Recipient {
@@ -50,6 +59,7 @@ impl Recipient {
         match self {
             Recipient::Lid(u) | Recipient::Group(u) => u,
             Recipient::Phone(p) | Recipient::PhoneJid(p) => p.as_str(),
+            Recipient::Status => STATUS_USER,
         }
     }
 
@@ -59,6 +69,7 @@ impl Recipient {
             Recipient::Lid(u) => Jid::from_valid_parts(u, LID_SERVER),
             Recipient::Phone(p) | Recipient::PhoneJid(p) => Jid::phone(p),
             Recipient::Group(g) => Jid::from_valid_parts(g, GROUP_SERVER),
+            Recipient::Status => Jid::from_valid_parts(STATUS_USER, BROADCAST_SERVER),
         }
     }
 

@@ -5,7 +5,30 @@
 use parley_model::outgoing::Content;
 use serde_json::{Map, Value, json};
 
-use parley_network::{MediaFile, MediaKind, MessageId, Outgoing};
+use parley_model::outgoing::STATUS_FONTS;
+use parley_network::{MediaFile, MediaKind, MessageId, Outgoing, StatusOut};
+
+/// Adds a status update's audience (its JIDs, sorted) and, to a text
+/// status, its background (`#AARRGGBB`) and font (by name) to `payload`.
+pub fn status(payload: &mut Value, kind: &str, status: &StatusOut) {
+    let Some(p) = payload.as_object_mut() else {
+        return;
+    };
+    let mut audience: Vec<&str> = status.audience.iter().map(|j| j.as_str()).collect();
+    audience.sort_unstable();
+    p.insert("audience".into(), json!(audience));
+    if kind != "text" {
+        return;
+    }
+    if let Some(argb) = status.background_argb {
+        p.insert("backgroundColor".into(), json!(format!("#{argb:08X}")));
+    }
+    if let Some(font) = status.font
+        && let Some((name, _)) = STATUS_FONTS.iter().find(|(_, n)| *n == font)
+    {
+        p.insert("font".into(), json!(name));
+    }
+}
 
 /// The outbox kind and payload of a message; a file is read through once,
 /// for its digest, as the network would to upload it.
@@ -128,6 +151,7 @@ mod tests {
             content,
             quoted_id: None,
             mentions: vec![],
+            status: None,
         }
     }
 

@@ -113,9 +113,12 @@ impl SandboxConnection {
         if let Content::Edit { target_id, .. } = &msg.content {
             self.check_editable(&msg.to, target_id).await?;
         }
-        let (kind, payload) = payload::message(&msg)
+        let (kind, mut payload) = payload::message(&msg)
             .await
             .map_err(|e| NetworkError::Unreachable(format!("reading the file to send: {e}")))?;
+        if let Some(status) = &msg.status {
+            payload::status(&mut payload, kind, status);
+        }
         self.record_sent(&msg.to, kind, payload).await
     }
 

@@ -347,6 +347,7 @@ pub async fn texts_go_out_and_come_in(s: Subject<'_>) {
             },
             quoted_id: None,
             mentions: vec![],
+            status: None,
         })
         .await
         .expect("send");
@@ -386,6 +387,7 @@ fn text_to(to: Jid, body: &str) -> Outgoing {
         content: OutgoingContent::Text { body: body.into() },
         quoted_id: None,
         mentions: vec![],
+        status: None,
     }
 }
 

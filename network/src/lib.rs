@@ -23,7 +23,7 @@ pub use contacts::{
     ContactName, CreatedGroup, GroupMetadata, GroupParticipant, NumberCheck, ParticipantAction,
     ParticipantChange, Picture, PictureFile, PictureLookup, QueryError, UserInfo,
 };
-pub use outgoing::{MediaFile, MediaInfo, MediaKind, MessageRef, Outgoing, SentMessage};
+pub use outgoing::{MediaFile, MediaInfo, MediaKind, MessageRef, Outgoing, SentMessage, StatusOut};
 pub use poll::option_hash;
 
 /// Why the network refused or failed an operation.

@@ -21,6 +21,19 @@ pub struct Outgoing {
     pub quoted_id: Option<MessageId>,
     /// Mentioned user-parts (`ContextInfo.mentioned_jid`).
     pub mentions: Vec<String>,
+    /// A status update (`to` is `status@broadcast`): who sees it and how a
+    /// text status looks.
+    pub status: Option<StatusOut>,
+}
+
+/// A status update's audience (user JIDs) and a text status's look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusOut {
+    pub audience: Vec<Jid>,
+    /// A text status's background, `0xAARRGGBB`.
+    pub background_argb: Option<u32>,
+    /// A text status's font (the network's number).
+    pub font: Option<u32>,
 }
 
 /// A file to upload and send.

@@ -96,6 +96,7 @@ pub fn message(
         quoted_message_id,
         mentions,
         meta,
+        status: None,
     })
 }
 

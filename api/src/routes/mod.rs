@@ -20,6 +20,7 @@ mod prometheus;
 mod receipts;
 pub(crate) mod sessions;
 mod settings;
+pub(crate) mod statuses;
 mod updates;
 
 use actix_web::dev::{ServiceFactory, ServiceRequest};
@@ -68,6 +69,7 @@ where
         .service(presence::set_presence)
         .service(calls::set_call_rejection)
         .service(calls::reject_call)
+        .service(statuses::send_status)
         .service(messages::send_message)
         .service(media_send::send_media)
         .service(messages::send_poll)

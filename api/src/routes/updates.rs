@@ -76,6 +76,7 @@ fn bare(to: parley_model::recipients::Recipient, content: Content) -> OutgoingMe
         quoted_message_id: None,
         mentions: Vec::new(),
         meta: None,
+        status: None,
     }
 }
 

@@ -289,3 +289,41 @@ pub struct MarkedRead {
     /// Distinct message ids the receipts covered.
     pub count: usize,
 }
+
+/// `POST /send-status` (Parley's): a status update (a story) of the
+/// session's account, shown to `audience`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendStatus {
+    #[serde(default)]
+    pub client_id: String,
+    /// `text` (the default), `image` or `video`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// A text status's text.
+    pub body: Option<String>,
+    /// A text status's background: `#RRGGBB` or `#AARRGGBB`.
+    pub background_color: Option<String>,
+    /// A text status's font: one of `parley_model::outgoing::STATUS_FONTS`.
+    pub font: Option<String>,
+    /// An image or video status: public http(s) URL of the file.
+    pub download_url: Option<String>,
+    pub mime_type: Option<String>,
+    pub caption: Option<String>,
+    /// Who sees it (LID user-parts, `+phone` numbers or user JIDs); absent
+    /// or null: every contact the session knows.
+    pub audience: Option<Vec<String>>,
+}
+
+/// The answer of `POST /send-status`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusSent {
+    /// Always `sent`.
+    pub status: String,
+    pub message_id: String,
+    /// How many contacts it went to.
+    pub audience: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}

@@ -43,6 +43,7 @@ fn text(body: &str) -> Outgoing {
         content: Content::Text { body: body.into() },
         quoted_id: None,
         mentions: vec![],
+        status: None,
     }
 }
 

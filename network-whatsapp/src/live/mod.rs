@@ -32,6 +32,7 @@ mod privacy_tokens;
 mod proxy;
 mod sends;
 mod server_acks;
+mod statuses;
 mod transport;
 mod upload;
 

@@ -196,7 +196,7 @@ pub fn download_params(media: &MediaDownload, kind: MediaType) -> Result<Downloa
 }
 
 impl LiveConnection {
-    fn sent(
+    pub(super) fn sent(
         &self,
         result: SendResult,
         to: &Jid,
@@ -244,6 +244,9 @@ impl LiveConnection {
             ),
             _ => build(&message, quoted_author).map_err(invalid)?,
         };
+        if let Some(status) = &message.status {
+            return self.post_status(msg, kind, status, &message.to).await;
+        }
         let group = to.is_group();
         if !group {
             privacy_tokens::props_loaded(&self.client, &self.props).await;

@@ -89,6 +89,7 @@ async fn image_to_contact(
         }),
         quoted_id: None,
         mentions: vec![],
+        status: None,
     };
     let sent = conn.send(message).await.expect("send an image");
     f.wire
@@ -121,6 +122,7 @@ async fn a_large_file_goes_out_after_its_media_auth_expired() {
         }),
         quoted_id: None,
         mentions: vec![],
+        status: None,
     };
     let sent = conn.send(message).await.expect("send a large document");
     let got = f
@@ -250,6 +252,7 @@ async fn text_to_contact(conn: &dyn Connection, body: &str) -> String {
         content: Sent::Text { body: body.into() },
         quoted_id: None,
         mentions: vec![],
+        status: None,
     };
     let sent = conn.send(message).await.expect("send a text");
     sent.message_id.as_str().to_string()

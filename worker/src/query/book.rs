@@ -39,6 +39,14 @@ impl Book {
             .and_then(lid_jid)
     }
 
+    /// The LID JIDs of the session's contacts (those it exchanged messages
+    /// with, looked up, or whose names the phone's history sync sent), the
+    /// most recent first, at most `limit`.
+    pub async fn contacts(&self, limit: u64) -> Result<Vec<Jid>, parley_shared::db::DbError> {
+        let lids = self.db.contact_lids(self.client_id.as_str(), limit).await?;
+        Ok(lids.iter().filter_map(|l| lid_jid(l)).collect())
+    }
+
     /// Records that `lid` is `phone` (either may be empty: nothing is learned
     /// without a LID).
     pub async fn learn(&self, lid: &str, phone: &str) {

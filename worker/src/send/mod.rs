@@ -16,7 +16,9 @@ use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_model::address::Jid;
 use parley_model::inbound;
-use parley_model::outgoing::{ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage};
+use parley_model::outgoing::{
+    ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage, StatusPost,
+};
 use parley_model::recipients::{Recipient, lid_jid};
 use parley_shared::media::MediaStore;
 use serde_json::Value;
@@ -25,9 +27,14 @@ use tokio::time::timeout;
 use self::download::Fetcher;
 pub use self::echo::{Echo, Me};
 use self::media::Prepared;
-use crate::network::{CallRef, Connection, MessageRef, NetworkError, Outgoing, SentMessage};
+use crate::network::{
+    CallRef, Connection, MessageRef, NetworkError, Outgoing, SentMessage, StatusOut,
+};
 use crate::network_errors::{Operation, to_api};
 use crate::query::book::Book;
+
+/// Most contacts a status goes to when the session names no audience.
+pub const STATUS_AUDIENCE_MAX: u64 = 1024;
 
 /// Longest wait for the network to take a file (upload and send).
 pub const MEDIA_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -125,11 +132,17 @@ impl Sender {
                 }
             }
         };
+        let status = match message.status {
+            Some(post) => Some(self.status_audience(*post).await?),
+            None => None,
+        };
+        result.audience = status.as_ref().map(|s| s.audience.len() as u64);
         let outgoing = Outgoing {
             to: chat,
             content,
             quoted_id: message.quoted_message_id,
             mentions: message.mentions,
+            status,
         };
         let echo = Echo::of(&outgoing);
         let (what, deadline) = match &outgoing.content {
@@ -144,6 +157,39 @@ impl Sender {
         drop(slot);
         result.message_id = sent.message_id.to_string();
         Ok((result, sent, echo))
+    }
+
+    /// Who sees a status, as the network names them: the audience given
+    /// (a `+phone` resolved as for a send), or every contact the session
+    /// knows (at most [`STATUS_AUDIENCE_MAX`], the most recent); 400 when
+    /// that is nobody.
+    async fn status_audience(&self, post: StatusPost) -> Result<StatusOut, ApiError> {
+        let mut audience = match &post.audience {
+            Some(recipients) => {
+                let mut jids = Vec::with_capacity(recipients.len());
+                for r in recipients {
+                    jids.push(self.chat(r).await?);
+                }
+                jids
+            }
+            None => self
+                .book
+                .contacts(STATUS_AUDIENCE_MAX)
+                .await
+                .map_err(|e| ApiError::internal("the session's contacts", e))?,
+        };
+        let mut seen = std::collections::HashSet::new();
+        audience.retain(|j| seen.insert(j.clone()));
+        if audience.is_empty() {
+            return Err(ApiError::bad_request(
+                "the session knows no contacts yet to show a status to: name its audience",
+            ));
+        }
+        Ok(StatusOut {
+            audience,
+            background_argb: post.background_argb,
+            font: post.font,
+        })
     }
 
     /// Carries out a chat action. A revoke is a message of its own (returned
@@ -188,6 +234,7 @@ impl Sender {
             quoted_message_id: None,
             mentions: Vec::new(),
             meta: None,
+            status: None,
         };
         let mut done = self.send(message).await;
         if done.outcome.is_ok() {

@@ -82,6 +82,7 @@ fn send(content: Content) -> Command {
         quoted_message_id: None,
         mentions: vec![],
         meta: None,
+        status: None,
     })
 }
 

@@ -17,6 +17,7 @@ fn outgoing(content: Content<MediaFile>) -> Outgoing {
         content,
         quoted_id: MessageId::new("3EB0Q"),
         mentions: vec!["4915100000003".into()],
+        status: None,
     }
 }
 

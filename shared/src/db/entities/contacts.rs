@@ -2,9 +2,9 @@
 //! session learned, with the queries on it.
 use chrono::Utc;
 use sea_orm::ActiveValue::Set;
-use sea_orm::QueryOrder;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
+use sea_orm::{QueryOrder, QuerySelect};
 
 use crate::db::contacts::Contact;
 use crate::db::{Db, DbError};
@@ -141,6 +141,20 @@ impl Db {
             .await?
             .map(|c| c.phone)
             .filter(|p| !p.is_empty()))
+    }
+
+    /// The LID user-parts of `client_id`'s contacts, the most recently
+    /// learned or met first, at most `limit`.
+    pub async fn contact_lids(&self, client_id: &str, limit: u64) -> Result<Vec<String>, DbError> {
+        Ok(Entity::find()
+            .filter(Column::ClientId.eq(client_id))
+            .order_by_desc(Column::UpdatedAt)
+            .limit(limit)
+            .all(self.conn())
+            .await?
+            .into_iter()
+            .map(|m| m.lid)
+            .collect())
     }
 
     /// Everything `client_id` learned about `lid`.

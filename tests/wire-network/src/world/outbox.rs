@@ -18,6 +18,11 @@ use sha2::{Digest, Sha256};
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::{SessionRef, World};
+use parley_model::outgoing::STATUS_FONTS;
+use whatsapp_rust::buffa::Enumeration as _;
+
+/// The chat of status updates.
+const STATUS_CHAT: &str = "status@broadcast";
 use crate::kinds::received_file;
 use crate::{Received, Relayed, Seen, Signal, TestDevice, WireNetwork};
 
@@ -70,7 +75,7 @@ impl World {
                 if !from_session || !seen_ids.insert(r.id.clone()) {
                     continue;
                 }
-                let to = if r.chat.ends_with("@g.us") {
+                let to = if r.chat.ends_with("@g.us") || r.chat == STATUS_CHAT {
                     r.chat.clone()
                 } else {
                     own_chat.clone()
@@ -116,6 +121,7 @@ impl World {
                 });
             }
         }
+        self.status_audiences(session, &mut entries).await;
         entries.retain(|e| since.is_none_or(|t| e.at >= t));
         if let Some(to) = to {
             let wanted = self.chats(to);
@@ -123,6 +129,24 @@ impl World {
         }
         entries.sort_by_key(|e| e.at);
         entries
+    }
+
+    /// Names the audience of each status update in `entries`: the LID JIDs
+    /// of the accounts whose phones received it, sorted.
+    async fn status_audiences(&self, session: &SessionRef, entries: &mut [OutboxEntry]) {
+        let devices = self.devices().await;
+        for entry in entries.iter_mut().filter(|e| e.to == STATUS_CHAT) {
+            let mut audience: Vec<String> = devices
+                .iter()
+                .filter(|d| d.phone != session.phone)
+                .filter(|d| d.received().iter().any(|r| r.id == entry.message_id))
+                .map(|d| format!("{}@lid", self.lid(&d.phone)))
+                .collect();
+            audience.sort_unstable();
+            if let Some(p) = entry.payload.as_object_mut() {
+                p.insert("audience".into(), json!(audience));
+            }
+        }
     }
 
     /// Waits (at most [`SETTLE`]) until what the session's device sent the
@@ -295,10 +319,20 @@ async fn message(net: &WireNetwork, device: &TestDevice, r: &Received) -> (&'sta
     let (kind, mut payload) = if let Some(text) = m.conversation.as_deref() {
         ("text", json!({ "body": text }))
     } else if let Some(t) = m.extended_text_message.as_option() {
-        (
-            "text",
-            json!({ "body": t.text.clone().unwrap_or_default() }),
-        )
+        let mut p = json!({ "body": t.text.clone().unwrap_or_default() });
+        // A text status's look.
+        if let Some(argb) = t.background_argb {
+            p["backgroundColor"] = json!(format!("#{argb:08X}"));
+        }
+        let font = t.font.map(|f| f.to_i32()).and_then(|f| {
+            STATUS_FONTS
+                .iter()
+                .find(|(_, n)| i64::from(*n) == i64::from(f))
+        });
+        if let Some((name, _)) = font {
+            p["font"] = json!(name);
+        }
+        ("text", p)
     } else if received_file(r).is_some() {
         media(device, r).await
     } else if let Some(l) = m.location_message.as_option() {
