@@ -22,6 +22,7 @@ mod polls;
 mod presence;
 mod receipts;
 mod selection;
+mod status_posts;
 mod statuses;
 mod stream_outage;
 mod subjects;

@@ -1,0 +1,157 @@
+//! Posting status updates (`/send-status`): a text status with its
+//! background and font to the contacts named, then to every contact the
+//! session knows; the outbox shows each going to `status@broadcast` with
+//! its audience; its `fromMe` event is a `status` event, only once the
+//! session turned `status` on.
+use parley_tests::receiver::Receiver;
+use serde_json::{Value, json};
+
+use super::support::*;
+use crate::sends::support::{Answer, file_server};
+use crate::support::*;
+
+/// The session's status updates in the outbox, oldest first.
+async fn posted(p: &Parley) -> Vec<Value> {
+    let (status, outbox) = get(p, "/sandbox/outbox?clientId=sp").await;
+    assert_eq!(status, 200, "{outbox}");
+    outbox["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["to"] == "status@broadcast")
+        .cloned()
+        .collect()
+}
+
+/// The outbox entry of status `id`, once it is there.
+async fn entry(p: &Parley, id: &str) -> Value {
+    eventually(10, "the status in the outbox", || async {
+        posted(p).await.into_iter().find(|m| m["messageId"] == id)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rx = Receiver::start().await;
+    let p = serve_events(dir.path()).await;
+    hooked(&p, "sp", &rx.url, json!({})).await;
+    let lid = contact(&p).await;
+    // The contact wrote: the session knows it.
+    let hello = text(&p, "sp", "hello").await;
+    until_message(&mut rx, &hello).await;
+
+    refused(
+        &p,
+        "/send-status",
+        [
+            (json!({"clientId": "sp"}), 400),
+            (
+                json!({"clientId": "sp", "body": "x", "backgroundColor": "green"}),
+                400,
+            ),
+            (json!({"clientId": "sp", "body": "x", "font": "comic"}), 400),
+            (json!({"clientId": "sp", "body": "x", "audience": []}), 400),
+            (
+                json!({"clientId": "sp", "body": "x", "audience": ["120363025246125486@g.us"]}),
+                400,
+            ),
+            (json!({"clientId": "sp", "type": "story", "body": "x"}), 400),
+            (
+                json!({"clientId": "sp", "type": "image", "font": "system",
+                "downloadUrl": "https://example.com/a.jpg"}),
+                400,
+            ),
+            (json!({"clientId": "nobody", "body": "x"}), 404),
+        ],
+    )
+    .await;
+
+    let (status, sent) = post(
+        &p,
+        "/send-status",
+        json!({"clientId": "sp", "body": "Open today until 8", "backgroundColor": "#1E6E4F",
+            "font": "system_bold", "audience": [format!("+{CONTACT}")]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(sent["status"], "sent", "{sent}");
+    assert_eq!(sent["audience"], 1, "{sent}");
+    let id = sent["messageId"].as_str().expect("messageId").to_string();
+    let e = entry(&p, &id).await;
+    assert_eq!(e["kind"], "text", "{e}");
+    assert_eq!(e["payload"]["body"], "Open today until 8", "{e}");
+    assert_eq!(e["payload"]["backgroundColor"], "#FF1E6E4F", "{e}");
+    assert_eq!(e["payload"]["font"], "system_bold", "{e}");
+    assert_eq!(
+        e["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{e}"
+    );
+    // With `status` off its event is not delivered: the contact's next
+    // message is the next thing the webhook hears.
+    let next = text(&p, "sp", "nice").await;
+    let (_, before) = until_message(&mut rx, &next).await;
+    assert!(
+        before.is_empty(),
+        "{:?}",
+        before.iter().map(|r| r.json()).collect::<Vec<_>>()
+    );
+
+    // Every contact the session knows, with `status` on: a status event
+    // of the session's own.
+    let (status, set) = post(
+        &p,
+        "/set-events",
+        json!({"clientId": "sp", "events": ["status"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{set}");
+    let (status, sent) = post(
+        &p,
+        "/send-status",
+        json!({"clientId": "sp", "body": "Closed on Monday"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(sent["audience"], 1, "{sent}");
+    let id = sent["messageId"].as_str().expect("messageId").to_string();
+    let e = entry(&p, &id).await;
+    assert_eq!(
+        e["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{e}"
+    );
+    let event = rx.next(WAIT).await.json();
+    assert_eq!(event["type"], "status", "{event}");
+    assert_eq!(event["event"], "status.received", "{event}");
+    assert_eq!(event["fromMe"], true, "{event}");
+    assert_eq!(event["messageId"], id.as_str(), "{event}");
+    assert_eq!(event["body"], "Closed on Monday", "{event}");
+    assert_eq!(event["status"], json!({"type": "text"}), "{event}");
+
+    // An image status, fetched from its URL like a media send.
+    let png = file_server(Answer::file("image/png", b"\x89PNG\r\n\x1a\n".to_vec())).await;
+    let (status, sent) = post(
+        &p,
+        "/send-status",
+        json!({"clientId": "sp", "type": "image", "downloadUrl": format!("{}/a.png", png.base),
+            "caption": "our new shop", "audience": [format!("+{CONTACT}")]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let id = sent["messageId"].as_str().expect("messageId").to_string();
+    let e = entry(&p, &id).await;
+    assert_eq!(e["kind"], "image", "{e}");
+    assert_eq!(e["payload"]["caption"], "our new shop", "{e}");
+    assert_eq!(
+        e["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{e}"
+    );
+    let event = rx.next(WAIT).await.json();
+    assert_eq!(event["type"], "status", "{event}");
+    assert_eq!(event["status"], json!({"type": "image"}), "{event}");
+    assert_eq!(event["messageId"], id.as_str(), "{event}");
+}
