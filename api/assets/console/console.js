@@ -645,8 +645,8 @@
       clearRendered(el.tBodies ? el.tBodies[0] : el);
     });
     ['session-error', 'history-error', 'events-error', 'dead-error', 'redeliver-result', 'send-result',
-      'webhook-result', 'presence-result', 'calls-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
-    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form'].forEach(function (fid) { $(fid).reset(); });
+      'webhook-result', 'presence-result', 'calls-result', 'status-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
+    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form', 'status-form'].forEach(function (fid) { $(fid).reset(); });
     setText($('dead-count'), '');
     $('dead-select-all').checked = false;
     $('pair-code-box').hidden = true;
@@ -1133,6 +1133,30 @@
     return calls.replyText ? 'rejected, with a reply' : 'rejected';
   }
 
+  async function submitStatus() {
+    var out = $('status-result');
+    var body = $('status-body').value.trim();
+    var audience = $('status-audience').value.split(',').map(function (t) { return t.trim(); }).filter(Boolean);
+    setMsg(out, '');
+    if (!body) {
+      setMsg(out, 'Type the status text.', 'error');
+      return;
+    }
+    var alive = guard();
+    await withBusy($('status-submit'), async function () {
+      try {
+        var r = await api('POST', 'send-status', { body: {
+          clientId: sess.id, body: body, backgroundColor: $('status-color').value,
+          audience: audience.length ? audience : null } });
+        if (!alive()) return;
+        setMsg(out, 'Posted ' + orDash(r.messageId) + ' to ' + fmtNum(r.audience) + (r.audience === 1 ? ' contact.' : ' contacts.'), 'ok');
+        $('status-body').value = '';
+      } catch (e) {
+        if (!e.silent && alive()) setMsg(out, errText(e), 'error');
+      }
+    });
+  }
+
   async function submitCalls() {
     var out = $('calls-result');
     var reject = $('calls-mode').value === 'reject';
@@ -1420,6 +1444,7 @@
     onSubmit($('webhook-form'), submitWebhook);
     onSubmit($('presence-form'), submitPresence);
     onSubmit($('calls-form'), submitCalls);
+    onSubmit($('status-form'), submitStatus);
     $('webhook-form').addEventListener('input', function () { if (sess) sess.webhookDirty = true; });
     $('dead-table').tBodies[0].addEventListener('change', onDeadCheck);
     $('dead-select-all').addEventListener('change', onDeadSelectAll);

@@ -544,6 +544,20 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
     assert_eq!(status, 200);
     b.wait_text("#dead-table tbody", |t| t.contains("refused once"))
         .await;
+    // A text status to every contact the session knows: the one who wrote.
+    type_into(&b, "#status-body", "Open until 8 tonight").await;
+    click(&b, "#status-submit").await;
+    b.wait_text("#status-result", |t| t.contains("to 1 contact."))
+        .await;
+    let (_, outbox) = get(&p, "/sandbox/outbox?clientId=rotating").await;
+    let posted = outbox["messages"].as_array().is_some_and(|m| {
+        m.iter().any(|m| {
+            m["to"] == "status@broadcast"
+                && m["payload"]["body"] == "Open until 8 tonight"
+                && m["payload"]["backgroundColor"] == "#FF1E6E4F"
+        })
+    });
+    assert!(posted, "{outbox}");
     rx.set_default(parley_tests::receiver::Behaviour::Status(200));
     click(&b, "#redeliver-all").await;
     b.wait_text("#redeliver-result", |t| t.contains("Queued 1"))
