@@ -10,7 +10,6 @@ pub struct Migration;
 
 #[derive(DeriveIden)]
 enum Sessions {
-    Table,
     RejectCalls,
     CallReply,
 }
@@ -18,19 +17,7 @@ enum Sessions {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Sessions::Table)
-                    .add_column(
-                        ColumnDef::new(Sessions::RejectCalls)
-                            .boolean()
-                            .not_null()
-                            .default(false),
-                    )
-                    .to_owned(),
-            )
-            .await?;
+        session_setting::add_flag(manager, Sessions::RejectCalls).await?;
         session_setting::add(manager, Sessions::CallReply).await
     }
 

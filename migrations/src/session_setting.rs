@@ -1,5 +1,6 @@
-//! A session's setting in a text column of its own (`sessions.<column>`, not
-//! null, empty by default): what migrations that add one share.
+//! A session's setting in a column of its own (`sessions.<column>`, not
+//! null: a text empty by default, or a flag false by default): what
+//! migrations that add one share.
 use sea_orm_migration::prelude::*;
 
 #[derive(DeriveIden)]
@@ -7,13 +8,30 @@ enum Sessions {
     Table,
 }
 
-/// Adds `column`.
+/// Adds the text column `column`.
 pub async fn add(manager: &SchemaManager<'_>, column: impl IntoIden) -> Result<(), DbErr> {
+    add_column(
+        manager,
+        ColumnDef::new(column).text().not_null().default(""),
+    )
+    .await
+}
+
+/// Adds the flag `column`.
+pub async fn add_flag(manager: &SchemaManager<'_>, column: impl IntoIden) -> Result<(), DbErr> {
+    add_column(
+        manager,
+        ColumnDef::new(column).boolean().not_null().default(false),
+    )
+    .await
+}
+
+async fn add_column(manager: &SchemaManager<'_>, column: &mut ColumnDef) -> Result<(), DbErr> {
     manager
         .alter_table(
             Table::alter()
                 .table(Sessions::Table)
-                .add_column(ColumnDef::new(column).text().not_null().default(""))
+                .add_column(column)
                 .to_owned(),
         )
         .await

@@ -31,6 +31,23 @@ async fn entry(p: &Parley, id: &str) -> Value {
     .await
 }
 
+/// Posts the status `body` asks for, to one contact: its outbox entry,
+/// checked to name `lid` as its audience.
+async fn posted_to(p: &Parley, body: Value, lid: &str) -> Value {
+    let (status, sent) = post(p, "/send-status", body).await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(sent["status"], "sent", "{sent}");
+    assert_eq!(sent["audience"], 1, "{sent}");
+    let id = sent["messageId"].as_str().expect("messageId");
+    let e = entry(p, id).await;
+    assert_eq!(
+        e["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{e}"
+    );
+    e
+}
+
 #[tokio::test]
 async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
     let dir = tempfile::tempdir().unwrap();
@@ -68,27 +85,13 @@ async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
     )
     .await;
 
-    let (status, sent) = post(
-        &p,
-        "/send-status",
-        json!({"clientId": "sp", "body": "Open today until 8", "backgroundColor": "#1E6E4F",
-            "font": "system_bold", "audience": [format!("+{CONTACT}")]}),
-    )
-    .await;
-    assert_eq!(status, 200, "{sent}");
-    assert_eq!(sent["status"], "sent", "{sent}");
-    assert_eq!(sent["audience"], 1, "{sent}");
-    let id = sent["messageId"].as_str().expect("messageId").to_string();
-    let e = entry(&p, &id).await;
+    let body = json!({"clientId": "sp", "body": "Open today until 8", "backgroundColor": "#1E6E4F",
+        "font": "system_bold", "audience": [format!("+{CONTACT}")]});
+    let e = posted_to(&p, body, &lid).await;
     assert_eq!(e["kind"], "text", "{e}");
     assert_eq!(e["payload"]["body"], "Open today until 8", "{e}");
     assert_eq!(e["payload"]["backgroundColor"], "#FF1E6E4F", "{e}");
     assert_eq!(e["payload"]["font"], "system_bold", "{e}");
-    assert_eq!(
-        e["payload"]["audience"],
-        json!([format!("{lid}@lid")]),
-        "{e}"
-    );
     // With `status` off its event is not delivered: the contact's next
     // message is the next thing the webhook hears.
     let next = text(&p, "sp", "nice").await;
@@ -108,21 +111,13 @@ async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
     )
     .await;
     assert_eq!(status, 200, "{set}");
-    let (status, sent) = post(
+    let e = posted_to(
         &p,
-        "/send-status",
         json!({"clientId": "sp", "body": "Closed on Monday"}),
+        &lid,
     )
     .await;
-    assert_eq!(status, 200, "{sent}");
-    assert_eq!(sent["audience"], 1, "{sent}");
-    let id = sent["messageId"].as_str().expect("messageId").to_string();
-    let e = entry(&p, &id).await;
-    assert_eq!(
-        e["payload"]["audience"],
-        json!([format!("{lid}@lid")]),
-        "{e}"
-    );
+    let id = e["messageId"].as_str().expect("messageId").to_string();
     let event = rx.next(WAIT).await.json();
     assert_eq!(event["type"], "status", "{event}");
     assert_eq!(event["event"], "status.received", "{event}");
@@ -133,16 +128,10 @@ async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
 
     // An image status, fetched from its URL like a media send.
     let png = file_server(Answer::file("image/png", b"\x89PNG\r\n\x1a\n".to_vec())).await;
-    let (status, sent) = post(
-        &p,
-        "/send-status",
-        json!({"clientId": "sp", "type": "image", "downloadUrl": format!("{}/a.png", png.base),
-            "caption": "our new shop", "audience": [format!("+{CONTACT}")]}),
-    )
-    .await;
-    assert_eq!(status, 200, "{sent}");
-    let id = sent["messageId"].as_str().expect("messageId").to_string();
-    let e = entry(&p, &id).await;
+    let body = json!({"clientId": "sp", "type": "image", "downloadUrl": format!("{}/a.png", png.base),
+        "caption": "our new shop", "audience": [format!("+{CONTACT}")]});
+    let e = posted_to(&p, body, &lid).await;
+    let id = e["messageId"].as_str().expect("messageId").to_string();
     assert_eq!(e["kind"], "image", "{e}");
     assert_eq!(e["payload"]["caption"], "our new shop", "{e}");
     assert_eq!(
