@@ -1,6 +1,7 @@
 //! Tests of the live adapter that never reach the real network: the event
 //! mapping on the library's own event structs, the proxy tunnel against tiny
 //! local proxies, and connects that find the network unreachable.
+mod calls;
 mod connect;
 mod history;
 mod lifecycle;
