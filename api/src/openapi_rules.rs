@@ -113,7 +113,7 @@ fn rules() -> Vec<FieldRule> {
             "SendStatus",
             "audience",
             json!({"type": ["array", "null"], "minItems": 1,
-                "maxItems": crate::routes::statuses::AUDIENCE_MAX, "items": pattern(RECIPIENT)}),
+                "maxItems": parley_model::outgoing::STATUS_AUDIENCE_MAX, "items": pattern(RECIPIENT)}),
             false,
         ),
         (

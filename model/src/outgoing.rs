@@ -43,6 +43,10 @@ pub struct StatusPost {
     pub font: Option<u32>,
 }
 
+/// Most contacts one status goes to: named, or every contact the session
+/// knows (the most recent).
+pub const STATUS_AUDIENCE_MAX: usize = 1024;
+
 /// The fonts of a text status, by name, with the network's number of each.
 pub const STATUS_FONTS: &[(&str, u32)] = &[
     ("system", 0),

@@ -20,7 +20,7 @@ mod prometheus;
 mod receipts;
 pub(crate) mod sessions;
 mod settings;
-pub(crate) mod statuses;
+mod statuses;
 mod updates;
 
 use actix_web::dev::{ServiceFactory, ServiceRequest};

@@ -9,7 +9,8 @@ use parley_contract::error::ApiError;
 use parley_contract::wire::messages::{SendStatus, StatusSent};
 use parley_model::media::MediaInfo;
 use parley_model::outgoing::{
-    Content, MediaRequest, MediaSource, OutgoingMessage, STATUS_FONTS, StatusPost,
+    Content, MediaRequest, MediaSource, OutgoingMessage, STATUS_AUDIENCE_MAX, STATUS_FONTS,
+    StatusPost,
 };
 use parley_model::recipients::Recipient;
 
@@ -17,9 +18,6 @@ use super::messages::deliver;
 use crate::auth::authorized_client;
 use crate::compose::{self, TEXT_MAX};
 use crate::{AppState, HttpError, owner};
-
-/// Most contacts a status may name.
-pub const AUDIENCE_MAX: usize = 1024;
 
 /// A background colour, `#RRGGBB` (opaque) or `#AARRGGBB`, as `0xAARRGGBB`.
 fn colour(raw: &str) -> Result<u32, ApiError> {
@@ -48,14 +46,14 @@ fn font(raw: &str) -> Result<u32, ApiError> {
         })
 }
 
-/// The contacts named: 1 to [`AUDIENCE_MAX`] users (no groups), each once.
+/// The contacts named: 1 to [`STATUS_AUDIENCE_MAX`] users (no groups), each once.
 fn audience(raw: Option<Vec<String>>) -> Result<Option<Vec<Recipient>>, ApiError> {
     let Some(raw) = raw else {
         return Ok(None);
     };
-    if raw.is_empty() || raw.len() > AUDIENCE_MAX {
+    if raw.is_empty() || raw.len() > STATUS_AUDIENCE_MAX {
         return Err(ApiError::bad_request(format!(
-            "audience must name 1 to {AUDIENCE_MAX} contacts (leave it out for every contact)"
+            "audience must name 1 to {STATUS_AUDIENCE_MAX} contacts (leave it out for every contact)"
         )));
     }
     let mut out: Vec<Recipient> = Vec::with_capacity(raw.len());
@@ -121,8 +119,11 @@ pub async fn send_status(
 ) -> Result<web::Json<StatusSent>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let media = matches!(body.kind.as_deref().map(str::trim), Some("image" | "video"));
     let (content, post) = status(body)?;
+    let patience = match content {
+        Content::Media(_) => owner::MEDIA,
+        _ => owner::COMMANDS,
+    };
     let message = OutgoingMessage {
         to: Recipient::Status,
         content,
@@ -131,7 +132,6 @@ pub async fn send_status(
         meta: None,
         status: Some(Box::new(post)),
     };
-    let patience = if media { owner::MEDIA } else { owner::COMMANDS };
     let result = deliver(&state, &id, message, patience).await?;
     Ok(web::Json(StatusSent {
         status: "sent".into(),

@@ -102,13 +102,7 @@ async fn calls(shape: Shape) {
     })
     .await;
 
-    let (status, set) = post(
-        p,
-        "/set-events",
-        json!({"clientId": "ca", "events": ["call"]}),
-    )
-    .await;
-    assert_eq!(status, 200, "{set}");
+    turn_on(p, "ca", &["call"]).await;
     let video = place(p, true).await;
     let e = next_call(&mut rx).await;
     assert_eq!(e["event"], "call.offer", "{e}");

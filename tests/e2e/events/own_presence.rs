@@ -113,13 +113,7 @@ async fn own_presence(shape: Shape) {
     if shape == Shape::Serve {
         let mut wrx = Receiver::start().await;
         hooked_as(p, "watcher", &wrx.url, json!({}), CONTACT).await;
-        let (status, on) = post(
-            p,
-            "/set-events",
-            json!({"clientId": "watcher", "events": ["presence"]}),
-        )
-        .await;
-        assert_eq!(status, 200, "{on}");
+        turn_on(p, "watcher", &["presence"]).await;
         let hello = inject(
             p,
             "watcher",

@@ -104,13 +104,7 @@ async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
 
     // Every contact the session knows, with `status` on: a status event
     // of the session's own.
-    let (status, set) = post(
-        &p,
-        "/set-events",
-        json!({"clientId": "sp", "events": ["status"]}),
-    )
-    .await;
-    assert_eq!(status, 200, "{set}");
+    turn_on(&p, "sp", &["status"]).await;
     let e = posted_to(
         &p,
         json!({"clientId": "sp", "body": "Closed on Monday"}),

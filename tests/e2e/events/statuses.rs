@@ -5,7 +5,6 @@
 use serde_json::json;
 
 use super::support::*;
-use crate::support::*;
 
 #[tokio::test]
 async fn a_contacts_status_is_an_event_once_turned_on() {
@@ -32,13 +31,7 @@ async fn a_contacts_status_is_an_event_once_turned_on() {
     let (_, before) = until_message(&mut rx, &marker).await;
     assert!(before.is_empty(), "a status was delivered while off");
 
-    let (status, set) = post(
-        &p,
-        "/set-events",
-        json!({"clientId": "st", "events": ["status"]}),
-    )
-    .await;
-    assert_eq!(status, 200, "{set}");
+    let set = turn_on(&p, "st", &["status"]).await;
     assert_eq!(set["events"], json!(["status"]));
     let id = post_status("open again tomorrow").await;
     let (req, before) = until_message(&mut rx, &id).await;

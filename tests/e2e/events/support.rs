@@ -29,6 +29,13 @@ pub async fn serve_events(dir: &std::path::Path) -> Parley {
     serve_with(dir, EVENT_VARS).await
 }
 
+/// Turns on the opt-in `events` of session `id` (`/set-events`); its answer.
+pub async fn turn_on(p: &Parley, id: &str, events: &[&str]) -> Value {
+    let (status, set) = post(p, "/set-events", json!({"clientId": id, "events": events})).await;
+    assert_eq!(status, 200, "{set}");
+    set
+}
+
 /// Starts `id` with its webhook at `hook` (plus `more` start settings), links
 /// it as [`OWN_PHONE`] and waits until it is connected; returns its LID.
 pub async fn hooked(p: &Parley, id: &str, hook: &str, more: Value) -> String {

@@ -17,7 +17,7 @@ use parley_contract::error::ApiError;
 use parley_model::address::Jid;
 use parley_model::inbound;
 use parley_model::outgoing::{
-    ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage, StatusPost,
+    ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage, STATUS_AUDIENCE_MAX, StatusPost,
 };
 use parley_model::recipients::{Recipient, lid_jid};
 use parley_shared::media::MediaStore;
@@ -32,9 +32,6 @@ use crate::network::{
 };
 use crate::network_errors::{Operation, to_api};
 use crate::query::book::Book;
-
-/// Most contacts a status goes to when the session names no audience.
-pub const STATUS_AUDIENCE_MAX: u64 = 1024;
 
 /// Longest wait for the network to take a file (upload and send).
 pub const MEDIA_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -174,7 +171,7 @@ impl Sender {
             }
             None => self
                 .book
-                .contacts(STATUS_AUDIENCE_MAX)
+                .contacts(STATUS_AUDIENCE_MAX as u64)
                 .await
                 .map_err(|e| ApiError::internal("the session's contacts", e))?,
         };
