@@ -291,18 +291,27 @@ async fn login(
             device,
             push_name: &push_name,
         };
+        // Once a keepalive went unanswered (the `keepalive` fault) the path
+        // is silent: nothing more reaches the client on this socket, as on
+        // a half-open connection, until the client gives it up.
+        let mut silent = false;
         loop {
             tokio::select! {
                 node = socket.read_node() => {
                     let Some(node) = node? else { return Ok(()) };
-                    if let Some(reply) = handle(inner, &asker, &sender, &node) {
+                    let reply = handle(inner, &asker, &sender, &node);
+                    silent |= reply.is_none() && is_keepalive(&node);
+                    if let Some(reply) = reply.filter(|_| !silent) {
                         socket.write_node(&reply).await?;
                     }
                 }
                 control = rx.recv() => match control {
+                    Some(Control::Send(_)) if silent => {}
                     Some(Control::Send(node)) => socket.write_node(&node).await?,
                     Some(Control::End(node)) => {
-                        socket.write_node(&node).await?;
+                        if !silent {
+                            socket.write_node(&node).await?;
+                        }
                         return Ok(());
                     }
                     Some(Control::Pair { .. }) => {}
@@ -314,6 +323,12 @@ async fn login(
     .await;
     inner.registry().gone(&key, conn);
     served
+}
+
+/// Whether `node` is a keepalive ping (`<iq xmlns="w:p">`), which the
+/// server always answers unless the `keepalive` fault holds the answer.
+fn is_keepalive(node: &Node) -> bool {
+    node.tag == "iq" && attr(node, "xmlns").as_deref() == Some("w:p")
 }
 
 /// One stanza of a logged-in client; the reply to write, if any.

@@ -22,8 +22,9 @@ pub enum Fault {
     /// A companion's request to remove itself (a logout): answered with an
     /// IQ error 500, the device kept.
     Logout,
-    /// A keepalive ping (`<iq xmlns="w:p">`): not answered at all, as from
-    /// a server or a path that went silent with the socket still open.
+    /// A keepalive ping (`<iq xmlns="w:p">`): not answered at all, and
+    /// nothing more sent on that socket, as from a server or a path that
+    /// went silent with the socket still open.
     Keepalive,
     /// A login: answered with `<failure reason="503">` (service unavailable
     /// for now; a client tries again later) and the socket closed.
