@@ -145,9 +145,9 @@ async fn rekey(mut config: Config) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("device state: {e}"))?;
     println!(
-        "sealed again under store key {active:?}: {sessions} webhook token(s), {} device key \
-         row(s), {} Signal and app-state key record(s)",
-        device.devices, device.records
+        "sealed again under store key {active:?}: {} webhook token(s), {} session proxy \
+         URL(s), {} device key row(s), {} Signal and app-state key record(s)",
+        sessions.webhook_tokens, sessions.proxy_urls, device.devices, device.records
     );
     Ok(())
 }

@@ -89,6 +89,12 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("RejectCall", "callId", message_id(), true),
         (
+            "SetProxy",
+            "proxyUrl",
+            json!({"type": ["string", "null"], "maxLength": parley_network::proxy::PROXY_URL_MAX}),
+            false,
+        ),
+        (
             "SendStatus",
             "type",
             json!({"type": ["string", "null"], "enum": ["text", "image", "video", null]}),

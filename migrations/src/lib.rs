@@ -26,6 +26,7 @@ mod m0020_sandbox_privacy;
 mod m0021_webhook_types;
 mod m0022_session_presence;
 mod m0023_call_rejection;
+mod m0024_session_proxy;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0021_webhook_types::Migration),
             Box::new(m0022_session_presence::Migration),
             Box::new(m0023_call_rejection::Migration),
+            Box::new(m0024_session_proxy::Migration),
         ]
     }
 }

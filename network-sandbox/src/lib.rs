@@ -15,6 +15,7 @@ pub mod ops;
 mod outbox;
 mod payload;
 mod presence;
+mod proxied;
 #[cfg(feature = "routes")]
 pub mod routes;
 mod sends;
@@ -204,6 +205,9 @@ impl Network for SandboxNetwork {
         &self,
         ctx: SessionContext,
     ) -> Result<(Box<dyn Connection>, mpsc::Receiver<NetworkEvent>), NetworkError> {
+        if let Some(proxy) = &ctx.proxy {
+            proxied::tunnel_to(&self.inner.links_base, proxy).await?;
+        }
         let db = self.store();
         // A fault armed under an earlier owner is found by the first operation.
         self.suspects().suspect(ctx.client_id.as_str());

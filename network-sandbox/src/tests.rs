@@ -56,6 +56,7 @@ fn ctx(client_id: &str, fence: u64) -> SessionContext {
         client_id: ClientId::parse(client_id).expect("a clientId"),
         fence,
         pod_name: format!("pod-{fence}"),
+        proxy: None,
     }
 }
 

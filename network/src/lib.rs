@@ -7,6 +7,7 @@ pub mod contacts;
 pub mod contract;
 pub mod outgoing;
 pub mod poll;
+pub mod proxy;
 pub mod test_network;
 pub mod unavailable;
 
@@ -25,6 +26,7 @@ pub use contacts::{
 };
 pub use outgoing::{MediaFile, MediaInfo, MediaKind, MessageRef, Outgoing, SentMessage, StatusOut};
 pub use poll::option_hash;
+pub use proxy::{Proxy, ProxyError, ProxyFault, ProxyKind};
 
 /// Why the network refused or failed an operation.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -38,6 +40,10 @@ pub enum NetworkError {
     /// The network could not be reached.
     #[error("network unreachable: {0}")]
     Unreachable(String),
+    /// The session's own proxy (`/set-proxy`) failed; the deployment's
+    /// proxy failing is [`NetworkError::Unreachable`].
+    #[error("the session's proxy failed: {0}")]
+    Proxy(ProxyError),
 }
 
 /// Why the network refuses a message to a group: the session's account is
@@ -139,6 +145,10 @@ pub struct SessionContext {
     pub fence: u64,
     /// The worker that connects (recorded by the network's connection log).
     pub pod_name: String,
+    /// The session's own proxy (`/set-proxy`), its address checked by the
+    /// egress guard and pinned: the connection and its media requests go
+    /// through it instead of the deployment's. `None`: the deployment's.
+    pub proxy: Option<Proxy>,
 }
 
 /// A live connection of one session. Events arrive on the receiver handed out by

@@ -38,6 +38,7 @@ mod tests {
             client_id: id.clone(),
             fence: 1,
             pod_name: "p".into(),
+            proxy: None,
         };
         let err = UnavailableNetwork.connect(ctx).await.err();
         assert_eq!(err, Some(NetworkError::Unreachable(WHY.into())));

@@ -119,6 +119,41 @@ impl Egress {
         }
     }
 
+    /// The address a connection to `host:port` goes to (a name resolved
+    /// once, within `wait`): the first one this policy allows. A name that
+    /// does not resolve, or only to internal addresses (unless allowed), is
+    /// refused: the caller then connects to nothing (fail closed). For a
+    /// connection made outside the guarded client (a session's proxy).
+    pub async fn allowed_address(
+        &self,
+        host: &str,
+        port: u16,
+        wait: Duration,
+    ) -> Result<SocketAddr, EgressError> {
+        let lookup = tokio::time::timeout(wait, tokio::net::lookup_host((host, port)));
+        let found: Vec<SocketAddr> = match lookup.await {
+            Ok(Ok(found)) => found.collect(),
+            Ok(Err(e)) => {
+                return Err(EgressError::Invalid(format!(
+                    "{host} does not resolve: {e}"
+                )));
+            }
+            Err(_) => {
+                return Err(EgressError::Invalid(format!(
+                    "{host} did not resolve within {wait:?}"
+                )));
+            }
+        };
+        found
+            .iter()
+            .find(|a| self.allow_private || !is_internal(a.ip()))
+            .copied()
+            .ok_or_else(|| match found.first() {
+                Some(first) => EgressError::Forbidden(first.ip().to_string()),
+                None => EgressError::Invalid(format!("{host} resolves to no address")),
+            })
+    }
+
     /// An HTTP client bound to this policy: `timeout` per request, at most
     /// `redirects` redirects (each one checked too), direct unless the
     /// policy names a proxy.
@@ -294,6 +329,39 @@ mod tests {
             matches!(refusal(&err), Some(EgressError::Forbidden(h)) if h == "localhost"),
             "{err:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn an_address_for_a_connection_of_its_own_is_checked_too() {
+        let wait = Duration::from_secs(5);
+        let guard = Egress::direct(false);
+        for host in [
+            "localhost",
+            "127.0.0.1",
+            "::1",
+            "10.1.2.3",
+            "169.254.169.254",
+        ] {
+            assert!(
+                matches!(
+                    guard.allowed_address(host, 3128, wait).await,
+                    Err(EgressError::Forbidden(_))
+                ),
+                "{host} allowed"
+            );
+        }
+        assert!(matches!(
+            guard
+                .allowed_address("no-such-host.invalid", 1080, wait)
+                .await,
+            Err(EgressError::Invalid(_))
+        ));
+        let open = Egress::direct(true);
+        let addr = open
+            .allowed_address("127.0.0.1", 3128, wait)
+            .await
+            .expect("private egress allowed");
+        assert_eq!(addr, "127.0.0.1:3128".parse().unwrap());
     }
 
     /// A proxy listener that records whether anyone connected.

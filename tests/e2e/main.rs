@@ -13,6 +13,7 @@ mod inbox;
 mod metrics;
 mod pacing;
 mod picture_links;
+mod proxies;
 mod security;
 mod sends;
 mod sessions;

@@ -1,8 +1,8 @@
 //! The one mapping from the network port's errors to the API's statuses
 //! (spec, Errors): what the network could not find is 404, what it does not
 //! allow 403; an unpaired session is 404 for a send ("unknown or unpaired
-//! clientId") and 409 for a query ("not connected"); a refusal or an
-//! unreachable network is 502.
+//! clientId") and 409 for a query ("not connected"); a refusal, an
+//! unreachable network or a failing session proxy is 502.
 use parley_contract::error::ApiError;
 
 use crate::network::{NetworkError, QueryError};
@@ -42,6 +42,16 @@ pub fn to_api(op: Operation<'_>, e: QueryError) -> ApiError {
                 "the network could not be reached for the {what} ({why}); retry"
             ))
         }
+        (Operation::Send(_), QueryError::Network(NetworkError::Proxy(why))) => {
+            ApiError::bad_gateway(format!(
+                "the session's proxy failed ({why}); nothing was sent, retry"
+            ))
+        }
+        (Operation::Query(what), QueryError::Network(NetworkError::Proxy(why))) => {
+            ApiError::bad_gateway(format!(
+                "the session's proxy failed for the {what} ({why}); retry"
+            ))
+        }
     }
 }
 
@@ -62,6 +72,8 @@ mod tests {
             assert_eq!(status(op, QueryError::NotAllowed("x".into())), 403);
             assert_eq!(status(op, NetworkError::Rejected("x".into())), 502);
             assert_eq!(status(op, NetworkError::Unreachable("x".into())), 502);
+            let proxy = crate::network::ProxyError::new(crate::network::ProxyFault::Refused, "x");
+            assert_eq!(status(op, NetworkError::Proxy(proxy)), 502);
         }
         assert_eq!(status(send, NetworkError::NotPaired), 404);
         assert_eq!(status(query, NetworkError::NotPaired), 409);

@@ -645,8 +645,8 @@
       clearRendered(el.tBodies ? el.tBodies[0] : el);
     });
     ['session-error', 'history-error', 'events-error', 'dead-error', 'redeliver-result', 'send-result',
-      'webhook-result', 'presence-result', 'calls-result', 'status-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
-    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form', 'status-form'].forEach(function (fid) { $(fid).reset(); });
+      'webhook-result', 'presence-result', 'calls-result', 'proxy-result', 'status-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
+    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form', 'proxy-form', 'status-form'].forEach(function (fid) { $(fid).reset(); });
     setText($('dead-count'), '');
     $('dead-select-all').checked = false;
     $('pair-code-box').hidden = true;
@@ -739,6 +739,7 @@
         ['Workspace (orgId)', orDash(row.orgId)],
         ['Presence set', orDash(row.presence)],
         ['Calls', callsText(row.calls)],
+        ['Network proxy', proxyText(row.proxy)],
         ['Created', timeEl(row.createdAt)],
         ['Last event seq', fmtNum(row.lastEventSeq)]
       ];
@@ -1133,6 +1134,38 @@
     return calls.replyText ? 'rejected, with a reply' : 'rejected';
   }
 
+  // A session's own proxy, for its details (never its credentials).
+  function proxyText(proxy) {
+    if (!proxy) return 'none (the deployment\'s)';
+    return String(proxy.url) + (proxy.credentials ? ' (with credentials)' : '');
+  }
+
+  // Sets the session's proxy (url) or removes it (null).
+  async function saveProxy(url, btn) {
+    var out = $('proxy-result');
+    setMsg(out, '');
+    var alive = guard();
+    await withBusy(btn, async function () {
+      try {
+        var r = await api('POST', 'set-proxy', { body: { clientId: sess.id, proxyUrl: url } });
+        if (!alive()) return;
+        $('proxy-url').value = '';
+        setMsg(out, r.proxy ? 'Saved. The session reconnects through ' + r.proxy.url + '.' : 'Removed. The session reconnects without it.', 'ok');
+      } catch (e) {
+        if (!e.silent && alive()) setMsg(out, errText(e), 'error');
+      }
+    });
+  }
+
+  async function submitProxy() {
+    var url = $('proxy-url').value.trim();
+    if (!url) {
+      setMsg($('proxy-result'), 'Type the proxy URL, or remove the one set.', 'error');
+      return;
+    }
+    await saveProxy(url, $('proxy-submit'));
+  }
+
   async function submitStatus() {
     var out = $('status-result');
     var body = $('status-body').value.trim();
@@ -1444,6 +1477,8 @@
     onSubmit($('webhook-form'), submitWebhook);
     onSubmit($('presence-form'), submitPresence);
     onSubmit($('calls-form'), submitCalls);
+    onSubmit($('proxy-form'), submitProxy);
+    onClick($('proxy-remove'), function () { return saveProxy(null, $('proxy-remove')); });
     onSubmit($('status-form'), submitStatus);
     $('webhook-form').addEventListener('input', function () { if (sess) sess.webhookDirty = true; });
     $('dead-table').tBodies[0].addEventListener('change', onDeadCheck);

@@ -17,6 +17,7 @@ mod meta;
 mod overview;
 mod presence;
 mod prometheus;
+pub(crate) mod proxies;
 mod receipts;
 pub(crate) mod sessions;
 mod settings;
@@ -69,6 +70,7 @@ where
         .service(presence::set_presence)
         .service(calls::set_call_rejection)
         .service(calls::reject_call)
+        .service(proxies::set_proxy)
         .service(statuses::send_status)
         .service(messages::send_message)
         .service(media_send::send_media)

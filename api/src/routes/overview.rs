@@ -70,6 +70,7 @@ fn overview(row: SessionRow, open: OpenEvents) -> SessionOverview {
             reject: row.reject_calls,
             reply_text: row.call_reply,
         },
+        proxy: super::proxies::shown(&row.proxy_url),
         created_at: rfc3339(row.created_at),
         last_event_seq: open.last_seq,
     }

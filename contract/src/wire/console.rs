@@ -73,6 +73,8 @@ pub struct SessionOverview {
     pub presence: String,
     /// What it does with the calls that ring it (`/set-call-rejection`).
     pub calls: CallSettings,
+    /// Its own network proxy (`/set-proxy`); `null` when it has none.
+    pub proxy: Option<crate::wire::sessions::ProxyState>,
     /// RFC 3339.
     pub created_at: String,
     /// The newest `seq` of its event log; 0 when it has none.

@@ -280,6 +280,39 @@ pub struct CallRejected {
     pub call_id: String,
 }
 
+/// `POST /set-proxy` (Parley's): the proxy that carries the session's
+/// connection and media requests instead of the deployment's.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetProxy {
+    #[serde(default)]
+    pub client_id: String,
+    /// `http://[user:password@]host[:port]` (`CONNECT`),
+    /// `socks5://...` or `socks5h://...`; `null` or empty: remove it (the
+    /// deployment's proxy, or none, from then on).
+    #[serde(default)]
+    pub proxy_url: Option<String>,
+}
+
+/// A session's own proxy as shown: never its credentials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProxyState {
+    /// `scheme://host:port`.
+    pub url: String,
+    /// Whether it was given a user name and password (never shown).
+    pub credentials: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProxySet {
+    pub ok: bool,
+    pub client_id: String,
+    /// `null` when the session has none.
+    pub proxy: Option<ProxyState>,
+}
+
 /// `POST /set-send-pacing`: `messagesPerMinute` 0 turns pacing off.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -229,3 +229,20 @@ async fn contract_a_send_to_a_group_left_is_refused() {
     let side = SandboxSide(&f);
     contract::a_send_to_a_group_left_is_refused(subject(&f, &side, "k7")).await;
 }
+
+#[tokio::test]
+async fn contract_a_sessions_proxy_carries_its_connection() {
+    // The simulated network is reached at the gateway's public URL: here a
+    // listener that takes connections and says nothing.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { while listener.accept().await.is_ok() {} });
+    let mut f = steady().await;
+    f.network = f
+        .network
+        .with_picture_links(base, std::time::Duration::from_secs(60));
+    let side = SandboxSide(&f);
+    contract::a_sessions_proxy_carries_its_connection(subject(&f, &side, "k13")).await;
+}

@@ -3,7 +3,7 @@
 //! is configured (ureq speaks both `CONNECT` and SOCKS5 itself).
 use whatsapp_rust::http::UreqHttpClient;
 
-use super::proxy::Proxy;
+use parley_network::proxy::Proxy;
 
 /// Media files the network allows are at most 2 GiB.
 const MAX_BODY_BYTES: u64 = 2 * 1024 * 1024 * 1024;

@@ -1,7 +1,8 @@
 //! The live adapter: the network port on a whatsapp-rust client per session.
 //!
 //! `connect` builds a client whose storage is the session's fenced device
-//! store, dials the network (through the configured proxy, see `proxy` and
+//! store, dials the network (through the session's own proxy or the
+//! deployment's, see `parley_network::proxy` and
 //! `transport`) and waits until the socket is up: a session with stored device
 //! state then logs in as linked, one without starts pairing (QR events). When
 //! the network cannot be reached the connect fails as unreachable and the
@@ -29,7 +30,6 @@ mod mentions;
 mod port;
 mod presence;
 mod privacy_tokens;
-mod proxy;
 mod sends;
 mod server_acks;
 mod statuses;
@@ -56,13 +56,16 @@ use authors::Authors;
 use connection::LiveConnection;
 use durable::{Acks, Durable, Hooked};
 use inbound::{Forward, Pump};
-use parley_network::{ClientId, Connection, Network, NetworkError, NetworkEvent, SessionContext};
+use parley_network::{
+    ClientId, Connection, Network, NetworkError, NetworkEvent, ProxyError, ProxyFault,
+    SessionContext,
+};
 use server_acks::ServerAcks;
 use transport::{Observed, ProxiedTransport};
 
 pub use lifecycle::{identity_of, lifecycle};
 pub use loopback_http::{LoopbackHttp, plain_on_loopback};
-pub use proxy::{Proxy, ProxyKind};
+pub use parley_network::proxy::{Proxy, ProxyKind};
 
 /// How long a connect waits for the socket (the library gives the version
 /// check, the websocket and the handshake 20 s each).
@@ -151,16 +154,30 @@ impl WhatsappNetwork {
         Ok(self)
     }
 
-    fn transport(&self) -> Box<dyn TransportFactory> {
+    /// The websocket's factory, through `proxy` when there is one.
+    fn transport(&self, proxy: Option<&Proxy>) -> Box<dyn TransportFactory> {
         if let Some(url) = &self.ws_url {
-            return match &self.proxy {
+            return match proxy {
                 Some(proxy) => Box::new(ProxiedTransport::new(proxy.clone()).with_url(url.clone())),
                 None => Box::new(TokioWebSocketTransportFactory::new().with_url(url.clone())),
             };
         }
-        match &self.proxy {
+        match proxy {
             Some(proxy) => Box::new(ProxiedTransport::new(proxy.clone())),
             None => Box::new(TokioWebSocketTransportFactory::new()),
+        }
+    }
+
+    /// The route of one session's connection: its own proxy (with an HTTP
+    /// client of its own for media) when it set one, else the deployment's.
+    fn route(&self, ctx: &SessionContext) -> Result<(Option<Proxy>, UreqHttpClient), NetworkError> {
+        match &ctx.proxy {
+            Some(own) => {
+                let http = http_client::http_client(Some(own))
+                    .map_err(|e| NetworkError::Proxy(ProxyError::new(ProxyFault::Refused, e)))?;
+                Ok((Some(own.clone()), http))
+            }
+            None => Ok((self.proxy.clone(), self.http.clone())),
         }
     }
 }
@@ -259,7 +276,8 @@ impl Network for WhatsappNetwork {
         let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.as_str(), ctx.fence)
             .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         self.open.track(&store);
-        let (factory, failure) = Observed::new(self.transport());
+        let (proxy, http) = self.route(&ctx)?;
+        let (factory, failure) = Observed::new(self.transport(proxy.as_ref()));
         let server_acks = ServerAcks::default();
         let (handler, library_events) = Forward::new(server_acks.clone());
         let durable = Durable {
@@ -273,8 +291,8 @@ impl Network for WhatsappNetwork {
             .with_transport_factory(factory);
         // A test network's CDN is plain HTTP on loopback (test builds only).
         let builder = match self.ws_url {
-            Some(_) => builder.with_http_client(LoopbackHttp(self.http.clone())),
-            None => builder.with_http_client(self.http.clone()),
+            Some(_) => builder.with_http_client(LoopbackHttp(http)),
+            None => builder.with_http_client(http),
         };
         let builder = builder
             .with_runtime(TokioRuntime)
@@ -317,8 +335,16 @@ impl Network for WhatsappNetwork {
             _ = ended.wait_for(|e| *e) => client.is_connected(),
         };
         if !up {
-            let why = failure
-                .get()
+            let failed = failure.get();
+            // The session's own proxy failing is named as such.
+            if ctx.proxy.is_some()
+                && let Some(proxy) = failed.as_ref().and_then(|f| f.proxy.clone())
+            {
+                tracing::info!(client_id = %ctx.client_id, reason = %proxy, "the session's proxy failed");
+                return Err(NetworkError::Proxy(proxy));
+            }
+            let why = failed
+                .map(|f| f.why)
                 .unwrap_or_else(|| "the network did not answer".to_string());
             tracing::info!(client_id = %ctx.client_id, reason = %why, "network not reachable");
             return Err(NetworkError::Unreachable(why));

@@ -10,7 +10,7 @@ use whatsapp_rust::transport::{
 };
 use whatsapp_rust::wacore::net::{WHATSAPP_WEB_ORIGIN, WHATSAPP_WEB_WS_URL};
 
-use super::proxy::Proxy;
+use parley_network::proxy::{Proxy, ProxyError};
 
 type Created = (
     Arc<dyn Transport>,
@@ -55,7 +55,7 @@ impl TransportFactory for ProxiedTransport {
             .proxy
             .tunnel(&host, port)
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(anyhow::Error::new)?;
         let connector = if tls {
             default_tls_connector()
         } else {
@@ -76,17 +76,25 @@ impl TransportFactory for ProxiedTransport {
     }
 }
 
+/// Why a transport could not be made: the whole chain of causes, and the
+/// proxy's failure when that was it.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub why: String,
+    pub proxy: Option<ProxyError>,
+}
+
 /// The last transport failure of one connection's factory.
 #[derive(Clone, Default)]
-pub struct LastFailure(Arc<Mutex<Option<String>>>);
+pub struct LastFailure(Arc<Mutex<Option<Failure>>>);
 
 impl LastFailure {
-    pub fn get(&self) -> Option<String> {
+    pub fn get(&self) -> Option<Failure> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn set(&self, why: Option<String>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = why;
+    fn set(&self, failure: Option<Failure>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = failure;
     }
 }
 
@@ -111,8 +119,10 @@ impl Observed {
 impl TransportFactory for Observed {
     async fn create_transport(&self) -> Result<Created, anyhow::Error> {
         let created = self.inner.create_transport().await;
-        self.failure
-            .set(created.as_ref().err().map(|e| format!("{e:#}")));
+        self.failure.set(created.as_ref().err().map(|e| Failure {
+            why: format!("{e:#}"),
+            proxy: e.downcast_ref::<ProxyError>().cloned(),
+        }));
         created
     }
 }

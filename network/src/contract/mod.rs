@@ -5,6 +5,9 @@
 //! other side: the phone that scans and unlinks, and a contact who writes.
 //!
 //! Built with the `contract` feature, for tests only.
+mod forward_proxy;
+mod proxied;
+
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,6 +20,9 @@ use crate::{
 use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_model::inbound::{Content, InboundMessage};
 use parley_model::outgoing::Content as OutgoingContent;
+
+pub use forward_proxy::ForwardProxy;
+pub use proxied::a_sessions_proxy_carries_its_connection;
 
 /// One of the suite's phone numbers.
 fn phone(digits: &str) -> PhoneNumber {
@@ -108,6 +114,7 @@ fn ctx(s: &Subject<'_>, fence: u64) -> SessionContext {
         client_id: s.client_id.clone(),
         fence,
         pod_name: format!("contract-{fence}"),
+        proxy: None,
     }
 }
 

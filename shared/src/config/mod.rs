@@ -113,7 +113,7 @@ pub struct Config {
     /// and SQLite connections have threads of their own.
     pub runtime_threads: Option<u64>,
 }
-parley_contract::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, egress_proxy, network_proxy, network_url, network_control_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, live_feed_limit, live_feed_heartbeat_secs, store_key_id, cluster_name, log_format, runtime_threads; account_token, s3_access_key, s3_secret_key, store_keys });
+parley_contract::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, network_url, network_control_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, live_feed_limit, live_feed_heartbeat_secs, store_key_id, cluster_name, log_format, runtime_threads; account_token, s3_access_key, s3_secret_key, store_keys, egress_proxy, network_proxy });
 
 impl Default for Config {
     fn default() -> Self {

@@ -42,7 +42,9 @@ pub fn pg_array<T: Into<sea_orm::Value>>(
 
 pub use group_commit::Queued;
 pub use sea_orm::ConnectionTrait;
-pub use sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};
+pub use sessions::{
+    NewSession, SessionRow, SessionsRekeyed, SettingsPatch, StateChange, StatePatch,
+};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum DbError {

@@ -104,6 +104,12 @@ impl Db {
             .into_iter()
             .map(|mut m| {
                 m.webhook_token.clear();
+                // Its proxy is shown (without credentials): opened; one that
+                // does not open is shown as none, and said.
+                m.proxy_url = sessions::open_proxy(self, &m).unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "a session's proxy URL does not open");
+                    String::new()
+                });
                 SessionRow::from(m)
             })
             .collect();

@@ -30,6 +30,9 @@ pub struct SessionRow {
     pub reject_calls: bool,
     /// The text it sends a rejected call's caller; empty: none.
     pub call_reply: String,
+    /// The session's own network proxy URL (credentials included: never
+    /// shown; see `parley_network::Proxy::shown`); empty: none.
+    pub proxy_url: String,
     /// The session's send limit; `None` when its sends are not paced.
     pub pacing: Option<Pacing>,
     pub connected: bool,
@@ -44,7 +47,7 @@ pub struct SessionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
-parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SessionRow { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pacing, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash, proxy_url });
 
 /// What `/start` knows about a new session.
 #[derive(Clone, Default)]
@@ -72,11 +75,20 @@ pub struct SettingsPatch {
     pub presence: Option<String>,
     pub reject_calls: Option<bool>,
     pub call_reply: Option<String>,
+    /// The session's own proxy URL; `Some("")` removes it.
+    pub proxy_url: Option<String>,
     /// `Some(None)` turns pacing off.
     pub pacing: Option<Option<Pacing>>,
     pub desired: Option<bool>,
 }
-parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pacing, desired; webhook_token, secret_hash });
+parley_contract::debug_redacted!(SettingsPatch { webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pacing, desired; webhook_token, secret_hash, proxy_url });
+
+/// What `parley rekey` sealed again of the sessions' secrets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionsRekeyed {
+    pub webhook_tokens: usize,
+    pub proxy_urls: usize,
+}
 
 /// State changes by the owning worker. `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -177,6 +189,7 @@ mod tests {
             presence: String::new(),
             reject_calls: false,
             call_reply: String::new(),
+            proxy_url: "http://user:proxy-secret-42@proxy.example:3128".into(),
             pacing: None,
             connected: true,
             logged_in: true,
@@ -190,6 +203,7 @@ mod tests {
         };
         let patch = SettingsPatch {
             webhook_token: Some("webhook-token-0123456789abcdef".into()),
+            proxy_url: Some("http://user:proxy-secret-42@proxy.example:3128".into()),
             ..SettingsPatch::default()
         };
         let new = NewSession {
@@ -201,5 +215,6 @@ mod tests {
         assert!(shown.contains("hooks.example"), "{shown}");
         assert!(!shown.contains("webhook-token-"), "{shown}");
         assert!(!shown.contains("5e884898"), "{shown}");
+        assert!(!shown.contains("proxy-secret"), "{shown}");
     }
 }

@@ -276,18 +276,23 @@ async fn webhook_token_round_trips(db: &Db) {
     );
 }
 
-/// The stored column, as the database holds it.
+/// The stored webhook token, as the database holds it.
 async fn stored_token(db: &Db, client_id: &str) -> String {
+    stored(db, client_id, "webhook_token").await
+}
+
+/// A stored text column, as the database holds it.
+async fn stored(db: &Db, client_id: &str, column: &str) -> String {
     let row = db
         .conn()
         .query_one_raw(sea_orm::Statement::from_string(
             db.conn().get_database_backend(),
-            format!("SELECT webhook_token FROM sessions WHERE client_id = '{client_id}'"),
+            format!("SELECT {column} FROM sessions WHERE client_id = '{client_id}'"),
         ))
         .await
         .expect("query")
         .expect("row");
-    row.try_get::<String>("", "webhook_token").expect("column")
+    row.try_get::<String>("", column).expect("column")
 }
 
 async fn webhook_tokens_are_sealed_and_rekeyed(db: &Db) {
@@ -318,20 +323,32 @@ async fn webhook_tokens_are_sealed_and_rekeyed(db: &Db) {
         .expect("patch")
         .expect("row");
     assert!(!stored_token(db, "legacy").await.contains("token-patched"));
+    // A session's proxy URL (credentials in it) is sealed like the token.
+    const PROXY: &str = "socks5://user:proxy-pw@proxy.example:1080";
+    let patch = SettingsPatch {
+        proxy_url: Some(PROXY.into()),
+        ..SettingsPatch::default()
+    };
+    let row = old.update_settings("sealed", patch).await.expect("patch");
+    assert_eq!(row.expect("row").proxy_url, PROXY);
+    assert!(!stored(db, "sealed", "proxy_url").await.contains("proxy-pw"));
+    assert_eq!(stored(db, "legacy", "proxy_url").await, "", "none: empty");
 
     // Rotation: both keys, b active; rekey; then b alone reads everything.
     create(db, "plain").await;
     let both = db
         .clone()
         .with_keys(StoreKeys::parse(&format!("{a},{b}"), Some("b")).unwrap());
-    assert_eq!(both.rekey_sessions().await.expect("rekey"), 3);
+    let rekeyed = both.rekey_sessions().await.expect("rekey");
+    assert_eq!((rekeyed.webhook_tokens, rekeyed.proxy_urls), (3, 1));
     assert_eq!(
         both.rekey_sessions().await.expect("rekey again"),
-        0,
+        Default::default(),
         "nothing left"
     );
     let only_b = db.clone().with_keys(StoreKeys::parse(&b, None).unwrap());
     assert_eq!(get(&only_b, "sealed").await.webhook_token, "token-sealed");
+    assert_eq!(get(&only_b, "sealed").await.proxy_url, PROXY);
     assert_eq!(get(&only_b, "legacy").await.webhook_token, "token-patched");
     assert_eq!(get(&only_b, "plain").await.webhook_token, "token-plain");
     assert!(!stored_token(db, "plain").await.contains("token-plain"));

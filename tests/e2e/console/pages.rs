@@ -7,6 +7,7 @@
 //! `PARLEY_CONSOLE_SCREENSHOTS` when set: `docs/console/`).
 use std::time::Duration;
 
+use parley_network::contract::ForwardProxy;
 use parley_tests::browser::{self, Browser, Locator, PAGE_WAIT};
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
@@ -571,6 +572,35 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
     assert!(again.header("webhook-id").is_some());
     b.wait_text("#dead-table tbody", |t| !t.contains("refused once"))
         .await;
+    // A proxy of the session's own, set and removed from the page: shown
+    // without its credentials, which never reach the page again.
+    let proxy = ForwardProxy::start(Some(("op", "console-proxy-pw"))).await;
+    type_into(&b, "#proxy-url", &proxy.url()).await;
+    click(&b, "#proxy-submit").await;
+    let shown = format!("http://127.0.0.1:{}", proxy.port());
+    b.wait_text("#proxy-result", |t| t.contains("reconnects through"))
+        .await;
+    b.wait_text("#session-health", |t| {
+        t.contains(&format!("{shown} (with credentials)"))
+    })
+    .await;
+    assert!(!page_text(&b).await.contains("console-proxy-pw"));
+    let (_, page) = get(&p, "/sessions?clientId=rotating").await;
+    assert_eq!(
+        page["sessions"][0]["proxy"],
+        json!({"url": shown, "credentials": true}),
+        "{page}"
+    );
+    eventually(30, "connected through the proxy", || async {
+        let (_, page) = get(&p, "/sessions?clientId=rotating").await;
+        (page["sessions"][0]["connected"] == true && proxy.tunnels() >= 1).then_some(())
+    })
+    .await;
+    click(&b, "#proxy-remove").await;
+    b.wait_text("#proxy-result", |t| t.contains("Removed"))
+        .await;
+    let (_, page) = get(&p, "/sessions?clientId=rotating").await;
+    assert_eq!(page["sessions"][0]["proxy"], Value::Null, "{page}");
     b.stop().await;
 }
 

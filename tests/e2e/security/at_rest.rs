@@ -1,9 +1,11 @@
-//! Secrets at rest: `parley serve` seals webhook tokens with a key it
-//! generates beside its data (owner-only), stores session secrets only as
-//! digests, and keeps working across a key rotation with `parley rekey`; the cluster
-//! roles refuse to start without `PARLEY_STORE_KEYS`.
+//! Secrets at rest: `parley serve` seals webhook tokens and session proxy
+//! URLs with a key it generates beside its data (owner-only), stores session
+//! secrets only as digests, and keeps working across a key rotation with
+//! `parley rekey`; the cluster roles refuse to start without
+//! `PARLEY_STORE_KEYS`.
 use std::os::unix::fs::PermissionsExt;
 
+use parley_network::contract::ForwardProxy;
 use parley_shared::db::Db;
 use parley_tests::receiver::Receiver;
 use sea_orm::ConnectionTrait;
@@ -13,9 +15,11 @@ use crate::events::support::*;
 use crate::support::*;
 
 const SECRET: &str = "session-secret-0123456789abcdef";
+const PROXY_PASSWORD: &str = "proxy-password-7d2c";
 
-/// Every stored `(webhook_token, secret_hash)` of the serve database in `dir`.
-async fn stored(dir: &std::path::Path) -> Vec<(String, String)> {
+/// Every stored `(webhook_token, secret_hash, proxy_url)` of the serve
+/// database in `dir`.
+async fn stored(dir: &std::path::Path) -> Vec<(String, String, String)> {
     let url = format!(
         "sqlite://{}",
         dir.join("parley-data/parley.sqlite").display()
@@ -25,7 +29,7 @@ async fn stored(dir: &std::path::Path) -> Vec<(String, String)> {
         .conn()
         .query_all_raw(sea_orm::Statement::from_string(
             db.conn().get_database_backend(),
-            "SELECT webhook_token, COALESCE(secret_hash, '') AS secret_hash FROM sessions",
+            "SELECT webhook_token, COALESCE(secret_hash, '') AS secret_hash, proxy_url FROM sessions",
         ))
         .await
         .expect("query");
@@ -34,6 +38,7 @@ async fn stored(dir: &std::path::Path) -> Vec<(String, String)> {
             (
                 r.try_get::<String>("", "webhook_token").expect("token"),
                 r.try_get::<String>("", "secret_hash").expect("hash"),
+                r.try_get::<String>("", "proxy_url").expect("proxy"),
             )
         })
         .collect()
@@ -52,6 +57,19 @@ async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
+    let proxy = ForwardProxy::start(Some(("parley", PROXY_PASSWORD))).await;
+    let (status, body) = post(
+        &p,
+        "/set-proxy",
+        json!({"clientId": "rest1", "proxyUrl": proxy.url()}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    eventually(30, "connected through the proxy", || async {
+        let (_, page) = get(&p, "/sessions?clientId=rest1").await;
+        (page["sessions"][0]["connected"] == true && proxy.tunnels() >= 1).then_some(())
+    })
+    .await;
     contact(&p).await;
     let first = text(&p, "rest1", "before the restart").await;
     let (e, _) = until_message(&mut rx, &first).await;
@@ -65,13 +83,23 @@ async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys() {
     assert_eq!(mode & 0o777, 0o600, "owner-only");
     let rows = stored(dir.path()).await;
     assert_eq!(rows.len(), 1);
-    for (token, hash) in &rows {
+    for (token, hash, proxy_url) in &rows {
         assert!(
             !token.is_empty() && !token.contains(HOOK_TOKEN),
             "sealed: {token}"
         );
         assert!(!hash.contains(SECRET), "a digest, never the secret");
+        assert!(
+            !proxy_url.is_empty() && !proxy_url.contains(PROXY_PASSWORD),
+            "sealed: {proxy_url}"
+        );
     }
+    assert!(
+        !std::fs::read_to_string(&p.log)
+            .unwrap()
+            .contains(PROXY_PASSWORD),
+        "the proxy's password is never logged"
+    );
     assert!(
         !std::fs::read_to_string(&p.log)
             .unwrap()
@@ -90,10 +118,13 @@ async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys() {
     ]);
     let (ok, out) = parley_tests::process::run_once(bin(), &["rekey"], dir.path(), &both).await;
     assert!(ok, "rekey: {out}");
-    assert!(out.contains("1 webhook token(s)"), "{out}");
+    assert!(
+        out.contains("1 webhook token(s), 1 session proxy URL(s)"),
+        "{out}"
+    );
     let (ok, out) = parley_tests::process::run_once(bin(), &["rekey"], dir.path(), &both).await;
     assert!(
-        ok && out.contains("0 webhook token(s)"),
+        ok && out.contains("0 webhook token(s), 0 session proxy URL(s)"),
         "nothing left: {out}"
     );
     let mut only_new = EVENT_VARS.to_vec();
@@ -107,6 +138,10 @@ async fn serve_seals_webhook_tokens_with_a_key_file_of_its_own_and_rekeys() {
     let second = text(&p, "rest1", "after the restart").await;
     let (e, _) = until_message(&mut rx, &second).await;
     assert_headers(&e, HOOK_TOKEN);
+    // The proxy URL opened with the new key: still connected through it.
+    let (_, page) = get(&p, "/sessions?clientId=rest1").await;
+    assert_eq!(page["sessions"][0]["proxy"]["credentials"], true, "{page}");
+    assert!(proxy.tunnels() >= 2, "reconnected through the proxy");
 }
 
 #[tokio::test]

@@ -69,3 +69,9 @@ async fn contract_a_send_to_a_group_left_is_refused() {
     let f = fixture("w7").await;
     contract::a_send_to_a_group_left_is_refused(subject(&f, "w7")).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_a_sessions_proxy_carries_its_connection() {
+    let f = fixture("w13").await;
+    contract::a_sessions_proxy_carries_its_connection(subject(&f, "w13")).await;
+}

@@ -26,6 +26,7 @@ async fn what_the_phone_sends_arrives_as_from_me() {
         client_id: id.clone(),
         fence: 1,
         pod_name: "wire".into(),
+        proxy: None,
     };
     let (_conn, mut events) = f.network.connect(ctx).await.expect("connect");
     let code = match tokio::time::timeout(DEADLINE, events.recv()).await {

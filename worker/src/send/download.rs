@@ -79,6 +79,11 @@ pub const DEFAULT_TRANSFERS: usize = 8;
 const REDIRECTS: usize = 5;
 
 impl Fetcher {
+    /// The destination policy it fetches under.
+    pub fn egress(&self) -> &Egress {
+        &self.egress
+    }
+
     pub fn new(egress: Egress, limits: Limits) -> Result<Fetcher, EgressError> {
         Ok(Fetcher {
             client: egress.client(limits.timeout, REDIRECTS)?,

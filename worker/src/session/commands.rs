@@ -152,14 +152,15 @@ impl Actor {
     async fn reload(&mut self) -> (Outcome, Flow) {
         match self.deps.db.session(self.id.as_str()).await {
             Ok(Some(row)) => {
-                self.row = row;
+                let before = std::mem::replace(&mut self.row, row).proxy_url;
                 self.output.apply(&self.id, &self.row);
                 self.pacer.set(self.row.pacing);
                 tracing::debug!(
                     webhook = !self.row.webhook_url.is_empty(),
                     "settings reloaded"
                 );
-                (Ok(Reply::Done), Ok(()))
+                let flow = self.on_route(&before).await;
+                (Ok(Reply::Done), flow)
             }
             Ok(None) => (Err(ApiError::not_found("unknown clientId")), Err(End::Gone)),
             Err(e) => (Err(e.into()), Ok(())),

@@ -21,10 +21,15 @@ impl Actor {
     #[tracing::instrument(skip_all, fields(client_id = %self.id))]
     pub(super) async fn connect(&mut self) -> Flow {
         self.retry_at = None;
+        let proxy = match self.own_proxy().await {
+            Ok(proxy) => proxy,
+            Err(e) => return self.not_connected(NetworkError::Proxy(e)).await,
+        };
         let ctx = SessionContext {
             client_id: self.id.clone(),
             fence: self.lease.fence,
             pod_name: self.deps.pod_name.clone(),
+            proxy,
         };
         let attempt = timeout(
             self.deps.timing.network_timeout,
@@ -42,10 +47,16 @@ impl Actor {
             Ok(Err(e)) => e,
             Err(_) => NetworkError::Unreachable("connecting timed out".into()),
         };
+        self.not_connected(error).await
+    }
+
+    /// Records why a connect failed and schedules a retry.
+    async fn not_connected(&mut self, error: NetworkError) -> Flow {
         let reason = match &error {
             NetworkError::Unreachable(_) => UNREACHABLE,
             NetworkError::Rejected(_) => "network-rejected",
             NetworkError::NotPaired => "not-paired",
+            NetworkError::Proxy(e) => e.fault.reason(),
         };
         tracing::warn!(error = %error, "cannot connect to the network; retrying with backoff");
         if self.last_disconnect != reason {

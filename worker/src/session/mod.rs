@@ -12,6 +12,7 @@ mod in_flight;
 mod keeper;
 mod output;
 mod pacing;
+mod route;
 mod sends;
 mod timing;
 

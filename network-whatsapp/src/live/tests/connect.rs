@@ -34,6 +34,7 @@ fn ctx() -> SessionContext {
         client_id: ClientId::parse("live1").expect("a clientId"),
         fence: 1,
         pod_name: "test".into(),
+        proxy: None,
     }
 }
 

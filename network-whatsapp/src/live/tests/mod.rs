@@ -29,7 +29,7 @@ pub(super) async fn closed_port() -> u16 {
 /// A whatsapp-rust client over `store` whose network is out of reach (a proxy
 /// on a closed port): it builds, reads and writes its store, and never connects.
 pub(super) async fn offline_bot(store: crate::store::SeaOrmDeviceStore) -> whatsapp_rust::bot::Bot {
-    use crate::live::proxy::Proxy;
+    use crate::live::Proxy;
     use crate::live::transport::ProxiedTransport;
     let dead = Proxy::parse(&format!("http://127.0.0.1:{}", closed_port().await)).expect("proxy");
     whatsapp_rust::bot::Bot::builder()

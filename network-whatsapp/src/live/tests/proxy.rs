@@ -8,8 +8,9 @@ use whatsapp_rust::transport::TransportFactory;
 use whatsapp_rust::wacore::net::WHATSAPP_WEB_ORIGIN;
 
 use super::{ConnectProxy, closed_port, read_head};
+use crate::live::Proxy;
 use crate::live::transport::ProxiedTransport;
-use crate::live::{Proxy, ProxyKind};
+use parley_network::ProxyFault;
 
 /// A loopback target that answers each line it reads with the line uppercased.
 async fn shouting_target() -> u16 {
@@ -28,28 +29,6 @@ async fn shouting_target() -> u16 {
         }
     });
     port
-}
-
-#[test]
-fn proxy_urls_parse_with_defaults_and_redacted_credentials() {
-    let p = Proxy::parse("http://proxy.example").expect("http");
-    assert_eq!(
-        (p.kind, p.host.as_str(), p.port),
-        (ProxyKind::HttpConnect, "proxy.example", 80)
-    );
-    let s = Proxy::parse("socks5://us%40er:p%3Ass@10.0.0.1:1081").expect("socks");
-    assert_eq!(
-        (s.kind, s.host.as_str(), s.port),
-        (ProxyKind::Socks5, "10.0.0.1", 1081)
-    );
-    let shown = format!("{s:?}");
-    assert!(
-        !shown.contains("p:ss") && shown.contains("<redacted>"),
-        "{shown}"
-    );
-    for bad in ["ftp://proxy:21", "https://proxy:443", "no url", "http://"] {
-        assert!(Proxy::parse(bad).is_err(), "{bad} accepted");
-    }
 }
 
 #[tokio::test]
@@ -99,6 +78,7 @@ async fn a_refusing_proxy_and_a_closed_port_fail_clearly() {
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("403 Forbidden"), "{err}");
+    assert_eq!(err.fault, ProxyFault::Refused);
     assert_eq!(proxy.connections.load(Ordering::SeqCst), 1);
 
     let port = closed_port().await;
@@ -108,6 +88,7 @@ async fn a_refusing_proxy_and_a_closed_port_fail_clearly() {
         .await
         .expect_err("closed");
     assert!(err.to_string().contains("not reachable"), "{err}");
+    assert_eq!(err.fault, ProxyFault::Unreachable);
 }
 
 /// A minimal SOCKS5 server (no auth or user/password) relaying to loopback targets.
@@ -188,6 +169,20 @@ async fn a_socks5_proxy_tunnels_with_and_without_credentials() {
         .await
         .expect_err("bad credentials");
     assert!(err.to_string().contains("credentials"), "{err}");
+    assert!(!err.to_string().contains("wrong"), "no password in {err}");
+    assert_eq!(err.fault, ProxyFault::Refused);
+    // The greeting alone tells wrong credentials too (the set-time check).
+    let err = Proxy::parse(&format!("socks5://parley:wrong@127.0.0.1:{port}"))
+        .expect("proxy")
+        .probe(std::time::Duration::from_secs(5))
+        .await
+        .expect_err("bad credentials");
+    assert_eq!(err.fault, ProxyFault::Refused, "{err}");
+    Proxy::parse(&format!("socks5://parley:pw@127.0.0.1:{port}"))
+        .expect("proxy")
+        .probe(std::time::Duration::from_secs(5))
+        .await
+        .expect("good credentials");
 }
 
 #[tokio::test]

@@ -80,6 +80,7 @@ async fn a_test_network_url_is_dialled_without_a_version_fetch() {
         client_id: ClientId::parse("live1").expect("a clientId"),
         fence: 1,
         pod_name: "test".into(),
+        proxy: None,
     };
     let attempt = tokio::time::timeout(Duration::from_secs(25), network.connect(ctx))
         .await

@@ -4,7 +4,9 @@ use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::ExprTrait;
 use sea_orm::{ActiveValue::Set, QueryOrder, QuerySelect, TryInsertResult};
 
-use crate::db::sessions::{NewSession, SessionRow, SettingsPatch, StateChange, StatePatch};
+use crate::db::sessions::{
+    NewSession, SessionRow, SessionsRekeyed, SettingsPatch, StateChange, StatePatch,
+};
 use crate::db::{Db, DbError};
 use parley_contract::pacing::Pacing;
 
@@ -49,6 +51,9 @@ pub struct Model {
     /// The text sent to a rejected call's caller; empty: none.
     #[sea_orm(column_type = "Text")]
     pub call_reply: String,
+    /// The session's own proxy URL, sealed (see [`proxy_place`]); empty: none.
+    #[sea_orm(column_type = "Text")]
+    pub proxy_url: String,
     /// Pacing: messages per minute and burst, both set or both null.
     pub pace_per_minute: Option<i32>,
     pub pace_burst: Option<i32>,
@@ -63,7 +68,7 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
-parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash });
+parley_contract::debug_redacted!(Model { client_id, status, pod_name, jid, lid, webhook_url, poll_lookup_url, org_id, enable_group_ai, events, webhook_types, presence, reject_calls, call_reply, pace_per_minute, pace_burst, connected, logged_in, reconnects, connected_at, last_disconnect, desired, fence, created_at, updated_at; webhook_token, secret_hash, proxy_url });
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
@@ -75,12 +80,28 @@ fn token_place(client_id: &str) -> String {
     format!("sessions.webhook_token:{client_id}")
 }
 
-/// A stored row, its webhook token opened.
+/// Where a session's own proxy URL is sealed (the associated data).
+fn proxy_place(client_id: &str) -> String {
+    format!("sessions.proxy_url:{client_id}")
+}
+
+/// A stored row's proxy URL, opened.
+pub(crate) fn open_proxy(db: &Db, m: &Model) -> Result<String, DbError> {
+    db.keys()
+        .open_text(&proxy_place(&m.client_id), &m.proxy_url)
+        .map_err(|e| DbError::Unavailable(format!("session {}: {e}", m.client_id)))
+}
+
+/// A stored row, its webhook token and proxy URL opened.
 fn row(db: &Db, mut m: Model) -> Result<SessionRow, DbError> {
-    m.webhook_token = db
-        .keys()
-        .open_text(&token_place(&m.client_id), &m.webhook_token)
-        .map_err(|e| DbError::Unavailable(format!("session {}: {e}", m.client_id)))?;
+    let open = |place: String, stored: &str| {
+        db.keys()
+            .open_text(&place, stored)
+            .map_err(|e| DbError::Unavailable(format!("session {}: {e}", m.client_id)))
+    };
+    let token = open(token_place(&m.client_id), &m.webhook_token)?;
+    let proxy = open(proxy_place(&m.client_id), &m.proxy_url)?;
+    (m.webhook_token, m.proxy_url) = (token, proxy);
     Ok(SessionRow::from(m))
 }
 
@@ -103,6 +124,7 @@ impl From<Model> for SessionRow {
             presence: m.presence,
             reject_calls: m.reject_calls,
             call_reply: m.call_reply,
+            proxy_url: m.proxy_url,
             pacing: pacing_of(m.pace_per_minute, m.pace_burst),
             connected: m.connected,
             logged_in: m.logged_in,
@@ -210,6 +232,9 @@ pub async fn update_settings(
     let token = patch
         .webhook_token
         .map(|t| db.keys().seal_text(&token_place(client_id), &t));
+    let proxy = patch
+        .proxy_url
+        .map(|p| db.keys().seal_text(&proxy_place(client_id), &p));
     let changes = ActiveModel {
         webhook_url: set_some(patch.webhook_url),
         webhook_token: set_some(token),
@@ -222,6 +247,7 @@ pub async fn update_settings(
         presence: set_some(patch.presence),
         reject_calls: set_some(patch.reject_calls),
         call_reply: set_some(patch.call_reply),
+        proxy_url: set_some(proxy),
         pace_per_minute: set_some(
             patch
                 .pacing
@@ -327,13 +353,25 @@ fn state_change(old: &Model, patch: &StatePatch) -> Option<StateChange> {
     })
 }
 
-/// Seals every webhook token not sealed under the active key yet; returns
-/// how many were sealed again.
-pub async fn rekey(db: &Db) -> Result<usize, DbError> {
+/// Seals every webhook token and proxy URL not sealed under the active key
+/// yet; returns how many of each were sealed again.
+pub async fn rekey(db: &Db) -> Result<SessionsRekeyed, DbError> {
+    Ok(SessionsRekeyed {
+        webhook_tokens: rekey_column(db, Column::WebhookToken, token_place).await?,
+        proxy_urls: rekey_column(db, Column::ProxyUrl, proxy_place).await?,
+    })
+}
+
+/// [`rekey`] of one sealed text column, each value under its `place`.
+async fn rekey_column(
+    db: &Db,
+    sealed_column: Column,
+    place: fn(&str) -> String,
+) -> Result<usize, DbError> {
     let rows = Entity::find()
         .select_only()
         .column(Column::ClientId)
-        .column(Column::WebhookToken)
+        .column(sealed_column)
         .into_tuple::<(String, String)>()
         .all(db.conn())
         .await?;
@@ -342,18 +380,18 @@ pub async fn rekey(db: &Db) -> Result<usize, DbError> {
         if db.keys().is_current_text(&stored) {
             continue;
         }
-        let place = token_place(&client_id);
+        let place = place(&client_id);
         let plain = db
             .keys()
             .open_text(&place, &stored)
             .map_err(|e| DbError::Unavailable(format!("session {client_id}: {e}")))?;
         let res = Entity::update_many()
             .col_expr(
-                Column::WebhookToken,
+                sealed_column,
                 Expr::value(db.keys().seal_text(&place, &plain)),
             )
             .filter(Column::ClientId.eq(&client_id))
-            .filter(Column::WebhookToken.eq(stored))
+            .filter(sealed_column.eq(stored))
             .exec(db.conn())
             .await?;
         sealed += usize::try_from(res.rows_affected).unwrap_or(0);
@@ -422,8 +460,9 @@ impl Db {
         fenced_update(self, client_id, fence, patch).await
     }
 
-    /// Seals every webhook token under the active store key (`parley rekey`).
-    pub async fn rekey_sessions(&self) -> Result<usize, DbError> {
+    /// Seals every webhook token and session proxy URL under the active
+    /// store key (`parley rekey`).
+    pub async fn rekey_sessions(&self) -> Result<SessionsRekeyed, DbError> {
         rekey(self).await
     }
 

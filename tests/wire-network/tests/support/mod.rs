@@ -268,6 +268,7 @@ pub fn ctx(client_id: &str) -> SessionContext {
         client_id: client_id_of(client_id),
         fence: 1,
         pod_name: "wire".into(),
+        proxy: None,
     }
 }
 
