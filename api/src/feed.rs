@@ -255,6 +255,7 @@ mod tests {
                 attempts: 1,
                 last_status: Some(200),
                 last_attempt_at: None,
+                requeues: 0,
             },
             created_at: chrono::Utc::now(),
         };

@@ -27,6 +27,7 @@ mod m0021_webhook_types;
 mod m0022_session_presence;
 mod m0023_call_rejection;
 mod m0024_session_proxy;
+mod m0025_event_requeues;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -57,6 +58,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0022_session_presence::Migration),
             Box::new(m0023_call_rejection::Migration),
             Box::new(m0024_session_proxy::Migration),
+            Box::new(m0025_event_requeues::Migration),
         ]
     }
 }

@@ -87,16 +87,19 @@ impl Db {
     }
 
     /// Records one delivery attempt: its outcome state and HTTP status
-    /// (committed with the log's other writes, see [`Db::append_event`]).
+    /// (committed with the log's other writes, see [`Db::append_event`]),
+    /// unless the event was queued again since its delivery read it with
+    /// `requeues` (then the redelivery stands).
     pub async fn record_attempt(
         &self,
         client_id: &str,
         seq: u64,
+        requeues: u32,
         state: DeliveryState,
         status: Option<u16>,
     ) -> Result<(), DbError> {
         self.appender()
-            .record(client_id, seq, state, Some(status))
+            .record(client_id, seq, requeues, state, Some(status))
             .await
     }
 
@@ -106,12 +109,17 @@ impl Db {
         &self,
         client_id: &str,
         seq: u64,
+        requeues: u32,
         state: DeliveryState,
     ) -> Result<(), DbError> {
-        self.appender().record(client_id, seq, state, None).await
+        self.appender()
+            .record(client_id, seq, requeues, state, None)
+            .await
     }
 
-    /// Makes the chosen events pending again with no attempts counted; returns them.
+    /// Makes the chosen events pending again with no attempts counted, one
+    /// more requeue each (a record of an earlier delivery of them then
+    /// changes nothing); returns them.
     pub async fn requeue_events(
         &self,
         client_id: &str,

@@ -59,6 +59,9 @@ pub struct Delivery {
     /// The HTTP status of the last attempt (none for a timeout or a refused connection).
     pub last_status: Option<u16>,
     pub last_attempt_at: Option<DateTime<Utc>>,
+    /// How many times `/events/redeliver` queued it again; a delivery's
+    /// records name it, and one of an earlier round changes nothing.
+    pub requeues: u32,
 }
 
 /// One event of the log.

@@ -175,21 +175,21 @@ async fn attempts_are_counted_and_dead_letters_paged(db: &Db) {
     for i in 1..=5 {
         append(db, "s", 1, &format!("s{i}")).await.expect("append");
     }
-    db.record_attempt("s", 1, DeliveryState::Delivered, Some(200))
+    db.record_attempt("s", 1, 0, DeliveryState::Delivered, Some(200))
         .await
         .unwrap();
     for _ in 0..3 {
-        db.record_attempt("s", 2, DeliveryState::Pending, Some(503))
+        db.record_attempt("s", 2, 0, DeliveryState::Pending, Some(503))
             .await
             .unwrap();
     }
-    db.record_attempt("s", 2, DeliveryState::Dead, None)
+    db.record_attempt("s", 2, 0, DeliveryState::Dead, None)
         .await
         .unwrap();
-    db.record_attempt("s", 4, DeliveryState::Rejected, Some(410))
+    db.record_attempt("s", 4, 0, DeliveryState::Rejected, Some(410))
         .await
         .unwrap();
-    db.record_attempt("s", 5, DeliveryState::Dead, Some(500))
+    db.record_attempt("s", 5, 0, DeliveryState::Dead, Some(500))
         .await
         .unwrap();
     let events = db.events_after("s", 0, 10).await.unwrap();
@@ -214,7 +214,7 @@ async fn redeliver_by_ids_or_after_a_seq(db: &Db) {
     owned(db, "r", 1).await;
     for i in 1..=4 {
         append(db, "r", 1, &format!("r{i}")).await.expect("append");
-        db.record_attempt("r", i, DeliveryState::Dead, Some(503))
+        db.record_attempt("r", i, 0, DeliveryState::Dead, Some(503))
             .await
             .unwrap();
     }
@@ -232,7 +232,30 @@ async fn redeliver_by_ids_or_after_a_seq(db: &Db) {
     assert_eq!(queued.iter().map(|e| e.seq).collect::<Vec<_>>(), [2]);
     assert_eq!(queued[0].delivery.state, DeliveryState::Pending);
     assert_eq!(queued[0].delivery.attempts, 0);
+    assert_eq!(queued[0].delivery.requeues, 1);
     assert_eq!(queued[0].event_id, "r2", "same eventId");
+    // A late record of the delivery begun before the redelivery (it read
+    // the row with no requeue) does not undo it; the new round's does count.
+    db.record_attempt("r", 2, 0, DeliveryState::Dead, Some(503))
+        .await
+        .unwrap();
+    db.set_event_state("r", 2, 0, DeliveryState::None)
+        .await
+        .unwrap();
+    let again = &db.events_after("r", 1, 1).await.unwrap()[0].delivery;
+    assert_eq!(
+        (again.state, again.attempts, again.requeues),
+        (DeliveryState::Pending, 0, 1),
+        "the redelivery stands"
+    );
+    db.record_attempt("r", 2, 1, DeliveryState::Pending, Some(503))
+        .await
+        .unwrap();
+    let counted = &db.events_after("r", 1, 1).await.unwrap()[0].delivery;
+    assert_eq!(
+        (counted.state, counted.attempts),
+        (DeliveryState::Pending, 1)
+    );
 
     let queued = db
         .requeue_events("r", &Redeliver::AfterSeq(2))
@@ -318,7 +341,7 @@ async fn a_full_window_refuses_pending_events_and_trims_the_rest(db: &Db) {
     let got = append_with(db, "slow", 1, "p4", DeliveryState::Pending, 3).await;
     assert_eq!(got, Appended::Full);
     // The oldest is delivered: room for one more, with the next seq.
-    db.record_attempt("slow", 1, DeliveryState::Delivered, Some(200))
+    db.record_attempt("slow", 1, 0, DeliveryState::Delivered, Some(200))
         .await
         .unwrap();
     let Appended::Logged(e) = append_with(db, "slow", 1, "p4", DeliveryState::Pending, 3).await
@@ -555,8 +578,8 @@ async fn an_events_records_in_one_transaction_apply_in_order(db: &Db) {
         let db = db.clone();
         tokio::spawn(async move {
             match status {
-                Some(status) => db.record_attempt("r", seq, state, status).await,
-                None => db.set_event_state("r", seq, state).await,
+                Some(status) => db.record_attempt("r", seq, 0, state, status).await,
+                None => db.set_event_state("r", seq, 0, state).await,
             }
         })
     };
@@ -624,7 +647,7 @@ async fn a_batch_that_fails_leaves_nothing_behind(db: &Db) {
         .await
         .expect("the place freed");
     assert_eq!(append(db, "f", 1, "f2").await, Some(2));
-    db.record_attempt("f", 2, DeliveryState::Delivered, Some(200))
+    db.record_attempt("f", 2, 0, DeliveryState::Delivered, Some(200))
         .await
         .expect("a record alone");
     assert_eq!(append(db, "f", 1, "f3").await, Some(3));

@@ -133,16 +133,16 @@ async fn open_events_are_counted_per_session_and_in_all(db: &Db) {
     for n in 0..3 {
         append(db, "two", &format!("two-{n}")).await;
     }
-    db.set_event_state("one", 1, DeliveryState::Delivered)
+    db.set_event_state("one", 1, 0, DeliveryState::Delivered)
         .await
         .unwrap();
-    db.set_event_state("one", 2, DeliveryState::Dead)
+    db.set_event_state("one", 2, 0, DeliveryState::Dead)
         .await
         .unwrap();
-    db.set_event_state("one", 3, DeliveryState::Rejected)
+    db.set_event_state("one", 3, 0, DeliveryState::Rejected)
         .await
         .unwrap();
-    db.set_event_state("two", 1, DeliveryState::Delivered)
+    db.set_event_state("two", 1, 0, DeliveryState::Delivered)
         .await
         .unwrap();
 

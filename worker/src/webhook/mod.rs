@@ -42,6 +42,9 @@ pub struct Delivery {
     pub seq: u64,
     /// Attempts already made (by this worker or an earlier owner).
     pub attempts: u32,
+    /// How many times the log's row was queued again when this was read
+    /// (0 for a new event): its records apply only to that round.
+    pub requeues: u32,
     /// The event type (`X-SN-Event`).
     pub kind: String,
     pub body: Bytes,
@@ -228,10 +231,11 @@ impl Dispatcher {
             return;
         };
         let recorded = if attempted {
-            log.record_attempt(client_id.as_str(), d.seq, state, status)
+            log.record_attempt(client_id.as_str(), d.seq, d.requeues, state, status)
                 .await
         } else {
-            log.set_event_state(client_id.as_str(), d.seq, state).await
+            log.set_event_state(client_id.as_str(), d.seq, d.requeues, state)
+                .await
         };
         if let Err(e) = recorded {
             tracing::warn!(client_id = %client_id, event_id = %d.id, error = %e, "a delivery attempt was not recorded");

@@ -90,6 +90,7 @@ impl SessionQueue {
             slots: Arc::new(Semaphore::new(dispatcher.policy.concurrency.max(1))),
             in_flight: HashSet::new(),
             finished: Arc::new(Mutex::new(Vec::new())),
+            recheck: HashSet::new(),
             tasks: JoinSet::new(),
             covered: (0, 0),
         };
@@ -205,6 +206,11 @@ struct Run {
     /// Deliveries ended (their outcome recorded), to leave `in_flight` at
     /// the next read.
     finished: Arc<Mutex<Vec<u64>>>,
+    /// Pending events a read of the log found while a delivery of theirs
+    /// was still under way (queued again by a redelivery meanwhile): read
+    /// again once that delivery ended, whose record of an earlier round
+    /// left the redelivery pending.
+    recheck: HashSet<u64>,
     tasks: JoinSet<()>,
     /// The seqs `(from, to]` the last reads of the log went through: an
     /// event of the channel among them was committed when its page was read
@@ -287,7 +293,9 @@ impl Run {
             self.covered.1 = self.covered.1.max(last);
             after = last;
             for event in page {
-                if !self.in_flight.contains(&event.seq) {
+                if self.in_flight.contains(&event.seq) {
+                    self.recheck.insert(event.seq);
+                } else {
                     self.dispatch(delivery_of(event)).await;
                 }
             }
@@ -300,6 +308,9 @@ impl Run {
         let done = std::mem::take(&mut *self.finished.lock().unwrap_or_else(|e| e.into_inner()));
         for seq in done {
             self.in_flight.remove(&seq);
+            if self.recheck.remove(&seq) {
+                self.shared.mark(seq.saturating_sub(1));
+            }
         }
     }
 
@@ -329,6 +340,8 @@ impl Run {
                 shared.full.store(false, Ordering::SeqCst);
                 finished.lock().unwrap_or_else(|e| e.into_inner()).push(seq);
                 drop(slot);
+                // Reaped at once: a redelivery waiting for it reads it again.
+                shared.wake.notify_one();
             }
             .instrument(span),
         );
@@ -345,6 +358,7 @@ fn delivery_of(event: LoggedEvent) -> Delivery {
         id: event.event_id,
         seq: event.seq,
         attempts: event.delivery.attempts,
+        requeues: event.delivery.requeues,
         kind: event.kind,
         body: Bytes::from(event.body),
         parent: tracing::Span::none(),

@@ -35,6 +35,7 @@ fn event(n: u32) -> Delivery {
         id: format!("evt_{n}"),
         seq: 0,
         attempts: 0,
+        requeues: 0,
         kind: "text".into(),
         body: Bytes::from(format!(r#"{{"type":"text","body":"hello {n}"}}"#)),
     }
@@ -350,6 +351,57 @@ async fn a_stopped_queue_records_the_attempt_under_way_and_leaves_retries_pendin
     );
 }
 
+/// A redelivery asked for while the event's delivery is under way stands:
+/// that delivery's late record (of the round before) changes nothing, and
+/// the event goes out again once it ended.
+#[tokio::test]
+async fn a_redelivery_during_a_delivery_is_not_undone_by_its_late_record() {
+    use parley_shared::db::events::{DeliveryState, Redeliver};
+    let (db, _dir) = claimed_log().await;
+    let mut rx = Receiver::start().await;
+    // The first attempt is refused for good (410) after a while; the next taken.
+    rx.script([
+        Behaviour::Slow(Duration::from_millis(800), 410),
+        Behaviour::Status(200),
+    ]);
+    let policy = RetryPolicy {
+        timeout: Duration::from_secs(3),
+        ..fast()
+    };
+    let d = Dispatcher::with_log(open(), policy, Some(db.clone())).unwrap();
+    let (_t, target) = target(&rx.url);
+    let q = d.session(&cid("c1"), target);
+    let event = log_event(&db, 0).await;
+    let id = event.id.clone();
+    assert!(q.enqueue(event));
+    let first = rx.next(Duration::from_secs(5)).await;
+    assert_eq!(first.header("webhook-id"), Some(id.as_str()));
+    // Queued again while the refused attempt is still under way.
+    let queued = db
+        .requeue_events("c1", &Redeliver::Ids(vec![id.clone()]))
+        .await
+        .expect("requeue");
+    assert_eq!(queued.len(), 1);
+    q.deliver_pending(0);
+    let again = rx.next(Duration::from_secs(10)).await;
+    assert_eq!(again.header("webhook-id"), Some(id.as_str()));
+    assert_eq!(again.status, Some(200));
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let event = &db.events_after("c1", 0, 1).await.expect("read")[0];
+        if event.delivery.state == DeliveryState::Delivered {
+            assert_eq!((event.delivery.attempts, event.delivery.requeues), (1, 1));
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "not delivered: {:?}",
+            event.delivery
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A SQLite event log with session `c1` claimed under fence 1.
 async fn claimed_log() -> (parley_shared::db::Db, tempfile::TempDir) {
     use parley_shared::db::{Db, NewSession, StatePatch};
@@ -390,6 +442,7 @@ async fn log_event(db: &parley_shared::db::Db, n: u32) -> Delivery {
         id: event.event_id,
         seq: event.seq,
         attempts: 0,
+        requeues: 0,
         kind: "text".into(),
         body: Bytes::from(event.body),
     }

@@ -4,6 +4,7 @@
 //! naming its stream sequence. Appends are written by `db::group_commit`.
 use chrono::{DateTime, Utc};
 use sea_orm::entity::prelude::*;
+use sea_orm::sea_query::ExprTrait;
 use sea_orm::{Condition, QueryOrder, QuerySelect};
 
 use crate::db::logged_events::{Delivery, DeliveryState, LoggedEvent, Redeliver};
@@ -32,6 +33,9 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     /// The stream sequence of the body, when it is in the stream.
     pub stream_seq: Option<i64>,
+    /// How many times it was queued again: a delivery record applies only
+    /// to the row as its delivery read it.
+    pub requeues: i32,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -102,6 +106,7 @@ pub(crate) fn with_body(m: Model, body: Vec<u8>) -> LoggedEvent {
             attempts: u32::try_from(m.attempts).unwrap_or_default(),
             last_status: m.last_status.and_then(|s| u16::try_from(s).ok()),
             last_attempt_at: m.last_attempt_at,
+            requeues: u32::try_from(m.requeues).unwrap_or_default(),
         },
         created_at: m.created_at,
     }
@@ -174,6 +179,7 @@ pub async fn requeue(
     Entity::update_many()
         .col_expr(Column::State, Expr::value(DeliveryState::Pending.as_str()))
         .col_expr(Column::Attempts, Expr::value(0))
+        .col_expr(Column::Requeues, Expr::col(Column::Requeues).add(1))
         .filter(chosen(client_id, which)?)
         .exec(&txn)
         .await?;

@@ -308,6 +308,7 @@ pub(super) fn new_rows(
             last_attempt_at: None,
             created_at: now,
             stream_seq: stream_seqs[i],
+            requeues: 0,
         };
         models.push((i, model));
     }

@@ -130,6 +130,9 @@ struct Append {
 struct Record {
     client_id: String,
     seq: u64,
+    /// The event's requeues as its delivery read them: the record applies
+    /// only while the row still has them.
+    requeues: u32,
     state: DeliveryState,
     attempt: Option<Option<u16>>,
     reply: oneshot::Sender<Result<(), DbError>>,
@@ -225,11 +228,13 @@ impl Appender {
     }
 
     /// Sets event `seq`'s state; with `attempt`, counts an attempt that got
-    /// that HTTP status (none: no answer).
+    /// that HTTP status (none: no answer). Nothing changes when the event
+    /// was queued again since its delivery read it (`requeues` differs).
     pub async fn record(
         &self,
         client_id: &str,
         seq: u64,
+        requeues: u32,
         state: DeliveryState,
         attempt: Option<Option<u16>>,
     ) -> Result<(), DbError> {
@@ -237,6 +242,7 @@ impl Appender {
         let request = Record {
             client_id: client_id.to_string(),
             seq,
+            requeues,
             state,
             attempt,
             reply,

@@ -144,7 +144,8 @@ fn record(records: &[Recorded<'_>]) -> Vec<sea_orm::UpdateMany<Entity>> {
     for r in records {
         let event = Condition::all()
             .add(Column::ClientId.eq(r.client_id))
-            .add(Column::Seq.eq(r.seq));
+            .add(Column::Seq.eq(r.seq))
+            .add(Column::Requeues.eq(r.requeues));
         let events = kinds
             .entry((r.state.as_str(), r.attempts, r.status))
             .or_insert_with(Condition::any);

@@ -22,8 +22,9 @@ const LOCK: &str = "SELECT s.client_id, s.event_seq, s.fence, \
 
 const KNOWN: &str = "SELECT event_id FROM events WHERE event_id = ANY($1)";
 
-/// The delivery records (`$1` to `$6`: five arrays and the attempts' time):
-/// a record's status of 0 is "no answer" (no HTTP status is 0).
+/// The delivery records (`$1` to `$6`: five arrays and the attempts' time;
+/// `$15`: their requeues, which the row must still have): a record's status
+/// of 0 is "no answer" (no HTTP status is 0).
 macro_rules! recorded {
     () => {
         "recorded AS ( \
@@ -31,9 +32,9 @@ macro_rules! recorded {
              attempts = e.attempts + r.attempts, \
              last_status = CASE WHEN r.attempts > 0 THEN NULLIF(r.status, 0) ELSE e.last_status END, \
              last_attempt_at = CASE WHEN r.attempts > 0 THEN $6::timestamptz ELSE e.last_attempt_at END \
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::int[]) \
-             AS r(client_id, seq, state, attempts, status) \
-           WHERE e.client_id = r.client_id AND e.seq = r.seq \
+           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::int[], $15::int[]) \
+             AS r(client_id, seq, state, attempts, status, requeues) \
+           WHERE e.client_id = r.client_id AND e.seq = r.seq AND e.requeues = r.requeues \
          )"
     };
 }
@@ -50,12 +51,12 @@ macro_rules! new_rows {
     };
 }
 
-/// Counters (`$15`, `$16`), delivery records and new rows, in a locked
+/// Counters (`$16`, `$17`), delivery records and new rows, in a locked
 /// transaction.
 const WRITE: &str = concat!(
     "WITH advanced AS ( \
        UPDATE sessions AS s SET event_seq = a.last \
-       FROM unnest($15::text[], $16::bigint[]) AS a(client_id, last) \
+       FROM unnest($16::text[], $17::bigint[]) AS a(client_id, last) \
        WHERE s.client_id = a.client_id \
      ), ",
     recorded!(),
@@ -64,10 +65,10 @@ const WRITE: &str = concat!(
 );
 
 /// A batch without a transaction around it (`optimistic`): one statement,
-/// atomic by itself. Each session (`$15` to `$19`) moves from the `seq` this
+/// atomic by itself. Each session (`$16` to `$20`) moves from the `seq` this
 /// writer last wrote to its new last one only if no one else moved it
 /// since, its fence still admits the appends, and no event of it still
-/// undelivered (`$20`) is so old that the window from it would be full
+/// undelivered (`$21`) is so old that the window from it would be full
 /// (`bound`: the highest `seq` such an event may not reach; -1, none of the
 /// batch's events is undelivered). Only sessions that moved get their rows;
 /// the statement answers which. The delivery records are written in any
@@ -75,11 +76,11 @@ const WRITE: &str = concat!(
 const OPTIMISTIC: &str = concat!(
     "WITH advanced AS ( \
        UPDATE sessions AS s SET event_seq = a.last \
-       FROM unnest($15::text[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[]) \
+       FROM unnest($16::text[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[]) \
          AS a(client_id, expected, last, fence, bound) \
        WHERE s.client_id = a.client_id AND s.event_seq = a.expected AND s.fence <= a.fence \
          AND NOT EXISTS (SELECT 1 FROM events e \
-           WHERE e.client_id = a.client_id AND e.state = $20 AND e.seq <= a.bound) \
+           WHERE e.client_id = a.client_id AND e.state = $21 AND e.seq <= a.bound) \
        RETURNING s.client_id \
      ), ",
     recorded!(),
@@ -128,8 +129,8 @@ pub(super) async fn write_optimistic(
     Ok(moved)
 }
 
-/// `$1` to `$14`: the delivery records' five arrays and the attempts' time,
-/// the new rows' time and their seven arrays.
+/// `$1` to `$15`: the delivery records' five arrays and the attempts' time,
+/// the new rows' time and their seven arrays, and the records' requeues.
 fn common_values(records: &[Recorded<'_>], rows: &[&Model]) -> Vec<Value> {
     let now = chrono::Utc::now();
     let created_at = rows.first().map_or(now, |m| m.created_at);
@@ -151,6 +152,7 @@ fn common_values(records: &[Recorded<'_>], rows: &[&Model]) -> Vec<Value> {
             ArrayType::BigInt,
             rows.iter().map(|m| m.stream_seq.unwrap_or(0)),
         ),
+        array(ArrayType::Int, records.iter().map(|r| r.requeues)),
     ]
 }
 

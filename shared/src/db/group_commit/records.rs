@@ -31,6 +31,8 @@ pub(super) struct Recorded<'a> {
     pub attempts: i32,
     /// The last attempt's HTTP status (0: none, or no attempt).
     pub status: i32,
+    /// The event's requeues the last record read.
+    pub requeues: i32,
 }
 
 /// Folds each event's records, in the order queued, into one.
@@ -46,11 +48,13 @@ pub(super) fn fold(records: &[Record]) -> Result<Vec<Recorded<'_>>, DbError> {
                 state: r.state,
                 attempts: 0,
                 status: 0,
+                requeues: 0,
             });
             folded.len() - 1
         });
         let event = &mut folded[i];
         event.state = r.state;
+        event.requeues = i32::try_from(r.requeues).unwrap_or(i32::MAX);
         if let Some(status) = r.attempt {
             event.attempts += 1;
             event.status = status.map_or(0, i32::from);

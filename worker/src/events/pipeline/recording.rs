@@ -74,6 +74,7 @@ impl EventPipeline {
             id: envelope.event_id,
             seq,
             attempts: 0,
+            requeues: 0,
             kind: envelope.kind,
             body,
             parent,
