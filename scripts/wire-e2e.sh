@@ -68,6 +68,7 @@ WIRE_E2E=(
   events::own_presence::a_session_says_its_presence_again_after_a_move_on_a_cluster
   events::statuses::a_contacts_status_is_an_event_once_turned_on
   events::status_posts::a_session_posts_statuses_to_the_contacts_named_or_all
+  events::status_posts::a_status_posted_before_a_move_is_deleted_after_it_on_a_cluster
   events::calls::calls_ring_as_events_and_are_rejected_on_serve
   events::calls::calls_are_rejected_as_they_come_after_a_move_on_a_cluster
   proxies::a_sessions_proxy_carries_its_connection_on_serve

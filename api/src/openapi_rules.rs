@@ -88,6 +88,7 @@ fn rules() -> Vec<FieldRule> {
             false,
         ),
         ("RejectCall", "callId", message_id(), true),
+        ("DeleteStatus", "messageId", message_id(), true),
         (
             "SetProxy",
             "proxyUrl",

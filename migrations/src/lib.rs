@@ -28,6 +28,7 @@ mod m0022_session_presence;
 mod m0023_call_rejection;
 mod m0024_session_proxy;
 mod m0025_event_requeues;
+mod m0026_status_posts;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -59,6 +60,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0023_call_rejection::Migration),
             Box::new(m0024_session_proxy::Migration),
             Box::new(m0025_event_requeues::Migration),
+            Box::new(m0026_status_posts::Migration),
         ]
     }
 }

@@ -269,6 +269,11 @@ pub enum ChatAction {
     RejectCall {
         call_id: String,
     },
+    /// Delete (revoke) the status update `message_id` the session posted,
+    /// for the audience it was shown to.
+    DeleteStatus {
+        message_id: String,
+    },
 }
 
 impl ChatAction {
@@ -281,6 +286,7 @@ impl ChatAction {
             ChatAction::SubscribePresence { .. } => "subscribe-presence",
             ChatAction::SetPresence { .. } => "set-presence",
             ChatAction::RejectCall { .. } => "reject-call",
+            ChatAction::DeleteStatus { .. } => "delete-status",
         }
     }
 }

@@ -136,6 +136,14 @@ impl Connection for SandboxConnection {
         self.send_revoke(chat, target).await
     }
 
+    async fn revoke_status(
+        &self,
+        target: &MessageId,
+        audience: &[Jid],
+    ) -> Result<SentMessage, NetworkError> {
+        self.send_status_revoke(target, audience).await
+    }
+
     async fn delete_for_me(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError> {
         self.send_delete_for_me(chat, target).await
     }

@@ -5,6 +5,7 @@
 use crate::store::NewOutboxEntry;
 use chrono::{Duration, Utc};
 use parley_model::outgoing::Content;
+use parley_model::recipients::Recipient;
 use serde_json::{Value, json};
 
 use super::connection::SandboxConnection;
@@ -163,6 +164,22 @@ impl SandboxConnection {
         }
         let payload = payload::targeted(target.id.as_str(), json!({ "fromMe": target.from_me }));
         self.record_sent(chat, "revoke", payload).await
+    }
+
+    /// A status deleted: a `revoke` entry to `status@broadcast` naming its
+    /// audience, as a status's own entry does.
+    pub(super) async fn send_status_revoke(
+        &self,
+        target: &MessageId,
+        audience: &[Jid],
+    ) -> Result<SentMessage, NetworkError> {
+        self.admit().await?;
+        let mut shown: Vec<&str> = audience.iter().map(Jid::as_str).collect();
+        shown.sort_unstable();
+        let extra = json!({ "fromMe": true, "audience": shown });
+        let payload = payload::targeted(target.as_str(), extra);
+        self.record_sent(&Recipient::Status.jid(), "revoke", payload)
+            .await
     }
 
     pub(super) async fn send_delete_for_me(

@@ -185,6 +185,14 @@ pub trait Connection: Send + Sync {
     /// Deletes `target` for everyone in `chat`.
     async fn revoke(&self, chat: &Jid, target: &MessageRef) -> Result<SentMessage, NetworkError>;
 
+    /// Deletes the session's status update `target` for `audience`, the
+    /// contacts it was shown to (the deletion is encrypted to them).
+    async fn revoke_status(
+        &self,
+        target: &MessageId,
+        audience: &[Jid],
+    ) -> Result<SentMessage, NetworkError>;
+
     /// Deletes `target` on this account's devices only (an app-state patch).
     async fn delete_for_me(&self, chat: &Jid, target: &MessageRef) -> Result<(), NetworkError>;
 

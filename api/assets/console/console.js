@@ -647,6 +647,7 @@
     ['session-error', 'history-error', 'events-error', 'dead-error', 'redeliver-result', 'send-result',
       'webhook-result', 'presence-result', 'calls-result', 'proxy-result', 'status-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
     ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form', 'proxy-form', 'status-form'].forEach(function (fid) { $(fid).reset(); });
+    $('status-delete').hidden = true;
     setText($('dead-count'), '');
     $('dead-select-all').checked = false;
     $('pair-code-box').hidden = true;
@@ -1184,6 +1185,29 @@
         if (!alive()) return;
         setMsg(out, 'Posted ' + orDash(r.messageId) + ' to ' + fmtNum(r.audience) + (r.audience === 1 ? ' contact.' : ' contacts.'), 'ok');
         $('status-body').value = '';
+        var del = $('status-delete');
+        del.dataset.messageId = r.messageId;
+        del.hidden = false;
+      } catch (e) {
+        if (!e.silent && alive()) setMsg(out, errText(e), 'error');
+      }
+    });
+  }
+
+  // Deletes the status just posted, for everyone it was shown to.
+  async function deleteStatus() {
+    var out = $('status-result');
+    var del = $('status-delete');
+    var id = del.dataset.messageId;
+    if (!id) return;
+    var alive = guard();
+    await withBusy(del, async function () {
+      try {
+        await api('POST', 'delete-status', { body: { clientId: sess.id, messageId: id } });
+        if (!alive()) return;
+        del.hidden = true;
+        delete del.dataset.messageId;
+        setMsg(out, 'Deleted ' + id + '.', 'ok');
       } catch (e) {
         if (!e.silent && alive()) setMsg(out, errText(e), 'error');
       }
@@ -1480,6 +1504,7 @@
     onSubmit($('proxy-form'), submitProxy);
     onClick($('proxy-remove'), function () { return saveProxy(null, $('proxy-remove')); });
     onSubmit($('status-form'), submitStatus);
+    onClick($('status-delete'), deleteStatus);
     $('webhook-form').addEventListener('input', function () { if (sess) sess.webhookDirty = true; });
     $('dead-table').tBodies[0].addEventListener('change', onDeadCheck);
     $('dead-select-all').addEventListener('change', onDeadSelectAll);

@@ -72,6 +72,7 @@ where
         .service(calls::reject_call)
         .service(proxies::set_proxy)
         .service(statuses::send_status)
+        .service(statuses::delete_status)
         .service(messages::send_message)
         .service(media_send::send_media)
         .service(messages::send_poll)

@@ -6,15 +6,16 @@
 //! `status` on), never a chat's message.
 use actix_web::{HttpRequest, post, web};
 use parley_contract::error::ApiError;
-use parley_contract::wire::messages::{SendStatus, StatusSent};
+use parley_contract::wire::messages::{DeleteStatus, SendStatus, StatusDeleted, StatusSent};
+use parley_model::address::MessageId;
 use parley_model::media::MediaInfo;
 use parley_model::outgoing::{
-    Content, MediaRequest, MediaSource, OutgoingMessage, STATUS_AUDIENCE_MAX, STATUS_FONTS,
-    StatusPost,
+    ChatAction, Content, MediaRequest, MediaSource, OutgoingMessage, STATUS_AUDIENCE_MAX,
+    STATUS_FONTS, StatusPost,
 };
 use parley_model::recipients::Recipient;
 
-use super::messages::deliver;
+use super::messages::{act, deliver};
 use crate::auth::authorized_client;
 use crate::compose::{self, TEXT_MAX};
 use crate::{AppState, HttpError, owner};
@@ -138,6 +139,31 @@ pub async fn send_status(
         message_id: result.message_id,
         audience: result.audience.unwrap_or_default(),
         warning: result.warning,
+    }))
+}
+
+#[utoipa::path(tag = "messages", request_body = DeleteStatus, responses((status = 200, body = StatusDeleted),
+    (status = 400, description = "Missing clientId or messageId, or a messageId that is not an id"),
+    (status = 404, description = "Unknown or unpaired clientId, or no status with this id posted by the session in the last 24 hours"),
+    (status = 409, description = "Session not connected"),
+    (status = 502, description = "The network did not take it")))]
+#[post("/delete-status")]
+pub async fn delete_status(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<DeleteStatus>,
+) -> Result<web::Json<StatusDeleted>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let message_id = MessageId::parse("messageId", body.message_id.as_deref())?.into_string();
+    let action = ChatAction::DeleteStatus {
+        message_id: message_id.clone(),
+    };
+    act(&state, &id, action).await?;
+    Ok(web::Json(StatusDeleted {
+        ok: true,
+        client_id: id.to_string(),
+        message_id,
     }))
 }
 

@@ -315,6 +315,25 @@ pub struct SendStatus {
     pub audience: Option<Vec<String>>,
 }
 
+/// `POST /delete-status` (Parley's): deletes a status update the session
+/// posted (within its 24 hours) for everyone it was shown to.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteStatus {
+    #[serde(default)]
+    pub client_id: String,
+    /// The `messageId` `/send-status` answered.
+    pub message_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusDeleted {
+    pub ok: bool,
+    pub client_id: String,
+    pub message_id: String,
+}
+
 /// The answer of `POST /send-status`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -45,6 +45,14 @@ impl Connection for LiveConnection {
         self.delete_mine(chat, target).await
     }
 
+    async fn revoke_status(
+        &self,
+        target: &MessageId,
+        audience: &[Jid],
+    ) -> Result<SentMessage, NetworkError> {
+        self.revoke_posted(target, audience).await
+    }
+
     async fn typing(&self, chat: &Jid, composing: bool) -> Result<(), NetworkError> {
         self.chat_state(chat, composing).await
     }

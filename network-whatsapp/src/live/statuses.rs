@@ -3,14 +3,16 @@
 //! whatsapp-rust's status path (`status().send_raw`), which encrypts it to
 //! every device of the audience and sends it to `status@broadcast` naming
 //! them. The audience is an allow list: the contacts the session named, or
-//! every contact it knows.
+//! every contact it knows. A deletion (`status().revoke`) goes to the same
+//! audience.
 use whatsapp_rust::buffa::{Enumeration, MessageField};
 use whatsapp_rust::features::{StatusPrivacySetting, StatusSendOptions};
 use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::connection::LiveConnection;
-use super::errors::{jid, send_failed};
-use parley_network::{Jid, NetworkError, SentMessage, StatusOut};
+use super::errors::{jid, ready, send_failed};
+use parley_model::recipients::Recipient;
+use parley_network::{Jid, MessageId, NetworkError, SentMessage, StatusOut};
 
 /// `msg` (a text's) as a text status: an extended text with the status's
 /// background and font.
@@ -69,5 +71,35 @@ impl LiveConnection {
             .await
             .map_err(|e| send_failed(&self.client, "status", &chat, e))?;
         self.sent(result, to, kind)
+    }
+
+    /// Deletes the status `target` for `audience` (whatsapp-rust's
+    /// `status().revoke`: a revoke encrypted to the same devices).
+    pub async fn revoke_posted(
+        &self,
+        target: &MessageId,
+        audience: &[Jid],
+    ) -> Result<SentMessage, NetworkError> {
+        ready(&self.client).await?;
+        let audience = audience
+            .iter()
+            .map(|j| jid(j.as_str()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let options = StatusSendOptions {
+            privacy: StatusPrivacySetting::AllowList,
+            ..Default::default()
+        };
+        let chat = whatsapp_rust::Jid::status_broadcast();
+        self.client
+            .status()
+            .revoke(target.as_str(), &audience, options)
+            .await
+            .map_err(|e| send_failed(&self.client, "status deletion", &chat, e))?;
+        Ok(SentMessage {
+            message_id: target.clone(),
+            to: Recipient::Status.jid(),
+            kind: "revoke",
+            at: chrono::Utc::now(),
+        })
     }
 }

@@ -9,6 +9,7 @@ pub mod history;
 mod logged_events;
 pub mod overview;
 pub mod sessions;
+pub mod status_posts;
 #[cfg(feature = "testing")]
 pub mod testing;
 

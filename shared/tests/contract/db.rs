@@ -19,6 +19,7 @@ db_contract! {
         webhook_token_round_trips,
         webhook_tokens_are_sealed_and_rekeyed,
         relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait,
+        posted_statuses_are_remembered_with_their_audience_until_deleted,
     ]
 }
 
@@ -259,6 +260,56 @@ async fn delete(db: &Db) {
         .map(|s| s.client_id)
         .collect();
     assert_eq!(ids, vec!["kept"]);
+}
+
+async fn posted_statuses_are_remembered_with_their_audience_until_deleted(db: &Db) {
+    create(db, "poster").await;
+    create(db, "other").await;
+    let audience = vec!["111111111@lid".to_string(), "222222222@lid".to_string()];
+    db.remember_status("poster", "3EB0S1", &audience)
+        .await
+        .expect("remember");
+    db.remember_status("other", "3EB0S2", &audience[..1])
+        .await
+        .expect("remember");
+    assert_eq!(
+        db.status_audience("poster", "3EB0S1").await.expect("read"),
+        Some(audience.clone())
+    );
+    assert_eq!(
+        db.status_audience("poster", "3EB0S2").await.expect("read"),
+        None
+    );
+    // An expired one is not known (a status is up for a day).
+    let aged = match db.backend() {
+        "postgres" => "posted_at - INTERVAL '2 days'",
+        _ => "'2000-01-01 00:00:00+00:00'",
+    };
+    db.conn()
+        .execute_unprepared(&format!(
+            "UPDATE status_posts SET posted_at = {aged} WHERE message_id = '3EB0S2'"
+        ))
+        .await
+        .expect("age it");
+    assert_eq!(
+        db.status_audience("other", "3EB0S2").await.expect("read"),
+        None
+    );
+    db.forget_status("poster", "3EB0S1").await.expect("forget");
+    assert_eq!(
+        db.status_audience("poster", "3EB0S1").await.expect("read"),
+        None
+    );
+    // A session's statuses go with it.
+    db.remember_status("poster", "3EB0S3", &audience)
+        .await
+        .expect("remember");
+    assert!(db.delete_session("poster").await.expect("delete"));
+    create(db, "poster").await;
+    assert_eq!(
+        db.status_audience("poster", "3EB0S3").await.expect("read"),
+        None
+    );
 }
 
 async fn webhook_token_round_trips(db: &Db) {

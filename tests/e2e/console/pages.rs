@@ -559,6 +559,16 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
         })
     });
     assert!(posted, "{outbox}");
+    // Deleted from the page, for the contact it was shown to.
+    click(&b, "#status-delete").await;
+    b.wait_text("#status-result", |t| t.starts_with("Deleted"))
+        .await;
+    let (_, outbox) = get(&p, "/sandbox/outbox?clientId=rotating").await;
+    let deleted = outbox["messages"].as_array().is_some_and(|m| {
+        m.iter()
+            .any(|m| m["to"] == "status@broadcast" && m["kind"] == "revoke")
+    });
+    assert!(deleted, "{outbox}");
     rx.set_default(parley_tests::receiver::Behaviour::Status(200));
     click(&b, "#redeliver-all").await;
     b.wait_text("#redeliver-result", |t| t.contains("Queued 1"))

@@ -2,12 +2,14 @@
 //! background and font to the contacts named, then to every contact the
 //! session knows; the outbox shows each going to `status@broadcast` with
 //! its audience; its `fromMe` event is a `status` event, only once the
-//! session turned `status` on.
+//! session turned `status` on; `/delete-status` revokes one for the same
+//! audience.
 use parley_tests::receiver::Receiver;
 use serde_json::{Value, json};
 
 use super::support::*;
 use crate::sends::support::{Answer, file_server};
+use crate::shapes::{Deployment, Shape};
 use crate::support::*;
 
 /// The session's status updates in the outbox, oldest first.
@@ -137,4 +139,85 @@ async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
     assert_eq!(event["type"], "status", "{event}");
     assert_eq!(event["status"], json!({"type": "image"}), "{event}");
     assert_eq!(event["messageId"], id.as_str(), "{event}");
+
+    // Deleted: a revoke to the audience it was shown to, once; no event.
+    refused(
+        &p,
+        "/delete-status",
+        [
+            (json!({"clientId": "sp"}), 400),
+            (json!({"clientId": "sp", "messageId": "not an id"}), 400),
+            (
+                json!({"clientId": "sp", "messageId": "3EB0000000000000DEAD"}),
+                404,
+            ),
+            (json!({"clientId": "nobody", "messageId": id}), 404),
+        ],
+    )
+    .await;
+    let delete = json!({"clientId": "sp", "messageId": id});
+    let (status, done) = post(&p, "/delete-status", delete.clone()).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done, json!({"ok": true, "clientId": "sp", "messageId": id}));
+    let revoke = eventually(10, "the deletion in the outbox", || async {
+        posted(&p)
+            .await
+            .into_iter()
+            .find(|m| m["kind"] == "revoke" && m["payload"]["targetId"] == id.as_str())
+    })
+    .await;
+    assert_eq!(
+        revoke["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{revoke}"
+    );
+    let (status, gone) = post(&p, "/delete-status", delete).await;
+    assert_eq!(status, 404, "deleted once: {gone}");
+    let next = text(&p, "sp", "it is gone").await;
+    let (_, before) = until_message(&mut rx, &next).await;
+    assert!(
+        before.is_empty(),
+        "{:?}",
+        before.iter().map(|r| r.json()).collect::<Vec<_>>()
+    );
+}
+
+/// The audience of a posted status is kept with the session: the worker
+/// that owns it after a move deletes it for the same contacts.
+#[tokio::test]
+async fn a_status_posted_before_a_move_is_deleted_after_it_on_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Deployment::start(Shape::Cluster, dir.path(), EVENT_VARS).await;
+    let mut rx = Receiver::start().await;
+    hooked(&d.api, "sp", &rx.url, json!({})).await;
+    let lid = contact(&d.api).await;
+    let hello = text(&d.api, "sp", "hello").await;
+    until_message(&mut rx, &hello).await;
+    let e = posted_to(
+        &d.api,
+        json!({"clientId": "sp", "body": "Back on Tuesday"}),
+        &lid,
+    )
+    .await;
+    let id = e["messageId"].as_str().expect("messageId").to_string();
+    d.move_session("sp").await;
+    let (status, done) = post(
+        &d.api,
+        "/delete-status",
+        json!({"clientId": "sp", "messageId": id}),
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    let revoke = eventually(10, "the deletion in the outbox", || async {
+        posted(&d.api)
+            .await
+            .into_iter()
+            .find(|m| m["kind"] == "revoke" && m["payload"]["targetId"] == id.as_str())
+    })
+    .await;
+    assert_eq!(
+        revoke["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{revoke}"
+    );
 }

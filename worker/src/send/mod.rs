@@ -14,12 +14,13 @@ use std::time::Duration;
 use parley_contract::command::SendResult;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
-use parley_model::address::Jid;
+use parley_model::address::{Jid, MessageId};
 use parley_model::inbound;
 use parley_model::outgoing::{
     ChatAction, Content, DeleteMode, MediaSource, OutgoingMessage, STATUS_AUDIENCE_MAX, StatusPost,
 };
 use parley_model::recipients::{Recipient, lid_jid};
+use parley_shared::db::status_posts::STATUS_LIFETIME_HOURS;
 use parley_shared::media::MediaStore;
 use serde_json::Value;
 use tokio::time::timeout;
@@ -134,6 +135,9 @@ impl Sender {
             None => None,
         };
         result.audience = status.as_ref().map(|s| s.audience.len() as u64);
+        let shown_to: Option<Vec<String>> = status
+            .as_ref()
+            .map(|s| s.audience.iter().map(ToString::to_string).collect());
         let outgoing = Outgoing {
             to: chat,
             content,
@@ -153,7 +157,51 @@ impl Sender {
             .await?;
         drop(slot);
         result.message_id = sent.message_id.to_string();
+        if let Some(audience) = shown_to {
+            self.remember_status(sent.message_id.as_str(), &audience)
+                .await;
+        }
         Ok((result, sent, echo))
+    }
+
+    /// Remembers a posted status's audience, for its deletion (by this or
+    /// a later owner). A failure is logged: the status stands, and its
+    /// deletion is then refused as unknown.
+    async fn remember_status(&self, message_id: &str, audience: &[String]) {
+        let client_id = self.book.client_id.as_str();
+        if let Err(e) = self
+            .book
+            .db
+            .remember_status(client_id, message_id, audience)
+            .await
+        {
+            tracing::warn!(client_id, message_id, error = %e, "a posted status's audience was not stored");
+        }
+    }
+
+    /// Deletes the status `message_id` the session posted, for its audience.
+    async fn delete_status(&self, message_id: String) -> Result<(), ApiError> {
+        let client_id = self.book.client_id.as_str();
+        let audience = self
+            .book
+            .db
+            .status_audience(client_id, &message_id)
+            .await
+            .map_err(|e| ApiError::internal("the session's statuses", e))?
+            .ok_or_else(|| {
+                ApiError::not_found(format!(
+                    "the session posted no status {message_id} in the last {STATUS_LIFETIME_HOURS} hours"
+                ))
+            })?;
+        let audience: Vec<Jid> = audience.iter().filter_map(|j| Jid::parse(j)).collect();
+        let id = MessageId::new(message_id.clone())
+            .ok_or_else(|| ApiError::bad_request("messageId is not a message id"))?;
+        let revoke = self.connection.revoke_status(&id, &audience);
+        self.network("status deletion", revoke).await?;
+        if let Err(e) = self.book.db.forget_status(client_id, &message_id).await {
+            tracing::warn!(client_id, message_id, error = %e, "a deleted status is still remembered");
+        }
+        Ok(())
     }
 
     /// Who sees a status, as the network names them: the audience given
@@ -264,6 +312,10 @@ impl Sender {
             ChatAction::RejectCall { call_id } => Err(ApiError::not_found(format!(
                 "no call {call_id} rings the session"
             ))),
+            ChatAction::DeleteStatus { message_id } => {
+                self.delete_status(message_id).await?;
+                Ok(None)
+            }
             ChatAction::Delete {
                 to,
                 message_id,

@@ -6,3 +6,4 @@ pub mod history;
 pub mod profile_pictures;
 pub mod session_states;
 pub mod sessions;
+pub mod status_posts;

@@ -312,6 +312,13 @@ impl Connection for FakeConnection {
     async fn delete_for_me(&self, _chat: &Jid, _target: &MessageRef) -> Result<(), NetworkError> {
         Err(unsupported("deleting for me"))
     }
+    async fn revoke_status(
+        &self,
+        _target: &MessageId,
+        _audience: &[Jid],
+    ) -> Result<SentMessage, NetworkError> {
+        Err(unsupported("statuses"))
+    }
     async fn typing(&self, _chat: &Jid, _composing: bool) -> Result<(), NetworkError> {
         Err(unsupported("typing indicators"))
     }
