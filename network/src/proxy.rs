@@ -32,7 +32,7 @@ pub enum ProxyFault {
     /// or it could not reach the other end).
     Refused,
     /// Its address is one the egress guard refuses (an internal address
-    /// while private egress is not allowed), or its name does not resolve.
+    /// while private egress is not allowed), or its stored URL is unusable.
     Forbidden,
 }
 

@@ -69,6 +69,10 @@ pub async fn set_proxy(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let raw = body.proxy_url.as_deref().unwrap_or_default().trim();
+    // An unknown session is told so before any proxy is dialled for it.
+    if state.ports.db.session(id.as_str()).await?.is_none() {
+        return Err(ApiError::not_found("unknown clientId").into());
+    }
     if !raw.is_empty() {
         let egress = Egress::direct(state.config.allow_private_egress);
         checked(raw, &egress).await?;

@@ -174,7 +174,7 @@ impl WhatsappNetwork {
         match &ctx.proxy {
             Some(own) => {
                 let http = http_client::http_client(Some(own))
-                    .map_err(|e| NetworkError::Proxy(ProxyError::new(ProxyFault::Refused, e)))?;
+                    .map_err(|e| NetworkError::Proxy(ProxyError::new(ProxyFault::Forbidden, e)))?;
                 Ok((Some(own.clone()), http))
             }
             None => Ok((self.proxy.clone(), self.http.clone())),

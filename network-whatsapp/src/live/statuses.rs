@@ -40,6 +40,22 @@ pub fn styled(msg: wa::Message, status: &StatusOut) -> wa::Message {
     }
 }
 
+/// `audience` as the library's JIDs, and the options that show a status
+/// (or its deletion) to exactly them.
+fn allow_list(
+    audience: &[Jid],
+) -> Result<(Vec<whatsapp_rust::Jid>, StatusSendOptions), NetworkError> {
+    let jids = audience
+        .iter()
+        .map(|j| jid(j.as_str()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = StatusSendOptions {
+        privacy: StatusPrivacySetting::AllowList,
+        ..Default::default()
+    };
+    Ok((jids, options))
+}
+
 impl LiveConnection {
     /// Posts `msg` (of `kind`) as a status update to `status.audience`.
     pub async fn post_status(
@@ -54,15 +70,7 @@ impl LiveConnection {
         } else {
             msg
         };
-        let audience = status
-            .audience
-            .iter()
-            .map(|j| jid(j.as_str()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let options = StatusSendOptions {
-            privacy: StatusPrivacySetting::AllowList,
-            ..Default::default()
-        };
+        let (audience, options) = allow_list(&status.audience)?;
         let chat = jid(to.as_str())?;
         let result = self
             .client
@@ -81,14 +89,7 @@ impl LiveConnection {
         audience: &[Jid],
     ) -> Result<SentMessage, NetworkError> {
         ready(&self.client).await?;
-        let audience = audience
-            .iter()
-            .map(|j| jid(j.as_str()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let options = StatusSendOptions {
-            privacy: StatusPrivacySetting::AllowList,
-            ..Default::default()
-        };
+        let (audience, options) = allow_list(audience)?;
         let chat = whatsapp_rust::Jid::status_broadcast();
         self.client
             .status()

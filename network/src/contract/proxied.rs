@@ -21,10 +21,16 @@ async fn proxy_failure(s: &Subject<'_>, context: SessionContext) -> crate::Proxy
     }
 }
 
+/// Waits for the connection to come online; what the network kept for the
+/// device while it was away (the receipt of the text sent through the
+/// proxy) may come first.
 async fn connected(events: &mut Events) {
-    match tokio::time::timeout(DEADLINE, events.recv()).await {
-        Ok(Some(NetworkEvent::Connected(_))) => {}
-        other => panic!("expected Connected, got {other:?}"),
+    loop {
+        match tokio::time::timeout(DEADLINE, events.recv()).await {
+            Ok(Some(NetworkEvent::Connected(_))) => return,
+            Ok(Some(NetworkEvent::Message(m))) if m.content.is_notice() => continue,
+            other => panic!("expected Connected, got {other:?}"),
+        }
     }
 }
 

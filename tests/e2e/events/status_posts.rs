@@ -50,6 +50,31 @@ async fn posted_to(p: &Parley, body: Value, lid: &str) -> Value {
     e
 }
 
+/// Deletes status `id`: answered, then in the outbox as a revoke to the
+/// audience it was shown to (`lid`).
+async fn deleted(p: &Parley, id: &str, lid: &str) {
+    let (status, done) = post(
+        p,
+        "/delete-status",
+        json!({"clientId": "sp", "messageId": id}),
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done, json!({"ok": true, "clientId": "sp", "messageId": id}));
+    let revoke = eventually(10, "the deletion in the outbox", || async {
+        posted(p)
+            .await
+            .into_iter()
+            .find(|m| m["kind"] == "revoke" && m["payload"]["targetId"] == id)
+    })
+    .await;
+    assert_eq!(
+        revoke["payload"]["audience"],
+        json!([format!("{lid}@lid")]),
+        "{revoke}"
+    );
+}
+
 #[tokio::test]
 async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,22 +180,8 @@ async fn a_session_posts_statuses_to_the_contacts_named_or_all() {
         ],
     )
     .await;
+    deleted(&p, &id, &lid).await;
     let delete = json!({"clientId": "sp", "messageId": id});
-    let (status, done) = post(&p, "/delete-status", delete.clone()).await;
-    assert_eq!(status, 200, "{done}");
-    assert_eq!(done, json!({"ok": true, "clientId": "sp", "messageId": id}));
-    let revoke = eventually(10, "the deletion in the outbox", || async {
-        posted(&p)
-            .await
-            .into_iter()
-            .find(|m| m["kind"] == "revoke" && m["payload"]["targetId"] == id.as_str())
-    })
-    .await;
-    assert_eq!(
-        revoke["payload"]["audience"],
-        json!([format!("{lid}@lid")]),
-        "{revoke}"
-    );
     let (status, gone) = post(&p, "/delete-status", delete).await;
     assert_eq!(status, 404, "deleted once: {gone}");
     let next = text(&p, "sp", "it is gone").await;
@@ -201,23 +212,5 @@ async fn a_status_posted_before_a_move_is_deleted_after_it_on_a_cluster() {
     .await;
     let id = e["messageId"].as_str().expect("messageId").to_string();
     d.move_session("sp").await;
-    let (status, done) = post(
-        &d.api,
-        "/delete-status",
-        json!({"clientId": "sp", "messageId": id}),
-    )
-    .await;
-    assert_eq!(status, 200, "{done}");
-    let revoke = eventually(10, "the deletion in the outbox", || async {
-        posted(&d.api)
-            .await
-            .into_iter()
-            .find(|m| m["kind"] == "revoke" && m["payload"]["targetId"] == id.as_str())
-    })
-    .await;
-    assert_eq!(
-        revoke["payload"]["audience"],
-        json!([format!("{lid}@lid")]),
-        "{revoke}"
-    );
+    deleted(&d.api, &id, &lid).await;
 }
