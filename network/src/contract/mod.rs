@@ -160,7 +160,15 @@ fn assert_same_device(online: &Identity, paired: &Identity) {
 
 /// Connects a new session, scans its first QR and waits for it to be online.
 async fn pair(s: &Subject<'_>, fence: u64) -> (Box<dyn Connection>, Events, Identity) {
-    let (conn, mut events) = s.network.connect(ctx(s, fence)).await.expect("connect");
+    pair_with(s, ctx(s, fence)).await
+}
+
+/// [`pair`], connecting with `context`.
+async fn pair_with(
+    s: &Subject<'_>,
+    context: SessionContext,
+) -> (Box<dyn Connection>, Events, Identity) {
+    let (conn, mut events) = s.network.connect(context).await.expect("connect");
     let code = first_qr(&mut events).await;
     assert!(!code.is_empty(), "an empty QR code");
     s.counterpart

@@ -1,8 +1,6 @@
 //! A session's own proxy, as every adapter must honour it.
-use super::{
-    CONTACT, DEADLINE, Events, ForwardProxy, Subject, ctx, first_qr, linked, phone, text_to,
-};
-use crate::{Connection, Jid, NetworkError, NetworkEvent, Proxy, ProxyFault, SessionContext};
+use super::{DEADLINE, Events, ForwardProxy, Subject, ctx, pair_with, the_next_one_goes};
+use crate::{NetworkError, NetworkEvent, Proxy, ProxyFault, SessionContext};
 
 /// `ctx` of the subject at `fence`, through the proxy at `url`.
 fn through(s: &Subject<'_>, fence: u64, url: &str) -> SessionContext {
@@ -40,30 +38,9 @@ async fn connected(events: &mut Events) {
 /// credentials; without a proxy the session connects directly again.
 pub async fn a_sessions_proxy_carries_its_connection(s: Subject<'_>) {
     let proxy = ForwardProxy::start(Some(("parley", "s3cret-pw"))).await;
-    let (conn, mut events) = s
-        .network
-        .connect(through(&s, 1, &proxy.url()))
-        .await
-        .expect("a connect through the proxy");
-    let code = first_qr(&mut events).await;
-    s.counterpart
-        .scan(&s.client_id, &code, super::PHONE)
-        .await
-        .expect("the phone scans");
-    linked(&mut events).await;
+    let (conn, _events, _) = pair_with(&s, through(&s, 1, &proxy.url())).await;
     assert!(proxy.tunnels() >= 1, "no tunnel through the proxy");
-    let sent: Box<dyn Connection> = conn;
-    let message = sent
-        .send(text_to(Jid::phone(&phone(CONTACT)), "through the proxy"))
-        .await
-        .expect("a send through the proxy");
-    let carried = s
-        .counterpart
-        .carried(&s.client_id, message.message_id.as_str())
-        .await
-        .expect("carried");
-    assert!(carried.is_some(), "the text did not arrive");
-    sent.close().await;
+    the_next_one_goes(&s, conn, "through the proxy").await;
 
     let refused = proxy_failure(&s, through(&s, 2, &proxy.url_with("parley", "wrong-pw"))).await;
     assert_eq!(refused.fault, ProxyFault::Refused, "{refused}");
