@@ -141,6 +141,7 @@ impl Db {
                     .foreign_keys(true)
                     .pragma("secure_delete", "ON")
             });
+            opts.map_sqlx_sqlite_pool_opts(transactions_ended);
         } else {
             opts.max_connections(20).min_connections(1);
         }
@@ -262,7 +263,7 @@ impl Db {
         let options = (*pool.connect_options())
             .clone()
             .synchronous(SqliteSynchronous::Normal);
-        let side = checked_if_idle(SqlitePoolOptions::new())
+        let side = transactions_ended(checked_if_idle(SqlitePoolOptions::new()))
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
@@ -277,7 +278,7 @@ impl Db {
         use sea_orm::sqlx::sqlite::SqlitePoolOptions;
         let pool = self.conn.get_sqlite_connection_pool();
         let options = (*pool.connect_options()).clone();
-        let one = SqlitePoolOptions::new()
+        let one = transactions_ended(SqlitePoolOptions::new())
             .max_connections(1)
             .min_connections(0)
             .idle_timeout(None)
@@ -365,6 +366,37 @@ fn checked_if_idle<DB: sea_orm::sqlx::Database>(
         })
 }
 
+/// `options` closing a SQLite connection given back still in a transaction
+/// instead of keeping it. SQLite ends a transaction on its own when a
+/// commit fails for a full disk or an I/O error; the connection's own count
+/// of open transactions then stays one too high (its `ROLLBACK` fails), its
+/// next `BEGIN` becomes a `SAVEPOINT`, and a rollback of that (`ROLLBACK
+/// TO`) leaves the transaction, and the database's write lock, held for
+/// good: every other writer would then fail with "database is locked" long
+/// after the disk had room again. Closing the connection ends whatever it
+/// held; the pool opens a new one.
+fn transactions_ended(
+    options: sea_orm::sqlx::pool::PoolOptions<sea_orm::sqlx::Sqlite>,
+) -> sea_orm::sqlx::pool::PoolOptions<sea_orm::sqlx::Sqlite> {
+    use sea_orm::sqlx::Connection;
+    options.after_release(|conn, _| {
+        Box::pin(async move {
+            if !conn.is_in_transaction() {
+                return Ok(true);
+            }
+            // A dropped transaction's rollback, queued on the connection, runs first.
+            conn.ping().await?;
+            let ended = !conn.is_in_transaction();
+            if !ended {
+                tracing::warn!(
+                    "closing a database connection whose transaction SQLite had ended on its own (a full disk or an I/O error)"
+                );
+            }
+            Ok(ended)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::{ApiError, DbError, disk_full};
@@ -382,5 +414,58 @@ mod tests {
         assert_eq!(answer.status, 503);
         assert!(answer.message.contains("full"), "{}", answer.message);
         assert!(!answer.message.contains("code: 13"), "no store text");
+    }
+
+    /// A commit SQLite refused and rolled back itself (what it does when the
+    /// disk is full) leaves the pool able to write, and no write lock held.
+    #[tokio::test]
+    async fn a_transaction_sqlite_ended_on_its_own_leaves_no_write_lock_behind() {
+        use sea_orm::{ConnectionTrait, TransactionTrait};
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.sqlite").display());
+        let db = super::Db::connect(&url).await.unwrap();
+        let conn = db.conn();
+        conn.execute_unprepared("CREATE TABLE t (n INTEGER)")
+            .await
+            .unwrap();
+        let txn = db.begin_write().await.unwrap();
+        txn.execute_unprepared("INSERT INTO t VALUES (0)")
+            .await
+            .unwrap();
+        txn.execute_unprepared("ROLLBACK").await.unwrap();
+        assert!(txn.commit().await.is_err(), "nothing left to commit");
+
+        for n in 1..=6 {
+            // A transaction given up, then one committed, in turn.
+            let txn = db.begin_write().await.unwrap();
+            txn.execute_unprepared("INSERT INTO t VALUES (-1)")
+                .await
+                .unwrap();
+            drop(txn);
+            let txn = conn.begin().await.unwrap();
+            txn.execute_unprepared(&format!("INSERT INTO t VALUES ({n})"))
+                .await
+                .unwrap();
+            txn.commit().await.unwrap();
+        }
+        // Another process's view: everything committed, nothing else.
+        let other = super::Db::connect(&url).await.unwrap();
+        let row = other
+            .conn()
+            .query_one_raw(sea_orm::Statement::from_string(
+                other.conn().get_database_backend(),
+                "SELECT COUNT(*), SUM(n) FROM t",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let count: i64 = row.try_get_by_index(0).unwrap();
+        let sum: i64 = row.try_get_by_index(1).unwrap();
+        assert_eq!((count, sum), (6, 21));
+        other
+            .conn()
+            .execute_unprepared("INSERT INTO t VALUES (7)")
+            .await
+            .expect("no write lock left held");
     }
 }
