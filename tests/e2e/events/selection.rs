@@ -171,7 +171,13 @@ async fn selection(shape: Shape) {
         }
     }
 
-    // Every type again.
+    // Every type again, once the held text's delivery is recorded (the cap
+    // counts from the oldest undelivered event on: until then, the text).
+    eventually(10, "the held text's delivery recorded", || async {
+        let events = logged(p).await;
+        (of(&events, &held)["delivery"]["state"] == "delivered").then_some(())
+    })
+    .await;
     let (status, set) = post(
         p,
         "/set-webhook-types",
