@@ -4,7 +4,11 @@
 //! whose event could not be written is not acknowledged, so the network
 //! delivers it again; the library keeps its decrypted copy in the device
 //! store's pending inbound buffer meanwhile, so the redelivery (which can no
-//! longer be decrypted) is replayed from it.
+//! longer be decrypted) is replayed from it. When that copy could not be
+//! written either (the database's disk is full: the library then skips the
+//! redelivery as one it has decrypted already), the connection hands the
+//! message to the session again itself, with a growing wait, until its event
+//! is logged.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -21,6 +25,11 @@ use parley_network::{Jid, MessageId, NetworkEvent};
 /// How long the hook waits for the session's answer; past it the message is
 /// left unacknowledged (the network delivers it again).
 const PERSIST_WAIT: Duration = Duration::from_secs(30);
+
+/// The first and the longest wait before a message whose event was not
+/// logged is handed to the session again.
+const REPLAY_FIRST: Duration = Duration::from_secs(1);
+const REPLAY_LAST: Duration = Duration::from_secs(16);
 
 type Answer = Result<(), String>;
 
@@ -99,21 +108,65 @@ impl InboundDurabilityHook for Durable {
                 continue;
             };
             if let NetworkEvent::Message(m) = &event {
-                waiting.push(self.acks.expect(&m.chat, &m.id));
+                waiting.push((self.acks.expect(&m.chat, &m.id), event.clone()));
             }
             pump.out
                 .send(event)
                 .await
                 .map_err(|_| anyhow!("the session stopped listening"))?;
         }
-        for answer in waiting {
-            match tokio::time::timeout(PERSIST_WAIT, answer).await {
-                Ok(Ok(Ok(()))) => {}
-                Ok(Ok(Err(e))) => bail!("the message's event was not logged: {e}"),
-                Ok(Err(_)) => bail!("the session ended before logging the message"),
-                Err(_) => bail!("the message's event was not logged in time"),
+        let mut failure = None;
+        for (answer, event) in waiting {
+            if let Err(why) = logged(answer).await {
+                tokio::spawn(replay(self.pump.clone(), self.acks.clone(), event));
+                failure.get_or_insert(why);
             }
         }
-        Ok(())
+        match failure {
+            // None of the batch is acknowledged.
+            Some(why) => Err(anyhow!(why)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Waits for the session's answer for one message: whether its event is logged.
+async fn logged(answer: oneshot::Receiver<Answer>) -> Result<(), String> {
+    match tokio::time::timeout(PERSIST_WAIT, answer).await {
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(format!("the message's event was not logged: {e}")),
+        Ok(Err(_)) => Err("the session ended before logging the message".into()),
+        Err(_) => Err("the message's event was not logged in time".into()),
+    }
+}
+
+/// Hands `event`, a message whose event was not logged, to the session again
+/// while this connection lasts, until it is logged (the log answers a copy it
+/// has already as logged). Once the connection ended, the network's
+/// redelivery at the next login takes over, which the library decrypts again
+/// only when its advanced keys were not saved either (the disk still full at
+/// the connection's end): a message logged neither here nor then is lost.
+async fn replay(hooked: Hooked, acks: Acks, event: NetworkEvent) {
+    let NetworkEvent::Message(message) = &event else {
+        return;
+    };
+    let mut wait = REPLAY_FIRST;
+    loop {
+        tokio::time::sleep(wait).await;
+        let Some(pump) = hooked.get() else { return };
+        let answer = acks.expect(&message.chat, &message.id);
+        if pump.out.send(event.clone()).await.is_err() {
+            return;
+        }
+        match logged(answer).await {
+            Ok(()) => {
+                tracing::info!(message_id = %message.id, "a received message's event was logged on a later try");
+                return;
+            }
+            Err(why) => {
+                tracing::debug!(message_id = %message.id, %why, "a received message's event is still not logged");
+                wait = (wait * 2).min(REPLAY_LAST);
+            }
+        }
     }
 }

@@ -274,7 +274,8 @@ impl Network for WhatsappNetwork {
             certificates::verified().map_err(NetworkError::Rejected)?;
         }
         let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.as_str(), ctx.fence)
-            .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
+            .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?
+            .holding(self.open.held(ctx.client_id.as_str()));
         self.open.track(&store);
         let (proxy, http) = self.route(&ctx)?;
         let (factory, failure) = Observed::new(self.transport(proxy.as_ref()));

@@ -23,7 +23,17 @@ impl SeaOrmDeviceStore {
     /// the device's state was not deleted ([`SeaOrmDeviceStore::retire`],
     /// [`super::OpenStores::forget`]). Commit it with [`commit`]; dropping it
     /// rolls back.
+    /// Writes the messages held for want of space first: nothing else
+    /// commits before them (see `held`).
     pub(super) async fn write(&self) -> Result<DatabaseTransaction, StoreError> {
+        if !self.held.is_empty() {
+            super::protocol::write_held(self).await?;
+        }
+        self.unheld_write().await
+    }
+
+    /// [`Self::write`] without writing the held messages first.
+    pub(super) async fn unheld_write(&self) -> Result<DatabaseTransaction, StoreError> {
         let txn = self.fenced().await?;
         // Read under the transaction's lock: a write that got here before the
         // deletion was marked commits before it, any later one is refused.

@@ -13,6 +13,7 @@ mod device;
 mod device_row;
 mod error;
 mod fence;
+mod held;
 mod msg_secret;
 mod open;
 mod protocol;
@@ -31,6 +32,7 @@ use whatsapp_rust::wacore::store::error::StoreError;
 
 pub use authors::GroupAuthor;
 pub use error::{FenceRejected, fence_rejection, is_fence_rejected};
+pub use held::HeldInbound;
 pub use open::OpenStores;
 pub use sealed::rekey;
 
@@ -51,6 +53,9 @@ pub struct SeaOrmDeviceStore {
     /// The device's state as the client holds it, and one save at a time
     /// (clones share them): see `device::Saves`.
     saves: std::sync::Arc<device::Saves>,
+    /// Decrypted messages the pending inbound buffer could not write (a full
+    /// disk): see `held`.
+    held: HeldInbound,
 }
 
 impl SeaOrmDeviceStore {
@@ -65,7 +70,15 @@ impl SeaOrmDeviceStore {
             fenced_out: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
             deleted: std::sync::Arc::default(),
             saves: std::sync::Arc::default(),
+            held: HeldInbound::default(),
         })
+    }
+
+    /// This store keeping the messages it could not buffer in `held` (the
+    /// session's, across its connections).
+    pub fn holding(mut self, held: HeldInbound) -> Self {
+        self.held = held;
+        self
     }
 
     /// Resolves once a write was refused because a newer owner holds the

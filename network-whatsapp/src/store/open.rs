@@ -9,15 +9,24 @@ use std::sync::{Arc, Mutex, Weak};
 use parley_shared::db::Db;
 use whatsapp_rust::wacore::store::error::StoreError;
 
-use super::{Deleted, SeaOrmDeviceStore};
+use super::{Deleted, HeldInbound, SeaOrmDeviceStore};
 
 /// Shared by the adapter's clones; holds no store alive.
 #[derive(Clone, Default)]
 pub struct OpenStores {
     by_session: Arc<Mutex<HashMap<String, Vec<Weak<Deleted>>>>>,
+    /// Each session's received messages held in memory for want of space,
+    /// kept across its connections (see `store::held`).
+    held: Arc<Mutex<HashMap<String, HeldInbound>>>,
 }
 
 impl OpenStores {
+    /// The messages of `client_id` its stores hold for want of space.
+    pub fn held(&self, client_id: &str) -> HeldInbound {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.entry(client_id.to_string()).or_default().clone()
+    }
+
     /// Notes `store` as one of its session's open stores.
     pub fn track(&self, store: &SeaOrmDeviceStore) {
         let mut by_session = self.lock();
@@ -31,6 +40,10 @@ impl OpenStores {
     /// write already under way commits first, then every row goes.
     pub async fn forget(&self, db: &Db, client_id: &str) -> Result<(), StoreError> {
         let stores = self.lock().remove(client_id).unwrap_or_default();
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(client_id);
         for deleted in stores.iter().filter_map(Weak::upgrade) {
             deleted.mark(Deleted::FORGOTTEN);
         }

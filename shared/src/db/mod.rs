@@ -79,7 +79,7 @@ impl From<DbErr> for DbError {
 /// Whether a database error says its disk is full: SQLite's `SQLITE_FULL`
 /// ("database or disk is full"), PostgreSQL's `disk_full` (53100, "No space
 /// left on device").
-fn disk_full(error: &str) -> bool {
+pub fn disk_full(error: &str) -> bool {
     error.contains("database or disk is full") || error.contains("No space left on device")
 }
 

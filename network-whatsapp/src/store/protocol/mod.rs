@@ -6,6 +6,7 @@ mod device_lists;
 mod group_metadata;
 mod lid;
 mod pending;
+pub(in crate::store) use pending::write_held;
 mod sender_key_devices;
 mod sent;
 mod tc_tokens;
