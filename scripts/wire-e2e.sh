@@ -73,6 +73,7 @@ WIRE_E2E=(
   events::calls::calls_are_rejected_as_they_come_after_a_move_on_a_cluster
   proxies::a_sessions_proxy_carries_its_connection_on_serve
   proxies::a_sessions_proxy_carries_its_connection_after_a_move_on_a_cluster
+  full_disk::a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers
   contacts::unknown_sessions_are_404_unconnected_409_and_the_lookup_fault_502
   contacts::a_picture_for_contacts_only_shows_once_the_contact_wrote
   security::mirror::serve_mirrors_files_up_to_the_cap_and_says_why_not_beyond

@@ -29,6 +29,7 @@ mod m0023_call_rejection;
 mod m0024_session_proxy;
 mod m0025_event_requeues;
 mod m0026_status_posts;
+mod m0027_storage_probe;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -61,6 +62,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0024_session_proxy::Migration),
             Box::new(m0025_event_requeues::Migration),
             Box::new(m0026_status_posts::Migration),
+            Box::new(m0027_storage_probe::Migration),
         ]
     }
 }

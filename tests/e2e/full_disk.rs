@@ -1,10 +1,12 @@
-//! `parley serve` on a full disk. Its data directory is a small file system
-//! of its own (a tmpfs in a private mount namespace, made by `unshare`,
-//! reached from here through `/proc/<pid>/cwd`), which the test fills while
-//! contacts write and the customer sends: writes are refused with a clear
-//! 503 (a send with the spec's 502, nothing sent) and the process stays up; once space returns they go through again
-//! without a restart; nothing stored before is lost (every event is in the
-//! log, `seq` without a gap) or damaged (SQLite's integrity check).
+//! `parley serve` on a full disk, on either network. Its data directory is a
+//! small file system of its own (a tmpfs in a private mount namespace, made
+//! by `unshare`, reached from here through `/proc/<pid>/cwd`), which the test
+//! fills while contacts write and the customer sends: writes are refused
+//! with a clear answer, a send before it leaves (nothing sent), and the
+//! process stays up; once space returns they go through again without a
+//! restart, and a contact's message the network took meanwhile is logged;
+//! nothing stored before is lost (every event is in the log, `seq` without a
+//! gap) or damaged (SQLite's integrity check).
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -22,13 +24,11 @@ async fn serve_on_small_disk(dir: &Path, size: &str) -> Parley {
     let script = format!(
         "mkdir -p parley-data && mount -t tmpfs -o size={size} tmpfs parley-data && exec \"$0\" serve"
     );
-    let mut all = vars(&[
-        ("PARLEY_ACCOUNT_TOKEN", TOKEN),
-        ("PARLEY_NETWORK", "sandbox"),
-    ]);
+    let mut all = vars(&[("PARLEY_ACCOUNT_TOKEN", TOKEN)]);
+    all.extend(network_vars(dir));
     all.extend(vars(EVENT_VARS));
     let unshare = parley_tests::packaged::binary("unshare", "/usr/bin/unshare");
-    let parley = bin().display().to_string();
+    let parley = gateway_bin().display().to_string();
     let args = [
         "--user",
         "--map-root-user",
@@ -96,29 +96,23 @@ async fn a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers() {
     let filler = data_dir(&p).join("filler");
     let filled = fill(&filler);
     assert!(filled > 0, "the disk had room before");
-    // Writes are refused, each with a clear answer; the process stays up.
-    let mut refused = None;
-    for i in 0..200 {
-        let (status, answer) = write_message(&p, &format!("while full {i}")).await;
-        if status == 200 {
-            continue; // space the database had already taken
-        }
-        assert_eq!(status, 503, "{answer}");
-        refused = Some(answer);
-        break;
-    }
-    let refused = refused.expect("a write on the full disk was refused");
-    let error = refused["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains("full"),
-        "the answer names the cause: {refused}"
-    );
-    // A send is refused before it leaves: the sandbox network keeps its
-    // state in the same database, so to the session it is unreachable.
+    let written_while_full = refused_while_full(&p).await;
+    // A send is refused before it leaves, with nothing sent: on the real
+    // network the gateway asks the database for room first once a write
+    // was refused (503); the sandbox network keeps its state in the same
+    // database, so to the session it is out of reach (the spec's 502).
     let (status, answer) = send(&p, "sent while full").await;
     let error = answer["error"].as_str().unwrap_or_default();
-    assert_eq!(status, 502, "{answer}");
+    match network() {
+        Net::Wire => assert_eq!(status, 503, "{answer}"),
+        Net::Sandbox => assert!(status == 502 || status == 503, "{answer}"),
+    }
     assert!(error.contains("nothing was sent"), "{answer}");
+    let outbox = crate::sends::support::outbox(&p, ID, "").await;
+    let left = outbox
+        .iter()
+        .any(|m| m.to_string().contains("sent while full"));
+    assert!(!left, "nothing left for the network: {outbox:?}");
     let (status, _) = get(&p, "/health/live").await;
     assert_eq!(status, 200, "the process stays up");
 
@@ -131,11 +125,22 @@ async fn a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers() {
     assert_eq!(send(&p, "sent after").await.0, 200);
 
     // Nothing stored before is lost, and the log has no gap.
-    let after = eventually(15, "the later events logged", || async {
+    // A contact's message the network took while the disk was full is
+    // logged once there is room (the real network: not acknowledged, and
+    // handed to the session again until its event is written).
+    let expected = before.len() + 2 + written_while_full.len();
+    let after = eventually(40, "the later events logged", || async {
         let events = logged(&p, ID).await;
-        (events.len() >= before.len() + 2).then_some(events)
+        (events.len() >= expected).then_some(events)
     })
     .await;
+    assert_eq!(after.len(), expected, "each once: {after:?}");
+    for body in &written_while_full {
+        assert!(
+            after.iter().any(|e| e["event"]["body"] == body.as_str()),
+            "{body} logged once there was room: {after:?}"
+        );
+    }
     for (i, event) in after.iter().enumerate() {
         assert_eq!(event["seq"], i as u64 + 1, "no gap: {event}");
     }
@@ -146,6 +151,36 @@ async fn a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers() {
         assert!(kept.contains(&stored(event)), "kept: {event}");
     }
     assert_eq!(integrity(&data_dir(&p)).await, "ok");
+}
+
+/// Contacts write while the disk is full; returns the messages the network
+/// took (to be logged once there is room). The sandbox network keeps its
+/// state in the database: a contact's message is refused there at once, with
+/// a clear 503, once the database has no room. The real network takes it;
+/// the gateway cannot log it, so it is not acknowledged, and the control
+/// route answers 503 when no event came.
+async fn refused_while_full(p: &Parley) -> Vec<String> {
+    let mut taken = Vec::new();
+    for i in 0..200 {
+        let body = format!("while full {i}");
+        let (status, answer) = write_message(p, &body).await;
+        if status == 200 {
+            // Room the database had already taken (the sandbox network).
+            assert_eq!(network(), Net::Sandbox, "{answer}");
+            continue;
+        }
+        assert_eq!(status, 503, "{answer}");
+        let error = answer["error"].as_str().unwrap_or_default();
+        match network() {
+            Net::Sandbox => assert!(error.contains("full"), "names the cause: {answer}"),
+            Net::Wire => {
+                assert!(error.contains("logged no event"), "{answer}");
+                taken.push(body);
+            }
+        }
+        return taken;
+    }
+    panic!("no write on the full disk was refused");
 }
 
 /// SQLite's integrity check of a copy of the database (with its WAL).

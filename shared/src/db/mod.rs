@@ -10,6 +10,7 @@ mod logged_events;
 pub mod overview;
 pub mod sessions;
 pub mod status_posts;
+mod storage_room;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -110,6 +111,8 @@ pub struct Db {
     /// The event log's writer (group commit), started at the first append;
     /// shared by the clones of this handle.
     appender: std::sync::Arc<std::sync::OnceLock<group_commit::Appender>>,
+    /// Whether a write was refused for want of space (shared by clones).
+    room: storage_room::StorageRoom,
 }
 
 impl Db {
@@ -151,6 +154,7 @@ impl Db {
             keys: StoreKeys::none(),
             stream: None,
             appender: Default::default(),
+            room: Default::default(),
         })
     }
 
@@ -296,6 +300,7 @@ impl Db {
             keys: self.keys.clone(),
             stream: self.stream.clone(),
             appender: Default::default(),
+            room: self.room.clone(),
         }
     }
 

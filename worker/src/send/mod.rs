@@ -61,7 +61,7 @@ pub struct Done {
 }
 
 impl Done {
-    fn failed(e: ApiError) -> Done {
+    pub(crate) fn failed(e: ApiError) -> Done {
         Done {
             outcome: Err(e),
             sent: None,

@@ -119,13 +119,29 @@ impl Actor {
     fn task_for(&mut self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
         // A send's event would find no room in the log: refused before it
         // reaches the network, never sent without its event.
-        if matches!(job, Job::Send(_) | Job::Chat(_) | Job::RejectCall { .. })
-            && self.output.log_full()
-        {
+        let sends = matches!(job, Job::Send(_) | Job::Chat(_) | Job::RejectCall { .. });
+        if sends && self.output.log_full() {
             return Err(ApiError::unavailable(
                 "the session's event log is full (its webhook receiver is behind): retry later",
             ));
         }
+        let task = self.unchecked_task_for(job)?;
+        if !sends {
+            return Ok(task);
+        }
+        // Nor may it leave while the database's disk is full.
+        let db = self.deps.db.clone();
+        Ok(async move {
+            match db.has_room().await {
+                Ok(()) => task.await,
+                Err(e) => Done::failed(no_room(e)),
+            }
+        }
+        .boxed())
+    }
+
+    /// [`Self::task_for`] without its checks of the log.
+    fn unchecked_task_for(&mut self, job: Job) -> Result<BoxFuture<'static, Done>, ApiError> {
         Ok(match job {
             Job::Send(message) => {
                 let sender = self.sender()?;
@@ -216,13 +232,7 @@ impl Actor {
                 } else {
                     ApiError::internal("send task failed", &e)
                 };
-                let done = Done {
-                    outcome: Err(error),
-                    sent: None,
-                    meta: None,
-                    echo: None,
-                };
-                (e.id(), done)
+                (e.id(), Done::failed(error))
             }
         };
         let Some(key) = self.in_flight.keys.remove(&id) else {
@@ -274,6 +284,19 @@ impl Actor {
             meta = meta.is_some(),
             "sent"
         );
+    }
+}
+
+/// A send refused before it left: the database has no room to log it.
+fn no_room(e: parley_shared::db::DbError) -> ApiError {
+    match e {
+        parley_shared::db::DbError::Full(why) => {
+            tracing::error!(error = %why, "database storage full: a send was refused");
+            ApiError::unavailable(
+                "database storage full: no space left for writes; nothing was sent, retry later",
+            )
+        }
+        other => ApiError::from(other),
     }
 }
 

@@ -118,6 +118,12 @@ impl EventPipeline {
                 .inc();
             match error {
                 LogFailure::Full => session.queue.mark_full(),
+                LogFailure::StorageFull(_) => {
+                    // Sends ask for room before they leave from now on.
+                    if let Some(log) = self.dispatcher.log() {
+                        log.note_storage_full();
+                    }
+                }
                 LogFailure::FencedOut => {
                     // Never acknowledged (nor retried here): the network hands the
                     // message to the newer owner, which logs it.
@@ -177,6 +183,9 @@ pub enum LogFailure {
     Full,
     #[error("the event log is unavailable: {0}")]
     Unavailable(String),
+    /// The database's disk has no room for it.
+    #[error("the event log is unavailable: {0}")]
+    StorageFull(String),
     /// A newer owner holds the session: this worker may no longer write its log.
     #[error("another worker now owns the session")]
     FencedOut,
@@ -188,6 +197,7 @@ impl LogFailure {
         match self {
             LogFailure::Full => "full",
             LogFailure::Unavailable(_) => "unavailable",
+            LogFailure::StorageFull(_) => "storage-full",
             LogFailure::FencedOut => "fenced-out",
         }
     }
@@ -250,6 +260,7 @@ async fn settle(write: Write, envelope: &mut Envelope) -> Result<Logged, LogFail
         }
         Ok(Appended::Full) => Err(LogFailure::Full),
         Err(DbError::Conflict(_)) => Ok(Logged::Duplicate),
+        Err(e @ DbError::Full(_)) => Err(LogFailure::StorageFull(e.to_string())),
         Err(e) => Err(LogFailure::Unavailable(e.to_string())),
     }
 }
