@@ -15,6 +15,8 @@ pub const GROUP_JID: &str = r"^[0-9]{5,30}(-[0-9]{5,20})?@g\.us$";
 /// A phone number with country code.
 pub const PHONE: &str = r"^\+?[0-9]{8,15}$";
 pub const MESSAGE_ID: &str = r"^[A-Za-z0-9._:-]{1,128}$";
+/// A label id: letters and digits.
+pub const LABEL_ID: &str = r"^[A-Za-z0-9]{1,32}$";
 /// A callback URL: `https://host[:port][/path]`, or empty to clear it.
 pub const CALLBACK_URL: &str = r"^(https://[a-z][a-z0-9-]{0,62}(\.[a-z][a-z0-9-]{0,62})*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?)?$";
 /// Text with something in it besides spaces, as the server trims: the
@@ -37,6 +39,7 @@ pub type ParameterRule = (&'static str, &'static str, &'static str, Value, bool)
 fn rules() -> Vec<FieldRule> {
     let to = || pattern(RECIPIENT);
     let message_id = || pattern(MESSAGE_ID);
+    let label_id = || pattern(LABEL_ID);
     let group = || pattern(GROUP_JID);
     let subject = || text(100);
     let users = |max: usize| json!({"type": "array", "minItems": 1, "maxItems": max, "items": pattern(USER)});
@@ -89,6 +92,23 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("RejectCall", "callId", message_id(), true),
         ("DeleteStatus", "messageId", message_id(), true),
+        (
+            "SetLabel",
+            "name",
+            json!({"type": ["string", "null"], "minLength": 1,
+                "maxLength": parley_model::outgoing::LABEL_NAME_MAX, "pattern": NOT_BLANK}),
+            false,
+        ),
+        (
+            "SetLabel",
+            "color",
+            json!({"type": ["integer", "null"], "minimum": 0,
+                "maximum": parley_model::outgoing::LABEL_COLORS - 1}),
+            false,
+        ),
+        ("SetLabel", "labelId", label_id(), false),
+        ("DeleteLabel", "labelId", label_id(), true),
+        ("SetChatLabel", "labelId", label_id(), true),
         (
             "SetProxy",
             "proxyUrl",
@@ -333,6 +353,7 @@ fn rules() -> Vec<FieldRule> {
         "DeleteMessage",
         "MarkRead",
         "MarkUnread",
+        "SetChatLabel",
         "SendTyping",
     ] {
         all.push((schema, "to", to(), true));
@@ -393,6 +414,8 @@ fn parameter_rules() -> Vec<ParameterRule> {
         ),
         ("/events/dead-letters", "get", "limit", whole(1, 500), false),
         ("/sessions", "get", "clientId", client_id(), false),
+        ("/labels", "get", "clientId", client_id(), true),
+        ("/chatrooms", "get", "labelId", pattern(LABEL_ID), false),
         (
             "/sessions",
             "get",

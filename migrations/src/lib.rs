@@ -30,6 +30,7 @@ mod m0024_session_proxy;
 mod m0025_event_requeues;
 mod m0026_status_posts;
 mod m0027_storage_probe;
+mod m0028_labels;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -63,6 +64,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0025_event_requeues::Migration),
             Box::new(m0026_status_posts::Migration),
             Box::new(m0027_storage_probe::Migration),
+            Box::new(m0028_labels::Migration),
         ]
     }
 }

@@ -274,7 +274,37 @@ pub enum ChatAction {
     DeleteStatus {
         message_id: String,
     },
+    /// Create or change (name, colour) the account's label `label`.
+    SaveLabel {
+        label: Label,
+    },
+    /// Delete the account's label `label_id`.
+    DeleteLabel {
+        label_id: String,
+    },
+    /// Put the label `label_id` on the chat `to`, or take it off.
+    LabelChat {
+        to: Recipient,
+        label_id: String,
+        labeled: bool,
+    },
 }
+
+/// A chat label of the account (an app-state `label_edit`): its id (a small
+/// number the account's devices pick), name and colour (an index into the
+/// network's palette, 0 to [`LABEL_COLORS`] - 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Label {
+    pub id: String,
+    pub name: String,
+    pub color: i32,
+}
+
+/// How many colours the network's label palette has.
+pub const LABEL_COLORS: i32 = 20;
+/// The longest label name, in characters.
+pub const LABEL_NAME_MAX: usize = 100;
 
 impl ChatAction {
     pub fn name(&self) -> &'static str {
@@ -287,6 +317,9 @@ impl ChatAction {
             ChatAction::SetPresence { .. } => "set-presence",
             ChatAction::RejectCall { .. } => "reject-call",
             ChatAction::DeleteStatus { .. } => "delete-status",
+            ChatAction::SaveLabel { .. } => "set-label",
+            ChatAction::DeleteLabel { .. } => "delete-label",
+            ChatAction::LabelChat { .. } => "set-chat-label",
         }
     }
 }

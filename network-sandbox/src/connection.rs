@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::store::media::CdnError;
 use async_trait::async_trait;
 use parley_model::media::MediaDownload;
+use serde_json::json;
 
 use super::live::{Live, Phase};
 use super::{SandboxNetwork, codes, unreachable};
 use parley_network::{
-    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId,
+    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Jid, Label, MediaKind, MessageId,
     MessageRef, NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
     PhoneNumber, Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
 };
@@ -170,6 +171,24 @@ impl Connection for SandboxConnection {
 
     async fn mark_unread(&self, chat: &Jid) -> Result<(), NetworkError> {
         self.send_unread(chat).await
+    }
+
+    async fn save_label(&self, label: &Label) -> Result<(), NetworkError> {
+        let change = json!({ "name": label.name, "color": label.color, "deleted": false });
+        self.send_label(&label.id, change).await
+    }
+
+    async fn delete_label(&self, label_id: &str) -> Result<(), NetworkError> {
+        self.send_label(label_id, json!({ "deleted": true })).await
+    }
+
+    async fn label_chat(
+        &self,
+        chat: &Jid,
+        label_id: &str,
+        labeled: bool,
+    ) -> Result<(), NetworkError> {
+        self.send_chat_label(chat, label_id, labeled).await
     }
 
     async fn user_info(&self, jid: &Jid) -> Result<Option<UserInfo>, QueryError> {

@@ -259,4 +259,39 @@ impl SandboxConnection {
             .await
             .map(drop)
     }
+
+    /// A label created, changed or deleted (an app-state patch the account's
+    /// devices see): in the outbox as `label`, to the account's own phone
+    /// JID, as the phone would see it.
+    pub(super) async fn send_label(
+        &self,
+        label_id: &str,
+        change: Value,
+    ) -> Result<(), NetworkError> {
+        self.admit().await?;
+        let me = self.own_phone().await?;
+        let phone = PhoneNumber::from_digits(&me).ok_or(NetworkError::NotPaired)?;
+        let mut payload = json!({ "labelId": label_id });
+        if let (Some(payload), Some(change)) = (payload.as_object_mut(), change.as_object()) {
+            payload.extend(change.clone());
+        }
+        self.record(SEND_FAULT, None, &Jid::phone(&phone), "label", payload)
+            .await
+            .map(drop)
+    }
+
+    /// A label put on a chat or taken off (an app-state patch): in the
+    /// outbox as `chat_label`, to the chat.
+    pub(super) async fn send_chat_label(
+        &self,
+        chat: &Jid,
+        label_id: &str,
+        labeled: bool,
+    ) -> Result<(), NetworkError> {
+        self.admit().await?;
+        let payload = json!({ "labelId": label_id, "labeled": labeled });
+        self.record(SEND_FAULT, None, chat, "chat_label", payload)
+            .await
+            .map(drop)
+    }
 }

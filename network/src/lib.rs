@@ -18,6 +18,7 @@ pub use parley_model::ids::ClientId;
 pub use parley_model::inbound::CallRef;
 use parley_model::inbound::InboundMessage;
 use parley_model::media::MediaDownload;
+pub use parley_model::outgoing::Label;
 use tokio::sync::mpsc;
 
 pub use contacts::{
@@ -219,6 +220,21 @@ pub trait Connection: Send + Sync {
 
     /// Flags `chat` as unread on the linked phone (an app-state patch).
     async fn mark_unread(&self, chat: &Jid) -> Result<(), NetworkError>;
+
+    /// Creates or changes the account's label `label` (an app-state patch,
+    /// seen by the account's other devices).
+    async fn save_label(&self, label: &Label) -> Result<(), NetworkError>;
+
+    /// Deletes the account's label `label_id` (an app-state patch).
+    async fn delete_label(&self, label_id: &str) -> Result<(), NetworkError>;
+
+    /// Puts the label `label_id` on `chat`, or takes it off (an app-state patch).
+    async fn label_chat(
+        &self,
+        chat: &Jid,
+        label_id: &str,
+        labeled: bool,
+    ) -> Result<(), NetworkError>;
 
     /// Downloads and decrypts the file an inbound media message points at, as
     /// a stream of chunks (never the whole file in memory); `kind` decides the

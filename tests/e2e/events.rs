@@ -11,6 +11,7 @@ mod group_settings;
 pub(crate) mod history;
 mod history_sync;
 mod hosted_cluster;
+mod labels;
 mod lease_cut;
 mod lease_reset;
 mod live_feed;

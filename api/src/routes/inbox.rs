@@ -114,10 +114,11 @@ fn message(m: MessageRow) -> HistoryMessage {
 
 #[utoipa::path(tag = "inbox",
     params(("clientId" = String, Query, description = "The session"),
-        ("orgId" = Option<String>, Query, description = "When given, must be the session's workspace id")),
+        ("orgId" = Option<String>, Query, description = "When given, must be the session's workspace id"),
+        ("labelId" = Option<String>, Query, description = "Parley's: only the rooms of chats with this label (`GET /labels`)")),
     responses((status = 200, body = ChatRoomList),
         (status = 400, description = "Missing or invalid clientId"),
-        (status = 404, description = "Unknown clientId, or orgId not the session's")))]
+        (status = 404, description = "Unknown clientId, orgId not the session's, or no such label")))]
 #[get("/chatrooms")]
 pub async fn chat_rooms(
     req: HttpRequest,
@@ -127,10 +128,23 @@ pub async fn chat_rooms(
     let query = query.into_inner();
     let id = authorized_client(&req, query.client_id.as_deref().unwrap_or_default())?;
     session_for(&req, &state, &id, query.org_id.as_deref()).await?;
-    let rooms = state.ports.db.chat_rooms(id.as_str()).await?;
+    let mut rooms = state.ports.db.chat_rooms(id.as_str()).await?;
+    if let Some(label_id) = query.label_id.as_deref().map(str::trim) {
+        let chats = super::labels::chats_of(&state, &id, label_id).await?;
+        rooms.retain(|room| labelled(room, &chats));
+    }
     Ok(web::Json(ChatRoomList {
         chat_rooms: rooms.into_iter().map(chat_room).collect(),
     }))
+}
+
+/// Whether `room` is the chat of one of `chats` (JIDs, as the network names
+/// them: a contact's by its LID or phone number, a group's by its JID).
+fn labelled(room: &ChatRoomRow, chats: &[String]) -> bool {
+    chats.iter().any(|chat| {
+        *chat == room.remote_jid
+            || (!room.is_group && chat.split('@').next() == Some(room.client_lid.as_str()))
+    })
 }
 
 #[utoipa::path(tag = "inbox",

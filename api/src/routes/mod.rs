@@ -8,6 +8,7 @@ mod feed;
 mod groups;
 pub(crate) mod health;
 mod inbox;
+mod labels;
 pub(crate) mod lifecycle;
 mod media;
 mod media_files;
@@ -85,6 +86,10 @@ where
         .service(updates::delete_message)
         .service(receipts::mark_read)
         .service(receipts::mark_unread)
+        .service(labels::labels)
+        .service(labels::set_label)
+        .service(labels::delete_label)
+        .service(labels::set_chat_label)
         .service(events::events)
         .service(feed::feed)
         .service(events::dead_letters)

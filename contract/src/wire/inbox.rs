@@ -11,6 +11,8 @@ pub struct InboxQuery {
     pub client_id: Option<String>,
     /// When given, it must be the session's workspace id (else 404).
     pub org_id: Option<String>,
+    /// `GET /chatrooms` only (Parley's): the rooms of chats with this label.
+    pub label_id: Option<String>,
 }
 
 /// `GET /media-files` query. Numbers are read as text so bad values are a 400 `{error}`.

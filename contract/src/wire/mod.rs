@@ -6,6 +6,7 @@ pub mod groups;
 pub mod health;
 pub mod inbox;
 pub mod integers;
+pub mod labels;
 pub mod messages;
 pub mod meta;
 pub mod sandbox;

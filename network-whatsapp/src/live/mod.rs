@@ -22,6 +22,7 @@ mod errors;
 mod history;
 mod http_client;
 mod inbound;
+mod labels;
 mod lid_lookup;
 mod lifecycle;
 mod lookups;

@@ -6,7 +6,7 @@ use parley_model::media::MediaDownload;
 
 use super::connection::LiveConnection;
 use parley_network::{
-    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Jid, MediaKind, MessageId,
+    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Jid, Label, MediaKind, MessageId,
     MessageRef, NetworkError, NumberCheck, Outgoing, ParticipantAction, ParticipantChange,
     PhoneNumber, Picture, PictureFile, PictureLookup, QueryError, SentMessage, UserInfo,
 };
@@ -75,6 +75,23 @@ impl Connection for LiveConnection {
 
     async fn mark_unread(&self, chat: &Jid) -> Result<(), NetworkError> {
         self.unread(chat).await
+    }
+
+    async fn save_label(&self, label: &Label) -> Result<(), NetworkError> {
+        self.set_label(label).await
+    }
+
+    async fn delete_label(&self, label_id: &str) -> Result<(), NetworkError> {
+        self.remove_label(label_id).await
+    }
+
+    async fn label_chat(
+        &self,
+        chat: &Jid,
+        label_id: &str,
+        labeled: bool,
+    ) -> Result<(), NetworkError> {
+        self.set_chat_label(chat, label_id, labeled).await
     }
 
     async fn download_media(

@@ -6,6 +6,7 @@ pub mod events;
 mod group_commit;
 pub mod group_subjects;
 pub mod history;
+pub mod labels;
 mod logged_events;
 pub mod overview;
 pub mod sessions;

@@ -20,6 +20,7 @@ db_contract! {
         webhook_tokens_are_sealed_and_rekeyed,
         relaxed_pool_writes_are_seen_at_once_and_skip_the_flush_wait,
         posted_statuses_are_remembered_with_their_audience_until_deleted,
+        labels_are_kept_with_their_chats_per_session,
     ]
 }
 
@@ -310,6 +311,67 @@ async fn posted_statuses_are_remembered_with_their_audience_until_deleted(db: &D
         db.status_audience("poster", "3EB0S3").await.expect("read"),
         None
     );
+}
+
+async fn labels_are_kept_with_their_chats_per_session(db: &Db) {
+    use parley_model::outgoing::Label;
+    create(db, "labeller").await;
+    create(db, "other").await;
+    let label = |id: &str, name: &str, color: i32| Label {
+        id: id.into(),
+        name: name.into(),
+        color,
+    };
+    assert_eq!(db.next_label_id("labeller").await.expect("id"), "1");
+    for l in [label("10", "Later", 1), label("2", "Lead", 3)] {
+        db.save_label("labeller", &l).await.expect("save");
+    }
+    db.save_label("other", &label("2", "Theirs", 0))
+        .await
+        .expect("save");
+    // A change replaces it.
+    db.save_label("labeller", &label("2", "Lead!", 4))
+        .await
+        .expect("save");
+    for chat in ["111@lid", "120363000000000001@g.us"] {
+        db.label_chat("labeller", "2", chat, true)
+            .await
+            .expect("on");
+    }
+    db.label_chat("labeller", "2", "111@lid", true)
+        .await
+        .expect("twice is once");
+    db.label_chat("labeller", "10", "111@lid", true)
+        .await
+        .expect("on");
+    db.label_chat("labeller", "10", "111@lid", false)
+        .await
+        .expect("off");
+    let all = db.labels("labeller").await.expect("list");
+    let ids: Vec<&str> = all.iter().map(|l| l.label.id.as_str()).collect();
+    assert_eq!(ids, vec!["2", "10"], "by number");
+    assert_eq!(all[0].label, label("2", "Lead!", 4));
+    assert_eq!(all[0].chats, vec!["111@lid", "120363000000000001@g.us"]);
+    assert!(all[1].chats.is_empty());
+    assert_eq!(db.next_label_id("labeller").await.expect("id"), "11");
+    assert_eq!(
+        db.label("other", "2").await.expect("read"),
+        Some(label("2", "Theirs", 0))
+    );
+    // Deleted, it is off its chats too; a session's labels go with it.
+    db.delete_label("labeller", "2").await.expect("delete");
+    assert_eq!(db.label("labeller", "2").await.expect("read"), None);
+    db.save_label("labeller", &label("2", "Again", 0))
+        .await
+        .expect("save");
+    assert!(
+        db.labels("labeller").await.expect("list")[0]
+            .chats
+            .is_empty()
+    );
+    assert!(db.delete_session("labeller").await.expect("delete"));
+    assert!(db.labels("labeller").await.expect("list").is_empty());
+    assert_eq!(db.labels("other").await.expect("list").len(), 1);
 }
 
 async fn webhook_token_round_trips(db: &Db) {

@@ -316,6 +316,37 @@ impl Sender {
                 self.delete_status(message_id).await?;
                 Ok(None)
             }
+            ChatAction::SaveLabel { label } => {
+                self.network("label", self.connection.save_label(&label))
+                    .await?;
+                self.book
+                    .db
+                    .save_label(self.book.client_id.as_str(), &label)
+                    .await?;
+                Ok(None)
+            }
+            ChatAction::DeleteLabel { label_id } => {
+                let delete = self.connection.delete_label(&label_id);
+                self.network("label deletion", delete).await?;
+                let client_id = self.book.client_id.as_str();
+                self.book.db.delete_label(client_id, &label_id).await?;
+                Ok(None)
+            }
+            ChatAction::LabelChat {
+                to,
+                label_id,
+                labeled,
+            } => {
+                let chat = self.chat(&to).await?;
+                let label = self.connection.label_chat(&chat, &label_id, labeled);
+                self.network("chat label", label).await?;
+                let client_id = self.book.client_id.as_str();
+                self.book
+                    .db
+                    .label_chat(client_id, &label_id, chat.as_str(), labeled)
+                    .await?;
+                Ok(None)
+            }
             ChatAction::Delete {
                 to,
                 message_id,

@@ -3,6 +3,7 @@ pub mod contacts;
 pub mod events;
 pub mod group_subjects;
 pub mod history;
+pub mod labels;
 pub mod profile_pictures;
 pub mod session_states;
 pub mod sessions;

@@ -408,6 +408,7 @@ pub async fn delete(db: &Db, client_id: &str) -> Result<bool, DbError> {
         .await?;
     super::session_states::delete(&txn, client_id).await?;
     super::status_posts::purge(&txn, client_id).await?;
+    super::labels::purge(&txn, client_id).await?;
     let res = Entity::delete_by_id(client_id).exec(&txn).await?;
     txn.commit().await?;
     super::events::purge_stream(db, client_id).await;

@@ -59,7 +59,10 @@ impl World {
             // What the account's companions changed in its app state (kept by
             // the server, read with the key the phone shared with them).
             match device.app_state_changes(&self.net) {
-                Ok(changes) => entries.extend(changes.iter().filter_map(app_state_entry)),
+                Ok(changes) => {
+                    let own = device.jid();
+                    entries.extend(changes.iter().filter_map(|c| app_state_entry(c, &own)));
+                }
                 Err(e) => tracing::warn!(phone = %device.phone, error = %e,
                     "the account's app-state patches do not decrypt"),
             }
@@ -253,9 +256,11 @@ impl Own {
     }
 }
 
-/// The outbox entry of an app-state change: a chat marked unread, or a
-/// message deleted for the account only (`None` for any other change).
-fn app_state_entry(change: &crate::app_state::Change) -> Option<OutboxEntry> {
+/// The outbox entry of an app-state change: a chat marked unread, a message
+/// deleted for the account only, a label saved or deleted (to `own`, the
+/// account's phone JID) or put on a chat or taken off (`None` for any other
+/// change).
+fn app_state_entry(change: &crate::app_state::Change, own: &str) -> Option<OutboxEntry> {
     let value = change.value.as_ref();
     let at = value
         .and_then(|v| v.timestamp)
@@ -276,6 +281,25 @@ fn app_state_entry(change: &crate::app_state::Change) -> Option<OutboxEntry> {
             chat,
             json!({ "targetId": id, "fromMe": from_me == "1" }),
         ),
+        [action, id] if action == "label_edit" => {
+            let edit = value.and_then(|v| v.label_edit_action.as_option())?;
+            let payload = if edit.deleted == Some(true) {
+                json!({ "labelId": id, "deleted": true })
+            } else {
+                json!({ "labelId": id, "name": edit.name, "color": edit.color, "deleted": false })
+            };
+            ("label", &own.to_string(), payload)
+        }
+        [action, id, chat, ..] if action == "label_jid" => {
+            let labeled = value
+                .and_then(|v| v.label_association_action.as_option())
+                .and_then(|a| a.labeled)?;
+            (
+                "chat_label",
+                chat,
+                json!({ "labelId": id, "labeled": labeled }),
+            )
+        }
         _ => return None,
     };
     Some(OutboxEntry {

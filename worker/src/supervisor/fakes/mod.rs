@@ -23,7 +23,7 @@ use crate::events::EventPipeline;
 use parley_model::media::MediaDownload;
 
 use crate::network::{
-    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Identity, Jid, MediaKind,
+    ByteStream, CallRef, Connection, CreatedGroup, GroupMetadata, Identity, Jid, Label, MediaKind,
     MessageId, MessageRef, Network, NetworkError, NetworkEvent, NumberCheck, Outgoing,
     ParticipantAction, ParticipantChange, PhoneNumber, Picture, PictureFile, PictureLookup,
     QueryError, SentMessage, SessionContext, UserInfo, unsupported,
@@ -336,6 +336,20 @@ impl Connection for FakeConnection {
     }
     async fn mark_unread(&self, _chat: &Jid) -> Result<(), NetworkError> {
         Err(unsupported("marking chats unread"))
+    }
+    async fn save_label(&self, _label: &Label) -> Result<(), NetworkError> {
+        Err(unsupported("labels"))
+    }
+    async fn delete_label(&self, _label_id: &str) -> Result<(), NetworkError> {
+        Err(unsupported("labels"))
+    }
+    async fn label_chat(
+        &self,
+        _chat: &Jid,
+        _label_id: &str,
+        _labeled: bool,
+    ) -> Result<(), NetworkError> {
+        Err(unsupported("labels"))
     }
     async fn download_media(
         &self,
