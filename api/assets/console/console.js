@@ -645,8 +645,9 @@
       clearRendered(el.tBodies ? el.tBodies[0] : el);
     });
     ['session-error', 'history-error', 'events-error', 'dead-error', 'redeliver-result', 'send-result',
-      'webhook-result', 'presence-result', 'calls-result', 'proxy-result', 'status-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
-    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form', 'proxy-form', 'status-form'].forEach(function (fid) { $(fid).reset(); });
+      'webhook-result', 'presence-result', 'calls-result', 'proxy-result', 'status-result', 'label-result', 'pair-error', 'qr-error', 'start-result', 'rooms-note'].forEach(function (mid) { setMsg($(mid), ''); });
+    ['pair-phone-form', 'send-form', 'webhook-form', 'presence-form', 'calls-form', 'proxy-form', 'status-form', 'label-form'].forEach(function (fid) { $(fid).reset(); });
+    clearRendered($('label-list'));
     $('status-delete').hidden = true;
     setText($('dead-count'), '');
     $('dead-select-all').checked = false;
@@ -687,7 +688,8 @@
       loadRow(id, alive).then(function (row) { return loadEvents(id, row, alive); }),
       loadHistory(id, alive),
       loadDead(id, alive),
-      loadRooms(id, alive)
+      loadRooms(id, alive),
+      loadLabels(id, alive)
     ]);
   }
 
@@ -1003,6 +1005,54 @@
       note.setAttribute('title', errText(e));
       $('rooms-wrap').hidden = true;
     }
+  }
+
+  // The account's labels (a session that is not paired has none to show).
+  async function loadLabels(id, alive) {
+    var list = $('label-list');
+    try {
+      var data = await api('GET', qs('labels', { clientId: id }));
+      if (!alive()) return;
+      var labels = Array.isArray(data.labels) ? data.labels : [];
+      renderIfChanged(list, labels, function () {
+        list.replaceChildren.apply(list, labels.map(function (l) {
+          var chats = Array.isArray(l.chats) ? l.chats.length : 0;
+          return h('li', { 'data-label-id': l.id },
+            orDash(l.name) + ' (' + l.id + ', colour ' + fmtNum(l.color) + ', ' + fmtNum(chats) + (chats === 1 ? ' chat)' : ' chats)'));
+        }));
+      });
+    } catch (e) {
+      if (e.silent || !alive()) return;
+      clearRendered(list);
+    }
+  }
+
+  async function submitLabel() {
+    var out = $('label-result');
+    var name = $('label-name').value.trim();
+    var color = Number($('label-color').value);
+    setMsg(out, '');
+    if (!name) {
+      setMsg(out, 'Name the label.', 'error');
+      return;
+    }
+    if (!Number.isInteger(color) || color < 0 || color > 19) {
+      setMsg(out, 'The colour is a number from 0 to 19.', 'error');
+      return;
+    }
+    var alive = guard();
+    var id = sess.id;
+    await withBusy($('label-submit'), async function () {
+      try {
+        var r = await api('POST', 'set-label', { body: { clientId: id, name: name, color: color } });
+        if (!alive()) return;
+        setMsg(out, 'Created label ' + orDash(r.label && r.label.id) + '.', 'ok');
+        $('label-name').value = '';
+        await loadLabels(id, alive);
+      } catch (e) {
+        if (!e.silent && alive()) setMsg(out, errText(e), 'error');
+      }
+    });
   }
 
   function roomRow(r) {
@@ -1505,6 +1555,7 @@
     onClick($('proxy-remove'), function () { return saveProxy(null, $('proxy-remove')); });
     onSubmit($('status-form'), submitStatus);
     onClick($('status-delete'), deleteStatus);
+    onSubmit($('label-form'), submitLabel);
     $('webhook-form').addEventListener('input', function () { if (sess) sess.webhookDirty = true; });
     $('dead-table').tBodies[0].addEventListener('change', onDeadCheck);
     $('dead-select-all').addEventListener('change', onDeadSelectAll);

@@ -569,6 +569,21 @@ async fn the_qr_rotates_on_screen_a_phone_code_pairs_and_dead_letters_are_redeli
             .any(|m| m["to"] == "status@broadcast" && m["kind"] == "revoke")
     });
     assert!(deleted, "{outbox}");
+    // A label created from the page, listed on it, seen by the phone.
+    type_into(&b, "#label-name", "Wholesale").await;
+    click(&b, "#label-submit").await;
+    b.wait_text("#label-result", |t| t.starts_with("Created label 1"))
+        .await;
+    b.wait_text("#label-list", |t| {
+        t.contains("Wholesale (1, colour 0, 0 chats)")
+    })
+    .await;
+    let (_, outbox) = get(&p, "/sandbox/outbox?clientId=rotating").await;
+    let labelled = outbox["messages"].as_array().is_some_and(|m| {
+        m.iter()
+            .any(|m| m["kind"] == "label" && m["payload"]["name"] == "Wholesale")
+    });
+    assert!(labelled, "{outbox}");
     rx.set_default(parley_tests::receiver::Behaviour::Status(200));
     click(&b, "#redeliver-all").await;
     b.wait_text("#redeliver-result", |t| t.contains("Queued 1"))
