@@ -61,6 +61,16 @@ pub const CALL_ENDED: &str = "call.ended";
 /// The type of both.
 pub const CALL: &str = "call";
 
+/// Values of the envelope's `event` field for a chat label the account's
+/// phone (or another of its devices) created or changed, deleted, or put on
+/// a chat or took off (opt-in events).
+pub const LABEL_SAVED: &str = "label.saved";
+pub const LABEL_DELETED: &str = "label.deleted";
+pub const LABEL_CHAT: &str = "label.chat";
+
+/// The type of the three.
+pub const LABEL: &str = "label";
+
 /// The events a session may turn on beside its messages (`/set-events`).
 pub const OPT_IN_EVENTS: &[&str] = &[
     GROUP_PARTICIPANTS,
@@ -70,6 +80,7 @@ pub const OPT_IN_EVENTS: &[&str] = &[
     PRESENCE,
     STATUS,
     CALL,
+    LABEL,
 ];
 
 /// Every `type` of an event a session can produce: the message types and
@@ -173,6 +184,9 @@ pub struct Envelope {
     /// `call` events: the call, and where it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call: Option<CallInfo>,
+    /// `label` events: the label, and what changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<LabelInfo>,
     /// The hosted inbox's `messageType` when the event type does not tell it:
     /// a message sent with buttons is delivered as `text` and stored as
     /// `interactive`. Never part of the event.
@@ -383,6 +397,23 @@ pub struct PresenceInfo {
 pub struct StatusInfo {
     #[serde(rename = "type")]
     pub kind: String,
+}
+
+/// A chat label of the session's account, as one of its devices changed it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelInfo {
+    pub label_id: String,
+    /// `label.saved`: its name and colour (0 to 19).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<i32>,
+    /// `label.chat`: the chat (its JID) and whether the label is on it now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_jid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labeled: Option<bool>,
 }
 
 /// A call to the session's account.

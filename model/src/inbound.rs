@@ -124,6 +124,35 @@ pub enum Content {
     /// Not a message: the sender calls the account, or the call ended.
     /// Delivered only to sessions that turned it on.
     Call(CallNotice),
+    /// Not a message: one of the account's devices (its phone) changed a
+    /// chat label (app state). Kept by every session; an event only for
+    /// sessions that turned it on.
+    Label(LabelNotice),
+}
+
+/// A change of one of the account's chat labels, made on one of its devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelNotice {
+    pub label_id: String,
+    pub change: LabelChange,
+    /// Part of the account's labels as they were when the device linked
+    /// (app state's first sync): kept, never an event.
+    pub from_full_sync: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabelChange {
+    /// Created, or given this name and colour.
+    Saved {
+        name: String,
+        color: i32,
+    },
+    Deleted,
+    /// Put on the chat `chat`, or taken off it.
+    Chat {
+        chat: Jid,
+        labeled: bool,
+    },
 }
 
 /// A call the network rings the account's devices for, or the end of it.
@@ -299,6 +328,7 @@ impl Content {
                 | Content::Typing { .. }
                 | Content::Presence { .. }
                 | Content::Call(_)
+                | Content::Label(_)
         )
     }
 

@@ -305,6 +305,50 @@ pub struct Label {
 pub const LABEL_COLORS: i32 = 20;
 /// The longest label name, in characters.
 pub const LABEL_NAME_MAX: usize = 100;
+/// The longest label id taken (the network's are short numbers).
+pub const LABEL_ID_MAX: usize = 32;
+
+impl Label {
+    /// A label id as given (`field`): required, of letters and digits.
+    pub fn parse_id(field: &str, value: Option<&str>) -> Result<String, crate::Invalid> {
+        let id = value.map(str::trim).unwrap_or_default();
+        if id.is_empty() {
+            return Err(crate::Invalid::new(format!("{field} is required")));
+        }
+        if id.len() > LABEL_ID_MAX || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(crate::Invalid::new(format!(
+                "{field}: {id:?} is not a label id (letters and digits, at most {LABEL_ID_MAX})"
+            )));
+        }
+        Ok(id.to_string())
+    }
+
+    /// A label name, when given: 1 to [`LABEL_NAME_MAX`] characters, trimmed.
+    pub fn parse_name(value: Option<&str>) -> Result<Option<String>, crate::Invalid> {
+        let Some(name) = value.map(str::trim) else {
+            return Ok(None);
+        };
+        let chars = name.chars().count();
+        if chars == 0 || chars > LABEL_NAME_MAX {
+            return Err(crate::Invalid::new(format!(
+                "name: 1 to {LABEL_NAME_MAX} characters"
+            )));
+        }
+        Ok(Some(name.to_string()))
+    }
+
+    /// A label colour, when given: 0 to [`LABEL_COLORS`] - 1.
+    pub fn parse_color(value: Option<i64>) -> Result<Option<i32>, crate::Invalid> {
+        value
+            .map(|c| {
+                i32::try_from(c)
+                    .ok()
+                    .filter(|c| (0..LABEL_COLORS).contains(c))
+                    .ok_or_else(|| crate::Invalid::new(format!("color: 0 to {}", LABEL_COLORS - 1)))
+            })
+            .transpose()
+    }
+}
 
 impl ChatAction {
     pub fn name(&self) -> &'static str {

@@ -77,6 +77,22 @@ pub enum SandboxOp {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// The session's phone changes its label `label_id`: puts it on `chat`
+    /// (a phone number or group JID) or takes it off (`labeled`), deletes
+    /// it, or saves it as `name` and `color`.
+    Label {
+        label_id: String,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        color: i32,
+        #[serde(default)]
+        deleted: bool,
+        #[serde(default)]
+        chat: Option<String>,
+        #[serde(default)]
+        labeled: bool,
+    },
     /// The contact `from` types, records or stops (`state`) in its chat,
     /// or in `group`.
     Typing {

@@ -17,6 +17,7 @@ use parley_model::address::MessageId;
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
+use parley_model::recipients::Recipient;
 
 /// A group to create, checked: its subject, its members (phones) and the
 /// admins among them (or the session's own phone).
@@ -70,6 +71,22 @@ pub struct NewCall {
     pub video: bool,
     /// The group the call is for (both are members), when it is a group call.
     pub group: Option<Jid>,
+}
+
+/// A chat label change the session's phone makes, checked: the chat as a
+/// phone number or a group JID (the network names a contact's chat by its
+/// LID).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhoneLabel {
+    pub label_id: String,
+    pub change: PhoneLabelChange,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PhoneLabelChange {
+    Saved { name: String, color: i32 },
+    Deleted,
+    Chat { chat: Recipient, labeled: bool },
 }
 
 /// The end of a contact's call before the session answered it, checked.
@@ -180,6 +197,10 @@ pub trait TestNetwork: Send + Sync {
     /// The contact `end.from` ends its call `end.call_id`: the network
     /// tells the account's devices to stop ringing.
     async fn end_call(&self, id: &ClientId, end: CallEnd) -> Result<(), ApiError>;
+
+    /// The session's phone changes a chat label: the account's devices see
+    /// it in their app state.
+    async fn phone_label(&self, id: &ClientId, label: PhoneLabel) -> Result<(), ApiError>;
 
     /// A member of `jid`, a group the session's phone is in (the session's
     /// phone unless `change.by` names another), changes one of its settings

@@ -10,16 +10,13 @@ use parley_contract::wire::labels::{
     SetChatLabel, SetLabel,
 };
 use parley_model::ids::ClientId;
-use parley_model::outgoing::{ChatAction, LABEL_COLORS, LABEL_NAME_MAX, Label};
+use parley_model::outgoing::{ChatAction, Label};
 use serde::Deserialize;
 
 use super::messages::act;
 use crate::auth::authorized_client;
 use crate::compose;
 use crate::{AppState, HttpError};
-
-/// The longest label id taken (the network's are short numbers).
-const LABEL_ID_MAX: usize = 32;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -42,18 +39,9 @@ async fn paired(state: &AppState, id: &ClientId) -> Result<(), ApiError> {
     }
 }
 
-/// A label id as given: required, short, of digits and letters.
+/// A label id as given.
 fn label_id(value: Option<&str>) -> Result<String, ApiError> {
-    let id = value.map(str::trim).unwrap_or_default();
-    if id.is_empty() {
-        return Err(ApiError::bad_request("labelId is required"));
-    }
-    if id.len() > LABEL_ID_MAX || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(ApiError::bad_request(format!(
-            "labelId: {id:?} is not a label id (letters and digits, at most {LABEL_ID_MAX})"
-        )));
-    }
-    Ok(id.to_string())
+    Ok(Label::parse_id("labelId", value)?)
 }
 
 /// A label the session has; 404 otherwise.
@@ -81,30 +69,6 @@ pub(super) async fn chats_of(
         .find(|l| l.label.id == label_id)
         .map(|l| l.chats)
         .ok_or_else(|| ApiError::not_found(format!("the session has no label {label_id}")))
-}
-
-fn name(value: Option<&str>) -> Result<Option<String>, ApiError> {
-    let Some(name) = value.map(str::trim) else {
-        return Ok(None);
-    };
-    let chars = name.chars().count();
-    if chars == 0 || chars > LABEL_NAME_MAX {
-        return Err(ApiError::bad_request(format!(
-            "name: 1 to {LABEL_NAME_MAX} characters"
-        )));
-    }
-    Ok(Some(name.to_string()))
-}
-
-fn color(value: Option<i64>) -> Result<Option<i32>, ApiError> {
-    value
-        .map(|c| {
-            i32::try_from(c)
-                .ok()
-                .filter(|c| (0..LABEL_COLORS).contains(c))
-                .ok_or_else(|| ApiError::bad_request(format!("color: 0 to {}", LABEL_COLORS - 1)))
-        })
-        .transpose()
 }
 
 #[utoipa::path(tag = "chats",
@@ -148,8 +112,8 @@ pub async fn set_label(
 ) -> Result<web::Json<LabelSaved>, HttpError> {
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
-    let name = name(body.name.as_deref())?;
-    let color = color(body.color)?;
+    let name = Label::parse_name(body.name.as_deref())?;
+    let color = Label::parse_color(body.color)?;
     paired(&state, &id).await?;
     let label = match body.label_id.as_deref() {
         Some(given) => {

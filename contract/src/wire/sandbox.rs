@@ -407,6 +407,25 @@ pub struct SandboxCall {
     pub group: Option<String>,
 }
 
+/// `POST /sandbox/labels`: the session's phone changes a chat label (app
+/// state), as its user would in the app: `chat` puts the label on that
+/// chat (or takes it off, `labeled: false`); else `deleted: true` deletes
+/// it; else it is created or changed (`name` required, `color` 0 unless
+/// given).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLabel {
+    #[serde(default)]
+    pub client_id: String,
+    pub label_id: Option<String>,
+    pub name: Option<String>,
+    pub color: Option<i64>,
+    pub deleted: Option<bool>,
+    /// A phone number (a contact's chat) or a group JID.
+    pub chat: Option<String>,
+    pub labeled: Option<bool>,
+}
+
 /// The answer of `POST /sandbox/calls`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

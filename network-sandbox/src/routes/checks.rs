@@ -3,7 +3,7 @@
 use crate::store::entities::phones::{CONTACTS, EVERYONE};
 use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
-use parley_contract::wire::sandbox::{SandboxCall, SandboxCallEnd};
+use parley_contract::wire::sandbox::{SandboxCall, SandboxCallEnd, SandboxLabel};
 use parley_contract::wire::sandbox::{
     SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
     SandboxGroupSubject, SandboxHistory, SandboxPastMessage, SandboxPresence, SandboxReceipt,
@@ -16,6 +16,7 @@ use parley_network::test_network::NewGroup;
 use parley_network::test_network::{
     CALL_END_REASONS, CallEnd, MembersChange, NewCall, NewReceipt, NewTyping, SettingChange,
 };
+use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
 
 /// Fault kinds of the sandbox contract.
 pub const FAULT_OPS: &[&str] = &[
@@ -193,6 +194,27 @@ pub fn call(body: SandboxCall) -> Result<NewCall, ApiError> {
         video: body.video,
         group: body.group.as_deref().map(group_jid).transpose()?,
     })
+}
+
+/// A `/sandbox/labels` request: on a chat (or off it), deleted, or saved.
+pub fn label(body: SandboxLabel) -> Result<PhoneLabel, ApiError> {
+    use parley_model::outgoing::Label;
+    let label_id = Label::parse_id("labelId", body.label_id.as_deref())?;
+    let change = if let Some(chat) = body.chat.as_deref() {
+        PhoneLabelChange::Chat {
+            chat: Recipient::parse("chat", chat)?,
+            labeled: body.labeled.unwrap_or(true),
+        }
+    } else if body.deleted == Some(true) {
+        PhoneLabelChange::Deleted
+    } else {
+        PhoneLabelChange::Saved {
+            name: Label::parse_name(body.name.as_deref())?
+                .ok_or_else(|| ApiError::bad_request("name is required"))?,
+            color: Label::parse_color(body.color)?.unwrap_or(0),
+        }
+    };
+    Ok(PhoneLabel { label_id, change })
 }
 
 /// A `/sandbox/calls/end` request: the caller, the call, and why it ends.

@@ -13,7 +13,9 @@ use parley_contract::wire::sandbox::{
     SandboxGroupSubject, SandboxGroupUpdated, SandboxHistory, SandboxHistorySet, SandboxLink,
     SandboxLinked, SandboxPhoneInfo, SandboxPresence, SandboxReceipt, SandboxTyping,
 };
-use parley_contract::wire::sandbox::{SandboxCall, SandboxCallEnd, SandboxCallPlaced};
+use parley_contract::wire::sandbox::{
+    SandboxCall, SandboxCallEnd, SandboxCallPlaced, SandboxLabel,
+};
 use parley_contract::wire::sessions::{ClientOnly, Ok as OkBody};
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
@@ -345,5 +347,23 @@ pub async fn end_call(
     let end = checks::call_end(body)?;
     known(&state, id.as_str()).await?;
     network(&req, &state)?.end_call(&id, end).await?;
+    Ok(web::Json(OkBody { ok: true }))
+}
+
+#[utoipa::path(tag = "sandbox", request_body = SandboxLabel, responses((status = 200, body = OkBody),
+    (status = 400, description = "A missing or malformed labelId, a chat that is no phone number or group JID, a new label without a name, a name or colour out of range"),
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked"),
+    (status = 501, description = "The wire-level test network: its phone does not author app-state changes after a collection's first")))]
+#[post("/sandbox/labels")]
+pub async fn labels(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Json<SandboxLabel>,
+) -> Result<web::Json<OkBody>, HttpError> {
+    let body = body.into_inner();
+    let id = authorized_client(&req, &body.client_id)?;
+    let label = checks::label(body)?;
+    known(&state, id.as_str()).await?;
+    network(&req, &state)?.phone_label(&id, label).await?;
     Ok(web::Json(OkBody { ok: true }))
 }

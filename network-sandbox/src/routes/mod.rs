@@ -66,7 +66,8 @@ pub fn control_routes(
         .service(controls::typing)
         .service(controls::presence)
         .service(controls::calls)
-        .service(controls::end_call);
+        .service(controls::end_call)
+        .service(controls::labels);
 }
 
 /// The CDN and the outbox answer from the database, never asking a worker.

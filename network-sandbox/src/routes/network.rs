@@ -15,7 +15,8 @@ use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_network::outgoing::new_call_id;
 use parley_network::test_network::{
-    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, PhoneLabelChange,
+    SettingChange, TestNetwork,
 };
 
 use super::messages::{Checked, File, checked};
@@ -290,6 +291,30 @@ impl TestNetwork for SandboxNetwork {
         available: bool,
     ) -> Result<(), ApiError> {
         let op = SandboxOp::Presence { from, available };
+        self.ask(id, op).await.map(|_| ())
+    }
+
+    async fn phone_label(&self, id: &ClientId, label: PhoneLabel) -> Result<(), ApiError> {
+        let (mut name, mut color, mut deleted, mut chat, mut labeled) =
+            (None, 0, false, None, false);
+        match label.change {
+            PhoneLabelChange::Saved { name: n, color: c } => (name, color) = (Some(n), c),
+            PhoneLabelChange::Deleted => deleted = true,
+            PhoneLabelChange::Chat {
+                chat: to,
+                labeled: on,
+            } => {
+                (chat, labeled) = (Some(to.jid().to_string()), on);
+            }
+        }
+        let op = SandboxOp::Label {
+            label_id: label.label_id,
+            name,
+            color,
+            deleted,
+            chat,
+            labeled,
+        };
         self.ask(id, op).await.map(|_| ())
     }
 

@@ -149,6 +149,18 @@ impl Pump {
                     .into_iter()
                     .collect()
             }
+            Event::LabelEditUpdate(update) => self
+                .own_jid()
+                .and_then(|own| super::labels::edit_notice(update, &own))
+                .map(|m| NetworkEvent::Message(Box::new(m)))
+                .into_iter()
+                .collect(),
+            Event::LabelAssociationUpdate(update) => self
+                .own_jid()
+                .and_then(|own| super::labels::chat_notice(update, &own))
+                .map(|m| NetworkEvent::Message(Box::new(m)))
+                .into_iter()
+                .collect(),
             Event::MissedCall(missed) => {
                 let (chat_lid, phone) = self.contact_of(&missed.from.to_non_ad()).await;
                 super::calls::missed_notice(missed, chat_lid, phone)
@@ -269,6 +281,15 @@ impl Pump {
         let (chat_lid, phone) = self.contact_of(&who).await;
         let message = super::presence::presence(update, chat_lid, phone)?;
         Some(NetworkEvent::Message(Box::new(message)))
+    }
+
+    /// The account's own phone JID, as the port names it.
+    fn own_jid(&self) -> Option<parley_network::Jid> {
+        let snapshot = self.client.persistence_manager().get_device_snapshot();
+        snapshot
+            .pn
+            .as_ref()
+            .and_then(|pn| super::errors::port_jid(&pn.to_non_ad()).ok())
     }
 
     /// A contact's LID user-part and phone number, as far as the session's

@@ -222,3 +222,122 @@ async fn labels(shape: Shape) {
         before.iter().map(|r| r.json()).collect::<Vec<_>>()
     );
 }
+
+#[tokio::test]
+async fn labels_made_on_the_phone_are_kept_and_are_events_when_turned_on_on_serve() {
+    phone_labels(Shape::Serve).await;
+}
+
+#[tokio::test]
+async fn labels_made_on_the_phone_are_kept_and_are_events_when_turned_on_on_a_cluster() {
+    phone_labels(Shape::Cluster).await;
+}
+
+async fn on_phone(p: &Parley, body: Value) -> (u16, Value) {
+    let mut all = json!({"clientId": ID});
+    if let (Some(all), Some(body)) = (all.as_object_mut(), body.as_object()) {
+        all.extend(body.clone());
+    }
+    post(p, "/sandbox/labels", all).await
+}
+
+async fn phone(p: &Parley, body: Value) {
+    let (status, answer) = on_phone(p, body).await;
+    assert_eq!(status, 200, "{answer}");
+}
+
+/// The next webhook request: a label event of `event`; its `label`.
+async fn label_event(rx: &mut Receiver, event: &str) -> Value {
+    let req = rx.next(WAIT).await;
+    let body = req.json();
+    assert_eq!(
+        (&body["event"], &body["type"]),
+        (&json!(event), &json!("label")),
+        "{body}"
+    );
+    let event_id = body["eventId"].as_str().unwrap_or_default();
+    assert!(event_id.starts_with(&format!("lbl_{ID}_")), "{body}");
+    body["label"].clone()
+}
+
+async fn phone_labels(shape: Shape) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rx = Receiver::start().await;
+    let mut d = Deployment::start(shape, dir.path(), EVENT_VARS).await;
+    hooked(&d.api, ID, &rx.url, json!({})).await;
+    let lid = contact(&d.api).await;
+    if network() == Net::Wire {
+        let (status, answer) = on_phone(&d.api, json!({"labelId": "7", "name": "VIP"})).await;
+        assert_eq!(status, 501, "not modelled by the test network: {answer}");
+        return;
+    }
+    refused(
+        &d.api,
+        "/sandbox/labels",
+        [
+            (json!({"clientId": ID, "name": "x"}), 400),
+            (json!({"clientId": ID, "labelId": "7"}), 400),
+            (
+                json!({"clientId": ID, "labelId": "7", "chat": "nobody"}),
+                400,
+            ),
+            (
+                json!({"clientId": "nobody", "labelId": "7", "name": "x"}),
+                404,
+            ),
+        ],
+    )
+    .await;
+
+    // Without the label events the session keeps what the phone does.
+    phone(&d.api, json!({"labelId": "7", "name": "VIP", "color": 5})).await;
+    phone(
+        &d.api,
+        json!({"labelId": "7", "chat": format!("+{CONTACT}")}),
+    )
+    .await;
+    if shape == Shape::Cluster {
+        d.move_session(ID).await;
+    }
+    let p = &d.api;
+    let labels = listed(p).await;
+    assert_eq!(
+        labels,
+        vec![json!({"id": "7", "name": "VIP", "color": 5, "chats": [format!("{lid}@lid")]})]
+    );
+
+    // With them, each change is an event; the API's own are not.
+    turn_on(p, ID, &["label"]).await;
+    phone(p, json!({"labelId": "7", "name": "VIP+", "color": 6})).await;
+    assert_eq!(
+        label_event(&mut rx, "label.saved").await,
+        json!({"labelId": "7", "name": "VIP+", "color": 6})
+    );
+    phone(
+        p,
+        json!({"labelId": "7", "chat": format!("+{CONTACT}"), "labeled": false}),
+    )
+    .await;
+    assert_eq!(
+        label_event(&mut rx, "label.chat").await,
+        json!({"labelId": "7", "chatJid": format!("{lid}@lid"), "labeled": false})
+    );
+    set_label(p, json!({"clientId": ID, "name": "From the API"})).await;
+    phone(p, json!({"labelId": "7", "deleted": true})).await;
+    assert_eq!(
+        label_event(&mut rx, "label.deleted").await,
+        json!({"labelId": "7"})
+    );
+    // What changes nothing is no event.
+    phone(p, json!({"labelId": "7", "deleted": true})).await;
+    let next = inject(p, ID, json!({"type": "text", "body": "after the labels"})).await;
+    let (_, before) = until_message(&mut rx, &next).await;
+    assert!(
+        before.is_empty(),
+        "{:?}",
+        before.iter().map(|r| r.json()).collect::<Vec<_>>()
+    );
+    let labels = listed(p).await;
+    let ids: Vec<&Value> = labels.iter().map(|l| &l["id"]).collect();
+    assert_eq!(ids, vec![&json!("8")], "the API's, the phone's gone");
+}

@@ -24,7 +24,8 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_network::test_network::{
-    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, SettingChange, TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, SettingChange,
+    TestNetwork,
 };
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
@@ -264,6 +265,16 @@ impl TestNetwork for WorldNetwork {
             "callId": end.call_id, "reason": end.reason });
         let _: Value = world(&self.state, "/calls/end", body).await?;
         Ok(())
+    }
+
+    /// Not modelled: the phone would author an app-state patch continuing
+    /// the collection's hash, and this network's phone makes only a
+    /// collection's first patch (`app_state::genesis_patch`).
+    async fn phone_label(&self, _id: &ClientId, _label: PhoneLabel) -> Result<(), ApiError> {
+        Err(ApiError::new(
+            501,
+            "the test network's phone does not change labels: it authors no app-state patch after a collection's first",
+        ))
     }
 
     async fn change_members(

@@ -87,6 +87,11 @@ impl Actor {
                 if let Content::Call(call) = &mut msg.content {
                     self.on_call(call);
                 }
+                if let Content::Label(label) = &msg.content
+                    && !self.on_label(label).await
+                {
+                    return Ok(());
+                }
                 let (chat, id) = (msg.chat.clone(), msg.id.clone());
                 // A notice (a receipt, a member change) is acknowledged by
                 // the network's client as it arrives: no answer is awaited.

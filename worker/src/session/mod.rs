@@ -10,6 +10,7 @@ mod held_queue;
 pub mod idempotency;
 mod in_flight;
 mod keeper;
+mod labels;
 mod output;
 mod pacing;
 mod route;

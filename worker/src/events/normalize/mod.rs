@@ -2,15 +2,16 @@
 use parley_contract::event::{
     CALL, CALL_ENDED, CALL_OFFER, CHAT_TYPING, CONTACT_PRESENCE, CallInfo, Contact, Edit, Envelope,
     GROUP_PARTICIPANTS, GROUP_PARTICIPANTS_CHANGED, GROUP_UPDATE, GROUP_UPDATED, Group,
-    GroupChange, GroupUpdate, InteractiveReply, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media,
-    Meta, PRESENCE, Poll, PollVote, PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke,
-    STATUS, STATUS_RECEIVED, StatusInfo, TYPING, TypingInfo,
+    GroupChange, GroupUpdate, InteractiveReply, LABEL, LABEL_CHAT, LABEL_DELETED, LABEL_SAVED,
+    LabelInfo, Location, MESSAGE_RECEIPT, MESSAGE_RECEIVED, Media, Meta, PRESENCE, Poll, PollVote,
+    PresenceInfo, Quoted, RECEIPT, Reaction, ReceiptInfo, Revoke, STATUS, STATUS_RECEIVED,
+    StatusInfo, TYPING, TypingInfo,
 };
 use parley_model::ids::ChatRoomId;
 use parley_model::ids::ClientId;
 
 use super::poll::resolve_vote;
-use parley_model::inbound::{CallPhase, Content, GroupSetting, InboundMessage};
+use parley_model::inbound::{CallPhase, Content, GroupSetting, InboundMessage, LabelChange};
 
 /// What the session knows about itself.
 #[derive(Debug, Clone)]
@@ -51,6 +52,7 @@ pub fn opt_in_event(content: &Content) -> Option<&'static str> {
         Content::Typing { .. } => Some(TYPING),
         Content::Presence { .. } => Some(PRESENCE),
         Content::Call(_) => Some(CALL),
+        Content::Label(_) => Some(LABEL),
         _ => None,
     }
 }
@@ -110,6 +112,8 @@ pub fn event_id(client_id: &ClientId, msg: &InboundMessage) -> String {
         Content::Presence { .. } => format!("prs_{client_id}_{}", msg.id),
         // One for the offer and one for the end of each call.
         Content::Call(call) => format!("call_{client_id}_{}_{}", msg.id, call.phase.as_str()),
+        // The port names each label change uniquely.
+        Content::Label(_) => format!("lbl_{client_id}_{}", msg.id),
         Content::Revoke { target_id } if msg.from_me && *target_id == msg.id => {
             format!("msg_{client_id}_{}_revoke", msg.id)
         }
@@ -402,6 +406,28 @@ fn fill_content(e: &mut Envelope, content: &Content, extras: &Extras) {
                 reason,
             });
             (CALL, String::new())
+        }
+        Content::Label(notice) => {
+            let mut info = LabelInfo {
+                label_id: notice.label_id.clone(),
+                ..LabelInfo::default()
+            };
+            e.event = match &notice.change {
+                LabelChange::Saved { name, color } => {
+                    info.name = Some(name.clone());
+                    info.color = Some(*color);
+                    LABEL_SAVED
+                }
+                LabelChange::Deleted => LABEL_DELETED,
+                LabelChange::Chat { chat, labeled } => {
+                    info.chat_jid = Some(chat.to_string());
+                    info.labeled = Some(*labeled);
+                    LABEL_CHAT
+                }
+            }
+            .into();
+            e.label = Some(info);
+            (LABEL, String::new())
         }
     };
     e.kind = kind.into();
