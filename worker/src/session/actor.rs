@@ -122,6 +122,8 @@ pub(super) struct Actor {
     pub persisting: Option<Vec<Persisted>>,
     /// The calls that ring it now.
     pub ringing: Ringing,
+    /// The label changes it sent lately, whose echo is no news.
+    pub own_labels: super::labels::OwnLabels,
 }
 
 impl Actor {
@@ -174,6 +176,7 @@ impl Actor {
             me,
             persisting: None,
             ringing: Ringing::default(),
+            own_labels: Default::default(),
         }
     }
 

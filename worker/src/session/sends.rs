@@ -162,6 +162,7 @@ impl Actor {
             }
             Job::Chat(action) => {
                 let sender = self.sender()?;
+                self.own_labels.sending(&action, Instant::now());
                 async move { sender.act(action).await }.boxed()
             }
             Job::RejectCall { call, reply } => {
