@@ -24,21 +24,6 @@ pub struct LabelsQuery {
     client_id: Option<String>,
 }
 
-/// The session, which must be paired (its labels are its account's).
-async fn paired(state: &AppState, id: &ClientId) -> Result<(), ApiError> {
-    let paired = state
-        .ports
-        .db
-        .session(id.as_str())
-        .await?
-        .is_some_and(|s| !s.jid.is_empty());
-    if paired {
-        Ok(())
-    } else {
-        Err(ApiError::not_found("unknown or unpaired clientId"))
-    }
-}
-
 /// A label id as given.
 fn label_id(value: Option<&str>) -> Result<String, ApiError> {
     Ok(Label::parse_id("labelId", value)?)
@@ -83,7 +68,7 @@ pub async fn labels(
     query: web::Query<LabelsQuery>,
 ) -> Result<web::Json<LabelList>, HttpError> {
     let id = authorized_client(&req, query.client_id.as_deref().unwrap_or_default())?;
-    paired(&state, &id).await?;
+    super::paired(&state, &id).await?;
     let labels = state.ports.db.labels(id.as_str()).await?;
     Ok(web::Json(LabelList {
         client_id: id.to_string(),
@@ -114,7 +99,7 @@ pub async fn set_label(
     let id = authorized_client(&req, &body.client_id)?;
     let name = Label::parse_name(body.name.as_deref())?;
     let color = Label::parse_color(body.color)?;
-    paired(&state, &id).await?;
+    super::paired(&state, &id).await?;
     let label = match body.label_id.as_deref() {
         Some(given) => {
             let old = existing(&state, &id, &label_id(Some(given))?).await?;
@@ -163,7 +148,7 @@ pub async fn delete_label(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let label_id = label_id(body.label_id.as_deref())?;
-    paired(&state, &id).await?;
+    super::paired(&state, &id).await?;
     existing(&state, &id, &label_id).await?;
     let action = ChatAction::DeleteLabel {
         label_id: label_id.clone(),
@@ -192,7 +177,7 @@ pub async fn set_chat_label(
     let to = compose::recipient(body.to.as_deref())?;
     let label_id = label_id(body.label_id.as_deref())?;
     let labeled = body.labeled.unwrap_or(true);
-    paired(&state, &id).await?;
+    super::paired(&state, &id).await?;
     existing(&state, &id, &label_id).await?;
     let action = ChatAction::LabelChat {
         to: to.clone(),

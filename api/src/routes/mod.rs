@@ -114,3 +114,24 @@ where
         .service(meta::openapi_json)
         .service(media::public_file)
 }
+
+/// Operations of a session's account need it paired: 404 for a session
+/// that does not exist or is not paired.
+async fn paired(
+    state: &crate::AppState,
+    id: &parley_model::ids::ClientId,
+) -> Result<(), parley_contract::error::ApiError> {
+    let paired = state
+        .ports
+        .db
+        .session(id.as_str())
+        .await?
+        .is_some_and(|s| !s.jid.is_empty());
+    if paired {
+        Ok(())
+    } else {
+        Err(parley_contract::error::ApiError::not_found(
+            "unknown or unpaired clientId",
+        ))
+    }
+}

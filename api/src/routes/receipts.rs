@@ -75,15 +75,7 @@ pub async fn mark_unread(
     let body = body.into_inner();
     let id = authorized_client(&req, &body.client_id)?;
     let to = compose::recipient(body.to.as_deref())?;
-    let paired = state
-        .ports
-        .db
-        .session(id.as_str())
-        .await?
-        .is_some_and(|s| !s.jid.is_empty());
-    if !paired {
-        return Err(ApiError::not_found("unknown or unpaired clientId").into());
-    }
+    super::paired(&state, &id).await?;
     let stored = match inbox::room_of(&state, &id, &to).await? {
         Some(room) => {
             state

@@ -111,6 +111,18 @@ pub async fn until_message(rx: &mut Receiver, message_id: &str) -> (Received, Ve
     }
 }
 
+/// Waits for the webhook request of `message_id`, which must be the next
+/// one: nothing was delivered before it.
+pub async fn next_is_message(rx: &mut Receiver, message_id: &str) -> Received {
+    let (req, before) = until_message(rx, message_id).await;
+    assert!(
+        before.is_empty(),
+        "delivered before {message_id}: {:?}",
+        before.iter().map(|r| r.json()).collect::<Vec<_>>()
+    );
+    req
+}
+
 /// Each of `cases` posted to `path` is refused with its status and an `{error}`
 /// that says something.
 pub async fn refused<const N: usize>(p: &Parley, path: &str, cases: [(Value, u16); N]) {
