@@ -352,8 +352,7 @@ pub async fn end_call(
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxLabel, responses((status = 200, body = OkBody),
     (status = 400, description = "A missing or malformed labelId, a chat that is no phone number or group JID, a new label without a name, a name or colour out of range"),
-    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked"),
-    (status = 501, description = "The wire-level test network: its phone does not author app-state changes after a collection's first")))]
+    (status = 404, description = "Unknown clientId"), (status = 409, description = "Session not linked")))]
 #[post("/sandbox/labels")]
 pub async fn labels(
     req: HttpRequest,

@@ -156,7 +156,30 @@ pub fn genesis_patch(
     key_id: &[u8],
     key: &[u8],
 ) -> Vec<u8> {
+    next_patch(&[], collection, changes, key_id, key)
+        .expect("an empty collection has no earlier values")
+}
+
+/// The patch the phone adds to a collection that holds `existing` (the
+/// patches as the server serves them, oldest first): `changes` set, the
+/// collection's LTHash carried on from what every earlier patch set and
+/// removed (the previous value of an index it sets again is subtracted),
+/// its snapshot and patch MACs made for the next version, as a device's
+/// `build_patch` does. From the phone (device 0), as `deviceIndex` says.
+pub fn next_patch(
+    existing: &[Vec<u8>],
+    collection: &str,
+    changes: &[(Vec<String>, wa::SyncActionValue)],
+    key_id: &[u8],
+    key: &[u8],
+) -> anyhow::Result<Vec<u8>> {
     let keys = expand_app_state_keys(key);
+    let mut state = HashState::default();
+    let mut values = std::collections::HashMap::new();
+    for bytes in existing {
+        let patch = codec::syncd_patch_decode(bytes).map_err(|e| anyhow!("a held patch: {e}"))?;
+        carry(&mut state, &mut values, &patch.mutations)?;
+    }
     let mutations: Vec<wa::SyncdMutation> = changes
         .iter()
         .map(|(index, value)| {
@@ -174,15 +197,17 @@ pub fn genesis_patch(
             .0
         })
         .collect();
-    let mut state = HashState::default();
-    let (_, hashed) = state.update_hash(&mutations, |_, _| Ok(None));
-    hashed.expect("an empty collection has no earlier values");
-    state.version = 1;
+    carry(&mut state, &mut values, &mutations)?;
+    state.version = existing.len() as u64 + 1;
     let mut patch = wa::SyncdPatch {
+        version: MessageField::some(wa::SyncdVersion {
+            version: Some(state.version),
+        }),
         snapshot_mac: Some(state.generate_snapshot_mac(collection, &keys.snapshot_mac)),
         key_id: MessageField::some(wa::KeyId {
             id: Some(key_id.to_vec()),
         }),
+        device_index: Some(0),
         mutations,
         ..Default::default()
     };
@@ -192,7 +217,49 @@ pub fn genesis_patch(
         &keys.patch_mac,
         state.version,
     ));
-    codec::syncd_patch_to_vec(&patch)
+    Ok(codec::syncd_patch_to_vec(&patch))
+}
+
+/// `mutations` applied to the collection's LTHash `state`, `values` holding
+/// each index's value MAC (by index MAC) as a client keeps them.
+fn carry(
+    state: &mut HashState,
+    values: &mut std::collections::HashMap<Vec<u8>, Vec<u8>>,
+    mutations: &[wa::SyncdMutation],
+) -> anyhow::Result<()> {
+    let (_, hashed) =
+        state.update_hash(mutations, |index_mac, _| Ok(values.get(index_mac).cloned()));
+    hashed?;
+    for m in mutations {
+        let record = m
+            .record
+            .as_option()
+            .context("a mutation without a record")?;
+        let index_mac = record
+            .index
+            .as_option()
+            .and_then(|i| i.blob.clone())
+            .context("a record without an index")?;
+        let set = m
+            .operation
+            .and_then(|o| o.as_known())
+            .is_none_or(|o| o == wa::syncd_mutation::SyncdOperation::SET);
+        match record.value.blob.as_deref() {
+            Some(blob) if set && blob.len() >= 32 => {
+                values.insert(index_mac, blob[blob.len() - 32..].to_vec());
+            }
+            _ => {
+                values.remove(&index_mac);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `patch` (as held) was made by the account's phone, not one of its
+/// companions.
+pub fn from_phone(patch: &Patch) -> bool {
+    codec::syncd_patch_decode(&patch.bytes).is_ok_and(|p| p.device_index == Some(0))
 }
 
 /// Whether a sync IQ sends a patch (rather than asking for collections).

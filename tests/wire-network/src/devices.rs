@@ -333,7 +333,11 @@ impl TestDevice {
         net: &WireNetwork,
     ) -> anyhow::Result<Vec<crate::app_state::Change>> {
         let mut changes = Vec::new();
-        for patch in net.app_state_patches(&self.phone) {
+        let sent = net
+            .app_state_patches(&self.phone)
+            .into_iter()
+            .filter(|p| !crate::app_state::from_phone(p));
+        for patch in sent {
             changes.extend(crate::app_state::decrypt(
                 &patch,
                 &APP_STATE_KEY_ID,
@@ -341,6 +345,23 @@ impl TestDevice {
             )?);
         }
         Ok(changes)
+    }
+
+    /// This phone changes the account's app state: `changes` to
+    /// `collection`, as a patch its companions sync.
+    pub fn change_app_state(
+        &self,
+        net: &WireNetwork,
+        collection: &str,
+        changes: &[(Vec<String>, wa::SyncActionValue)],
+    ) -> anyhow::Result<()> {
+        net.phone_changes_app_state(
+            &self.phone,
+            collection,
+            changes,
+            &APP_STATE_KEY_ID,
+            &self.app_state_key,
+        )
     }
 
     /// The device's JID as others address it.

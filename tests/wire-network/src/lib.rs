@@ -588,6 +588,34 @@ impl WireNetwork {
 
     /// The app-state patches `phone`'s account holds (its devices made them),
     /// each collection's in version order.
+    /// `phone`'s phone (holding the account's app-state key `key_id`,
+    /// `key`) changes `collection`: `changes` become the collection's next
+    /// patch, continuing what it holds, and the account's companions hear
+    /// of it and sync.
+    pub fn phone_changes_app_state(
+        &self,
+        phone: &str,
+        collection: &str,
+        changes: &[(
+            Vec<String>,
+            whatsapp_rust::waproto::whatsapp::SyncActionValue,
+        )],
+        key_id: &[u8],
+        key: &[u8],
+    ) -> anyhow::Result<()> {
+        let mut reg = self.inner.registry();
+        let held = reg
+            .collections
+            .entry((phone.to_string(), collection.to_string()))
+            .or_default();
+        let patch = app_state::next_patch(held, collection, changes, key_id, key)?;
+        held.push(patch);
+        app_state::tell_companions(&mut reg, phone, None, collection);
+        drop(reg);
+        self.inner.changed.notify_waiters();
+        Ok(())
+    }
+
     pub fn app_state_patches(&self, phone: &str) -> Vec<app_state::Patch> {
         let reg = self.inner.registry();
         reg.collections

@@ -24,8 +24,8 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_network::test_network::{
-    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, SettingChange,
-    TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, PhoneLabelChange,
+    SettingChange, TestNetwork,
 };
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
@@ -267,14 +267,20 @@ impl TestNetwork for WorldNetwork {
         Ok(())
     }
 
-    /// Not modelled: the phone would author an app-state patch continuing
-    /// the collection's hash, and this network's phone makes only a
-    /// collection's first patch (`app_state::genesis_patch`).
-    async fn phone_label(&self, _id: &ClientId, _label: PhoneLabel) -> Result<(), ApiError> {
-        Err(ApiError::new(
-            501,
-            "the test network's phone does not change labels: it authors no app-state patch after a collection's first",
-        ))
+    async fn phone_label(&self, id: &ClientId, label: PhoneLabel) -> Result<(), ApiError> {
+        use crate::world::PhoneLabel as Change;
+        let session = self.device(id).await?;
+        let change = match label.change {
+            PhoneLabelChange::Saved { name, color } => Change::Saved { name, color },
+            PhoneLabelChange::Deleted => Change::Deleted,
+            PhoneLabelChange::Chat { chat, labeled } => Change::Chat {
+                chat: chat.jid().to_string(),
+                labeled,
+            },
+        };
+        let body = json!({ "session": session, "labelId": label.label_id, "change": change });
+        let _: Value = world(&self.state, "/labels", body).await?;
+        Ok(())
     }
 
     async fn change_members(

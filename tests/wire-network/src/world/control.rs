@@ -145,6 +145,7 @@ pub fn serve(
             .service(typing)
             .service(calls)
             .service(end_call)
+            .service(labels)
     })
     .workers(2)
     .listen(listener)?
@@ -404,6 +405,24 @@ async fn end_call(
         let r = &b.request;
         w.end_call(&b.session, &r.from, &r.call_id, r.reason.as_deref())
             .await?;
+        Ok(json!({ "ok": true }))
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelRequest {
+    pub label_id: String,
+    pub change: super::PhoneLabel,
+}
+
+#[post("/labels")]
+async fn labels(ctl: web::Data<Ctl>, body: web::Json<ForSession<LabelRequest>>) -> HttpResponse {
+    let b = body.into_inner();
+    on_world(&ctl, |w| async move {
+        let r = b.request;
+        w.phone_label(&b.session, &r.label_id, r.change).await?;
         Ok(json!({ "ok": true }))
     })
     .await

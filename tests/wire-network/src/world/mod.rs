@@ -65,6 +65,15 @@ fn failed(e: impl std::fmt::Display) -> Refusal {
     Refusal::Failed(e.to_string())
 }
 
+/// A label change the session's phone makes (`World::phone_label`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum PhoneLabel {
+    Saved { name: String, color: i32 },
+    Deleted,
+    Chat { chat: String, labeled: bool },
+}
+
 /// A linked session, as the network knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRef {
@@ -486,6 +495,62 @@ impl World {
         }
         let terminate = crate::nodes::element("terminate", &attrs, vec![]);
         self.signal(session, &device, terminate).await
+    }
+
+    /// The session's phone changes its label `label_id` in the account's
+    /// app state (`regular`): puts it on `chat` (a JID; a contact's by
+    /// phone number is named by its LID, as the phone names it) or takes
+    /// it off, deletes it, or saves it as `name` and `color`.
+    pub async fn phone_label(
+        &self,
+        session: &SessionRef,
+        label_id: &str,
+        change: PhoneLabel,
+    ) -> Result<(), Refusal> {
+        use whatsapp_rust::buffa::MessageField;
+        use whatsapp_rust::waproto::whatsapp as wa;
+        self.reachable(session).await?;
+        let phone = self.phone(&session.phone).await?;
+        // In milliseconds: a device keeps an index's latest change by it.
+        let mut value = wa::SyncActionValue {
+            timestamp: Some(chrono::Utc::now().timestamp_millis()),
+            ..Default::default()
+        };
+        let index = match change {
+            PhoneLabel::Chat { chat, labeled } => {
+                let chat = match chat.strip_suffix("@s.whatsapp.net") {
+                    Some(user) => format!("{}@lid", self.lid(user)),
+                    None => chat,
+                };
+                value.label_association_action =
+                    MessageField::some(wa::sync_action_value::LabelAssociationAction {
+                        labeled: Some(labeled),
+                        ..Default::default()
+                    });
+                vec!["label_jid".to_string(), label_id.to_string(), chat]
+            }
+            PhoneLabel::Deleted => {
+                value.label_edit_action =
+                    MessageField::some(wa::sync_action_value::LabelEditAction {
+                        deleted: Some(true),
+                        ..Default::default()
+                    });
+                vec!["label_edit".to_string(), label_id.to_string()]
+            }
+            PhoneLabel::Saved { name, color } => {
+                value.label_edit_action =
+                    MessageField::some(wa::sync_action_value::LabelEditAction {
+                        name: Some(name),
+                        color: Some(color),
+                        deleted: Some(false),
+                        ..Default::default()
+                    });
+                vec!["label_edit".to_string(), label_id.to_string()]
+            }
+        };
+        phone
+            .change_app_state(&self.net, "regular", &[(index, value)])
+            .map_err(failed)
     }
 
     /// `device` puts a `<call>` holding `action` on the wire, to the
