@@ -39,7 +39,7 @@ impl RouteSet {
 /// The document's field rules, for a route set's own.
 pub mod rules {
     pub use crate::openapi_rules::{
-        FieldRule, GROUP_JID, PHONE, ParameterRule, RECIPIENT, apply_fields, apply_parameters,
-        pattern, text,
+        FieldRule, GROUP_JID, LABEL_ID, PHONE, ParameterRule, RECIPIENT, apply_fields,
+        apply_parameters, pattern, text,
     };
 }

@@ -13,8 +13,8 @@ pub use network::SandboxNetwork;
 use parley_api::AppState;
 use parley_api::RouteSet;
 use parley_api::extension::rules::{
-    FieldRule, GROUP_JID, PHONE, ParameterRule, RECIPIENT, apply_fields, apply_parameters, pattern,
-    text,
+    FieldRule, GROUP_JID, LABEL_ID, PHONE, ParameterRule, RECIPIENT, apply_fields,
+    apply_parameters, pattern, text,
 };
 use serde_json::{Value, json};
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -180,6 +180,27 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxTyping", "group", pattern(GROUP_JID), false),
         ("SandboxCall", "from", pattern(PHONE), true),
         ("SandboxCall", "group", pattern(GROUP_JID), false),
+        ("SandboxLabel", "labelId", pattern(LABEL_ID), true),
+        (
+            "SandboxLabel",
+            "name",
+            json!({"type": ["string", "null"], "minLength": 1, "maxLength": parley_model::outgoing::LABEL_NAME_MAX,
+                "pattern": r"[^\s\u0085]"}),
+            false,
+        ),
+        (
+            "SandboxLabel",
+            "color",
+            json!({"type": ["integer", "null"], "minimum": 0,
+                "maximum": parley_model::outgoing::LABEL_COLORS - 1}),
+            false,
+        ),
+        (
+            "SandboxLabel",
+            "chat",
+            json!({"type": ["string", "null"], "pattern": RECIPIENT}),
+            false,
+        ),
         ("SandboxCallEnd", "from", pattern(PHONE), true),
         (
             "SandboxCallEnd",
