@@ -10,7 +10,7 @@ use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxGroupCreated;
 
 use super::live::{Live, Phase, State};
-use super::notices::{LabelOnPhone, Ring};
+use super::notices::Ring;
 use super::{PAIR_CODE_TTL, SandboxNetwork, codes, identity_of};
 use crate::ops::SandboxOp;
 use parley_model::inbound::CallPhase;
@@ -88,24 +88,7 @@ impl SandboxNetwork {
             SandboxOp::Presence { from, available } => {
                 self.presence(client_id, &from, available).await
             }
-            SandboxOp::Label {
-                label_id,
-                name,
-                color,
-                deleted,
-                chat,
-                labeled,
-            } => {
-                let change = match (chat, name) {
-                    (Some(chat), _) => LabelOnPhone::Chat { chat, labeled },
-                    _ if deleted => LabelOnPhone::Deleted,
-                    (None, name) => LabelOnPhone::Saved {
-                        name: name.unwrap_or_default(),
-                        color,
-                    },
-                };
-                self.phone_label(client_id, label_id, change).await
-            }
+            SandboxOp::Label(label) => self.phone_label(client_id, label).await,
             SandboxOp::Typing { from, state, group } => {
                 self.typing(client_id, &from, state, group.as_ref()).await
             }

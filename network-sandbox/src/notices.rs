@@ -18,6 +18,7 @@ use parley_model::inbound::{
     ReceiptStatus, TypingState,
 };
 use parley_network::outgoing::new_chat_state_id;
+use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
 use parley_network::{Jid, MessageId, NetworkEvent, PhoneNumber};
 
 use super::SandboxNetwork;
@@ -177,12 +178,7 @@ impl SandboxNetwork {
     /// linked.
     /// The session's phone changes a chat label: the account's devices
     /// hear it from app state (a contact's chat named by its LID).
-    pub(super) async fn phone_label(
-        &self,
-        client_id: &str,
-        label_id: String,
-        change: LabelOnPhone,
-    ) -> Outcome {
+    pub(super) async fn phone_label(&self, client_id: &str, label: PhoneLabel) -> Outcome {
         let device = self
             .store()
             .sandbox_device(client_id)
@@ -191,20 +187,21 @@ impl SandboxNetwork {
         let own = PhoneNumber::from_digits(&device.phone)
             .map(|p| Jid::phone(&p))
             .ok_or_else(|| ApiError::conflict("session is not linked"))?;
+        let label_id = label.label_id;
         let stamp = Utc::now().timestamp_millis();
-        let (chat, change, id) = match change {
-            LabelOnPhone::Saved { name, color } => (
+        let (chat, change, id) = match label.change {
+            PhoneLabelChange::Saved { name, color } => (
                 own.clone(),
                 LabelChange::Saved { name, color },
                 format!("{label_id}-{stamp}"),
             ),
-            LabelOnPhone::Deleted => (
+            PhoneLabelChange::Deleted => (
                 own.clone(),
                 LabelChange::Deleted,
                 format!("{label_id}-{stamp}"),
             ),
-            LabelOnPhone::Chat { chat, labeled } => {
-                let chat = self.chat_as_named(&chat).await?;
+            PhoneLabelChange::Chat { chat, labeled } => {
+                let chat = self.chat_as_named(&chat.jid()).await?;
                 let id = format!("{label_id}-{}-{stamp}", chat.user());
                 (chat.clone(), LabelChange::Chat { chat, labeled }, id)
             }
@@ -223,14 +220,13 @@ impl SandboxNetwork {
     }
 
     /// A chat as the network names it: a contact's (a phone JID) by its LID.
-    async fn chat_as_named(&self, chat: &str) -> Result<Jid, ApiError> {
-        let jid = Jid::parse(chat).ok_or_else(|| ApiError::bad_request("chat"))?;
-        if !jid.as_str().ends_with("@s.whatsapp.net") {
-            return Ok(jid);
+    async fn chat_as_named(&self, chat: &Jid) -> Result<Jid, ApiError> {
+        if !chat.as_str().ends_with("@s.whatsapp.net") {
+            return Ok(chat.clone());
         }
         let contact = self
             .store()
-            .upsert_phone(jid.user(), PhonePatch::default())
+            .upsert_phone(chat.user(), PhonePatch::default())
             .await?;
         lid_jid(&contact.lid)
     }
@@ -253,14 +249,6 @@ impl SandboxNetwork {
         }
         Ok(Reply::Done)
     }
-}
-
-/// A label change on the session's phone, as the sandbox's controls ask it
-/// (`chat`: a JID, a contact's by phone number).
-pub(super) enum LabelOnPhone {
-    Saved { name: String, color: i32 },
-    Deleted,
-    Chat { chat: String, labeled: bool },
 }
 
 /// A call's signalling from a contact, as the sandbox's controls ask it.

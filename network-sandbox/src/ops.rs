@@ -6,6 +6,7 @@ use parley_contract::command::Command;
 use parley_contract::error::ApiError;
 use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
+use parley_network::test_network::PhoneLabel;
 use serde::{Deserialize, Serialize};
 
 use crate::injected::InjectedMessage;
@@ -77,22 +78,8 @@ pub enum SandboxOp {
         #[serde(default)]
         reason: Option<String>,
     },
-    /// The session's phone changes its label `label_id`: puts it on `chat`
-    /// (a phone number or group JID) or takes it off (`labeled`), deletes
-    /// it, or saves it as `name` and `color`.
-    Label {
-        label_id: String,
-        #[serde(default)]
-        name: Option<String>,
-        #[serde(default)]
-        color: i32,
-        #[serde(default)]
-        deleted: bool,
-        #[serde(default)]
-        chat: Option<String>,
-        #[serde(default)]
-        labeled: bool,
-    },
+    /// The session's phone changes one of its chat labels.
+    Label(PhoneLabel),
     /// The contact `from` types, records or stops (`state`) in its chat,
     /// or in `group`.
     Typing {

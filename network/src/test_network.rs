@@ -76,13 +76,15 @@ pub struct NewCall {
 /// A chat label change the session's phone makes, checked: the chat as a
 /// phone number or a group JID (the network names a contact's chat by its
 /// LID).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PhoneLabel {
     pub label_id: String,
     pub change: PhoneLabelChange,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
 pub enum PhoneLabelChange {
     Saved { name: String, color: i32 },
     Deleted,

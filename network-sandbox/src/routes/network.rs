@@ -15,8 +15,8 @@ use parley_model::media::MediaInfo;
 use parley_model::recipients::{GROUP_SERVER, LID_SERVER, PHONE_SERVER, Recipient, lid_jid};
 use parley_network::outgoing::new_call_id;
 use parley_network::test_network::{
-    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, PhoneLabelChange,
-    SettingChange, TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, SettingChange,
+    TestNetwork,
 };
 
 use super::messages::{Checked, File, checked};
@@ -295,27 +295,7 @@ impl TestNetwork for SandboxNetwork {
     }
 
     async fn phone_label(&self, id: &ClientId, label: PhoneLabel) -> Result<(), ApiError> {
-        let (mut name, mut color, mut deleted, mut chat, mut labeled) =
-            (None, 0, false, None, false);
-        match label.change {
-            PhoneLabelChange::Saved { name: n, color: c } => (name, color) = (Some(n), c),
-            PhoneLabelChange::Deleted => deleted = true,
-            PhoneLabelChange::Chat {
-                chat: to,
-                labeled: on,
-            } => {
-                (chat, labeled) = (Some(to.jid().to_string()), on);
-            }
-        }
-        let op = SandboxOp::Label {
-            label_id: label.label_id,
-            name,
-            color,
-            deleted,
-            chat,
-            labeled,
-        };
-        self.ask(id, op).await.map(|_| ())
+        self.ask(id, SandboxOp::Label(label)).await.map(|_| ())
     }
 
     async fn call(&self, id: &ClientId, call: NewCall) -> Result<String, ApiError> {

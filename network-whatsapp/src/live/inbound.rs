@@ -149,18 +149,12 @@ impl Pump {
                     .into_iter()
                     .collect()
             }
-            Event::LabelEditUpdate(update) => self
-                .own_jid()
-                .and_then(|own| super::labels::edit_notice(update, &own))
-                .map(|m| NetworkEvent::Message(Box::new(m)))
-                .into_iter()
-                .collect(),
-            Event::LabelAssociationUpdate(update) => self
-                .own_jid()
-                .and_then(|own| super::labels::chat_notice(update, &own))
-                .map(|m| NetworkEvent::Message(Box::new(m)))
-                .into_iter()
-                .collect(),
+            Event::LabelEditUpdate(update) => {
+                self.own_notice(|own| super::labels::edit_notice(update, own))
+            }
+            Event::LabelAssociationUpdate(update) => {
+                self.own_notice(|own| super::labels::chat_notice(update, own))
+            }
             Event::MissedCall(missed) => {
                 let (chat_lid, phone) = self.contact_of(&missed.from.to_non_ad()).await;
                 super::calls::missed_notice(missed, chat_lid, phone)
@@ -283,13 +277,21 @@ impl Pump {
         Some(NetworkEvent::Message(Box::new(message)))
     }
 
-    /// The account's own phone JID, as the port names it.
-    fn own_jid(&self) -> Option<parley_network::Jid> {
+    /// The notice `make` makes from the account's own phone JID, as an event.
+    fn own_notice(
+        &self,
+        make: impl FnOnce(&parley_network::Jid) -> Option<InboundMessage>,
+    ) -> Vec<NetworkEvent> {
         let snapshot = self.client.persistence_manager().get_device_snapshot();
-        snapshot
+        let own = snapshot
             .pn
             .as_ref()
-            .and_then(|pn| super::errors::port_jid(&pn.to_non_ad()).ok())
+            .and_then(|pn| super::errors::port_jid(&pn.to_non_ad()).ok());
+        own.as_ref()
+            .and_then(make)
+            .map(|m| NetworkEvent::Message(Box::new(m)))
+            .into_iter()
+            .collect()
     }
 
     /// A contact's LID user-part and phone number, as far as the session's

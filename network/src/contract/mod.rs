@@ -202,12 +202,7 @@ async fn linked(events: &mut Events) -> Identity {
 pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
     let (conn, _events, identity) = pair(&s, 1).await;
     conn.close().await;
-    let (again, mut events) = s.network.connect(ctx(&s, 2)).await.expect("reconnect");
-    match tokio::time::timeout(DEADLINE, events.recv()).await {
-        Ok(Some(NetworkEvent::Connected(online))) => assert_same_device(&online, &identity),
-        other => panic!("expected Connected without a QR, got {other:?}"),
-    }
-    again.close().await;
+    reconnects_as(&s, &identity, "a QR").await;
 }
 
 /// The chats the linking phone holds reach the new device once it is
@@ -341,10 +336,16 @@ pub async fn pairs_by_code_and_reconnects_without_one(s: Subject<'_>) {
         .expect("the code is typed into the phone");
     let identity = linked(&mut events).await;
     conn.close().await;
-    let (again, mut events) = s.network.connect(ctx(&s, 2)).await.expect("reconnect");
+    reconnects_as(&s, &identity, "a code").await;
+}
+
+/// The session connects again and comes online as `identity`'s device,
+/// without `another_pairing` (a QR, a code).
+async fn reconnects_as(s: &Subject<'_>, identity: &Identity, another_pairing: &str) {
+    let (again, mut events) = s.network.connect(ctx(s, 2)).await.expect("reconnect");
     match tokio::time::timeout(DEADLINE, events.recv()).await {
-        Ok(Some(NetworkEvent::Connected(online))) => assert_same_device(&online, &identity),
-        other => panic!("expected Connected without a code, got {other:?}"),
+        Ok(Some(NetworkEvent::Connected(online))) => assert_same_device(&online, identity),
+        other => panic!("expected Connected without {another_pairing}, got {other:?}"),
     }
     again.close().await;
 }

@@ -24,8 +24,8 @@ use parley_contract::wire::sandbox::{
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_network::test_network::{
-    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, PhoneLabelChange,
-    SettingChange, TestNetwork,
+    CallEnd, MembersChange, NewCall, NewGroup, NewReceipt, NewTyping, PhoneLabel, SettingChange,
+    TestNetwork,
 };
 use parley_shared::db::SessionRow;
 use serde::de::DeserializeOwned;
@@ -268,17 +268,9 @@ impl TestNetwork for WorldNetwork {
     }
 
     async fn phone_label(&self, id: &ClientId, label: PhoneLabel) -> Result<(), ApiError> {
-        use crate::world::PhoneLabel as Change;
         let session = self.device(id).await?;
-        let change = match label.change {
-            PhoneLabelChange::Saved { name, color } => Change::Saved { name, color },
-            PhoneLabelChange::Deleted => Change::Deleted,
-            PhoneLabelChange::Chat { chat, labeled } => Change::Chat {
-                chat: chat.jid().to_string(),
-                labeled,
-            },
-        };
-        let body = json!({ "session": session, "labelId": label.label_id, "change": change });
+        let mut body = json!(label);
+        body["session"] = json!(session);
         let _: Value = world(&self.state, "/labels", body).await?;
         Ok(())
     }

@@ -410,19 +410,14 @@ async fn end_call(
     .await
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LabelRequest {
-    pub label_id: String,
-    pub change: super::PhoneLabel,
-}
-
 #[post("/labels")]
-async fn labels(ctl: web::Data<Ctl>, body: web::Json<ForSession<LabelRequest>>) -> HttpResponse {
+async fn labels(
+    ctl: web::Data<Ctl>,
+    body: web::Json<ForSession<parley_network::test_network::PhoneLabel>>,
+) -> HttpResponse {
     let b = body.into_inner();
     on_world(&ctl, |w| async move {
-        let r = b.request;
-        w.phone_label(&b.session, &r.label_id, r.change).await?;
+        w.phone_label(&b.session, b.request).await?;
         Ok(json!({ "ok": true }))
     })
     .await

@@ -16,6 +16,7 @@ mod messages;
 mod outbox;
 mod outside;
 
+use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -63,15 +64,6 @@ impl Refusal {
 
 fn failed(e: impl std::fmt::Display) -> Refusal {
     Refusal::Failed(e.to_string())
-}
-
-/// A label change the session's phone makes (`World::phone_label`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
-pub enum PhoneLabel {
-    Saved { name: String, color: i32 },
-    Deleted,
-    Chat { chat: String, labeled: bool },
 }
 
 /// A linked session, as the network knows it.
@@ -504,8 +496,7 @@ impl World {
     pub async fn phone_label(
         &self,
         session: &SessionRef,
-        label_id: &str,
-        change: PhoneLabel,
+        label: PhoneLabel,
     ) -> Result<(), Refusal> {
         use whatsapp_rust::buffa::MessageField;
         use whatsapp_rust::waproto::whatsapp as wa;
@@ -516,8 +507,10 @@ impl World {
             timestamp: Some(chrono::Utc::now().timestamp_millis()),
             ..Default::default()
         };
-        let index = match change {
-            PhoneLabel::Chat { chat, labeled } => {
+        let label_id = label.label_id.as_str();
+        let index = match label.change {
+            PhoneLabelChange::Chat { chat, labeled } => {
+                let chat = chat.jid().to_string();
                 let chat = match chat.strip_suffix("@s.whatsapp.net") {
                     Some(user) => format!("{}@lid", self.lid(user)),
                     None => chat,
@@ -529,7 +522,7 @@ impl World {
                     });
                 vec!["label_jid".to_string(), label_id.to_string(), chat]
             }
-            PhoneLabel::Deleted => {
+            PhoneLabelChange::Deleted => {
                 value.label_edit_action =
                     MessageField::some(wa::sync_action_value::LabelEditAction {
                         deleted: Some(true),
@@ -537,7 +530,7 @@ impl World {
                     });
                 vec!["label_edit".to_string(), label_id.to_string()]
             }
-            PhoneLabel::Saved { name, color } => {
+            PhoneLabelChange::Saved { name, color } => {
                 value.label_edit_action =
                     MessageField::some(wa::sync_action_value::LabelEditAction {
                         name: Some(name),
