@@ -78,6 +78,8 @@ WIRE_E2E=(
   events::labels::labels_are_kept_on_chats_and_filter_the_inbox_through_a_move_on_a_cluster
   events::labels::labels_made_on_the_phone_are_kept_and_are_events_when_turned_on_on_serve
   events::labels::labels_made_on_the_phone_are_kept_and_are_events_when_turned_on_on_a_cluster
+  events::labels::labels_the_phone_had_before_the_link_are_kept_without_events_on_serve
+  events::labels::labels_the_phone_had_before_the_link_are_kept_without_events_on_a_cluster
   contacts::unknown_sessions_are_404_unconnected_409_and_the_lookup_fault_502
   contacts::a_picture_for_contacts_only_shows_once_the_contact_wrote
   security::mirror::serve_mirrors_files_up_to_the_cap_and_says_why_not_beyond

@@ -31,6 +31,7 @@ mod m0025_event_requeues;
 mod m0026_status_posts;
 mod m0027_storage_probe;
 mod m0028_labels;
+mod m0029_sandbox_labels;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -65,6 +66,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0026_status_posts::Migration),
             Box::new(m0027_storage_probe::Migration),
             Box::new(m0028_labels::Migration),
+            Box::new(m0029_sandbox_labels::Migration),
         ]
     }
 }

@@ -192,13 +192,16 @@ impl SandboxNetwork {
         }
         state.emit(NetworkEvent::Paired(identity.clone())).await;
         state.emit(NetworkEvent::Connected(identity)).await;
-        // The phone sends the new device its chats, then its contacts' names.
-        let (past, names) = self.past_of(&record).await;
-        for chunk in past.chunks(HISTORY_CHUNK) {
+        // The phone sends the new device its chats, its contacts' names, its labels.
+        let past = self.past_of(&record).await;
+        for chunk in past.messages.chunks(HISTORY_CHUNK) {
             state.emit(NetworkEvent::History(chunk.to_vec())).await;
         }
-        if !names.is_empty() {
-            state.emit(NetworkEvent::ContactNames(names)).await;
+        if !past.names.is_empty() {
+            state.emit(NetworkEvent::ContactNames(past.names)).await;
+        }
+        for label in past.labels {
+            state.emit(NetworkEvent::Message(Box::new(label))).await;
         }
         tracing::info!(client_id = %live.client_id, jid = %record.jid, "sandbox: linked");
         Ok(Reply::Linked {

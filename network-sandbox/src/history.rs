@@ -2,7 +2,7 @@
 //! (`POST /sandbox/history`) sends it to each device it links, right after
 //! the link, oldest first and in chunks, as the real phone sends a new
 //! companion its chats, then the names its contacts gave themselves (a
-//! phone's push names).
+//! phone's push names), then its labels (app state's first sync).
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
@@ -16,23 +16,31 @@ use super::SandboxNetwork;
 use crate::injected::{FROM_ME, InjectedContent, InjectedMessage};
 use crate::store::SandboxDevice;
 
+/// What a phone sends a device it links, besides the link itself.
+#[derive(Default)]
+pub(super) struct Past {
+    pub messages: Vec<InboundMessage>,
+    pub names: Vec<ContactName>,
+    /// Label notices (`from_full_sync`).
+    pub labels: Vec<InboundMessage>,
+}
+
 impl SandboxNetwork {
-    /// The past `device`'s phone sends it, oldest first, and the names of
-    /// the contacts it names (none when none was set).
-    pub(super) async fn past_of(
-        &self,
-        device: &SandboxDevice,
-    ) -> (Vec<InboundMessage>, Vec<ContactName>) {
+    /// The past `device`'s phone sends it (none when none was set): its
+    /// chats, oldest first, the names of the contacts they name, and what
+    /// its first app-state sync tells of the phone's labels.
+    pub(super) async fn past_of(&self, device: &SandboxDevice) -> Past {
         let past = match self.store().history(&device.phone).await {
             Ok(past) => past.unwrap_or_default(),
             Err(e) => {
                 tracing::warn!(phone = %device.phone, error = %e, "sandbox: the phone's history is not readable");
-                return (Vec::new(), Vec::new());
+                return Past::default();
             }
         };
-        let names = self.names_of(&past).await;
-        let mut out = Vec::with_capacity(past.len());
-        for m in past {
+        let names = self.names_of(&past.messages).await;
+        let labels = self.labels_at_link(device, past.labels).await;
+        let mut messages = Vec::with_capacity(past.messages.len());
+        for m in past.messages {
             let at =
                 m.at.as_deref()
                     .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
@@ -42,14 +50,18 @@ impl SandboxNetwork {
                 .inbound_of(injected, &device.jid, &device.push_name, at)
                 .await
             {
-                Ok(msg) => out.push(msg),
+                Ok(msg) => messages.push(msg),
                 Err(e) => {
                     tracing::warn!(phone = %device.phone, error = %e.message, "sandbox: a message of history left out");
                 }
             }
         }
-        out.sort_by_key(|m| m.timestamp);
-        (out, names)
+        messages.sort_by_key(|m| m.timestamp);
+        Past {
+            messages,
+            names,
+            labels,
+        }
     }
 
     /// The names the contacts of `past` gave themselves (those that gave

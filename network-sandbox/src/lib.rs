@@ -9,6 +9,7 @@ mod groups;
 mod history;
 mod inbound;
 pub mod injected;
+mod labels;
 mod live;
 mod notices;
 pub mod ops;

@@ -14,11 +14,9 @@ use chrono::Utc;
 use parley_contract::command::{Outcome, Reply};
 use parley_contract::error::ApiError;
 use parley_model::inbound::{
-    CallNotice, CallPhase, CallRef, Content, InboundMessage, LabelChange, LabelNotice,
-    ReceiptStatus, TypingState,
+    CallNotice, CallPhase, CallRef, Content, InboundMessage, ReceiptStatus, TypingState,
 };
 use parley_network::outgoing::new_chat_state_id;
-use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
 use parley_network::{Jid, MessageId, NetworkEvent, PhoneNumber};
 
 use super::SandboxNetwork;
@@ -176,62 +174,7 @@ impl SandboxNetwork {
     /// Hands the session's device `notice` (only if its connection
     /// subscribed to `watched`'s presence, when given); 409 unless it is
     /// linked.
-    /// The session's phone changes a chat label: the account's devices
-    /// hear it from app state (a contact's chat named by its LID).
-    pub(super) async fn phone_label(&self, client_id: &str, label: PhoneLabel) -> Outcome {
-        let device = self
-            .store()
-            .sandbox_device(client_id)
-            .await?
-            .ok_or_else(|| ApiError::conflict("session is not linked"))?;
-        let own = PhoneNumber::from_digits(&device.phone)
-            .map(|p| Jid::phone(&p))
-            .ok_or_else(|| ApiError::conflict("session is not linked"))?;
-        let label_id = label.label_id;
-        let stamp = Utc::now().timestamp_millis();
-        let (chat, change, id) = match label.change {
-            PhoneLabelChange::Saved { name, color } => (
-                own.clone(),
-                LabelChange::Saved { name, color },
-                format!("{label_id}-{stamp}"),
-            ),
-            PhoneLabelChange::Deleted => (
-                own.clone(),
-                LabelChange::Deleted,
-                format!("{label_id}-{stamp}"),
-            ),
-            PhoneLabelChange::Chat { chat, labeled } => {
-                let chat = self.chat_as_named(&chat.jid()).await?;
-                let id = format!("{label_id}-{}-{stamp}", chat.user());
-                (chat.clone(), LabelChange::Chat { chat, labeled }, id)
-            }
-        };
-        let id = MessageId::new(id).ok_or_else(|| ApiError::bad_request("labelId"))?;
-        let content = Content::Label(LabelNotice {
-            label_id,
-            change,
-            from_full_sync: false,
-        });
-        let notice = InboundMessage {
-            from_me: true,
-            ..InboundMessage::notice(id, chat, own, content)
-        };
-        self.emit_linked(client_id, notice, None).await
-    }
-
-    /// A chat as the network names it: a contact's (a phone JID) by its LID.
-    async fn chat_as_named(&self, chat: &Jid) -> Result<Jid, ApiError> {
-        if !chat.as_str().ends_with("@s.whatsapp.net") {
-            return Ok(chat.clone());
-        }
-        let contact = self
-            .store()
-            .upsert_phone(chat.user(), PhonePatch::default())
-            .await?;
-        lid_jid(&contact.lid)
-    }
-
-    async fn emit_linked(
+    pub(super) async fn emit_linked(
         &self,
         client_id: &str,
         notice: InboundMessage,

@@ -244,6 +244,10 @@ pub struct SandboxHistory {
     pub phone: String,
     /// At most 1,000. Empty: the phone sends a history without messages.
     pub messages: Vec<SandboxPastMessage>,
+    /// The chat labels the phone has (at most 100, ids distinct): each
+    /// device it links learns them, and the chats they are on, from its app
+    /// state's first sync.
+    pub labels: Vec<SandboxPastLabel>,
 }
 
 impl SandboxHistory {
@@ -254,8 +258,28 @@ impl SandboxHistory {
         self.messages
             .iter()
             .filter_map(|m| m.chat.strip_suffix("@s.whatsapp.net").or(m.from.as_deref()))
+            .chain(
+                self.labels
+                    .iter()
+                    .flat_map(|l| &l.chats)
+                    .filter_map(|c| c.strip_suffix("@s.whatsapp.net")),
+            )
             .collect()
     }
+}
+
+/// A label of a phone's past.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxPastLabel {
+    /// Letters and digits, at most 32 (the phone's are small numbers).
+    pub label_id: String,
+    /// 1 to 100 characters.
+    pub name: String,
+    /// The palette's index, 0 to 19 (default 0).
+    pub color: i64,
+    /// The chats it is on (at most 1,000): contacts' phones or group JIDs.
+    pub chats: Vec<String>,
 }
 
 /// One message of a phone's past (text: the only kind history takes here).
@@ -284,6 +308,8 @@ pub struct SandboxHistorySet {
     pub phone: String,
     /// How many messages the phone now sends at a link.
     pub messages: usize,
+    /// How many labels its app state now carries.
+    pub labels: usize,
 }
 
 // `POST /sandbox/messages`: a message someone on the simulated network sends.

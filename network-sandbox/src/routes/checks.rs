@@ -6,8 +6,8 @@ use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{SandboxCall, SandboxCallEnd, SandboxLabel};
 use parley_contract::wire::sandbox::{
     SandboxEnterCode, SandboxFault, SandboxGroupMembers, SandboxGroupRequest, SandboxGroupSettings,
-    SandboxGroupSubject, SandboxHistory, SandboxPastMessage, SandboxPresence, SandboxReceipt,
-    SandboxTyping,
+    SandboxGroupSubject, SandboxHistory, SandboxPastLabel, SandboxPastMessage, SandboxPresence,
+    SandboxReceipt, SandboxTyping,
 };
 use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::inbound::{GroupAction, GroupSetting, ReceiptStatus, TypingState};
@@ -333,10 +333,86 @@ pub fn history(body: SandboxHistory) -> Result<SandboxHistory, ApiError> {
         }
         messages.push(m);
     }
+    let labels = past_labels(body.labels, &phone)?;
     Ok(SandboxHistory {
         phone: phone.into_string(),
         messages,
+        labels,
     })
+}
+
+/// A chat of a phone's past: a contact's phone (another than `phone`) or a
+/// group JID, as its JID; why not, after the field's name.
+fn past_chat(raw: &str, phone: &PhoneNumber) -> Result<Jid, String> {
+    let raw = raw.trim();
+    if raw.contains('@') {
+        return match Recipient::parse("chat", raw) {
+            Ok(g @ Recipient::Group(_)) => Ok(g.jid()),
+            _ => Err("chat must be a phone number or a group JID".into()),
+        };
+    }
+    let contact = PhoneNumber::parse("chat", raw).map_err(|e| e.to_string())?;
+    if contact == *phone {
+        return Err("chat must be another phone than the history's own".into());
+    }
+    Ok(Jid::phone(&contact))
+}
+
+/// Most labels of one phone's past.
+pub const HISTORY_LABELS_MAX: usize = 100;
+
+/// Most chats one label of a phone's past is on.
+pub const HISTORY_LABEL_CHATS_MAX: usize = 1_000;
+
+/// The labels of a phone's past: ids distinct, names and colours as a
+/// label takes them, each chat as a JID (given twice: once).
+fn past_labels(
+    labels: Vec<SandboxPastLabel>,
+    phone: &PhoneNumber,
+) -> Result<Vec<SandboxPastLabel>, ApiError> {
+    use parley_model::outgoing::Label;
+    if labels.len() > HISTORY_LABELS_MAX {
+        return Err(ApiError::bad_request(format!(
+            "labels has more than {HISTORY_LABELS_MAX} items"
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut checked = Vec::with_capacity(labels.len());
+    for (i, label) in labels.into_iter().enumerate() {
+        let at = |e: parley_model::Invalid| ApiError::bad_request(format!("labels[{i}].{e}"));
+        let label_id = Label::parse_id("labelId", Some(&label.label_id)).map_err(at)?;
+        if !seen.insert(label_id.clone()) {
+            return Err(ApiError::bad_request(format!(
+                "labels[{i}].labelId {label_id} is given twice"
+            )));
+        }
+        let name = Label::parse_name(Some(&label.name))
+            .map_err(at)?
+            .unwrap_or_default();
+        let color = Label::parse_color(Some(label.color))
+            .map_err(at)?
+            .unwrap_or_default();
+        if label.chats.len() > HISTORY_LABEL_CHATS_MAX {
+            return Err(ApiError::bad_request(format!(
+                "labels[{i}].chats has more than {HISTORY_LABEL_CHATS_MAX} items"
+            )));
+        }
+        let mut chats: Vec<String> = Vec::with_capacity(label.chats.len());
+        for (j, chat) in label.chats.iter().enumerate() {
+            let chat = past_chat(chat, phone)
+                .map_err(|e| ApiError::bad_request(format!("labels[{i}].chats[{j}]: {e}")))?;
+            if !chats.iter().any(|c| c == chat.as_str()) {
+                chats.push(chat.into_string());
+            }
+        }
+        checked.push(SandboxPastLabel {
+            label_id,
+            name,
+            color: i64::from(color),
+            chats,
+        });
+    }
+    Ok(checked)
 }
 
 fn past_message(
@@ -353,21 +429,7 @@ fn past_message(
     if m.body.trim().is_empty() || m.body.len() > HISTORY_BODY_MAX {
         return Err(bad(format!("body must be 1 to {HISTORY_BODY_MAX} bytes")));
     }
-    let raw_chat = m.chat.trim();
-    let chat = if raw_chat.contains('@') {
-        match Recipient::parse("chat", raw_chat) {
-            Ok(g @ Recipient::Group(_)) => g.jid(),
-            _ => return Err(bad("chat must be a phone number or a group JID".into())),
-        }
-    } else {
-        let contact = PhoneNumber::parse("chat", raw_chat).map_err(|e| bad(e.to_string()))?;
-        if contact == *phone {
-            return Err(bad(
-                "chat must be another phone than the history's own".into()
-            ));
-        }
-        Jid::phone(&contact)
-    };
+    let chat = past_chat(&m.chat, phone).map_err(bad)?;
     let is_group = chat.as_str().ends_with(&format!("@{GROUP_SERVER}"));
     let from = match (is_group, m.from_me) {
         (true, false) => {
@@ -460,6 +522,7 @@ mod tests {
                     ..past("120363000000000001@g.us")
                 },
             ],
+            labels: Vec::new(),
         };
         let done = history(body).unwrap();
         assert_eq!(done.phone, "4915100000001");
@@ -480,6 +543,7 @@ mod tests {
         let with = |m: SandboxPastMessage| SandboxHistory {
             phone: "4915100000001".into(),
             messages: vec![m],
+            labels: Vec::new(),
         };
         for (bad, names) in [
             (past("4915100000001"), "messages[0].chat"),
@@ -525,8 +589,80 @@ mod tests {
         let body = SandboxHistory {
             phone: "4915100000001".into(),
             messages: vec![twice.clone(), twice],
+            labels: Vec::new(),
         };
         assert!(history(body).unwrap_err().message.contains("twice"));
+    }
+
+    #[test]
+    fn a_historys_labels_are_checked_and_their_chats_named_as_jids() {
+        let label = |id: &str| SandboxPastLabel {
+            label_id: id.into(),
+            name: " Paid ".into(),
+            color: 3,
+            chats: vec![
+                "+4915100000002".into(),
+                "120363000000000001@g.us".into(),
+                "4915100000002".into(),
+            ],
+        };
+        let with = |labels: Vec<SandboxPastLabel>| SandboxHistory {
+            phone: "4915100000001".into(),
+            messages: Vec::new(),
+            labels,
+        };
+        let done = history(with(vec![label("1"), label("2")])).unwrap();
+        assert_eq!(
+            done.labels[0],
+            SandboxPastLabel {
+                label_id: "1".into(),
+                name: "Paid".into(),
+                color: 3,
+                chats: vec![
+                    "4915100000002@s.whatsapp.net".into(),
+                    "120363000000000001@g.us".into(),
+                ],
+            }
+        );
+        assert_eq!(done.contacts(), ["4915100000002"].into_iter().collect());
+        for (bad, names) in [
+            (
+                vec![label("1"), label("1")],
+                "labels[1].labelId 1 is given twice",
+            ),
+            (vec![label("a b")], "labels[0].labelId"),
+            (
+                vec![SandboxPastLabel {
+                    name: " ".into(),
+                    ..label("1")
+                }],
+                "labels[0].name",
+            ),
+            (
+                vec![SandboxPastLabel {
+                    color: 20,
+                    ..label("1")
+                }],
+                "labels[0].color",
+            ),
+            (
+                vec![SandboxPastLabel {
+                    chats: vec!["nobody".into()],
+                    ..label("1")
+                }],
+                "labels[0].chats[0]",
+            ),
+            (
+                (0..=HISTORY_LABELS_MAX)
+                    .map(|i| label(&i.to_string()))
+                    .collect(),
+                "labels has more than",
+            ),
+        ] {
+            let e = history(with(bad)).unwrap_err();
+            assert_eq!(e.status, 400, "{names}");
+            assert!(e.message.contains(names), "{names}: {}", e.message);
+        }
     }
 
     #[test]

@@ -230,6 +230,27 @@ fn field_rules() -> Vec<FieldRule> {
             true,
         ),
         ("SandboxHistory", "phone", pattern(PHONE), true),
+        ("SandboxPastLabel", "labelId", pattern(LABEL_ID), true),
+        (
+            "SandboxPastLabel",
+            "name",
+            text(parley_model::outgoing::LABEL_NAME_MAX),
+            true,
+        ),
+        (
+            "SandboxPastLabel",
+            "color",
+            json!({"type": "integer", "minimum": 0,
+                "maximum": parley_model::outgoing::LABEL_COLORS - 1}),
+            false,
+        ),
+        (
+            "SandboxPastLabel",
+            "chats",
+            json!({"type": "array", "maxItems": checks::HISTORY_LABEL_CHATS_MAX,
+                "items": {"type": "string", "anyOf": [pattern(PHONE), pattern(GROUP_JID)]}}),
+            false,
+        ),
         (
             "SandboxPastMessage",
             "body",

@@ -182,10 +182,11 @@ impl TestNetwork for SandboxNetwork {
         for phone in phones {
             store.upsert_phone(phone, PhonePatch::default()).await?;
         }
-        store.set_history(&history.phone, &history.messages).await?;
+        store.set_history(&history).await?;
         Ok(SandboxHistorySet {
-            phone: history.phone,
             messages: history.messages.len(),
+            labels: history.labels.len(),
+            phone: history.phone,
         })
     }
 

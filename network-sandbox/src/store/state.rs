@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::entities::{
     connections, devices, faults, history, keys, outbox, pair_codes, phones, qr,
 };
-use parley_contract::wire::sandbox::SandboxPastMessage;
+use parley_contract::wire::sandbox::SandboxHistory;
 use parley_shared::db::DbError;
 
 use super::Store;
@@ -42,17 +42,14 @@ impl Store {
         phones::upsert(&self.db, phone, patch).await
     }
 
-    /// Replaces the chats `phone` sends the devices it links.
-    pub async fn set_history(
-        &self,
-        phone: &str,
-        messages: &[SandboxPastMessage],
-    ) -> Result<(), DbError> {
-        history::set(&self.db, phone, messages).await
+    /// Replaces the past of `past.phone`: the chats it sends the devices
+    /// it links, and its labels.
+    pub async fn set_history(&self, past: &SandboxHistory) -> Result<(), DbError> {
+        history::set(&self.db, past).await
     }
 
-    /// The chats `phone` sends the devices it links; `None` when never set.
-    pub async fn history(&self, phone: &str) -> Result<Option<Vec<SandboxPastMessage>>, DbError> {
+    /// `phone`'s past; `None` when never set.
+    pub async fn history(&self, phone: &str) -> Result<Option<SandboxHistory>, DbError> {
         history::find(&self.db, phone).await
     }
 

@@ -4,7 +4,7 @@ use crate::injected::{InjectedContent, InjectedMessage};
 use crate::store::PhonePatch;
 use crate::store::entities::phones::{CONTACTS, EVERYONE};
 use async_trait::async_trait;
-use parley_contract::wire::sandbox::SandboxPastMessage;
+use parley_contract::wire::sandbox::SandboxHistory;
 use parley_network::ClientId;
 use parley_network::contract::{self, Avatar, Carried, Counterpart, Subject};
 
@@ -120,14 +120,14 @@ impl Counterpart for SandboxSide<'_> {
         self.patch(phone, patch).await
     }
 
-    async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String> {
+    async fn history(&self, past: SandboxHistory) -> Result<(), String> {
         let db = &self.0.db;
-        db.upsert_phone(phone, PhonePatch::default())
-            .await
-            .map_err(|e| e.to_string())?;
-        db.set_history(phone, &past)
-            .await
-            .map_err(|e| e.to_string())
+        for phone in past.contacts().into_iter().chain([past.phone.as_str()]) {
+            db.upsert_phone(phone, PhonePatch::default())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        db.set_history(&past).await.map_err(|e| e.to_string())
     }
 
     async fn name(&self, phone: &str, name: &str) -> Result<(), String> {

@@ -17,8 +17,8 @@ use crate::{
     ClientId, Connection, ContactName, DisconnectReason, Identity, Jid, Network, NetworkError,
     NetworkEvent, Outgoing, PhoneNumber, PictureLookup, SessionContext,
 };
-use parley_contract::wire::sandbox::SandboxPastMessage;
-use parley_model::inbound::{Content, InboundMessage};
+use parley_contract::wire::sandbox::{SandboxHistory, SandboxPastLabel, SandboxPastMessage};
+use parley_model::inbound::{Content, InboundMessage, LabelChange, LabelNotice};
 use parley_model::outgoing::Content as OutgoingContent;
 
 pub use forward_proxy::ForwardProxy;
@@ -84,9 +84,10 @@ pub trait Counterpart: Send + Sync {
     /// `phone` (registered on the network if it was not) shows `about` and
     /// `avatar` to others.
     async fn profile(&self, phone: &str, about: &str, avatar: Avatar) -> Result<(), String>;
-    /// The phone `phone` holds the chats `past` (checked, as the control
-    /// route passes them on), which it sends each device it links from now on.
-    async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String>;
+    /// The phone `past.phone` holds the chats and labels `past` (checked,
+    /// as the control route passes them on), which each device it links
+    /// from now on learns.
+    async fn history(&self, past: SandboxHistory) -> Result<(), String>;
     /// The name `phone`'s account gives itself (its push name).
     async fn name(&self, phone: &str, name: &str) -> Result<(), String>;
 }
@@ -209,7 +210,9 @@ pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
 /// paired, as history: every message of them, oldest first, with its id,
 /// direction, author, time and text, in the chat with the contact (its LID
 /// known), and the name the contact gave itself, with its LID and phone;
-/// messages that come live later still come as messages.
+/// the phone's labels and the chats they are on come as label notices of
+/// the first app-state sync; messages that come live later still come as
+/// messages.
 pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
     let at = |minutes: i64| chrono::Utc::now() - chrono::Duration::minutes(minutes);
     let past = |id: &str, from_me: bool, body: &str, when: chrono::DateTime<chrono::Utc>| {
@@ -228,14 +231,21 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         .name(CONTACT, "Ann Lee")
         .await
         .expect("the contact's name is set");
+    let paid = SandboxPastLabel {
+        label_id: "3".into(),
+        name: "Paid".into(),
+        color: 2,
+        chats: vec![format!("{CONTACT}@s.whatsapp.net")],
+    };
     s.counterpart
-        .history(
-            PHONE,
-            vec![
+        .history(SandboxHistory {
+            phone: PHONE.into(),
+            messages: vec![
                 past("3EB0C0FFEE000000000002", true, "the reply", second),
                 past("3EB0C0FFEE000000000001", false, "the question", first),
             ],
-        )
+            labels: vec![paid],
+        })
         .await
         .expect("the phone's past is set");
     // The phone sends it once the device is paired: before or after the
@@ -247,8 +257,9 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         .await
         .expect("the phone scans");
     let (mut identity, mut online, mut history, mut names) = (None, false, None, None);
-    while !online || history.is_none() || names.is_none() {
-        match next_beyond_qr(&mut events, "the pairing, the history and the names").await {
+    let mut labels = Vec::new();
+    while !online || history.is_none() || names.is_none() || labels.len() < 2 {
+        match next_beyond_qr(&mut events, "the pairing, the history, names and labels").await {
             NetworkEvent::Paired(paired) => identity = Some(paired),
             NetworkEvent::Connected(_) => online = true,
             NetworkEvent::History(messages) => {
@@ -259,9 +270,11 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
                 assert!(identity.is_some(), "names before the pairing");
                 names = Some(named);
             }
-            NetworkEvent::Message(m) if !m.content.is_notice() => {
-                panic!("a message before the history: {m:?}")
-            }
+            NetworkEvent::Message(m) => match m.content {
+                Content::Label(label) => labels.push(label),
+                _ if !m.content.is_notice() => panic!("a message before the history: {m:?}"),
+                _ => continue,
+            },
             _ => continue,
         }
     }
@@ -305,6 +318,24 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
             name: "Ann Lee".into(),
         }]
     );
+    let on_chat = LabelChange::Chat {
+        chat: Jid::parse(&format!("{}@lid", question.chat_lid)).expect("a LID JID"),
+        labeled: true,
+    };
+    for change in [
+        LabelChange::Saved {
+            name: "Paid".into(),
+            color: 2,
+        },
+        on_chat,
+    ] {
+        let notice = LabelNotice {
+            label_id: "3".into(),
+            change,
+            from_full_sync: true,
+        };
+        assert!(labels.contains(&notice), "{notice:?} in {labels:?}");
+    }
     s.counterpart
         .write(&s.client_id, CONTACT, "and now live")
         .await

@@ -101,7 +101,10 @@ async fn history_sync(shape: Shape) {
     ]});
     let (status, set) = post(p, "/sandbox/history", past).await;
     assert_eq!(status, 200, "{set}");
-    assert_eq!(set, json!({"phone": PAST_PHONE, "messages": 4}));
+    assert_eq!(
+        set,
+        json!({"phone": PAST_PHONE, "messages": 4, "labels": 0})
+    );
 
     // The session keeps a hosted inbox before its phone links it.
     let (status, body) = post(

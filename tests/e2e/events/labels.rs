@@ -336,3 +336,65 @@ async fn phone_labels(shape: Shape) {
     let ids: Vec<&Value> = labels.iter().map(|l| &l["id"]).collect();
     assert_eq!(ids, vec![&json!("8")], "the API's, the phone's gone");
 }
+
+#[tokio::test]
+async fn labels_the_phone_had_before_the_link_are_kept_without_events_on_serve() {
+    labels_before_the_link(Shape::Serve).await;
+}
+
+#[tokio::test]
+async fn labels_the_phone_had_before_the_link_are_kept_without_events_on_a_cluster() {
+    labels_before_the_link(Shape::Cluster).await;
+}
+
+/// The phone's labels before the session linked (app state's first sync)
+/// are kept, on their chats, and are no events though the session turned
+/// label events on; the phone's next change is one.
+async fn labels_before_the_link(shape: Shape) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rx = Receiver::start().await;
+    let mut d = Deployment::start(shape, dir.path(), EVENT_VARS).await;
+    let lid = contact(&d.api).await;
+    let (status, set) = post(
+        &d.api,
+        "/sandbox/history",
+        json!({"phone": OWN_PHONE, "messages": [], "labels": [
+            {"labelId": "3", "name": "Paid", "color": 2, "chats": [format!("+{CONTACT}")]},
+            {"labelId": "4", "name": "Open", "color": 9},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(set, json!({"phone": OWN_PHONE, "messages": 0, "labels": 2}));
+    started(&d.api, ID, &rx.url, json!({})).await;
+    turn_on(&d.api, ID, &["label"]).await;
+    linked_as(&d.api, ID, OWN_PHONE).await;
+    let kept = json!([
+        {"id": "3", "name": "Paid", "color": 2, "chats": [format!("{lid}@lid")]},
+        {"id": "4", "name": "Open", "color": 9, "chats": []},
+    ]);
+    eventually(15, "the phone's labels kept", || async {
+        (Value::Array(listed(&d.api).await) == kept).then_some(())
+    })
+    .await;
+    let next = inject(
+        &d.api,
+        ID,
+        json!({"type": "text", "body": "after the link"}),
+    )
+    .await;
+    next_is_message(&mut rx, &next).await;
+    if shape == Shape::Cluster {
+        d.move_session(ID).await;
+        assert_eq!(
+            Value::Array(listed(&d.api).await),
+            kept,
+            "kept through the move"
+        );
+    }
+    phone(&d.api, json!({"labelId": "4", "name": "Open", "color": 10})).await;
+    assert_eq!(
+        label_event(&mut rx, "label.saved").await,
+        json!({"labelId": "4", "name": "Open", "color": 10})
+    );
+}

@@ -45,6 +45,13 @@ pub async fn hooked(p: &Parley, id: &str, hook: &str, more: Value) -> String {
 /// [`hooked`], linked as `phone` (sessions of one phone are devices of one
 /// account on the real network: each receives what the account receives).
 pub async fn hooked_as(p: &Parley, id: &str, hook: &str, more: Value, phone: &str) -> String {
+    started(p, id, hook, more).await;
+    linked_as(p, id, phone).await
+}
+
+/// Starts `id` with its webhook at `hook` (plus `more` start settings) and
+/// waits until it shows a QR code.
+pub async fn started(p: &Parley, id: &str, hook: &str, more: Value) {
     let mut body = json!({"webhookUrl": hook, "webhookToken": HOOK_TOKEN});
     if let (Some(body), Some(more)) = (body.as_object_mut(), more.as_object()) {
         body.extend(more.clone());
@@ -56,6 +63,11 @@ pub async fn hooked_as(p: &Parley, id: &str, hook: &str, more: Value, phone: &st
         (body["status"] == "qr").then_some(())
     })
     .await;
+}
+
+/// The phone `phone` links the started session `id`; waits until it is
+/// connected and returns its LID.
+pub async fn linked_as(p: &Parley, id: &str, phone: &str) -> String {
     let (status, linked) = post(
         p,
         "/sandbox/link",

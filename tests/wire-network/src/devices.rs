@@ -20,7 +20,7 @@ use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::wacore::store::{Device, InMemoryBackend};
 use whatsapp_rust::{Client, Jid, TokioRuntime};
 
-use parley_contract::wire::sandbox::SandboxPastMessage;
+use parley_contract::wire::sandbox::{SandboxPastLabel, SandboxPastMessage};
 use parley_network_whatsapp::live::LoopbackHttp;
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -156,6 +156,8 @@ pub struct TestDevice {
     inbox: Arc<Inbox>,
     /// The chats it sends each companion it links (`None`: it sends none).
     past: Mutex<Option<Vec<SandboxPastMessage>>>,
+    /// The labels `/sandbox/history` last gave it.
+    labels: Mutex<Vec<SandboxPastLabel>>,
     run: tokio::task::JoinHandle<()>,
 }
 
@@ -259,6 +261,7 @@ impl TestDevice {
             app_state_key,
             inbox,
             past: Mutex::new(None),
+            labels: Mutex::new(Vec::new()),
             run,
         })
     }
@@ -289,6 +292,30 @@ impl TestDevice {
     /// (history sync); an empty list sends a history without messages.
     pub fn set_history(&self, past: Vec<SandboxPastMessage>) {
         *lock(&self.past) = Some(past);
+    }
+
+    /// The labels this phone has from now on: its app state (`regular`)
+    /// changed in one patch to carry them, on their chats, and no more of
+    /// the ones it was given before. Its devices are told, as for any
+    /// patch; a companion it links later learns them at its first sync.
+    /// `lid_of` names a contact's LID by its phone.
+    pub fn set_labels(
+        &self,
+        net: &WireNetwork,
+        labels: Vec<SandboxPastLabel>,
+        lid_of: &dyn Fn(&str) -> String,
+    ) -> anyhow::Result<()> {
+        let mut had = lock(&self.labels);
+        let at = chrono::Utc::now().timestamp_millis();
+        let mutations: Vec<crate::labels::Mutation> = crate::labels::changes(&had, &labels)
+            .into_iter()
+            .map(|(id, change)| crate::labels::mutation(&id, change, at, lid_of))
+            .collect();
+        if !mutations.is_empty() {
+            self.change_app_state(net, "regular", &mutations)?;
+        }
+        *had = labels;
+        Ok(())
     }
 
     fn share_keys_once_uploaded(&self, net: &WireNetwork, device: u16) {

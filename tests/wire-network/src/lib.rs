@@ -26,6 +26,7 @@ mod history;
 mod identities;
 mod iq;
 pub mod kinds;
+pub mod labels;
 mod nodes;
 pub mod pairing;
 mod presence;

@@ -1,10 +1,11 @@
 //! The `sandbox_history` entity: the chats a phone sends each device it
-//! links, kept as the checked JSON of `POST /sandbox/history`.
+//! links and the labels its app state carries, kept as the checked JSON of
+//! `POST /sandbox/history`.
 use sea_orm::ActiveValue::Set;
 use sea_orm::entity::prelude::*;
 use sea_orm::sea_query::OnConflict;
 
-use parley_contract::wire::sandbox::SandboxPastMessage;
+use parley_contract::wire::sandbox::SandboxHistory;
 use parley_shared::db::{Db, DbError};
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -14,6 +15,8 @@ pub struct Model {
     pub phone: String,
     #[sea_orm(column_type = "Text")]
     pub messages: String,
+    #[sea_orm(column_type = "Text")]
+    pub labels: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -21,18 +24,17 @@ pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
 
-/// Replaces `phone`'s past with `messages`.
-pub async fn set(db: &Db, phone: &str, messages: &[SandboxPastMessage]) -> Result<(), DbError> {
-    let json = serde_json::to_string(messages)
-        .map_err(|e| DbError::Unavailable(format!("sandbox history: {e}")))?;
+/// Replaces the past of `past.phone` (checked).
+pub async fn set(db: &Db, past: &SandboxHistory) -> Result<(), DbError> {
     let row = ActiveModel {
-        phone: Set(phone.to_string()),
-        messages: Set(json),
+        phone: Set(past.phone.clone()),
+        messages: Set(json(&past.messages)?),
+        labels: Set(json(&past.labels)?),
     };
     Entity::insert(row)
         .on_conflict(
             OnConflict::column(Column::Phone)
-                .update_column(Column::Messages)
+                .update_columns([Column::Messages, Column::Labels])
                 .to_owned(),
         )
         .exec_without_returning(db.conn())
@@ -41,11 +43,19 @@ pub async fn set(db: &Db, phone: &str, messages: &[SandboxPastMessage]) -> Resul
 }
 
 /// `phone`'s past, `None` when none was set.
-pub async fn find(db: &Db, phone: &str) -> Result<Option<Vec<SandboxPastMessage>>, DbError> {
+pub async fn find(db: &Db, phone: &str) -> Result<Option<SandboxHistory>, DbError> {
     let Some(row) = Entity::find_by_id(phone.to_string()).one(db.conn()).await? else {
         return Ok(None);
     };
-    serde_json::from_str(&row.messages)
-        .map(Some)
-        .map_err(|e| DbError::Unavailable(format!("sandbox history of {phone}: {e}")))
+    let bad =
+        |e: serde_json::Error| DbError::Unavailable(format!("sandbox history of {phone}: {e}"));
+    Ok(Some(SandboxHistory {
+        messages: serde_json::from_str(&row.messages).map_err(bad)?,
+        labels: serde_json::from_str(&row.labels).map_err(bad)?,
+        phone: row.phone,
+    }))
+}
+
+fn json(value: &impl serde::Serialize) -> Result<String, DbError> {
+    serde_json::to_string(value).map_err(|e| DbError::Unavailable(format!("sandbox history: {e}")))
 }

@@ -16,7 +16,7 @@ mod messages;
 mod outbox;
 mod outside;
 
-use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
+use parley_network::test_network::PhoneLabel;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -320,18 +320,23 @@ impl World {
     }
 
     /// The chats `history.phone` sends each companion it links from now on
-    /// (`/sandbox/history`, checked): the phone and the contacts it writes
-    /// with are registered first, as they are on the network.
+    /// (`/sandbox/history`, checked), and the labels its app state carries
+    /// now: the phone and the contacts it writes with or labels are
+    /// registered first, as they are on the network.
     pub async fn history(&self, history: SandboxHistory) -> Result<SandboxHistorySet, Refusal> {
         for contact in history.contacts() {
             self.phone(contact).await?;
         }
         let device = self.phone(&history.phone).await?;
-        let messages = history.messages.len();
+        let (messages, labels) = (history.messages.len(), history.labels.len());
         device.set_history(history.messages);
+        device
+            .set_labels(&self.net, history.labels, &|p| self.lid(p))
+            .map_err(failed)?;
         Ok(SandboxHistorySet {
             phone: history.phone,
             messages,
+            labels,
         })
     }
 
@@ -498,51 +503,12 @@ impl World {
         session: &SessionRef,
         label: PhoneLabel,
     ) -> Result<(), Refusal> {
-        use whatsapp_rust::buffa::MessageField;
-        use whatsapp_rust::waproto::whatsapp as wa;
         self.reachable(session).await?;
         let phone = self.phone(&session.phone).await?;
-        // In milliseconds: a device keeps an index's latest change by it.
-        let mut value = wa::SyncActionValue {
-            timestamp: Some(chrono::Utc::now().timestamp_millis()),
-            ..Default::default()
-        };
-        let label_id = label.label_id.as_str();
-        let index = match label.change {
-            PhoneLabelChange::Chat { chat, labeled } => {
-                let chat = chat.jid().to_string();
-                let chat = match chat.strip_suffix("@s.whatsapp.net") {
-                    Some(user) => format!("{}@lid", self.lid(user)),
-                    None => chat,
-                };
-                value.label_association_action =
-                    MessageField::some(wa::sync_action_value::LabelAssociationAction {
-                        labeled: Some(labeled),
-                        ..Default::default()
-                    });
-                vec!["label_jid".to_string(), label_id.to_string(), chat]
-            }
-            PhoneLabelChange::Deleted => {
-                value.label_edit_action =
-                    MessageField::some(wa::sync_action_value::LabelEditAction {
-                        deleted: Some(true),
-                        ..Default::default()
-                    });
-                vec!["label_edit".to_string(), label_id.to_string()]
-            }
-            PhoneLabelChange::Saved { name, color } => {
-                value.label_edit_action =
-                    MessageField::some(wa::sync_action_value::LabelEditAction {
-                        name: Some(name),
-                        color: Some(color),
-                        deleted: Some(false),
-                        ..Default::default()
-                    });
-                vec!["label_edit".to_string(), label_id.to_string()]
-            }
-        };
+        let at = chrono::Utc::now().timestamp_millis();
+        let change = crate::labels::mutation(&label.label_id, label.change, at, &|p| self.lid(p));
         phone
-            .change_app_state(&self.net, "regular", &[(index, value)])
+            .change_app_state(&self.net, "regular", &[change])
             .map_err(failed)
     }
 

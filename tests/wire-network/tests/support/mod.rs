@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use parley_contract::wire::sandbox::SandboxPastMessage;
+use parley_contract::wire::sandbox::SandboxHistory;
 use parley_model::inbound::InboundMessage;
 use parley_network::contract::{Avatar, CONTACT, Carried, Counterpart, DEADLINE, PHONE, Subject};
 use parley_network::{ClientId, Connection, Network, NetworkEvent, SessionContext};
@@ -162,12 +162,19 @@ impl Counterpart for Wire {
         Ok(())
     }
 
-    async fn history(&self, phone: &str, past: Vec<SandboxPastMessage>) -> Result<(), String> {
-        if phone != self.phone.phone {
-            return Err(format!("no test phone {phone}"));
+    async fn history(&self, past: SandboxHistory) -> Result<(), String> {
+        if past.phone != self.phone.phone {
+            return Err(format!("no test phone {}", past.phone));
         }
-        self.phone.set_history(past);
-        Ok(())
+        self.phone.set_history(past.messages);
+        let lid_of = |phone: &str| {
+            self.net
+                .lid_of(phone)
+                .unwrap_or_else(|| parley_network_sandbox::store::derive_lid(phone, 0))
+        };
+        self.phone
+            .set_labels(&self.net, past.labels, &lid_of)
+            .map_err(|e| e.to_string())
     }
 
     async fn name(&self, phone: &str, name: &str) -> Result<(), String> {
