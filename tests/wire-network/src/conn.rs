@@ -186,6 +186,9 @@ fn link_code(
     answer
 }
 
+/// How long a login waits for the device's older socket to end by itself.
+const OLDER_SOCKET_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A registered client: checks its keys, says `<success>`, then serves it.
 async fn login(
     inner: &Inner,
@@ -198,6 +201,16 @@ async fn login(
     let key = (phone.clone(), device);
     let conn = inner.next_conn();
     let (tx, mut rx) = mpsc::unbounded_channel();
+    // A client that gave its socket up and logs in again at once
+    // (whatsapp-rust's `reconnect_immediately`, after a keepalive or an
+    // app-state sync that timed out) can get here before this server read
+    // that socket's end, on a loaded machine. The same install's older
+    // socket gets a moment to end by itself before this one counts as a
+    // second; one its client still holds stays open, and is replaced below
+    // as the real server replaces it (at once for a new install).
+    inner
+        .older_socket_ended(&key, &shaken.client_static, OLDER_SOCKET_GRACE)
+        .await;
     let admitted = {
         let mut reg = inner.registry();
         let known = reg
@@ -224,7 +237,14 @@ async fn login(
                 vec![],
             ))
         } else {
-            if let Some(old) = reg.go_live(key.clone(), Live { conn, tx }) {
+            if let Some(old) = reg.go_live(
+                key.clone(),
+                Live {
+                    conn,
+                    tx,
+                    noise: shaken.client_static,
+                },
+            ) {
                 let _ = old
                     .tx
                     .send(Control::End(stream_error(None, Some("replaced"))));

@@ -97,6 +97,26 @@ impl Inner {
         self.next_conn.fetch_add(1, Ordering::SeqCst)
     }
 
+    /// Waits until `key` has no live socket logged in with `noise`, for at
+    /// most `grace`.
+    async fn older_socket_ended(
+        &self,
+        key: &(String, u16),
+        noise: &[u8; 32],
+        grace: std::time::Duration,
+    ) {
+        let deadline = tokio::time::Instant::now() + grace;
+        while self
+            .registry()
+            .live
+            .get(key)
+            .is_some_and(|l| l.noise == *noise)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     fn note_pattern(&self, pattern: &'static str) {
         *self
             .patterns

@@ -80,6 +80,8 @@ pub enum Picture {
 pub struct Live {
     pub conn: u64,
     pub tx: mpsc::UnboundedSender<Control>,
+    /// The noise key its client logged in with.
+    pub noise: [u8; 32],
 }
 
 #[derive(Default)]
