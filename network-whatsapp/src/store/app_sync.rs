@@ -97,25 +97,33 @@ impl AppSyncStore for SeaOrmDeviceStore {
         })
     }
 
-    /// Replaces the collection's version, hash and index values at once.
+    /// Makes the collection's version, hash and index values `state`, in
+    /// one transaction, writing only what differs from what is stored: a
+    /// sync that changed nothing (every login syncs every collection) writes
+    /// nothing, and a patch writes the index values it set or removed, not
+    /// the whole collection again. The stored version row is compared
+    /// first: the same version and ltHash (a hash over every index value)
+    /// is the same collection.
     async fn set_version(&self, name: &str, state: HashState) -> Result<()> {
+        let version = big_u64("app state version", state.version)?;
+        let stored = versions::Entity::find_by_id((self.id(), name.to_string()))
+            .one(self.conn())
+            .await
+            .map_err(db_err)?;
+        if stored.as_ref().is_some_and(|row| {
+            row.version == version
+                && row.hash == state.hash
+                && row.mac_mismatch_fatal == state.mac_mismatch_fatal
+        }) {
+            return Ok(());
+        }
         let row = versions::ActiveModel {
             client_id: Set(self.id()),
             name: Set(name.to_string()),
-            version: Set(big_u64("app state version", state.version)?),
+            version: Set(version),
             hash: Set(state.hash.to_vec()),
             mac_mismatch_fatal: Set(state.mac_mismatch_fatal),
         };
-        let values: Vec<_> = state
-            .index_value_map
-            .into_iter()
-            .map(|(index_key, value)| index_values::ActiveModel {
-                client_id: Set(self.id()),
-                name: Set(name.to_string()),
-                index_key: Set(index_key),
-                value: Set(value),
-            })
-            .collect();
         let txn = self.write().await?;
         versions::Entity::insert(row)
             .on_conflict(
@@ -130,13 +138,42 @@ impl AppSyncStore for SeaOrmDeviceStore {
             .exec_without_returning(&txn)
             .await
             .map_err(db_err)?;
-        index_values::Entity::delete_many()
+        let held: HashMap<String, Vec<u8>> = index_values::Entity::find()
             .filter(index_values::Column::ClientId.eq(self.client_id.as_str()))
             .filter(index_values::Column::Name.eq(name))
-            .exec(&txn)
+            .all(&txn)
             .await
-            .map_err(db_err)?;
-        insert_rows(&txn, &values, None).await?;
+            .map_err(db_err)?
+            .into_iter()
+            .map(|v| (v.index_key, v.value))
+            .collect();
+        let (gone, set) = index_changes(held, state.index_value_map);
+        for chunk in gone.chunks(CHUNK) {
+            index_values::Entity::delete_many()
+                .filter(index_values::Column::ClientId.eq(self.client_id.as_str()))
+                .filter(index_values::Column::Name.eq(name))
+                .filter(index_values::Column::IndexKey.is_in(chunk.iter().cloned()))
+                .exec(&txn)
+                .await
+                .map_err(db_err)?;
+        }
+        let values: Vec<_> = set
+            .into_iter()
+            .map(|(index_key, value)| index_values::ActiveModel {
+                client_id: Set(self.id()),
+                name: Set(name.to_string()),
+                index_key: Set(index_key),
+                value: Set(value),
+            })
+            .collect();
+        let upsert = OnConflict::columns([
+            index_values::Column::ClientId,
+            index_values::Column::Name,
+            index_values::Column::IndexKey,
+        ])
+        .update_column(index_values::Column::Value)
+        .to_owned();
+        insert_rows(&txn, &values, Some(&upsert)).await?;
         commit(txn).await
     }
 
@@ -245,5 +282,50 @@ impl AppSyncStore for SeaOrmDeviceStore {
             .one(self.conn())
             .await
             .map_err(db_err)
+    }
+}
+
+/// What turns the index values `held` into `wanted`: the keys to remove,
+/// and the keys to set with their values (new ones and changed ones).
+fn index_changes(
+    mut held: HashMap<String, Vec<u8>>,
+    wanted: HashMap<String, Vec<u8>>,
+) -> (Vec<String>, Vec<(String, Vec<u8>)>) {
+    let mut set = Vec::new();
+    for (key, value) in wanted {
+        match held.remove(&key) {
+            Some(was) if was == value => {}
+            _ => set.push((key, value)),
+        }
+    }
+    (held.into_keys().collect(), set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_index_values_that_changed_are_written() {
+        let held = HashMap::from([
+            ("same".to_string(), vec![1]),
+            ("changed".to_string(), vec![2]),
+            ("gone".to_string(), vec![3]),
+        ]);
+        let wanted = HashMap::from([
+            ("same".to_string(), vec![1]),
+            ("changed".to_string(), vec![9]),
+            ("new".to_string(), vec![4]),
+        ]);
+        let (gone, mut set) = index_changes(held, wanted);
+        set.sort();
+        assert_eq!(gone, ["gone"]);
+        assert_eq!(
+            set,
+            [
+                ("changed".to_string(), vec![9]),
+                ("new".to_string(), vec![4])
+            ]
+        );
     }
 }

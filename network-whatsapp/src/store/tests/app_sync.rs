@@ -96,6 +96,50 @@ pub(super) async fn versions_round_trip(f: &Fixture) {
             .version,
         0
     );
+
+    // A sync that changed nothing writes nothing: even an owner fenced out
+    // since is not refused, while a change of its is.
+    super::claim(&f.db, "app", 2).await;
+    store
+        .set_version("regular", next.clone())
+        .await
+        .expect("nothing to write");
+    let changed = HashState {
+        version: 8,
+        ..next.clone()
+    };
+    assert!(store.set_version("regular", changed).await.is_err());
+
+    // The newer owner's patch: one index value changed, one removed, one new.
+    let newer = super::store(&f.db, "app", 2);
+    let before = HashState {
+        version: 9,
+        hash: [1; 128],
+        index_value_map: HashMap::from([
+            ("idx-c".to_string(), vec![4]),
+            ("idx-d".to_string(), vec![5]),
+            ("idx-e".to_string(), vec![6]),
+        ]),
+        mac_mismatch_fatal: false,
+    };
+    newer.set_version("regular", before).await.expect("set");
+    let after = HashState {
+        version: 10,
+        hash: [2; 128],
+        index_value_map: HashMap::from([
+            ("idx-c".to_string(), vec![4]),
+            ("idx-d".to_string(), vec![7]),
+            ("idx-f".to_string(), vec![8]),
+        ]),
+        mac_mismatch_fatal: false,
+    };
+    newer
+        .set_version("regular", after.clone())
+        .await
+        .expect("set");
+    let got = newer.get_version("regular").await.expect("get");
+    assert_eq!((got.version, got.hash), (10, [2; 128]));
+    assert_eq!(got.index_value_map, after.index_value_map);
 }
 
 fn mac(index: u8, value: u8) -> AppStateMutationMAC {

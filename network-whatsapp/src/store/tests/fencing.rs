@@ -184,7 +184,9 @@ pub(super) async fn stale_owner_writes_are_rejected_and_change_nothing(f: &Fixtu
     );
     let key = AppStateSyncKey::default();
     assert_stale(old.set_sync_key(b"other", key).await, "set_sync_key");
-    let version = new.get_version("regular").await.expect("version");
+    // (The version as it stands would be no write at all: `versions_round_trip`.)
+    let mut version = new.get_version("regular").await.expect("version");
+    version.version += 1;
     assert_stale(old.set_version("regular", version).await, "set_version");
     assert_stale(
         old.clear_mutation_macs("regular").await,
