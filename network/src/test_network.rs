@@ -11,7 +11,8 @@ use chrono::{DateTime, Utc};
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::{
     Outbox, SandboxContact, SandboxGroupChanged, SandboxGroupCreated, SandboxHistory,
-    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
+    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPastLabel,
+    SandboxPhoneInfo,
 };
 use parley_model::address::MessageId;
 use parley_model::address::{Jid, PhoneNumber};
@@ -89,6 +90,55 @@ pub enum PhoneLabelChange {
     Saved { name: String, color: i32 },
     Deleted,
     Chat { chat: Recipient, labeled: bool },
+}
+
+impl PhoneLabel {
+    /// The changes that take a phone's labels from `before` to `now` (both
+    /// checked, as `/sandbox/history` passes them on): every label of `now`
+    /// saved and put on its chats, the chats a kept label left taken off,
+    /// the labels gone deleted.
+    pub fn changes(before: &[SandboxPastLabel], now: &[SandboxPastLabel]) -> Vec<PhoneLabel> {
+        use std::collections::BTreeSet;
+        let chats =
+            |l: &SandboxPastLabel| -> BTreeSet<String> { l.chats.iter().cloned().collect() };
+        let change = |label_id: &str, change| PhoneLabel {
+            label_id: label_id.to_string(),
+            change,
+        };
+        let mut out = Vec::new();
+        for label in now {
+            out.push(change(
+                &label.label_id,
+                PhoneLabelChange::Saved {
+                    name: label.name.clone(),
+                    color: i32::try_from(label.color).unwrap_or_default(),
+                },
+            ));
+            let had = before
+                .iter()
+                .find(|b| b.label_id == label.label_id)
+                .map(chats)
+                .unwrap_or_default();
+            let has = chats(label);
+            let on = has.iter().map(|c| (c, true));
+            let off = had.difference(&has).map(|c| (c, false));
+            for (chat, labeled) in on.chain(off) {
+                if let Ok(chat) = Recipient::parse("chat", chat) {
+                    out.push(change(
+                        &label.label_id,
+                        PhoneLabelChange::Chat { chat, labeled },
+                    ));
+                }
+            }
+        }
+        for gone in before
+            .iter()
+            .filter(|b| !now.iter().any(|l| l.label_id == b.label_id))
+        {
+            out.push(change(&gone.label_id, PhoneLabelChange::Deleted));
+        }
+        out
+    }
 }
 
 /// The end of a contact's call before the session answered it, checked.
@@ -216,4 +266,46 @@ pub trait TestNetwork: Send + Sync {
         jid: Jid,
         change: SettingChange,
     ) -> Result<(), ApiError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(id: &str, chats: &[&str]) -> SandboxPastLabel {
+        SandboxPastLabel {
+            label_id: id.into(),
+            name: format!("L{id}"),
+            color: 1,
+            chats: chats.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_phones_labels_are_saved_put_on_chats_and_the_ones_gone_undone() {
+        let (a, b) = ("4915100000002@s.whatsapp.net", "120363000000000001@g.us");
+        let before = [label("1", &[a, b]), label("2", &[])];
+        let now = [label("1", &[b])];
+        let chat = |jid: &str, labeled| PhoneLabelChange::Chat {
+            chat: Recipient::parse("chat", jid).unwrap(),
+            labeled,
+        };
+        let saved = PhoneLabelChange::Saved {
+            name: "L1".into(),
+            color: 1,
+        };
+        let expected: Vec<PhoneLabel> = [
+            ("1", saved),
+            ("1", chat(b, true)),
+            ("1", chat(a, false)),
+            ("2", PhoneLabelChange::Deleted),
+        ]
+        .into_iter()
+        .map(|(id, change)| PhoneLabel {
+            label_id: id.into(),
+            change,
+        })
+        .collect();
+        assert_eq!(PhoneLabel::changes(&before, &now), expected);
+    }
 }

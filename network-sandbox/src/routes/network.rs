@@ -26,7 +26,8 @@ use crate::store::PhonePatch;
 use crate::store::media::generated_media;
 use parley_contract::wire::sandbox::{
     Outbox, OutboxEntry, SandboxContact, SandboxGroupChanged, SandboxGroupCreated, SandboxHistory,
-    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPhoneInfo,
+    SandboxHistorySet, SandboxLinked, SandboxMessage, SandboxMessageSent, SandboxPastLabel,
+    SandboxPhoneInfo,
 };
 
 /// Most entries one `/sandbox/outbox` answer holds (the oldest; page with `since`).
@@ -49,6 +50,29 @@ impl SandboxNetwork {
 
     async fn ask(&self, id: &ClientId, op: SandboxOp) -> Result<Reply, ApiError> {
         ask_owner(&self.state, id, op.command()?).await
+    }
+
+    /// The devices `past.phone` has linked now hear its labels change as
+    /// live app-state changes (what the labels were before the call taken
+    /// from the stored past): each connected one, as on the real network;
+    /// one not connected now misses them.
+    async fn tell_linked_devices(
+        &self,
+        before: &[SandboxPastLabel],
+        past: &SandboxHistory,
+    ) -> Result<(), ApiError> {
+        let changes = PhoneLabel::changes(before, &past.labels);
+        for client_id in self.store().linked_to(&past.phone).await? {
+            let id = ClientId::from_stored(client_id);
+            for label in &changes {
+                if let Err(e) = self.phone_label(&id, label.clone()).await {
+                    tracing::info!(client_id = %id.as_str(), error = %e.message,
+                        "sandbox: a linked device missed its phone's labels");
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn linked(&self, id: &ClientId, op: SandboxOp) -> Result<SandboxLinked, ApiError> {
@@ -182,7 +206,11 @@ impl TestNetwork for SandboxNetwork {
         for phone in phones {
             store.upsert_phone(phone, PhonePatch::default()).await?;
         }
+        let before = store.history(&history.phone).await?.unwrap_or_default();
         store.set_history(&history).await?;
+        if before.labels != history.labels {
+            self.tell_linked_devices(&before.labels, &history).await?;
+        }
         Ok(SandboxHistorySet {
             messages: history.messages.len(),
             labels: history.labels.len(),

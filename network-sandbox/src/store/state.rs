@@ -104,6 +104,11 @@ impl Store {
         devices::put(&self.db, device).await
     }
 
+    /// The sessions `phone` has linked as its devices.
+    pub async fn linked_to(&self, phone: &str) -> Result<Vec<String>, DbError> {
+        devices::linked_to(&self.db, phone).await
+    }
+
     /// Deletes the device record (logout); `false` when there was none.
     pub async fn delete_sandbox_device(&self, client_id: &str) -> Result<bool, DbError> {
         devices::delete(&self.db, client_id).await

@@ -349,7 +349,8 @@ async fn labels_the_phone_had_before_the_link_are_kept_without_events_on_a_clust
 
 /// The phone's labels before the session linked (app state's first sync)
 /// are kept, on their chats, and are no events though the session turned
-/// label events on; the phone's next change is one.
+/// label events on; the phone's labels set again once it is linked, and
+/// its next change, are.
 async fn labels_before_the_link(shape: Shape) {
     let dir = tempfile::tempdir().unwrap();
     let mut rx = Receiver::start().await;
@@ -392,9 +393,25 @@ async fn labels_before_the_link(shape: Shape) {
             "kept through the move"
         );
     }
-    phone(&d.api, json!({"labelId": "4", "name": "Open", "color": 10})).await;
+    // The phone's labels set again while the session is linked: what
+    // changed reaches it as live changes, so as events (label 3 and its
+    // chat, unchanged, are none).
+    let (status, set) = post(
+        &d.api,
+        "/sandbox/history",
+        json!({"phone": OWN_PHONE, "messages": [], "labels": [
+            {"labelId": "3", "name": "Paid", "color": 2, "chats": [format!("+{CONTACT}")]},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(
+        label_event(&mut rx, "label.deleted").await,
+        json!({"labelId": "4"})
+    );
+    phone(&d.api, json!({"labelId": "3", "name": "Paid", "color": 10})).await;
     assert_eq!(
         label_event(&mut rx, "label.saved").await,
-        json!({"labelId": "4", "name": "Open", "color": 10})
+        json!({"labelId": "3", "name": "Paid", "color": 10})
     );
 }

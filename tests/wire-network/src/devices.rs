@@ -21,6 +21,7 @@ use whatsapp_rust::wacore::store::{Device, InMemoryBackend};
 use whatsapp_rust::{Client, Jid, TokioRuntime};
 
 use parley_contract::wire::sandbox::{SandboxPastLabel, SandboxPastMessage};
+use parley_network::test_network::PhoneLabel;
 use parley_network_whatsapp::live::LoopbackHttp;
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -307,9 +308,9 @@ impl TestDevice {
     ) -> anyhow::Result<()> {
         let mut had = lock(&self.labels);
         let at = chrono::Utc::now().timestamp_millis();
-        let mutations: Vec<crate::labels::Mutation> = crate::labels::changes(&had, &labels)
+        let mutations: Vec<crate::labels::Mutation> = PhoneLabel::changes(&had, &labels)
             .into_iter()
-            .map(|(id, change)| crate::labels::mutation(&id, change, at, lid_of))
+            .map(|l| crate::labels::mutation(&l.label_id, l.change, at, lid_of))
             .collect();
         if !mutations.is_empty() {
             self.change_app_state(net, "regular", &mutations)?;

@@ -79,6 +79,17 @@ pub async fn find(db: &Db, client_id: &str) -> Result<Option<SandboxDevice>, DbE
         .map(SandboxDevice::from))
 }
 
+/// The sessions `phone` has linked as its devices.
+pub async fn linked_to(db: &Db, phone: &str) -> Result<Vec<String>, DbError> {
+    Ok(Entity::find()
+        .filter(Column::Phone.eq(phone))
+        .all(db.conn())
+        .await?
+        .into_iter()
+        .map(|m| m.client_id)
+        .collect())
+}
+
 /// `INSERT ... ON CONFLICT (client_id) DO UPDATE ... WHERE fence <= excluded fence`.
 pub async fn put(db: &Db, device: &SandboxDevice) -> Result<bool, DbError> {
     let fence = fence_to_db(device.fence)?;
