@@ -9,7 +9,6 @@ use parley_contract::command::Outcome;
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxPastLabel;
 use parley_model::inbound::{Content, InboundMessage, LabelChange, LabelNotice};
-use parley_model::recipients::Recipient;
 use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
 use parley_network::{Jid, MessageId, PhoneNumber};
 
@@ -32,8 +31,8 @@ impl SandboxNetwork {
     }
 
     /// What `device`'s first app-state sync tells it of the labels its
-    /// phone has: each label, then each chat it is on. A label the sandbox
-    /// cannot name (a malformed stored chat) is left out with a warning.
+    /// phone has: each label, then each chat it is on. One the sandbox
+    /// cannot tell is left out with a warning.
     pub(super) async fn labels_at_link(
         &self,
         device: &SandboxDevice,
@@ -43,32 +42,11 @@ impl SandboxNetwork {
             return Vec::new();
         };
         let mut notices = Vec::new();
-        for label in labels {
-            let mut changes = vec![PhoneLabelChange::Saved {
-                name: label.name,
-                color: i32::try_from(label.color).unwrap_or_default(),
-            }];
-            for chat in &label.chats {
-                match Recipient::parse("chat", chat) {
-                    Ok(chat) => changes.push(PhoneLabelChange::Chat {
-                        chat,
-                        labeled: true,
-                    }),
-                    Err(e) => {
-                        tracing::warn!(phone = %device.phone, error = %e, "sandbox: a label's chat left out")
-                    }
-                }
-            }
-            for change in changes {
-                let label = PhoneLabel {
-                    label_id: label.label_id.clone(),
-                    change,
-                };
-                match self.label_notice(&own, label, true).await {
-                    Ok(notice) => notices.push(notice),
-                    Err(e) => {
-                        tracing::warn!(phone = %device.phone, error = %e.message, "sandbox: a label left out")
-                    }
+        for label in PhoneLabel::changes(&[], &labels) {
+            match self.label_notice(&own, label, true).await {
+                Ok(notice) => notices.push(notice),
+                Err(e) => {
+                    tracing::warn!(phone = %device.phone, error = %e.message, "sandbox: a label left out")
                 }
             }
         }
