@@ -1,7 +1,8 @@
 //! App-state sync (`w:sync:app:state`): the server holds each account's
 //! collections as lists of patches, encrypted by the devices with the
 //! account's app-state key, which it cannot read. A device that syncs a
-//! collection from version `v` gets the patches after `v`; a patch a device
+//! collection from version `v` gets the patches after `v`, one that asks for
+//! a snapshot (its first sync) a snapshot of them on the CDN; a patch a device
 //! sends on the latest version becomes the next one (on an older one: 409,
 //! and the client syncs first). The phone starts `regular_high` with the
 //! account's privacy-token salt (`nct_salt_sync`, see `crate::tokens`); the
@@ -66,6 +67,25 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                     vec![],
                 )
             }
+            // A device that asks for a snapshot (it has nothing yet) gets
+            // one of what the server holds, as the real server answers.
+            None if attr(c, "return_snapshot").as_deref() == Some("true") && !held.is_empty() => {
+                match snapshot(inner, held) {
+                    Ok(reference) => element(
+                        "collection",
+                        &[("name", name), ("version", held.len().to_string())],
+                        vec![leaf_bytes("snapshot", reference)],
+                    ),
+                    Err(e) => {
+                        tracing::warn!(error = %e, collection = %name, "wire network: no snapshot");
+                        element(
+                            "collection",
+                            &[("name", name), ("type", "error".into())],
+                            vec![element("error", &[("code", "500".into())], vec![])],
+                        )
+                    }
+                }
+            }
             None => {
                 let newer: Vec<Node> = held
                     .iter()
@@ -88,6 +108,76 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     drop(reg);
     inner.changed.notify_waiters();
     iq_result(id, vec![element("sync", &[], collections)])
+}
+
+/// A snapshot of the collection whose patches are `held`, as the server
+/// makes one without the account's key: the latest record of every index
+/// the patches set and did not remove since, the last patch's snapshot MAC
+/// and key id (its author's MAC of exactly that state), encrypted as an
+/// app-state blob and put on the CDN; the `ExternalBlobReference` that
+/// names it (whatsapp-rust `pre_download_external_blobs`, wacore-appstate
+/// `process_snapshot`).
+fn snapshot(inner: &Inner, held: &[Vec<u8>]) -> anyhow::Result<Vec<u8>> {
+    use whatsapp_rust::buffa::Message;
+    use whatsapp_rust::wacore::download::MediaType;
+    let plain = snapshot_of(held)?.encode_to_vec();
+    let sealed = whatsapp_rust::wacore::upload::encrypt_media(&plain, MediaType::AppState)?;
+    let path = format!(
+        "/v/t62.app-state/{}",
+        hex::encode(rand10::random::<[u8; 12]>())
+    );
+    inner.shelf.publish(&path, sealed.data_to_upload);
+    let reference = wa::ExternalBlobReference {
+        media_key: Some(sealed.media_key.to_vec()),
+        direct_path: Some(path),
+        file_size_bytes: Some(plain.len() as u64),
+        file_sha256: Some(sealed.file_sha256.to_vec()),
+        file_enc_sha256: Some(sealed.file_enc_sha256.to_vec()),
+        ..Default::default()
+    };
+    Ok(reference.encode_to_vec())
+}
+
+/// The snapshot of the patches `held` (see [`snapshot`]).
+fn snapshot_of(held: &[Vec<u8>]) -> anyhow::Result<wa::SyncdSnapshot> {
+    let mut order: Vec<Vec<u8>> = Vec::new();
+    let mut records: std::collections::HashMap<Vec<u8>, wa::SyncdRecord> = Default::default();
+    let mut last = None;
+    for bytes in held {
+        let patch = codec::syncd_patch_decode(bytes).map_err(|e| anyhow!("a held patch: {e}"))?;
+        if patch.external_mutations.is_set() {
+            return Err(anyhow!("a patch with external mutations"));
+        }
+        for m in &patch.mutations {
+            let record = m
+                .record
+                .as_option()
+                .context("a mutation without a record")?;
+            let index = record
+                .index
+                .as_option()
+                .and_then(|i| i.blob.clone())
+                .context("a record without an index")?;
+            if m.operation == Some(wa::syncd_mutation::SyncdOperation::REMOVE.into()) {
+                records.remove(&index);
+            } else {
+                if !records.contains_key(&index) {
+                    order.push(index.clone());
+                }
+                records.insert(index, record.clone());
+            }
+        }
+        last = Some(patch);
+    }
+    let last = last.context("no patch")?;
+    Ok(wa::SyncdSnapshot {
+        version: MessageField::some(wa::SyncdVersion {
+            version: Some(held.len() as u64),
+        }),
+        records: order.iter().filter_map(|i| records.remove(i)).collect(),
+        mac: last.snapshot_mac.clone(),
+        key_id: last.key_id.clone(),
+    })
 }
 
 /// The account's companions other than `except` hear that collection
@@ -299,4 +389,58 @@ pub fn decrypt(patch: &Patch, key_id: &[u8], key: &[u8]) -> anyhow::Result<Vec<C
         });
     }
     Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mutation(operation: wa::syncd_mutation::SyncdOperation, index: u8) -> wa::SyncdMutation {
+        wa::SyncdMutation {
+            operation: Some(operation.into()),
+            record: MessageField::some(wa::SyncdRecord {
+                index: MessageField::some(wa::SyncdIndex {
+                    blob: Some(vec![index; 32]),
+                }),
+                value: MessageField::some(wa::SyncdValue {
+                    blob: Some(vec![index, 1, 2]),
+                }),
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn patch(mutations: Vec<wa::SyncdMutation>, mac: u8) -> Vec<u8> {
+        codec::syncd_patch_to_vec(&wa::SyncdPatch {
+            mutations,
+            snapshot_mac: Some(vec![mac; 32]),
+            key_id: MessageField::some(wa::KeyId {
+                id: Some(vec![0, 0, 0, 1]),
+            }),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_snapshot_holds_each_index_latest_record_and_the_last_patch_mac() {
+        use wa::syncd_mutation::SyncdOperation::{REMOVE, SET};
+        let held = vec![
+            patch(vec![mutation(SET, 1), mutation(SET, 2)], 7),
+            patch(vec![mutation(REMOVE, 1), mutation(SET, 3)], 8),
+        ];
+        let snapshot = snapshot_of(&held).unwrap();
+        assert_eq!(
+            snapshot.version.as_option().and_then(|v| v.version),
+            Some(2)
+        );
+        let indexes: Vec<u8> = snapshot
+            .records
+            .iter()
+            .filter_map(|r| r.index.as_option().and_then(|i| i.blob.as_ref()))
+            .map(|b| b[0])
+            .collect();
+        assert_eq!(indexes, [2, 3]);
+        assert_eq!(snapshot.mac, Some(vec![8; 32]));
+        assert!(snapshot_of(&[]).is_err());
+    }
 }
