@@ -209,7 +209,8 @@ pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
 /// The chats the linking phone holds reach the new device once it is
 /// paired, as history: every message of them, oldest first, with its id,
 /// direction, author, time and text, in the chat with the contact (its LID
-/// known), and the name the contact gave itself, with its LID and phone;
+/// known, its message named with the name the contact gave itself), and
+/// that name with the contact's LID and phone;
 /// the phone's labels and the chats they are on come as label notices of
 /// the first app-state sync; messages that come live later still come as
 /// messages.
@@ -304,6 +305,10 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         reply.sender.bare_user(),
         identity.jid.bare_user(),
         "{reply:?}"
+    );
+    assert_eq!(
+        question.push_name, "Ann Lee",
+        "the contact's name: {question:?}"
     );
     assert_ne!(
         question.sender.bare_user(),

@@ -327,7 +327,10 @@ impl TestDevice {
         let past = lock(&self.past).clone();
         // The contacts its chats name (the members who wrote in its groups
         // too), as the network knows them.
-        let mut contacts = crate::history::Contacts::default();
+        let mut contacts = crate::history::Contacts {
+            own_name: net.push_name_of(&phone),
+            ..Default::default()
+        };
         for contact in past
             .iter()
             .flatten()

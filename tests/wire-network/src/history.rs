@@ -41,6 +41,8 @@ struct Chunk<'a> {
 pub struct Contacts {
     pub lids: BTreeMap<String, String>,
     pub names: BTreeMap<String, String>,
+    /// The phone's own account's name.
+    pub own_name: Option<String>,
 }
 
 impl Contacts {
@@ -64,7 +66,7 @@ pub async fn send(
 ) -> anyhow::Result<()> {
     let mut syncs = Vec::new();
     for (i, chunk) in chunks(past)?.iter().enumerate() {
-        let sync = history_sync(client, chunk, &contacts.lids, i == 0).await?;
+        let sync = history_sync(client, chunk, contacts, i == 0).await?;
         syncs.push((sync, chunk.announced));
     }
     // The names come right after the bootstrap.
@@ -177,9 +179,10 @@ fn push_names(contacts: &Contacts) -> Option<(wa::HistorySync, wa::message::Hist
 async fn history_sync(
     client: &Client,
     chunk: &Chunk<'_>,
-    lids: &BTreeMap<String, String>,
+    contacts: &Contacts,
     first: bool,
 ) -> anyhow::Result<wa::HistorySync> {
+    let lids = &contacts.lids;
     let backend = client.persistence_manager().backend();
     let mut conversations = Vec::new();
     let mut mappings = Vec::new();
@@ -195,7 +198,7 @@ async fn history_sync(
             messages: messages
                 .iter()
                 .enumerate()
-                .map(|(i, m)| history_message(&id, m, i as u64))
+                .map(|(i, m)| history_message(&id, m, i as u64, author_name(contacts, pn, m)))
                 .collect::<anyhow::Result<_>>()?,
             ..Default::default()
         };
@@ -236,10 +239,22 @@ async fn history_sync(
     })
 }
 
+/// The name the author of `m` (in the chat with the contact `pn`, or a
+/// group) gave itself, as the phone knows it.
+fn author_name(contacts: &Contacts, pn: Option<&str>, m: &SandboxPastMessage) -> Option<String> {
+    if m.from_me {
+        return contacts.own_name.clone();
+    }
+    let author = pn.or(m.from.as_deref())?;
+    contacts.names.get(author).cloned()
+}
+
+/// A message of history, with its author's name (`pushName`) when known.
 fn history_message(
     chat: &str,
     m: &SandboxPastMessage,
     order: u64,
+    push_name: Option<String>,
 ) -> anyhow::Result<wa::HistorySyncMsg> {
     let at = sent_at(m)?;
     let participant = m
@@ -260,6 +275,7 @@ fn history_message(
         }),
         message_timestamp: Some(u64::try_from(at).unwrap_or(0)),
         participant,
+        push_name,
         ..Default::default()
     };
     Ok(wa::HistorySyncMsg {
@@ -302,6 +318,7 @@ mod tests {
                 ("4915100000003".into(), "Bo".into()),
                 ("4915100000004".into(), String::new()),
             ]),
+            own_name: None,
         };
         let (sync, announced) = push_names(&contacts).expect("names");
         assert_eq!(announced, wa::message::HistorySyncType::PUSH_NAME);
