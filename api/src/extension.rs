@@ -40,6 +40,6 @@ impl RouteSet {
 pub mod rules {
     pub use crate::openapi_rules::{
         FieldRule, GROUP_JID, LABEL_ID, PHONE, ParameterRule, RECIPIENT, apply_fields,
-        apply_parameters, pattern, text,
+        apply_parameters, label_color, label_name, pattern, text,
     };
 }

@@ -27,6 +27,24 @@ pub fn text(max: usize) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": NOT_BLANK})
 }
 
+/// A label's name, when given: 1 to `LABEL_NAME_MAX` characters, not
+/// blank; `null` for none.
+pub fn label_name() -> Value {
+    json!({"type": ["string", "null"], "minLength": 1,
+        "maxLength": parley_model::outgoing::LABEL_NAME_MAX, "pattern": NOT_BLANK})
+}
+
+/// A label's colour: an index into the palette; `null` allowed for none
+/// when `nullable`.
+pub fn label_color(nullable: bool) -> Value {
+    let kind = if nullable {
+        json!(["integer", "null"])
+    } else {
+        json!("integer")
+    };
+    json!({"type": kind, "minimum": 0, "maximum": parley_model::outgoing::LABEL_COLORS - 1})
+}
+
 pub fn pattern(p: &str) -> Value {
     json!({"type": "string", "pattern": p})
 }
@@ -92,20 +110,8 @@ fn rules() -> Vec<FieldRule> {
         ),
         ("RejectCall", "callId", message_id(), true),
         ("DeleteStatus", "messageId", message_id(), true),
-        (
-            "SetLabel",
-            "name",
-            json!({"type": ["string", "null"], "minLength": 1,
-                "maxLength": parley_model::outgoing::LABEL_NAME_MAX, "pattern": NOT_BLANK}),
-            false,
-        ),
-        (
-            "SetLabel",
-            "color",
-            json!({"type": ["integer", "null"], "minimum": 0,
-                "maximum": parley_model::outgoing::LABEL_COLORS - 1}),
-            false,
-        ),
+        ("SetLabel", "name", label_name(), false),
+        ("SetLabel", "color", label_color(true), false),
         ("SetLabel", "labelId", label_id(), false),
         ("DeleteLabel", "labelId", label_id(), true),
         ("SetChatLabel", "labelId", label_id(), true),

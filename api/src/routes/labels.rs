@@ -48,11 +48,8 @@ pub(super) async fn chats_of(
     state
         .ports
         .db
-        .labels(id.as_str())
+        .label_chats(id.as_str(), label_id)
         .await?
-        .into_iter()
-        .find(|l| l.label.id == label_id)
-        .map(|l| l.chats)
         .ok_or_else(|| ApiError::not_found(format!("the session has no label {label_id}")))
 }
 

@@ -14,7 +14,7 @@ use parley_api::AppState;
 use parley_api::RouteSet;
 use parley_api::extension::rules::{
     FieldRule, GROUP_JID, LABEL_ID, PHONE, ParameterRule, RECIPIENT, apply_fields,
-    apply_parameters, pattern, text,
+    apply_parameters, label_color, label_name, pattern, text,
 };
 use serde_json::{Value, json};
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -181,20 +181,8 @@ fn field_rules() -> Vec<FieldRule> {
         ("SandboxCall", "from", pattern(PHONE), true),
         ("SandboxCall", "group", pattern(GROUP_JID), false),
         ("SandboxLabel", "labelId", pattern(LABEL_ID), true),
-        (
-            "SandboxLabel",
-            "name",
-            json!({"type": ["string", "null"], "minLength": 1, "maxLength": parley_model::outgoing::LABEL_NAME_MAX,
-                "pattern": r"[^\s\u0085]"}),
-            false,
-        ),
-        (
-            "SandboxLabel",
-            "color",
-            json!({"type": ["integer", "null"], "minimum": 0,
-                "maximum": parley_model::outgoing::LABEL_COLORS - 1}),
-            false,
-        ),
+        ("SandboxLabel", "name", label_name(), false),
+        ("SandboxLabel", "color", label_color(true), false),
         (
             "SandboxLabel",
             "chat",
@@ -237,13 +225,7 @@ fn field_rules() -> Vec<FieldRule> {
             text(parley_model::outgoing::LABEL_NAME_MAX),
             true,
         ),
-        (
-            "SandboxPastLabel",
-            "color",
-            json!({"type": "integer", "minimum": 0,
-                "maximum": parley_model::outgoing::LABEL_COLORS - 1}),
-            false,
-        ),
+        ("SandboxPastLabel", "color", label_color(false), false),
         (
             "SandboxPastLabel",
             "chats",

@@ -72,12 +72,41 @@ impl Db {
 
     /// The label `label_id` of `client_id`, if it has one.
     pub async fn label(&self, client_id: &str, label_id: &str) -> Result<Option<Label>, DbError> {
-        Ok(self
-            .labels(client_id)
+        Ok(labels::one(self.conn(), client_id, label_id)
             .await?
-            .into_iter()
-            .map(|l| l.label)
-            .find(|l| l.id == label_id))
+            .map(|row| Label {
+                id: row.label_id,
+                name: row.name,
+                color: row.color,
+            }))
+    }
+
+    /// The chats (JIDs, sorted) label `label_id` of `client_id` is on;
+    /// `None` when it has no such label.
+    pub async fn label_chats(
+        &self,
+        client_id: &str,
+        label_id: &str,
+    ) -> Result<Option<Vec<String>>, DbError> {
+        if labels::one(self.conn(), client_id, label_id)
+            .await?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let mut chats = labels::chats_of_label(self.conn(), client_id, label_id).await?;
+        chats.sort_unstable();
+        Ok(Some(chats))
+    }
+
+    /// Whether label `label_id` of `client_id` is on `chat` (a JID).
+    pub async fn is_label_on_chat(
+        &self,
+        client_id: &str,
+        label_id: &str,
+        chat: &str,
+    ) -> Result<bool, DbError> {
+        labels::is_on_chat(self.conn(), client_id, label_id, chat).await
     }
 
     /// An id for a new label of `client_id`: one past the largest number

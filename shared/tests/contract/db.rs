@@ -358,6 +358,28 @@ async fn labels_are_kept_with_their_chats_per_session(db: &Db) {
         db.label("other", "2").await.expect("read"),
         Some(label("2", "Theirs", 0))
     );
+    assert_eq!(
+        db.label_chats("labeller", "2").await.expect("chats"),
+        Some(vec![
+            "111@lid".to_string(),
+            "120363000000000001@g.us".into()
+        ])
+    );
+    assert_eq!(
+        db.label_chats("other", "2").await.expect("chats"),
+        Some(vec![])
+    );
+    assert_eq!(db.label_chats("labeller", "7").await.expect("chats"), None);
+    assert!(
+        db.is_label_on_chat("labeller", "2", "111@lid")
+            .await
+            .expect("on")
+    );
+    assert!(
+        !db.is_label_on_chat("labeller", "10", "111@lid")
+            .await
+            .expect("off")
+    );
     // Deleted, it is off its chats too; a session's labels go with it.
     db.delete_label("labeller", "2").await.expect("delete");
     assert_eq!(db.label("labeller", "2").await.expect("read"), None);

@@ -94,11 +94,6 @@ impl Actor {
         let db = &self.deps.db;
         let client_id = self.id.as_str();
         let id = notice.label_id.as_str();
-        let stored = db
-            .labels(client_id)
-            .await?
-            .into_iter()
-            .find(|l| l.label.id == id);
         match &notice.change {
             LabelChange::Saved { name, color } => {
                 let label = Label {
@@ -106,21 +101,19 @@ impl Actor {
                     name: name.clone(),
                     color: *color,
                 };
-                if stored.is_some_and(|s| s.label == label) {
+                if db.label(client_id, id).await?.as_ref() == Some(&label) {
                     return Ok(false);
                 }
                 db.save_label(client_id, &label).await?;
             }
             LabelChange::Deleted => {
-                if stored.is_none() {
+                if db.label(client_id, id).await?.is_none() {
                     return Ok(false);
                 }
                 db.delete_label(client_id, id).await?;
             }
             LabelChange::Chat { chat, labeled } => {
-                let on = stored
-                    .as_ref()
-                    .is_some_and(|s| s.chats.iter().any(|c| c == chat.as_str()));
+                let on = db.is_label_on_chat(client_id, id, chat.as_str()).await?;
                 if on == *labeled {
                     return Ok(false);
                 }

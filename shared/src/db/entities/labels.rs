@@ -126,6 +126,31 @@ pub async fn all(db: &impl ConnectionTrait, client_id: &str) -> Result<Vec<label
         .await?)
 }
 
+/// Label `label_id` of `client_id`, if it has one.
+pub async fn one(
+    db: &impl ConnectionTrait,
+    client_id: &str,
+    label_id: &str,
+) -> Result<Option<label::Model>, DbError> {
+    let key = (client_id.to_string(), label_id.to_string());
+    Ok(label::Entity::find_by_id(key).one(db).await?)
+}
+
+/// Whether label `label_id` of `client_id` is on `chat`.
+pub async fn is_on_chat(
+    db: &impl ConnectionTrait,
+    client_id: &str,
+    label_id: &str,
+    chat: &str,
+) -> Result<bool, DbError> {
+    let key = (
+        client_id.to_string(),
+        label_id.to_string(),
+        chat.to_string(),
+    );
+    Ok(chat_label::Entity::find_by_id(key).one(db).await?.is_some())
+}
+
 /// The chats each label of `client_id` is on.
 pub async fn chats(
     db: &impl ConnectionTrait,
@@ -135,6 +160,22 @@ pub async fn chats(
         .filter(chat_label::Column::ClientId.eq(client_id))
         .all(db)
         .await?)
+}
+
+/// The chats label `label_id` of `client_id` is on.
+pub async fn chats_of_label(
+    db: &impl ConnectionTrait,
+    client_id: &str,
+    label_id: &str,
+) -> Result<Vec<String>, DbError> {
+    Ok(chat_label::Entity::find()
+        .filter(chat_label::Column::ClientId.eq(client_id))
+        .filter(chat_label::Column::LabelId.eq(label_id))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| row.chat)
+        .collect())
 }
 
 /// Forgets every label of `client_id` (the session is deleted).
