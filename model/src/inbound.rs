@@ -140,6 +140,29 @@ pub struct LabelNotice {
     pub from_full_sync: bool,
 }
 
+impl LabelNotice {
+    /// The notice as the account `own` tells it to its devices: in its own
+    /// chat (a label's edit) or in the chat it names (a label on a chat),
+    /// its id `<labelId>-[<chat user>-]<ms>` from the change's time in
+    /// milliseconds; `None` when the ids make no message id.
+    pub fn into_message(self, own: &Jid, at_ms: i64) -> Option<InboundMessage> {
+        let (id, chat) = match &self.change {
+            LabelChange::Chat { chat, .. } => (
+                format!("{}-{}-{at_ms}", self.label_id, chat.user()),
+                chat.clone(),
+            ),
+            LabelChange::Saved { .. } | LabelChange::Deleted => {
+                (format!("{}-{at_ms}", self.label_id), own.clone())
+            }
+        };
+        let id = MessageId::new(id)?;
+        Some(InboundMessage {
+            from_me: true,
+            ..InboundMessage::notice(id, chat, own.clone(), Content::Label(self))
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LabelChange {
     /// Created, or given this name and colour.

@@ -8,9 +8,9 @@ use chrono::Utc;
 use parley_contract::command::Outcome;
 use parley_contract::error::ApiError;
 use parley_contract::wire::sandbox::SandboxPastLabel;
-use parley_model::inbound::{Content, InboundMessage, LabelChange, LabelNotice};
+use parley_model::inbound::{InboundMessage, LabelChange, LabelNotice};
 use parley_network::test_network::{PhoneLabel, PhoneLabelChange};
-use parley_network::{Jid, MessageId, PhoneNumber};
+use parley_network::{Jid, PhoneNumber};
 
 use super::SandboxNetwork;
 use super::inbound::lid_jid;
@@ -61,35 +61,21 @@ impl SandboxNetwork {
         label: PhoneLabel,
         from_full_sync: bool,
     ) -> Result<InboundMessage, ApiError> {
-        let label_id = label.label_id;
-        let stamp = Utc::now().timestamp_millis();
-        let (chat, change, id) = match label.change {
-            PhoneLabelChange::Saved { name, color } => (
-                own.clone(),
-                LabelChange::Saved { name, color },
-                format!("{label_id}-{stamp}"),
-            ),
-            PhoneLabelChange::Deleted => (
-                own.clone(),
-                LabelChange::Deleted,
-                format!("{label_id}-{stamp}"),
-            ),
-            PhoneLabelChange::Chat { chat, labeled } => {
-                let chat = self.chat_as_named(&chat.jid()).await?;
-                let id = format!("{label_id}-{}-{stamp}", chat.user());
-                (chat.clone(), LabelChange::Chat { chat, labeled }, id)
-            }
+        let change = match label.change {
+            PhoneLabelChange::Saved { name, color } => LabelChange::Saved { name, color },
+            PhoneLabelChange::Deleted => LabelChange::Deleted,
+            PhoneLabelChange::Chat { chat, labeled } => LabelChange::Chat {
+                chat: self.chat_as_named(&chat.jid()).await?,
+                labeled,
+            },
         };
-        let id = MessageId::new(id).ok_or_else(|| ApiError::bad_request("labelId"))?;
-        let content = Content::Label(LabelNotice {
-            label_id,
+        LabelNotice {
+            label_id: label.label_id,
             change,
             from_full_sync,
-        });
-        Ok(InboundMessage {
-            from_me: true,
-            ..InboundMessage::notice(id, chat, own.clone(), content)
-        })
+        }
+        .into_message(own, Utc::now().timestamp_millis())
+        .ok_or_else(|| ApiError::bad_request("labelId"))
     }
 
     /// A chat as the network names it: a contact's (a phone JID) by its LID.

@@ -1,8 +1,8 @@
 //! Chat labels: app-state patches of the `regular` collection
 //! (whatsapp-rust's `labels()`: `label_edit` for a label, `label_jid` for a
 //! label on a chat), seen by the account's other devices.
-use parley_model::inbound::{Content, InboundMessage, LabelChange, LabelNotice};
-use parley_network::{Jid, Label, MessageId, NetworkError};
+use parley_model::inbound::{InboundMessage, LabelChange, LabelNotice};
+use parley_network::{Jid, Label, NetworkError};
 use whatsapp_rust::types::events::{LabelAssociationUpdate, LabelEditUpdate};
 
 use super::connection::LiveConnection;
@@ -59,69 +59,33 @@ pub fn edit_notice(update: &LabelEditUpdate, own: &Jid) -> Option<InboundMessage
             color: action.color.unwrap_or(0),
         }
     };
-    let id = format!(
-        "{}-{}",
-        update.label_id,
-        update.timestamp.timestamp_millis()
-    );
-    notice(
-        &update.label_id,
+    LabelNotice {
+        label_id: update.label_id.clone(),
         change,
-        update.from_full_sync,
-        id,
-        own.clone(),
-        own,
-    )
+        from_full_sync: update.from_full_sync,
+    }
+    .into_message(own, update.timestamp.timestamp_millis())
 }
 
 /// A label put on a chat or taken off it, from app-state sync.
 pub fn chat_notice(update: &LabelAssociationUpdate, own: &Jid) -> Option<InboundMessage> {
     let chat = port_jid(&update.chat_jid.to_non_ad()).ok()?;
-    let labeled = update.action.labeled.unwrap_or(true);
-    let id = format!(
-        "{}-{}-{}",
-        update.label_id,
-        chat.user(),
-        update.timestamp.timestamp_millis()
-    );
-    let change = LabelChange::Chat {
-        chat: chat.clone(),
-        labeled,
-    };
-    notice(
-        &update.label_id,
-        change,
-        update.from_full_sync,
-        id,
-        chat,
-        own,
-    )
-}
-
-fn notice(
-    label_id: &str,
-    change: LabelChange,
-    from_full_sync: bool,
-    id: String,
-    chat: Jid,
-    own: &Jid,
-) -> Option<InboundMessage> {
-    let notice = LabelNotice {
-        label_id: label_id.to_string(),
-        change,
-        from_full_sync,
-    };
-    let id = MessageId::new(id)?;
-    Some(InboundMessage {
-        from_me: true,
-        ..InboundMessage::notice(id, chat, own.clone(), Content::Label(notice))
-    })
+    LabelNotice {
+        label_id: update.label_id.clone(),
+        change: LabelChange::Chat {
+            chat,
+            labeled: update.action.labeled.unwrap_or(true),
+        },
+        from_full_sync: update.from_full_sync,
+    }
+    .into_message(own, update.timestamp.timestamp_millis())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
+    use parley_model::inbound::Content;
     use whatsapp_rust::waproto::whatsapp as wa;
 
     fn own() -> Jid {
