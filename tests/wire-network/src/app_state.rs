@@ -38,6 +38,7 @@ pub struct Change {
 pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
     let mut reg = inner.registry();
     let mut collections = Vec::new();
+    let mut fetched = Vec::new();
     for c in child(iq, "sync").map(children).unwrap_or_default() {
         if c.tag != "collection" {
             continue;
@@ -103,7 +104,17 @@ pub fn answer(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                 element("collection", &[("name", name), ("version", version)], kids)
             }
         };
+        if attr(&node, "type").is_none()
+            && let Some(version) = attr(&node, "version").and_then(|v| v.parse::<usize>().ok())
+            && let Some(name) = attr(&node, "name")
+        {
+            fetched.push((name, version));
+        }
         collections.push(node);
+    }
+    for (name, version) in fetched {
+        let key = (who.phone.to_string(), who.device, name);
+        reg.fetched.insert(key, version);
     }
     drop(reg);
     inner.changed.notify_waiters();
@@ -180,6 +191,53 @@ fn snapshot_of(held: &[Vec<u8>]) -> anyhow::Result<wa::SyncdSnapshot> {
     })
 }
 
+/// How often, and how far apart, the server repeats its announcement of a
+/// collection's new version to a companion that has not fetched it.
+const ANNOUNCEMENTS: u32 = 3;
+const ANNOUNCED_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Tells the companions of `phone` that have not fetched version `version`
+/// of collection `name` again, a second apart, until each has or
+/// [`ANNOUNCEMENTS`] were made. whatsapp-rust drops a `server_sync` that
+/// comes while it still applies an earlier sync of the same collection
+/// ("an equivalent sync holds it", `client/app_state.rs`), though that sync
+/// was answered before the new version existed; the change would wait for
+/// the next announcement. Repeating it is our choice (docs/test-network.md).
+pub async fn announce_until_fetched(inner: std::sync::Arc<Inner>, phone: String, name: String) {
+    let version = inner
+        .registry()
+        .collections
+        .get(&(phone.clone(), name.clone()))
+        .map_or(0, Vec::len);
+    for _ in 1..ANNOUNCEMENTS {
+        tokio::time::sleep(ANNOUNCED_AGAIN_AFTER).await;
+        let mut reg = inner.registry();
+        let lagging: Vec<u16> = companions(&reg, &phone)
+            .into_iter()
+            .filter(|d| {
+                let key = (phone.clone(), *d, name.clone());
+                reg.live.contains_key(&(phone.clone(), *d))
+                    && reg.fetched.get(&key).is_some_and(|v| *v < version)
+            })
+            .collect();
+        if lagging.is_empty() {
+            return;
+        }
+        let notification = server_sync(&name, version);
+        for device in lagging {
+            reg.deliver(&phone, device, notification.clone());
+        }
+    }
+}
+
+/// The companions (devices other than the phone) of `phone`'s account.
+fn companions(reg: &Registry, phone: &str) -> Vec<u16> {
+    reg.accounts
+        .get(phone)
+        .map(|a| a.devices.keys().copied().filter(|d| *d != 0).collect())
+        .unwrap_or_default()
+}
+
 /// The account's companions other than `except` hear that collection
 /// `name` changed (`<notification type="server_sync">`), and sync it. The
 /// test phone is not told: it holds the app-state key outside its client.
@@ -188,7 +246,17 @@ pub fn tell_companions(reg: &mut Registry, phone: &str, except: Option<u16>, nam
         .collections
         .get(&(phone.to_string(), name.to_string()))
         .map_or(0, Vec::len);
-    let notification = element(
+    let notification = server_sync(name, version);
+    for device in companions(reg, phone) {
+        if Some(device) != except {
+            reg.deliver(phone, device, notification.clone());
+        }
+    }
+}
+
+/// `<notification type="server_sync">` of collection `name` at `version`.
+fn server_sync(name: &str, version: usize) -> Node {
+    element(
         "notification",
         &[
             ("type", "server_sync".into()),
@@ -204,17 +272,7 @@ pub fn tell_companions(reg: &mut Registry, phone: &str, except: Option<u16>, nam
             &[("name", name.to_string()), ("version", version.to_string())],
             vec![],
         )],
-    );
-    let companions: Vec<u16> = reg
-        .accounts
-        .get(phone)
-        .map(|a| a.devices.keys().copied().collect())
-        .unwrap_or_default();
-    for device in companions {
-        if device != 0 && Some(device) != except {
-            reg.deliver(phone, device, notification.clone());
-        }
-    }
+    )
 }
 
 /// `patch` (a `SyncdPatch`) as the server serves it: with its version.

@@ -634,6 +634,11 @@ impl WireNetwork {
         app_state::tell_companions(&mut reg, phone, None, collection);
         drop(reg);
         self.inner.changed.notify_waiters();
+        tokio::spawn(app_state::announce_until_fetched(
+            Arc::clone(&self.inner),
+            phone.to_string(),
+            collection.to_string(),
+        ));
         Ok(())
     }
 

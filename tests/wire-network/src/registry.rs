@@ -117,6 +117,10 @@ pub struct Registry {
     /// Server-side app-state collections: the patches each account's
     /// collections hold, in version order, by phone and collection name.
     pub collections: HashMap<(String, String), Vec<Vec<u8>>>,
+    /// The version of each collection each device last has from the server
+    /// (by phone, device, collection): what its last sync was answered, or
+    /// the patch it sent.
+    pub fetched: HashMap<(String, u16, String), usize>,
     /// Privacy tokens: the gate on 1:1 messages (`crate::tokens`).
     pub tokens: crate::tokens::Tokens,
     /// Whether reinstalls go unannounced (`crate::identities`).
