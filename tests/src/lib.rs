@@ -1,6 +1,7 @@
 //! Support for the end-to-end tests: where the real services are, fresh
 //! isolated state per test, and `parley` processes started and stopped for real.
 pub mod browser;
+pub mod cpu;
 pub mod files;
 pub mod multipart;
 pub mod nats_server;

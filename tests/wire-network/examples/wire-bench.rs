@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use parley_tests::Parley;
+use parley_tests::cpu;
 use parley_tests::receiver::Receiver;
 use parley_wire_network::{TestDevice, WireNetwork};
 use serde_json::{Value, json};
@@ -42,89 +43,52 @@ const CONTACT: &str = "4915200000000";
 /// Contacts writing at once in the receive figure (one client's sends are
 /// sequential).
 const WRITERS: usize = 10;
+/// This process in the CPU figures: the test network's server, its
+/// devices (phones and contacts) and the webhook receiver.
+const OWN: &str = "wire-bench";
 
+/// Figures only the real adapter can give, on the wire-level test network.
+#[derive(clap::Parser)]
+#[command(name = "wire-bench")]
 struct Args {
+    /// Sessions paired and connected.
+    #[arg(long, default_value_t = 100)]
     sessions: usize,
+    /// The `parley-test-network` build to run.
+    #[arg(long, default_value = "target/release/parley-test-network")]
     bin: PathBuf,
+    /// Texts sent, and texts received.
+    #[arg(long, default_value_t = 400)]
     messages: usize,
+    /// Texts per second.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     rate: u32,
+    /// An API and workers (run under scripts/with-services.sh) instead of serve.
+    #[arg(long)]
     cluster: bool,
-    /// Workers of the cluster.
-    workers: usize,
+    /// The cluster's workers.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
     /// The contact writes to every session once before the sends.
+    #[arg(long)]
     warm_up: bool,
-    /// The network requires privacy tokens (implies `warm_up`: the
+    /// The network requires privacy tokens (implies --warm-up: the
     /// contact's message gives each session the contact's token).
+    #[arg(long = "privacy-tokens")]
     tokens: bool,
-    /// At the end, SIGKILL the worker holding the most sessions (cluster).
+    /// At the end, SIGKILL the busiest worker and time the takeover (cluster).
+    #[arg(long)]
     kill_worker: bool,
 }
 
-const USAGE: &str =
-    "usage: wire-bench [--cluster [--workers N]] [--sessions N] [--messages N] [--rate N] \
-     [--warm-up] [--privacy-tokens] [--kill-worker] --bin PATH-TO-parley-test-network
-  --cluster          an API and two workers (run under scripts/with-services.sh) instead of serve
-  --workers N        the cluster's workers (default 2)
-  --sessions N       sessions paired and connected (default 100)
-  --messages N       texts sent, and texts received (default 400)
-  --rate N           per second (default 200)
-  --warm-up          the contact writes to every session once before the sends
-  --privacy-tokens   the network requires privacy tokens (implies --warm-up)
-  --kill-worker      at the end, SIGKILL the busiest worker and time the takeover (cluster)
-  --bin PATH         the parley-test-network build to run";
-
 fn args() -> Args {
-    let mut a = Args {
-        sessions: 100,
-        bin: PathBuf::from("target/release/parley-test-network"),
-        messages: 400,
-        rate: 200,
-        cluster: false,
-        workers: 2,
-        warm_up: false,
-        tokens: false,
-        kill_worker: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        match flag.as_str() {
-            "--help" | "-h" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            "--cluster" => a.cluster = true,
-            "--warm-up" => a.warm_up = true,
-            "--kill-worker" => a.kill_worker = true,
-            "--privacy-tokens" => (a.tokens, a.warm_up) = (true, true),
-            valued => {
-                let value = it.next().unwrap_or_default();
-                match valued {
-                    "--sessions" => a.sessions = number(valued, &value),
-                    "--bin" => a.bin = PathBuf::from(value),
-                    "--messages" => a.messages = number(valued, &value),
-                    "--rate" => a.rate = number(valued, &value),
-                    "--workers" => a.workers = number::<usize>(valued, &value).max(1),
-                    other => {
-                        eprintln!("unknown flag {other}\n{USAGE}");
-                        std::process::exit(2);
-                    }
-                }
-            }
-        }
-    }
+    let mut a = <Args as clap::Parser>::parse();
+    a.warm_up |= a.tokens;
     a.bin = std::fs::canonicalize(&a.bin).unwrap_or_else(|e| {
-        eprintln!("--bin {}: {e}\n{USAGE}", a.bin.display());
+        eprintln!("--bin {}: {e}", a.bin.display());
         std::process::exit(2)
     });
     a
-}
-
-/// The number `value` given to `flag`; a usage error otherwise.
-fn number<T: std::str::FromStr>(flag: &str, value: &str) -> T {
-    value.parse().unwrap_or_else(|_| {
-        eprintln!("{flag} takes a number, not {value:?}\n{USAGE}");
-        std::process::exit(2)
-    })
 }
 
 fn phone(i: usize) -> String {
@@ -178,7 +142,7 @@ impl Starter {
             vars,
             bin: a.bin.clone(),
             dir: dir.to_path_buf(),
-            workers: a.cluster.then_some(a.workers),
+            workers: a.cluster.then_some(usize::from(a.workers)),
         }
     }
 
@@ -257,6 +221,20 @@ impl Gateway {
         }
     }
 
+    /// Every process's id with its name in the CPU figures.
+    fn labelled_pids(&self) -> Vec<(String, u32)> {
+        let front = if self.workers.is_empty() {
+            "serve"
+        } else {
+            "api"
+        };
+        let workers = (1..).map(|n| format!("worker {n}"));
+        std::iter::once((front.to_string(), &self.front))
+            .chain(workers.zip(&self.workers))
+            .filter_map(|(label, p)| Some((label, p.pid()?)))
+            .collect()
+    }
+
     /// Every process's id.
     fn pids(&self) -> Vec<u32> {
         std::iter::once(&self.front)
@@ -267,7 +245,7 @@ impl Gateway {
 
     /// CPU seconds all processes used so far.
     fn cpu(&self) -> f64 {
-        self.pids().into_iter().map(cpu_seconds).sum()
+        self.pids().into_iter().map(cpu::seconds).sum()
     }
 
     async fn terminate(&mut self) {
@@ -340,6 +318,7 @@ async fn pair(http: &reqwest::Client, p: &Parley, net: &WireNetwork, hook: &str,
     let number = phone(i);
     net.provision(&number, rand10::random(), "Bench phone");
     let identity = KeyPair::generate(&mut rand10::rng());
+    net.give_phone_keys(&number, &identity).expect("phone keys");
     // A code read just before the session showed the next one (or started
     // pairing again on a new socket) is scanned too late: read it again.
     let until = Instant::now() + Duration::from_secs(120);
@@ -369,22 +348,6 @@ async fn pair(http: &reqwest::Client, p: &Parley, net: &WireNetwork, hook: &str,
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// CPU seconds (user + system) the process used so far.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    let after = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    let hz: f64 = std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100.0);
-    ticks / hz
 }
 
 #[tokio::main]
@@ -524,8 +487,31 @@ async fn memory_and_restart(
         a.sessions,
         restarted.elapsed().as_secs_f64()
     );
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    settle(&g).await;
     g
+}
+
+/// Waits until the gateway is idle (under 5% of a core over 2 s, at most
+/// 120 s), so the figures that follow are the messages' own: the phones
+/// here share no app-state key (they have no client), and each session's
+/// library retries its first app-state sync about once a second for
+/// its first 40 s or so after a login.
+async fn settle(g: &Gateway) {
+    const WINDOW: Duration = Duration::from_secs(2);
+    let start = Instant::now();
+    loop {
+        let before = g.cpu();
+        tokio::time::sleep(WINDOW).await;
+        let busy = (g.cpu() - before) / WINDOW.as_secs_f64();
+        if busy < 0.05 || start.elapsed() > Duration::from_secs(120) {
+            println!(
+                "settled: {:.0}% of a core busy after {:.0} s idle",
+                busy * 100.0,
+                start.elapsed().as_secs_f64()
+            );
+            return;
+        }
+    }
 }
 
 /// CPU of every gateway process per text sent and per text received, paced
@@ -547,6 +533,7 @@ async fn cpu_figures(
     }
     let pace = Duration::from_secs_f64(1.0 / f64::from(a.rate));
     let before = g.cpu();
+    let each_before = cpu::Snapshot::take(&g.labelled_pids(), OWN);
     let t0 = Instant::now();
     let mut sends = Vec::new();
     for k in 0..a.messages {
@@ -578,6 +565,11 @@ async fn cpu_figures(
         spent * 1000.0 / a.messages as f64,
         g.pids().len()
     );
+    each_before.print_per_request(
+        &cpu::Snapshot::take(&g.labelled_pids(), OWN),
+        a.messages as u64,
+        t0.elapsed().as_secs_f64(),
+    );
     while hooks.maybe_next(Duration::from_millis(500)).await.is_some() {}
 
     // CPU per text received: contacts write to the sessions' phones, each
@@ -591,6 +583,7 @@ async fn cpu_figures(
         writers.push(std::sync::Arc::new(device));
     }
     let before = g.cpu();
+    let each_before = cpu::Snapshot::take(&g.labelled_pids(), OWN);
     let t0 = Instant::now();
     let tasks: Vec<_> = writers
         .iter()
@@ -627,5 +620,10 @@ async fn cpu_figures(
         a.rate,
         spent * 1000.0 / a.messages as f64,
         g.pids().len()
+    );
+    each_before.print_per_request(
+        &cpu::Snapshot::take(&g.labelled_pids(), OWN),
+        a.messages as u64,
+        t0.elapsed().as_secs_f64(),
     );
 }

@@ -435,3 +435,52 @@ fn media_conn(inner: &Inner, id: &str) -> Node {
     );
     iq_result(id, vec![conn])
 }
+
+#[cfg(test)]
+mod tests {
+    use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
+
+    use crate::WireNetwork;
+    use crate::nodes::{child, children, element};
+
+    const PHONE: &str = "4915100000001";
+
+    /// A benchmark's phone without a client: its keys are served as an
+    /// uploaded bundle is, its signed prekey signed by its identity.
+    #[tokio::test]
+    async fn a_phone_given_keys_serves_a_bundle_its_identity_signed() {
+        let net = WireNetwork::start().await.expect("network");
+        net.provision(PHONE, [7; 32], "Phone");
+        let identity = KeyPair::generate(&mut rand10::rng());
+        assert!(net.give_phone_keys("4915100000009", &identity).is_err());
+        net.give_phone_keys(PHONE, &identity).expect("keys");
+
+        let asked = element(
+            "key",
+            &[],
+            vec![element(
+                "user",
+                &[("jid", format!("{PHONE}@s.whatsapp.net"))],
+                vec![],
+            )],
+        );
+        let answer = super::fetch_keys(&net.inner, "1", &asked);
+        let list = child(&answer, "list").expect("list");
+        let user = &children(list)[0];
+        assert!(child(user, "error").is_none(), "{user:?}");
+        let bytes = |n: &whatsapp_rust::wacore_binary::node::Node, tag: &str| {
+            crate::nodes::child_bytes(n, tag).expect(tag).to_vec()
+        };
+        let skey = child(user, "skey").expect("signed prekey");
+        assert_eq!(
+            bytes(user, "identity"),
+            identity.public_key.public_key_bytes()
+        );
+        assert!(super::signed_by(
+            &bytes(user, "identity"),
+            &bytes(skey, "value"),
+            &bytes(skey, "signature")
+        ));
+        assert_eq!(bytes(user, "registration").len(), 4);
+    }
+}

@@ -399,6 +399,36 @@ impl WireNetwork {
         lid
     }
 
+    /// Signal keys for the phone of `phone` (device 0) as its own client
+    /// would have uploaded them: a signed prekey `identity` signed, no
+    /// one-time prekeys. For a phone without a client here (a benchmark's):
+    /// its companions then build a session with it once and encrypt every
+    /// message for it too, as they do for a real phone, instead of asking the
+    /// server for its keys again at every send. What they send it waits in
+    /// its offline queue.
+    pub fn give_phone_keys(&self, phone: &str, identity: &KeyPair) -> anyhow::Result<()> {
+        let signed = KeyPair::generate(&mut rand10::rng());
+        let value = signed.public_key.public_key_bytes().to_vec();
+        let signature = identity
+            .private_key
+            .calculate_signature(&signed.public_key.serialize(), &mut rand10::rng())
+            .map_err(|e| anyhow!("sign the prekey: {e}"))?
+            .to_vec();
+        let mut reg = self.inner.registry();
+        let device = reg
+            .device(phone, 0)
+            .ok_or_else(|| anyhow!("no phone {phone} on the network"))?;
+        device.bundle = Some(registry::Bundle {
+            registration: u32::from((rand10::random::<u16>() & 0x3fff).max(1))
+                .to_be_bytes()
+                .to_vec(),
+            identity: identity.public_key.public_key_bytes().to_vec(),
+            prekeys: Default::default(),
+            signed: (vec![0, 0, 1], value, signature),
+        });
+        Ok(())
+    }
+
     /// The phone `phone` (its identity key `identity`) scans `qr`: the
     /// companion showing it gets its pair-success. Returns the device JID it
     /// is linked as.

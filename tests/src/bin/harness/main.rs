@@ -4,7 +4,6 @@
 //! rate and counted at a webhook receiver, workers killed on purpose) and
 //! prints throughput, latency percentiles, failover times, double ownership and
 //! memory per session.
-mod cpu;
 mod events;
 mod faults;
 mod memory;

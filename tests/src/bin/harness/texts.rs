@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Processes, TOKEN, cpu, events, open_model};
+use parley_tests::cpu;
+
+use super::{Processes, TOKEN, events, open_model};
 
 /// How long the phase waits, after the last send's answer, for the events
 /// still on their way.
@@ -26,7 +28,7 @@ pub async fn run(
     let t0 = Instant::now();
     let (seen, collector) = events::collect(rx, "load ", move |_| t0);
     let pids = p.labelled_pids();
-    let cpu_before = cpu::Snapshot::take(&pids);
+    let cpu_before = cpu::Snapshot::take(&pids, "harness");
     let report = open_model(rate, secs, {
         let (http, ids, bases) = (http.clone(), Arc::new(ids.to_vec()), Arc::new(bases));
         move |n| {
@@ -40,7 +42,7 @@ pub async fn run(
     while delivered(&seen) < answered && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let cpu_after = cpu::Snapshot::take(&pids);
+    let cpu_after = cpu::Snapshot::take(&pids, "harness");
     collector.abort();
     report.print("send-message");
     let (got, twice) = {

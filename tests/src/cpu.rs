@@ -22,6 +22,11 @@ fn ticks(pid: u32) -> Option<u64> {
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
+/// CPU seconds (user + system) one process used so far; 0 once it ended.
+pub fn seconds(pid: u32) -> f64 {
+    ticks(pid).unwrap_or(0) as f64 / TICKS_PER_SEC
+}
+
 /// Context switches (voluntary and not) of every thread of one process.
 fn switches(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -54,7 +59,7 @@ fn command_name(pid: u32) -> Option<String> {
 }
 
 /// CPU ticks per label at one moment: the named gateway processes, every
-/// process of each service summed, and this process.
+/// process of each service summed, and this process (as `own`).
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     ticks: BTreeMap<String, u64>,
@@ -63,7 +68,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn take(gateway: &[(String, u32)]) -> Snapshot {
+    pub fn take(gateway: &[(String, u32)], own: &str) -> Snapshot {
         let mut by_label = BTreeMap::new();
         let mut switched = BTreeMap::new();
         for (label, pid) in gateway {
@@ -83,7 +88,7 @@ impl Snapshot {
                 }
             }
         }
-        by_label.insert("harness".into(), ticks(std::process::id()).unwrap_or(0));
+        by_label.insert(own.into(), ticks(std::process::id()).unwrap_or(0));
         Snapshot {
             ticks: by_label,
             switches: switched,
