@@ -237,9 +237,9 @@ impl Gateway {
 
     /// Every process's id.
     fn pids(&self) -> Vec<u32> {
-        std::iter::once(&self.front)
-            .chain(&self.workers)
-            .filter_map(Parley::pid)
+        self.labelled_pids()
+            .into_iter()
+            .map(|(_, pid)| pid)
             .collect()
     }
 

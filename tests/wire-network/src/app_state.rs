@@ -160,16 +160,8 @@ fn snapshot_of(held: &[Vec<u8>]) -> anyhow::Result<wa::SyncdSnapshot> {
             return Err(anyhow!("a patch with external mutations"));
         }
         for m in &patch.mutations {
-            let record = m
-                .record
-                .as_option()
-                .context("a mutation without a record")?;
-            let index = record
-                .index
-                .as_option()
-                .and_then(|i| i.blob.clone())
-                .context("a record without an index")?;
-            if m.operation == Some(wa::syncd_mutation::SyncdOperation::REMOVE.into()) {
+            let (record, index, removes) = indexed(m)?;
+            if removes {
                 records.remove(&index);
             } else {
                 if !records.contains_key(&index) {
@@ -370,6 +362,23 @@ pub fn next_patch(
 
 /// `mutations` applied to the collection's LTHash `state`, `values` holding
 /// each index's value MAC (by index MAC) as a client keeps them.
+/// A mutation's record, its index (MAC) and whether it removes the index
+/// (an operation other than REMOVE, or none, sets it).
+fn indexed(m: &wa::SyncdMutation) -> anyhow::Result<(&wa::SyncdRecord, Vec<u8>, bool)> {
+    let record = m
+        .record
+        .as_option()
+        .context("a mutation without a record")?;
+    let index = record
+        .index
+        .as_option()
+        .and_then(|i| i.blob.clone())
+        .context("a record without an index")?;
+    let removes =
+        m.operation.and_then(|o| o.as_known()) == Some(wa::syncd_mutation::SyncdOperation::REMOVE);
+    Ok((record, index, removes))
+}
+
 fn carry(
     state: &mut HashState,
     values: &mut std::collections::HashMap<Vec<u8>, Vec<u8>>,
@@ -379,21 +388,9 @@ fn carry(
         state.update_hash(mutations, |index_mac, _| Ok(values.get(index_mac).cloned()));
     hashed?;
     for m in mutations {
-        let record = m
-            .record
-            .as_option()
-            .context("a mutation without a record")?;
-        let index_mac = record
-            .index
-            .as_option()
-            .and_then(|i| i.blob.clone())
-            .context("a record without an index")?;
-        let set = m
-            .operation
-            .and_then(|o| o.as_known())
-            .is_none_or(|o| o == wa::syncd_mutation::SyncdOperation::SET);
+        let (record, index_mac, removes) = indexed(m)?;
         match record.value.blob.as_deref() {
-            Some(blob) if set && blob.len() >= 32 => {
+            Some(blob) if !removes && blob.len() >= 32 => {
                 values.insert(index_mac, blob[blob.len() - 32..].to_vec());
             }
             _ => {
