@@ -274,10 +274,10 @@ impl Network for WhatsappNetwork {
             // Never the network from a build that would accept any server.
             certificates::verified().map_err(NetworkError::Rejected)?;
         }
-        let store = SeaOrmDeviceStore::new(self.db.clone(), ctx.client_id.as_str(), ctx.fence)
-            .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?
-            .holding(self.open.held(ctx.client_id.as_str()));
-        self.open.track(&store);
+        let store = self
+            .open
+            .open(&self.db, ctx.client_id.as_str(), ctx.fence)
+            .map_err(|e| NetworkError::Rejected(format!("device store: {e}")))?;
         let (proxy, http) = self.route(&ctx)?;
         let (factory, failure) = Observed::new(self.transport(proxy.as_ref()));
         let server_acks = ServerAcks::default();

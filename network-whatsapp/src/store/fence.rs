@@ -7,6 +7,7 @@
 //! and every later write of the old owner sees the higher fence and is refused.
 //! SQLite: the transaction starts `IMMEDIATE` (the database's single write lock is
 //! taken at `BEGIN`), which serializes the check with every other write.
+use futures::future::BoxFuture;
 use parley_shared::db::Db;
 use parley_shared::db::entities::sessions;
 use sea_orm::{
@@ -17,6 +18,7 @@ use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::SeaOrmDeviceStore;
 use super::error::{FenceRejected, db_err, rejected};
+use super::group_commit::{Failure, work};
 
 impl SeaOrmDeviceStore {
     /// Opens a write transaction in which the store's fence is current and
@@ -50,22 +52,62 @@ impl SeaOrmDeviceStore {
         let (txn, stored) = locked(&self.db, &self.client_id).await?;
         let refusal = match stored {
             Some(stored) if stored <= self.fence => return Ok(txn),
-            Some(stored) => {
-                self.fenced_out.send_replace(true);
-                FenceRejected::Stale {
-                    client_id: self.client_id.clone(),
-                    ours: self.fence,
-                    stored,
-                }
-            }
+            Some(stored) => FenceRejected::Stale {
+                client_id: self.client_id.clone(),
+                ours: self.fence,
+                stored,
+            },
             None => FenceRejected::NoSession {
                 client_id: self.client_id.clone(),
             },
         };
         // Nothing was written; a failed rollback only means the connection is gone.
         let _ = txn.rollback().await;
-        tracing::warn!(client_id = %self.client_id, reason = %refusal, "device store write refused");
-        Err(rejected(refusal))
+        Err(self.refused(refusal))
+    }
+
+    /// Runs `work` in a fenced write transaction: with the writes of the
+    /// process's other sessions of the moment, in one transaction, where the
+    /// database has a writer for that (`group_commit`); else in one of its
+    /// own ([`Self::write`], which also writes the held messages first).
+    pub(super) async fn batched<F>(&self, f: F) -> Result<(), StoreError>
+    where
+        F: for<'t> Fn(&'t DatabaseTransaction) -> BoxFuture<'t, Result<(), StoreError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let work = work(f);
+        match &self.writer {
+            Some(writer) if self.held.is_empty() => writer
+                .write(&self.client_id, self.fence, &self.deleted, work)
+                .await
+                .map_err(|failure| match failure {
+                    Failure::Refused(refusal) => self.refused(refusal),
+                    Failure::Failed(e) => e,
+                }),
+            _ => {
+                let txn = self.write().await?;
+                work(&txn).await?;
+                commit(txn).await
+            }
+        }
+    }
+
+    /// The error of a write `refusal` refused; a newer owner's fence also
+    /// tells the store's connection to close ([`Self::fenced_out`]).
+    fn refused(&self, refusal: FenceRejected) -> StoreError {
+        if matches!(refusal, FenceRejected::Stale { .. }) {
+            self.fenced_out.send_replace(true);
+        }
+        // A deleted state's refusals are expected after a logout or a forget.
+        if matches!(
+            refusal,
+            FenceRejected::Stale { .. } | FenceRejected::NoSession { .. }
+        ) {
+            tracing::warn!(client_id = %self.client_id, reason = %refusal, "device store write refused");
+        }
+        rejected(refusal)
     }
 }
 
@@ -76,15 +118,7 @@ pub(super) async fn locked(
     db: &Db,
     client_id: &str,
 ) -> Result<(DatabaseTransaction, Option<i64>), StoreError> {
-    let options = TransactionOptions {
-        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-        ..TransactionOptions::default()
-    };
-    let txn = db
-        .conn()
-        .begin_with_options(options)
-        .await
-        .map_err(db_err)?;
+    let txn = begin_locked(db).await?;
     let stored = sessions::Entity::find_by_id(client_id)
         .select_only()
         .column(sessions::Column::Fence)
@@ -94,6 +128,16 @@ pub(super) async fn locked(
         .await
         .map_err(db_err)?;
     Ok((txn, stored))
+}
+
+/// Opens a write transaction; on SQLite it holds the database's write lock
+/// from `BEGIN` (`IMMEDIATE`).
+pub(super) async fn begin_locked(db: &Db) -> Result<DatabaseTransaction, StoreError> {
+    let options = TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    };
+    db.conn().begin_with_options(options).await.map_err(db_err)
 }
 
 /// Commits a fenced write.

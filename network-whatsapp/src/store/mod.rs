@@ -13,6 +13,7 @@ mod device;
 mod device_row;
 mod error;
 mod fence;
+mod group_commit;
 mod held;
 mod msg_secret;
 mod open;
@@ -56,6 +57,9 @@ pub struct SeaOrmDeviceStore {
     /// Decrypted messages the pending inbound buffer could not write (a full
     /// disk): see `held`.
     held: HeldInbound,
+    /// The process's writer that batches the hot writes of its sessions,
+    /// where the database has one (see `group_commit`).
+    writer: Option<group_commit::Writer>,
 }
 
 impl SeaOrmDeviceStore {
@@ -71,6 +75,7 @@ impl SeaOrmDeviceStore {
             deleted: std::sync::Arc::default(),
             saves: std::sync::Arc::default(),
             held: HeldInbound::default(),
+            writer: None,
         })
     }
 

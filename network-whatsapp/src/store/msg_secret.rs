@@ -2,6 +2,7 @@
 //! the parent's), upserted with the library's merge rules in SQL: the later
 //! deadline wins (0 = never wins over all), the later known parent time wins.
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
@@ -41,12 +42,11 @@ impl MsgSecretStore for SeaOrmDeviceStore {
                 message_ts: Set(e.message_ts),
             })
             .collect();
-        let txn = self.write().await?;
-        insert_rows(
-            &txn,
-            &rows,
-            Some(
-                &OnConflict::columns([
+        let rows = Arc::new(rows);
+        self.batched(move |txn| {
+            let rows = Arc::clone(&rows);
+            Box::pin(async move {
+                let on_conflict = OnConflict::columns([
                     Column::ClientId,
                     Column::Chat,
                     Column::Sender,
@@ -55,11 +55,11 @@ impl MsgSecretStore for SeaOrmDeviceStore {
                 .update_column(Column::Secret)
                 .value(Column::ExpiresAt, Expr::cust(MERGE_EXPIRY))
                 .value(Column::MessageTs, Expr::cust(MERGE_MESSAGE_TS))
-                .to_owned(),
-            ),
-        )
+                .to_owned();
+                insert_rows(txn, &rows, Some(&on_conflict)).await
+            })
+        })
         .await?;
-        commit(txn).await?;
         Ok(stored)
     }
 

@@ -4,11 +4,12 @@
 //! that flush must neither be lost under a live session nor bring a forgotten
 //! device back.
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use parley_shared::db::Db;
 use whatsapp_rust::wacore::store::error::StoreError;
 
+use super::group_commit::Writer;
 use super::{Deleted, HeldInbound, SeaOrmDeviceStore};
 
 /// Shared by the adapter's clones; holds no store alive.
@@ -18,9 +19,36 @@ pub struct OpenStores {
     /// Each session's received messages held in memory for want of space,
     /// kept across its connections (see `store::held`).
     held: Arc<Mutex<HashMap<String, HeldInbound>>>,
+    /// The writer that batches the stores' hot writes (see `group_commit`),
+    /// started with the first store.
+    writer: Arc<OnceLock<Writer>>,
 }
 
 impl OpenStores {
+    /// The device store of `client_id` under the lease's fencing token
+    /// `fence`: its writes batched with the other sessions' (where the
+    /// database allows it), its held messages kept across its connections,
+    /// and tracked until a forget.
+    pub fn open(
+        &self,
+        db: &Db,
+        client_id: &str,
+        fence: u64,
+    ) -> Result<SeaOrmDeviceStore, StoreError> {
+        let writer = self.writer.get_or_init(|| Writer::spawn(db)).clone();
+        let mut store =
+            SeaOrmDeviceStore::new(db.clone(), client_id, fence)?.holding(self.held(client_id));
+        store.writer = Some(writer);
+        self.track(&store);
+        Ok(store)
+    }
+
+    /// Transactions the stores' writer began, and the writes they took
+    /// (none before the first store).
+    pub fn batched(&self) -> (u64, u64) {
+        self.writer.get().map_or((0, 0), Writer::taken)
+    }
+
     /// The messages of `client_id` its stores hold for want of space.
     pub fn held(&self, client_id: &str) -> HeldInbound {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());

@@ -89,18 +89,18 @@ impl SignalStore for SeaOrmDeviceStore {
                 record: Set(self.seal(SESSIONS, address, record)),
             })
             .collect();
-        let txn = self.write().await?;
-        insert_rows(
-            &txn,
-            &rows,
-            Some(
-                &OnConflict::columns([sessions::Column::ClientId, sessions::Column::Address])
-                    .update_column(sessions::Column::Record)
-                    .to_owned(),
-            ),
-        )
-        .await?;
-        commit(txn).await
+        let rows = Arc::new(rows);
+        self.batched(move |txn| {
+            let rows = Arc::clone(&rows);
+            Box::pin(async move {
+                let on_conflict =
+                    OnConflict::columns([sessions::Column::ClientId, sessions::Column::Address])
+                        .update_column(sessions::Column::Record)
+                        .to_owned();
+                insert_rows(txn, &rows, Some(&on_conflict)).await
+            })
+        })
+        .await
     }
 
     async fn delete_session(&self, address: &str) -> Result<()> {

@@ -1,6 +1,8 @@
 //! The pending inbound buffer (`wa_pending_inbound`): decrypted messages kept
 //! until their durability hook commits, keyed by chat, sender and stanza id;
 //! in memory while the disk has no room for them (`store::held`).
+use std::sync::Arc;
+
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter};
 use whatsapp_rust::wacore::store::error::Result;
@@ -29,11 +31,11 @@ pub(super) async fn store(store: &SeaOrmDeviceStore, rows: &[PendingInboundRow<'
             (key, row)
         })
         .collect();
-    let written = async {
-        let txn = store.write().await?;
-        upsert(store, &txn, &rows).await?;
-        commit(txn).await
-    };
+    let models = Arc::new(models(store, &rows));
+    let written = store.batched(move |txn| {
+        let models = Arc::clone(&models);
+        Box::pin(async move { upsert(txn, &models).await })
+    });
     match written.await {
         Err(e) if is_disk_full(&e) => {
             tracing::warn!(client_id = %store.client_id, messages = rows.len(),
@@ -49,7 +51,7 @@ pub(super) async fn store(store: &SeaOrmDeviceStore, rows: &[PendingInboundRow<'
 pub(in crate::store) async fn write_held(store: &SeaOrmDeviceStore) -> Result<()> {
     let rows = store.held.snapshot();
     let txn = store.unheld_write().await?;
-    upsert(store, &txn, &rows).await?;
+    upsert(&txn, &models(store, &rows)).await?;
     commit(txn).await?;
     store.held.written(&rows);
     tracing::info!(client_id = %store.client_id, messages = rows.len(),
@@ -57,13 +59,9 @@ pub(in crate::store) async fn write_held(store: &SeaOrmDeviceStore) -> Result<()
     Ok(())
 }
 
-async fn upsert(
-    store: &SeaOrmDeviceStore,
-    txn: &DatabaseTransaction,
-    rows: &[(Key, Row)],
-) -> Result<()> {
-    let models: Vec<_> = rows
-        .iter()
+/// The rows of `store`'s session.
+fn models(store: &SeaOrmDeviceStore, rows: &[(Key, Row)]) -> Vec<ActiveModel> {
+    rows.iter()
         .map(|((chat, sender, id), row)| ActiveModel {
             client_id: Set(store.id()),
             chat: Set(chat.clone()),
@@ -72,10 +70,13 @@ async fn upsert(
             message: Set(row.message.clone()),
             inserted_at: Set(row.inserted_at),
         })
-        .collect();
+        .collect()
+}
+
+async fn upsert(txn: &DatabaseTransaction, models: &[ActiveModel]) -> Result<()> {
     insert_rows(
         txn,
-        &models,
+        models,
         Some(
             &OnConflict::columns([
                 Column::ClientId,
@@ -118,17 +119,31 @@ pub(super) async fn delete(
             .held
             .remove(&(key.chat.into(), key.sender.into(), key.id.into()));
     }
-    let txn = store.write().await?;
-    for key in keys {
-        let key = (
-            store.id(),
-            key.chat.to_string(),
-            key.sender.to_string(),
-            key.id.to_string(),
-        );
-        Entity::delete_by_id(key).exec(&txn).await.map_err(db_err)?;
-    }
-    commit(txn).await
+    let keys: Arc<[_]> = keys
+        .iter()
+        .map(|key| {
+            let (chat, sender, id) = (
+                key.chat.to_string(),
+                key.sender.to_string(),
+                key.id.to_string(),
+            );
+            (store.id(), chat, sender, id)
+        })
+        .collect();
+    store
+        .batched(move |txn| {
+            let keys = Arc::clone(&keys);
+            Box::pin(async move {
+                for key in keys.iter() {
+                    Entity::delete_by_id(key.clone())
+                        .exec(txn)
+                        .await
+                        .map_err(db_err)?;
+                }
+                Ok(())
+            })
+        })
+        .await
 }
 
 /// Deletes rows buffered before `cutoff` (unix seconds).

@@ -25,17 +25,23 @@ pub(super) async fn store(
         payload: Set(payload.to_vec()),
         created_at: Set(now_secs()),
     };
-    let txn = store.write().await?;
-    Entity::insert(row)
-        .on_conflict(
-            OnConflict::columns([Column::ClientId, Column::ChatJid, Column::MessageId])
-                .update_columns([Column::Payload, Column::CreatedAt])
-                .to_owned(),
-        )
-        .exec_without_returning(&txn)
+    store
+        .batched(move |txn| {
+            let row = row.clone();
+            Box::pin(async move {
+                Entity::insert(row)
+                    .on_conflict(
+                        OnConflict::columns([Column::ClientId, Column::ChatJid, Column::MessageId])
+                            .update_columns([Column::Payload, Column::CreatedAt])
+                            .to_owned(),
+                    )
+                    .exec_without_returning(txn)
+                    .await
+                    .map(drop)
+                    .map_err(db_err)
+            })
+        })
         .await
-        .map_err(db_err)?;
-    commit(txn).await
 }
 
 pub(super) async fn take(

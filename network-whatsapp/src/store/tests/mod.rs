@@ -4,6 +4,7 @@
 mod app_sync;
 mod device;
 mod fencing;
+mod group_commit;
 mod messages;
 mod protocol;
 mod signal;
@@ -83,8 +84,12 @@ pub(super) async fn claim(db: &Db, client_id: &str, fence: u64) {
     assert!(recorded, "fence {fence} should be current for {client_id}");
 }
 
+/// The store of `client_id` as a process of its own opens it: on SQLite its
+/// hot writes go through a writer of its own (`group_commit`).
 pub(super) fn store(db: &Db, client_id: &str, fence: u64) -> SeaOrmDeviceStore {
-    SeaOrmDeviceStore::new(db.clone(), client_id, fence).expect("store")
+    super::OpenStores::default()
+        .open(db, client_id, fence)
+        .expect("store")
 }
 
 /// The store is a whatsapp-rust `Backend` (all five traits), usable as `Arc<dyn Backend>`.
@@ -152,5 +157,6 @@ contract! {
         fencing::retiring_a_logged_out_device_removes_it_for_good,
         fencing::a_stale_owner_cannot_retire_the_device,
         fencing::forgetting_stops_every_open_store_after_its_write_under_way,
+        group_commit::many_sessions_write_at_once_and_a_stale_one_is_refused_alone,
     ]
 }
