@@ -88,6 +88,8 @@ pub(crate) struct Writer {
 struct Taken {
     transactions: AtomicU64,
     writes: AtomicU64,
+    /// Writes tried again alone.
+    alone: AtomicU64,
 }
 
 struct Job {
@@ -152,12 +154,12 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>) {
         let batch: Vec<Job> = std::mem::take(&mut jobs);
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.writes.fetch_add(batch.len() as u64, Ordering::SeqCst);
-        write(&db, batch).await;
+        write(&db, &taken, batch).await;
     }
 }
 
 /// Writes one batch and answers each of its writes.
-async fn write(db: &Db, jobs: Vec<Job>) {
+async fn write(db: &Db, taken: &Taken, jobs: Vec<Job>) {
     let alone = jobs.len() == 1;
     match attempt(db, &jobs).await {
         Ok(outcomes) => {
@@ -173,7 +175,7 @@ async fn write(db: &Db, jobs: Vec<Job>) {
             // a new owner's claim, the event log's batch): each waits for
             // its row alone, before the next batch.
             for job in later {
-                alone_now(db, job).await;
+                alone_now(db, taken, job).await;
             }
         }
         Err(e) if alone => {
@@ -181,18 +183,30 @@ async fn write(db: &Db, jobs: Vec<Job>) {
                 answer(job, Err(Failure::Failed(e)));
             }
         }
+        Err(e @ StoreError::Connection(_)) => {
+            // The database is out of reach: each alone would wait for a
+            // connection in turn, the writer stalled the longer.
+            let why = e.to_string();
+            for job in jobs {
+                answer(
+                    job,
+                    Err(Failure::Failed(StoreError::Connection(why.clone().into()))),
+                );
+            }
+        }
         Err(_) => {
             // Nothing of the batch was written: each alone, so that only
             // the write that fails fails.
             for job in jobs {
-                alone_now(db, job).await;
+                alone_now(db, taken, job).await;
             }
         }
     }
 }
 
 /// Writes `job` in a transaction of its own, and answers it.
-async fn alone_now(db: &Db, job: Job) {
+async fn alone_now(db: &Db, taken: &Taken, job: Job) {
+    taken.alone.fetch_add(1, Ordering::SeqCst);
     let outcome = match attempt(db, std::slice::from_ref(&job)).await {
         Ok(mut outcomes) => match outcomes.pop() {
             Some(Outcome::Refused(refusal)) => Err(Failure::Refused(refusal)),
@@ -419,6 +433,11 @@ mod tests {
             (2, 6),
             "the five queued writes went in one batch"
         );
+        assert_eq!(
+            writer.taken.alone.load(Ordering::SeqCst),
+            5,
+            "then each alone"
+        );
         assert_eq!(addresses(&db).await, ["a/first", "b/good", "c/later"]);
         drop(writer);
         test.finish().await;
@@ -464,6 +483,51 @@ mod tests {
         holder.commit().await.expect("release x");
         assert!(x.await.expect("join").is_ok());
         assert_eq!(addresses(&db).await, ["a/batched", "b/first", "x/waited"]);
+        drop(writer);
+        test.finish().await;
+    }
+
+    /// The database out of reach: every write of the batch is answered at
+    /// once with a connection error, none tried again alone (each would
+    /// wait for a connection in turn).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_that_cannot_reach_the_database_fails_every_write_at_once() {
+        let test = TestDb::sqlite().await;
+        let db = test.db.clone();
+        owned(&db, &["a", "b"]).await;
+        let writer = Writer::spawn(&db);
+        let live = Arc::new(Deleted::default());
+        let gate = Arc::new(Semaphore::new(0));
+        let spawn = |client_id: &'static str, work: Work| {
+            let (writer, live) = (writer.clone(), Arc::clone(&live));
+            tokio::spawn(async move { writer.write(client_id, 2, &live, work).await })
+        };
+        let first = spawn("a", gated(&gate, "a", "first"));
+        until("the first batch begins", || writer.taken() == (1, 1)).await;
+        let queued = [
+            spawn("a", insert("a", "one", false)),
+            spawn("b", insert("b", "two", false)),
+        ];
+        until("two writes queued", || {
+            writer.tx.max_capacity() - writer.tx.capacity() == 2
+        })
+        .await;
+        let closing = tokio::spawn({
+            let db = db.clone();
+            async move { db.conn().close_by_ref().await }
+        });
+        gate.add_permits(1);
+        assert!(first.await.expect("join").is_ok());
+        closing.await.expect("join").expect("closed");
+        for write in queued {
+            let outcome = write.await.expect("join");
+            assert!(
+                matches!(outcome, Err(Failure::Failed(StoreError::Connection(_)))),
+                "a connection error"
+            );
+        }
+        assert_eq!(writer.taken(), (2, 3));
+        assert_eq!(writer.taken.alone.load(Ordering::SeqCst), 0);
         drop(writer);
         test.finish().await;
     }
