@@ -66,10 +66,11 @@ impl SeaOrmDeviceStore {
         Err(self.refused(refusal))
     }
 
-    /// Runs `work` in a fenced write transaction: with the writes of the
-    /// process's other sessions of the moment, in one transaction, where the
-    /// database has a writer for that (`group_commit`); else in one of its
-    /// own ([`Self::write`], which also writes the held messages first).
+    /// Runs `work` in a fenced write transaction: in one with the writes of
+    /// the process's other sessions of the moment when the store has the
+    /// process's writer (`group_commit`, see `OpenStores::open`) and holds
+    /// no messages; else in one of its own ([`Self::write`], which writes
+    /// the held messages first).
     pub(super) async fn batched<F>(&self, f: F) -> Result<(), StoreError>
     where
         F: for<'t> Fn(&'t DatabaseTransaction) -> BoxFuture<'t, Result<(), StoreError>>

@@ -377,6 +377,60 @@ mod tests {
         .unwrap_or_else(|_| panic!("{what}"));
     }
 
+    type Answer = tokio::task::JoinHandle<Result<(), Failure>>;
+
+    /// A writer busy with a first write (session `a`, fence 2) until
+    /// [`Stalled::release`]: the writes queued meanwhile go in one batch.
+    struct Stalled {
+        writer: Writer,
+        gate: Arc<Semaphore>,
+        first: Option<Answer>,
+    }
+
+    impl Stalled {
+        async fn new(db: &Db) -> Stalled {
+            let mut stalled = Stalled {
+                writer: Writer::spawn(db),
+                gate: Arc::new(Semaphore::new(0)),
+                first: None,
+            };
+            let first = gated(&stalled.gate, "a", "first");
+            stalled.first = Some(stalled.queue("a", 2, &Arc::default(), first));
+            until("the first batch begins", || {
+                stalled.writer.taken() == (1, 1)
+            })
+            .await;
+            stalled
+        }
+
+        fn queue(
+            &self,
+            client_id: &'static str,
+            fence: i64,
+            deleted: &Arc<Deleted>,
+            work: Work,
+        ) -> Answer {
+            let (writer, deleted) = (self.writer.clone(), Arc::clone(deleted));
+            tokio::spawn(async move { writer.write(client_id, fence, &deleted, work).await })
+        }
+
+        /// Lets the first write commit once `queued` writes wait behind it.
+        async fn release(&mut self, queued: usize) {
+            let tx = &self.writer.tx;
+            until("the writes queued", || {
+                tx.max_capacity() - tx.capacity() == queued
+            })
+            .await;
+            self.gate.add_permits(1);
+            let first = self.first.take().expect("released once");
+            assert!(first.await.expect("join").is_ok());
+        }
+
+        fn alone(&self) -> u64 {
+            self.writer.taken.alone.load(Ordering::SeqCst)
+        }
+    }
+
     /// A batch of five writes: one fails, one is a stale owner's, one a
     /// forgotten store's; only the failing and the refused ones are not
     /// written, each with its own answer.
@@ -385,31 +439,16 @@ mod tests {
         let test = TestDb::sqlite().await;
         let db = test.db.clone();
         owned(&db, &["a", "b", "c"]).await;
-        let writer = Writer::spawn(&db);
+        let mut w = Stalled::new(&db).await;
         let (live, forgotten) = (Arc::new(Deleted::default()), Arc::new(Deleted::default()));
         forgotten.mark(Deleted::FORGOTTEN);
+        let good = w.queue("b", 2, &live, insert("b", "good", false));
+        let failing = w.queue("a", 2, &live, insert("a", "failing", true));
+        let stale = w.queue("c", 1, &live, insert("c", "stale", false));
+        let gone = w.queue("c", 2, &forgotten, insert("c", "gone", false));
+        let later = w.queue("c", 2, &live, insert("c", "later", false));
+        w.release(5).await;
 
-        // The writer is busy with a first write until the gate opens: the
-        // next ones queue behind it and go in one batch.
-        let gate = Arc::new(Semaphore::new(0));
-        let spawn = |client_id: &'static str, fence: i64, deleted: &Arc<Deleted>, work: Work| {
-            let (writer, deleted) = (writer.clone(), Arc::clone(deleted));
-            tokio::spawn(async move { writer.write(client_id, fence, &deleted, work).await })
-        };
-        let first = spawn("a", 2, &live, gated(&gate, "a", "first"));
-        until("the first batch begins", || writer.taken() == (1, 1)).await;
-        let good = spawn("b", 2, &live, insert("b", "good", false));
-        let failing = spawn("a", 2, &live, insert("a", "failing", true));
-        let stale = spawn("c", 1, &live, insert("c", "stale", false));
-        let gone = spawn("c", 2, &forgotten, insert("c", "gone", false));
-        let later = spawn("c", 2, &live, insert("c", "later", false));
-        until("five writes queued", || {
-            writer.tx.max_capacity() - writer.tx.capacity() == 5
-        })
-        .await;
-        gate.add_permits(1);
-
-        assert!(first.await.expect("join").is_ok());
         assert!(good.await.expect("join").is_ok());
         assert!(matches!(
             failing.await.expect("join"),
@@ -429,17 +468,13 @@ mod tests {
         ));
         assert!(later.await.expect("join").is_ok());
         assert_eq!(
-            writer.taken(),
+            w.writer.taken(),
             (2, 6),
             "the five queued writes went in one batch"
         );
-        assert_eq!(
-            writer.taken.alone.load(Ordering::SeqCst),
-            5,
-            "then each alone"
-        );
+        assert_eq!(w.alone(), 5, "then each alone");
         assert_eq!(addresses(&db).await, ["a/first", "b/good", "c/later"]);
-        drop(writer);
+        drop(w);
         test.finish().await;
     }
 
@@ -452,38 +487,27 @@ mod tests {
         let test = TestDb::postgres().await;
         let db = test.db.clone();
         owned(&db, &["a", "b", "x"]).await;
-        let writer = Writer::spawn(&db);
+        let mut w = Stalled::new(&db).await;
         let live = Arc::new(Deleted::default());
-        let gate = Arc::new(Semaphore::new(0));
-        let spawn = |client_id: &'static str, work: Work| {
-            let (writer, live) = (writer.clone(), Arc::clone(&live));
-            tokio::spawn(async move { writer.write(client_id, 2, &live, work).await })
-        };
-        let first = spawn("b", gated(&gate, "b", "first"));
-        until("the first batch begins", || writer.taken() == (1, 1)).await;
         let (holder, _) = crate::store::fence::locked(&db, "x").await.expect("hold x");
-        let a = spawn("a", insert("a", "batched", false));
-        let x = spawn("x", insert("x", "waited", false));
-        until("two writes queued", || {
-            writer.tx.max_capacity() - writer.tx.capacity() == 2
-        })
-        .await;
-        gate.add_permits(1);
+        let b = w.queue("b", 2, &live, insert("b", "batched", false));
+        let x = w.queue("x", 2, &live, insert("x", "waited", false));
+        w.release(2).await;
 
-        assert!(first.await.expect("join").is_ok());
-        let a = tokio::time::timeout(Duration::from_secs(10), a)
+        let b = tokio::time::timeout(Duration::from_secs(10), b)
             .await
             .expect("the batch's other write commits while x is held");
-        assert!(a.expect("join").is_ok());
-        assert_eq!(writer.taken(), (2, 3), "a and x were one batch");
+        assert!(b.expect("join").is_ok());
+        assert_eq!(w.writer.taken(), (2, 3), "b and x were one batch");
         assert!(!x.is_finished(), "x's write waits for its row");
-        // What would deadlock had the batch waited for x holding a.
-        let (other, _) = crate::store::fence::locked(&db, "a").await.expect("lock a");
+        // What would deadlock had the batch waited for x holding b.
+        let (other, _) = crate::store::fence::locked(&db, "b").await.expect("lock b");
         other.commit().await.expect("commit");
         holder.commit().await.expect("release x");
         assert!(x.await.expect("join").is_ok());
-        assert_eq!(addresses(&db).await, ["a/batched", "b/first", "x/waited"]);
-        drop(writer);
+        assert_eq!(w.alone(), 1, "x alone");
+        assert_eq!(addresses(&db).await, ["a/first", "b/batched", "x/waited"]);
+        drop(w);
         test.finish().await;
     }
 
@@ -495,29 +519,17 @@ mod tests {
         let test = TestDb::sqlite().await;
         let db = test.db.clone();
         owned(&db, &["a", "b"]).await;
-        let writer = Writer::spawn(&db);
+        let mut w = Stalled::new(&db).await;
         let live = Arc::new(Deleted::default());
-        let gate = Arc::new(Semaphore::new(0));
-        let spawn = |client_id: &'static str, work: Work| {
-            let (writer, live) = (writer.clone(), Arc::clone(&live));
-            tokio::spawn(async move { writer.write(client_id, 2, &live, work).await })
-        };
-        let first = spawn("a", gated(&gate, "a", "first"));
-        until("the first batch begins", || writer.taken() == (1, 1)).await;
         let queued = [
-            spawn("a", insert("a", "one", false)),
-            spawn("b", insert("b", "two", false)),
+            w.queue("a", 2, &live, insert("a", "one", false)),
+            w.queue("b", 2, &live, insert("b", "two", false)),
         ];
-        until("two writes queued", || {
-            writer.tx.max_capacity() - writer.tx.capacity() == 2
-        })
-        .await;
         let closing = tokio::spawn({
             let db = db.clone();
             async move { db.conn().close_by_ref().await }
         });
-        gate.add_permits(1);
-        assert!(first.await.expect("join").is_ok());
+        w.release(2).await;
         closing.await.expect("join").expect("closed");
         for write in queued {
             let outcome = write.await.expect("join");
@@ -526,9 +538,9 @@ mod tests {
                 "a connection error"
             );
         }
-        assert_eq!(writer.taken(), (2, 3));
-        assert_eq!(writer.taken.alone.load(Ordering::SeqCst), 0);
-        drop(writer);
+        assert_eq!(w.writer.taken(), (2, 3));
+        assert_eq!(w.alone(), 0);
+        drop(w);
         test.finish().await;
     }
 }

@@ -26,9 +26,9 @@ pub struct OpenStores {
 
 impl OpenStores {
     /// The device store of `client_id` under the lease's fencing token
-    /// `fence`: its writes batched with the other sessions' (where the
-    /// database allows it), its held messages kept across its connections,
-    /// and tracked until a forget.
+    /// `fence`: its frequent writes batched with the other sessions'
+    /// (`group_commit`), its held messages kept across its connections, and
+    /// tracked until a forget.
     pub fn open(
         &self,
         db: &Db,
