@@ -22,6 +22,7 @@ mod rows;
 mod sealed;
 mod signal;
 mod tables;
+mod tc_cache;
 mod values;
 
 #[cfg(test)]
@@ -60,6 +61,9 @@ pub struct SeaOrmDeviceStore {
     /// The process's writer that batches the hot writes of its sessions,
     /// where the database has one (see `group_commit`).
     writer: Option<group_commit::Writer>,
+    /// The privacy tokens read lately (the session's stores share them):
+    /// see `tc_cache`.
+    tc_cache: tc_cache::TcCache,
 }
 
 impl SeaOrmDeviceStore {
@@ -76,6 +80,7 @@ impl SeaOrmDeviceStore {
             saves: std::sync::Arc::default(),
             held: HeldInbound::default(),
             writer: None,
+            tc_cache: tc_cache::TcCache::default(),
         })
     }
 
@@ -145,7 +150,9 @@ impl SeaOrmDeviceStore {
         self.deleted.mark(Deleted::LOGGED_OUT);
         let txn = self.fenced().await?;
         delete_rows(&txn, &self.client_id).await?;
-        fence::commit(txn).await
+        fence::commit(txn).await?;
+        self.tc_cache.drop_entry(None);
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ use parley_shared::db::Db;
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::group_commit::Writer;
+use super::tc_cache::TcCache;
 use super::{Deleted, HeldInbound, SeaOrmDeviceStore};
 
 /// Shared by the adapter's clones; holds no store alive.
@@ -22,6 +23,9 @@ pub struct OpenStores {
     /// The writer that batches the stores' hot writes (see `group_commit`),
     /// started with the first store.
     writer: Arc<OnceLock<Writer>>,
+    /// Each session's privacy tokens read lately, shared by its stores
+    /// (see `store::tc_cache`).
+    tokens: Arc<Mutex<HashMap<String, TcCache>>>,
 }
 
 impl OpenStores {
@@ -39,6 +43,8 @@ impl OpenStores {
         let mut store =
             SeaOrmDeviceStore::new(db.clone(), client_id, fence)?.holding(self.held(client_id));
         store.writer = Some(writer);
+        store.tc_cache = self.tokens(client_id);
+        store.tc_cache.under(store.fence);
         self.track(&store);
         Ok(store)
     }
@@ -47,6 +53,12 @@ impl OpenStores {
     /// (none before the first store).
     pub fn batched(&self) -> (u64, u64) {
         self.writer.get().map_or((0, 0), Writer::taken)
+    }
+
+    /// The privacy tokens `client_id`'s stores read lately.
+    fn tokens(&self, client_id: &str) -> TcCache {
+        let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        tokens.entry(client_id.to_string()).or_default().clone()
     }
 
     /// The messages of `client_id` its stores hold for want of space.
@@ -72,10 +84,19 @@ impl OpenStores {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(client_id);
+        let tokens = self
+            .tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(client_id);
         for deleted in stores.iter().filter_map(Weak::upgrade) {
             deleted.mark(Deleted::FORGOTTEN);
         }
-        SeaOrmDeviceStore::forget(db, client_id).await
+        let forgotten = SeaOrmDeviceStore::forget(db, client_id).await;
+        if let Some(tokens) = tokens {
+            tokens.drop_entry(None);
+        }
+        forgotten
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Weak<Deleted>>>> {

@@ -111,11 +111,11 @@ impl ProtocolStore for SeaOrmDeviceStore {
     }
 
     async fn put_tc_token(&self, jid: &str, entry: &TcTokenEntry) -> Result<()> {
-        tc_tokens::put(self, jid, entry).await
+        tc_tokens::dropping(self, Some(jid), tc_tokens::put(self, jid, entry)).await
     }
 
     async fn delete_tc_token(&self, jid: &str) -> Result<()> {
-        tc_tokens::delete(self, jid).await
+        tc_tokens::dropping(self, Some(jid), tc_tokens::delete(self, jid)).await
     }
 
     async fn get_all_tc_token_jids(&self) -> Result<Vec<String>> {
@@ -123,7 +123,8 @@ impl ProtocolStore for SeaOrmDeviceStore {
     }
 
     async fn delete_expired_tc_tokens(&self, token_cutoff: i64, sender_cutoff: i64) -> Result<u32> {
-        tc_tokens::delete_expired(self, token_cutoff, sender_cutoff).await
+        let expired = tc_tokens::delete_expired(self, token_cutoff, sender_cutoff);
+        tc_tokens::dropping(self, None, expired).await
     }
 
     async fn touch_tc_token_sender_timestamp(
@@ -131,7 +132,8 @@ impl ProtocolStore for SeaOrmDeviceStore {
         jid: &str,
         sender_timestamp: i64,
     ) -> Result<()> {
-        tc_tokens::touch_sender(self, jid, sender_timestamp).await
+        let touched = tc_tokens::touch_sender(self, jid, sender_timestamp);
+        tc_tokens::dropping(self, Some(jid), touched).await
     }
 
     async fn store_received_tc_token(
@@ -140,7 +142,8 @@ impl ProtocolStore for SeaOrmDeviceStore {
         token: &[u8],
         token_timestamp: i64,
     ) -> Result<()> {
-        tc_tokens::store_received(self, jid, token, token_timestamp).await
+        let stored = tc_tokens::store_received(self, jid, token, token_timestamp);
+        tc_tokens::dropping(self, Some(jid), stored).await
     }
 
     async fn store_sent_message(

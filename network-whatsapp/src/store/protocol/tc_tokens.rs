@@ -27,8 +27,14 @@ fn key() -> OnConflict {
     OnConflict::columns([Column::ClientId, Column::Jid])
 }
 
+/// `jid`'s token, from the session's cache when it has it (see `tc_cache`).
 pub(super) async fn get(store: &SeaOrmDeviceStore, jid: &str) -> Result<Option<TcTokenEntry>> {
-    Ok(Entity::find_by_id((store.id(), jid.to_string()))
+    let cache = &store.tc_cache;
+    if let Some(entry) = cache.get(store.fence, jid) {
+        return Ok(entry);
+    }
+    let began = cache.generation();
+    let entry = Entity::find_by_id((store.id(), jid.to_string()))
         .one(store.conn())
         .await
         .map_err(db_err)?
@@ -36,7 +42,21 @@ pub(super) async fn get(store: &SeaOrmDeviceStore, jid: &str) -> Result<Option<T
             token: row.token,
             token_timestamp: row.token_timestamp,
             sender_timestamp: row.sender_timestamp,
-        }))
+        });
+    cache.keep(store.fence, began, jid, entry.clone());
+    Ok(entry)
+}
+
+/// Runs a write of `jid`'s token (every contact's: `None`), then drops what
+/// the cache has of it, whether the write committed or not.
+pub(super) async fn dropping<T>(
+    store: &SeaOrmDeviceStore,
+    jid: Option<&str>,
+    write: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let written = write.await;
+    store.tc_cache.drop_entry(jid);
+    written
 }
 
 pub(super) async fn put(store: &SeaOrmDeviceStore, jid: &str, entry: &TcTokenEntry) -> Result<()> {

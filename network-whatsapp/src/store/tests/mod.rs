@@ -8,6 +8,7 @@ mod group_commit;
 mod messages;
 mod protocol;
 mod signal;
+mod tc_cache;
 
 use parley_shared::db::testing::TestDb;
 use parley_shared::db::{Db, NewSession, StatePatch};
@@ -158,5 +159,6 @@ contract! {
         fencing::a_stale_owner_cannot_retire_the_device,
         fencing::forgetting_stops_every_open_store_after_its_write_under_way,
         group_commit::many_sessions_write_at_once_and_a_stale_one_is_refused_alone,
+        tc_cache::tokens_read_from_memory_follow_every_write,
     ]
 }

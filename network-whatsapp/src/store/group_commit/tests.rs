@@ -1,0 +1,252 @@
+//! The writer's batches: a failing or refused write fails alone, a batch
+//! on PostgreSQL passes over a row another transaction holds, a database out
+//! of reach fails every write at once.
+use std::sync::Arc;
+
+use parley_shared::db::testing::TestDb;
+use parley_shared::db::{NewSession, StatePatch};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+use tokio::sync::Semaphore;
+
+use super::*;
+use crate::store::tables::signal::sessions as rows;
+
+/// Inserts a row named `address` for `client_id`; with `fail`, then a
+/// statement the database refuses.
+fn insert(client_id: &str, address: &str, fail: bool) -> Work {
+    let (client_id, address) = (client_id.to_string(), address.to_string());
+    work(move |txn| {
+        let row = rows::ActiveModel {
+            client_id: Set(client_id.clone()),
+            address: Set(address.clone()),
+            record: Set(vec![1]),
+        };
+        Box::pin(async move {
+            row.insert(txn).await.map_err(db_err)?;
+            if fail {
+                txn.execute_unprepared("INSERT INTO no_such_table VALUES (1)")
+                    .await
+                    .map_err(db_err)?;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Waits for a permit of `gate`, then inserts as [`insert`].
+fn gated(gate: &Arc<Semaphore>, client_id: &str, address: &str) -> Work {
+    let (gate, inner) = (Arc::clone(gate), insert(client_id, address, false));
+    let inner = Arc::new(inner);
+    work(move |txn| {
+        let (gate, inner) = (Arc::clone(&gate), Arc::clone(&inner));
+        Box::pin(async move {
+            drop(gate.acquire().await);
+            (*inner)(txn).await
+        })
+    })
+}
+
+/// Sessions `ids`, owned under fence 2.
+async fn owned(db: &Db, ids: &[&str]) {
+    for id in ids {
+        let new = NewSession {
+            client_id: (*id).into(),
+            ..NewSession::default()
+        };
+        db.create_session(new).await.expect("session");
+        assert!(
+            db.fenced_update(id, 2, StatePatch::default())
+                .await
+                .expect("claim")
+        );
+    }
+}
+
+async fn addresses(db: &Db) -> Vec<String> {
+    let mut all: Vec<String> = rows::Entity::find()
+        .all(db.conn())
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|r| format!("{}/{}", r.client_id, r.address))
+        .collect();
+    all.sort();
+    all
+}
+
+async fn until(what: &str, done: impl Fn() -> bool) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}"));
+}
+
+type Answer = tokio::task::JoinHandle<Result<(), Failure>>;
+
+/// A writer busy with a first write (session `a`, fence 2) until
+/// [`Stalled::release`]: the writes queued meanwhile go in one batch.
+struct Stalled {
+    writer: Writer,
+    gate: Arc<Semaphore>,
+    first: Option<Answer>,
+}
+
+impl Stalled {
+    async fn new(db: &Db) -> Stalled {
+        let mut stalled = Stalled {
+            writer: Writer::spawn(db),
+            gate: Arc::new(Semaphore::new(0)),
+            first: None,
+        };
+        let first = gated(&stalled.gate, "a", "first");
+        stalled.first = Some(stalled.queue("a", 2, &Arc::default(), first));
+        until("the first batch begins", || {
+            stalled.writer.taken() == (1, 1)
+        })
+        .await;
+        stalled
+    }
+
+    fn queue(
+        &self,
+        client_id: &'static str,
+        fence: i64,
+        deleted: &Arc<Deleted>,
+        work: Work,
+    ) -> Answer {
+        let (writer, deleted) = (self.writer.clone(), Arc::clone(deleted));
+        tokio::spawn(async move { writer.write(client_id, fence, &deleted, work).await })
+    }
+
+    /// Lets the first write commit once `queued` writes wait behind it.
+    async fn release(&mut self, queued: usize) {
+        let tx = &self.writer.tx;
+        until("the writes queued", || {
+            tx.max_capacity() - tx.capacity() == queued
+        })
+        .await;
+        self.gate.add_permits(1);
+        let first = self.first.take().expect("released once");
+        assert!(first.await.expect("join").is_ok());
+    }
+
+    fn alone(&self) -> u64 {
+        self.writer.taken.alone.load(Ordering::SeqCst)
+    }
+}
+
+/// A batch of five writes: one fails, one is a stale owner's, one a
+/// forgotten store's; only the failing and the refused ones are not
+/// written, each with its own answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch() {
+    let test = TestDb::sqlite().await;
+    let db = test.db.clone();
+    owned(&db, &["a", "b", "c"]).await;
+    let mut w = Stalled::new(&db).await;
+    let (live, forgotten) = (Arc::new(Deleted::default()), Arc::new(Deleted::default()));
+    forgotten.mark(Deleted::FORGOTTEN);
+    let good = w.queue("b", 2, &live, insert("b", "good", false));
+    let failing = w.queue("a", 2, &live, insert("a", "failing", true));
+    let stale = w.queue("c", 1, &live, insert("c", "stale", false));
+    let gone = w.queue("c", 2, &forgotten, insert("c", "gone", false));
+    let later = w.queue("c", 2, &live, insert("c", "later", false));
+    w.release(5).await;
+
+    assert!(good.await.expect("join").is_ok());
+    assert!(matches!(
+        failing.await.expect("join"),
+        Err(Failure::Failed(_))
+    ));
+    assert!(matches!(
+        stale.await.expect("join"),
+        Err(Failure::Refused(FenceRejected::Stale {
+            ours: 1,
+            stored: 2,
+            ..
+        }))
+    ));
+    assert!(matches!(
+        gone.await.expect("join"),
+        Err(Failure::Refused(FenceRejected::Forgotten { .. }))
+    ));
+    assert!(later.await.expect("join").is_ok());
+    assert_eq!(
+        w.writer.taken(),
+        (2, 6),
+        "the five queued writes went in one batch"
+    );
+    assert_eq!(w.alone(), 5, "then each alone");
+    assert_eq!(addresses(&db).await, ["a/first", "b/good", "c/later"]);
+    drop(w);
+    test.finish().await;
+}
+
+/// PostgreSQL: a batch does not wait for a session's row another
+/// transaction holds. It writes the rest, and that write waits alone;
+/// the holder may then lock a row the batch had (as the event log's
+/// writer does, many rows in one statement) without a deadlock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_on_postgresql_passes_over_a_row_another_transaction_holds() {
+    let test = TestDb::postgres().await;
+    let db = test.db.clone();
+    owned(&db, &["a", "b", "x"]).await;
+    let mut w = Stalled::new(&db).await;
+    let live = Arc::new(Deleted::default());
+    let (holder, _) = crate::store::fence::locked(&db, "x").await.expect("hold x");
+    let b = w.queue("b", 2, &live, insert("b", "batched", false));
+    let x = w.queue("x", 2, &live, insert("x", "waited", false));
+    w.release(2).await;
+
+    let b = tokio::time::timeout(Duration::from_secs(10), b)
+        .await
+        .expect("the batch's other write commits while x is held");
+    assert!(b.expect("join").is_ok());
+    assert_eq!(w.writer.taken(), (2, 3), "b and x were one batch");
+    assert!(!x.is_finished(), "x's write waits for its row");
+    // What would deadlock had the batch waited for x holding b.
+    let (other, _) = crate::store::fence::locked(&db, "b").await.expect("lock b");
+    other.commit().await.expect("commit");
+    holder.commit().await.expect("release x");
+    assert!(x.await.expect("join").is_ok());
+    assert_eq!(w.alone(), 1, "x alone");
+    assert_eq!(addresses(&db).await, ["a/first", "b/batched", "x/waited"]);
+    drop(w);
+    test.finish().await;
+}
+
+/// The database out of reach: every write of the batch is answered at
+/// once with a connection error, none tried again alone (each would
+/// wait for a connection in turn).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_that_cannot_reach_the_database_fails_every_write_at_once() {
+    let test = TestDb::sqlite().await;
+    let db = test.db.clone();
+    owned(&db, &["a", "b"]).await;
+    let mut w = Stalled::new(&db).await;
+    let live = Arc::new(Deleted::default());
+    let queued = [
+        w.queue("a", 2, &live, insert("a", "one", false)),
+        w.queue("b", 2, &live, insert("b", "two", false)),
+    ];
+    let closing = tokio::spawn({
+        let db = db.clone();
+        async move { db.conn().close_by_ref().await }
+    });
+    w.release(2).await;
+    closing.await.expect("join").expect("closed");
+    for write in queued {
+        let outcome = write.await.expect("join");
+        assert!(
+            matches!(outcome, Err(Failure::Failed(StoreError::Connection(_)))),
+            "a connection error"
+        );
+    }
+    assert_eq!(w.writer.taken(), (2, 3));
+    assert_eq!(w.alone(), 0);
+    drop(w);
+    test.finish().await;
+}
