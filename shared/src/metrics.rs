@@ -28,6 +28,8 @@ pub struct Metrics {
     pub event_log_failures: IntCounterVec,
     /// Events per event-log transaction (group commit).
     pub event_log_batch: Histogram,
+    /// Writes per device-store transaction (the real network's group commit).
+    pub device_store_batch: Histogram,
     pub history_writes: IntCounterVec,
     /// Messages of history syncs, by what became of them.
     pub history_sync_messages: IntCounterVec,
@@ -154,6 +156,12 @@ impl Metrics {
                 &r,
                 "event_log_batch_events",
                 "Events written per event-log transaction (group commit: what queued while the previous one committed)",
+                BATCH_BUCKETS,
+            ),
+            device_store_batch: histogram(
+                &r,
+                "device_store_batch_writes",
+                "Device-store writes per transaction of the real network's sessions (group commit: what queued while the previous one committed)",
                 BATCH_BUCKETS,
             ),
             webhook_duration: histogram_vec(

@@ -154,6 +154,10 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>) {
         let batch: Vec<Job> = std::mem::take(&mut jobs);
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.writes.fetch_add(batch.len() as u64, Ordering::SeqCst);
+        let batch_size = batch.len() as f64;
+        parley_shared::metrics::metrics()
+            .device_store_batch
+            .observe(batch_size);
         write(&db, &taken, batch).await;
     }
 }

@@ -146,6 +146,8 @@ async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch() {
     let test = TestDb::sqlite().await;
     let db = test.db.clone();
     owned(&db, &["a", "b", "c"]).await;
+    let observed = &parley_shared::metrics::metrics().device_store_batch;
+    let (count, sum) = (observed.get_sample_count(), observed.get_sample_sum());
     let mut w = Stalled::new(&db).await;
     let (live, forgotten) = (Arc::new(Deleted::default()), Arc::new(Deleted::default()));
     forgotten.mark(Deleted::FORGOTTEN);
@@ -180,6 +182,12 @@ async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch() {
         "the five queued writes went in one batch"
     );
     assert_eq!(w.alone(), 5, "then each alone");
+    // Other tests of this process may write too.
+    assert!(
+        observed.get_sample_count() >= count + 2,
+        "a batch size per transaction"
+    );
+    assert!(observed.get_sample_sum() >= sum + 6.0);
     assert_eq!(addresses(&db).await, ["a/first", "b/good", "c/later"]);
     drop(w);
     test.finish().await;
