@@ -17,15 +17,20 @@ use super::{Deleted, HeldInbound, SeaOrmDeviceStore};
 #[derive(Clone, Default)]
 pub struct OpenStores {
     by_session: Arc<Mutex<HashMap<String, Vec<Weak<Deleted>>>>>,
-    /// Each session's received messages held in memory for want of space,
-    /// kept across its connections (see `store::held`).
-    held: Arc<Mutex<HashMap<String, HeldInbound>>>,
+    /// What each session's stores share, kept across its connections.
+    kept: Arc<Mutex<HashMap<String, Kept>>>,
     /// The writer that batches the stores' hot writes (see `group_commit`),
     /// started with the first store.
     writer: Arc<OnceLock<Writer>>,
-    /// Each session's privacy tokens read lately, shared by its stores
-    /// (see `store::tc_cache`).
-    tokens: Arc<Mutex<HashMap<String, TcCache>>>,
+}
+
+/// What a session's stores of this process share (clones share it).
+#[derive(Clone, Default)]
+struct Kept {
+    /// Received messages held in memory for want of space (`store::held`).
+    held: HeldInbound,
+    /// The privacy tokens read lately (`store::tc_cache`).
+    tokens: TcCache,
 }
 
 impl OpenStores {
@@ -40,10 +45,10 @@ impl OpenStores {
         fence: u64,
     ) -> Result<SeaOrmDeviceStore, StoreError> {
         let writer = self.writer.get_or_init(|| Writer::spawn(db)).clone();
-        let mut store =
-            SeaOrmDeviceStore::new(db.clone(), client_id, fence)?.holding(self.held(client_id));
+        let kept = self.kept(client_id);
+        let mut store = SeaOrmDeviceStore::new(db.clone(), client_id, fence)?.holding(kept.held);
         store.writer = Some(writer);
-        store.tc_cache = self.tokens(client_id);
+        store.tc_cache = kept.tokens;
         store.tc_cache.under(store.fence);
         self.track(&store);
         Ok(store)
@@ -55,16 +60,10 @@ impl OpenStores {
         self.writer.get().map_or((0, 0), Writer::taken)
     }
 
-    /// The privacy tokens `client_id`'s stores read lately.
-    fn tokens(&self, client_id: &str) -> TcCache {
-        let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
-        tokens.entry(client_id.to_string()).or_default().clone()
-    }
-
-    /// The messages of `client_id` its stores hold for want of space.
-    pub fn held(&self, client_id: &str) -> HeldInbound {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        held.entry(client_id.to_string()).or_default().clone()
+    /// What `client_id`'s stores share.
+    fn kept(&self, client_id: &str) -> Kept {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.entry(client_id.to_string()).or_default().clone()
     }
 
     /// Notes `store` as one of its session's open stores.
@@ -80,12 +79,8 @@ impl OpenStores {
     /// write already under way commits first, then every row goes.
     pub async fn forget(&self, db: &Db, client_id: &str) -> Result<(), StoreError> {
         let stores = self.lock().remove(client_id).unwrap_or_default();
-        self.held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(client_id);
-        let tokens = self
-            .tokens
+        let kept = self
+            .kept
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(client_id);
@@ -93,8 +88,8 @@ impl OpenStores {
             deleted.mark(Deleted::FORGOTTEN);
         }
         let forgotten = SeaOrmDeviceStore::forget(db, client_id).await;
-        if let Some(tokens) = tokens {
-            tokens.drop_entry(None);
+        if let Some(kept) = kept {
+            kept.tokens.drop_entry(None);
         }
         forgotten
     }
