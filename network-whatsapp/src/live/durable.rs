@@ -3,12 +3,12 @@
 //! answers that its event is in the log (`Connection::persisted`). A message
 //! whose event could not be written is not acknowledged, so the network
 //! delivers it again; the library keeps its decrypted copy in the device
-//! store's pending inbound buffer meanwhile, so the redelivery (which can no
-//! longer be decrypted) is replayed from it. When that copy could not be
-//! written either (the database's disk is full: the library then skips the
-//! redelivery as one it has decrypted already), the connection hands the
-//! message to the session again itself, with a growing wait, until its event
-//! is logged.
+//! store's pending inbound buffer meanwhile (held in memory, and written
+//! before the keys that decrypted it are saved: `store::held`), so the
+//! redelivery (which can no longer be decrypted) is replayed from it. The
+//! connection also hands such a message to the session again itself, with a
+//! growing wait, until its event is logged, rather than leave it to a
+//! redelivery at the next login.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -143,9 +143,9 @@ async fn logged(answer: oneshot::Receiver<Answer>) -> Result<(), String> {
 /// Hands `event`, a message whose event was not logged, to the session again
 /// while this connection lasts, until it is logged (the log answers a copy it
 /// has already as logged). Once the connection ended, the network's
-/// redelivery at the next login takes over, which the library decrypts again
-/// only when its advanced keys were not saved either (the disk still full at
-/// the connection's end): a message logged neither here nor then is lost.
+/// redelivery at the next login takes over: replayed from the pending
+/// inbound buffer, or decrypted again when the keys it advanced were not
+/// saved (nor, then, its buffered copy).
 async fn replay(hooked: Hooked, acks: Acks, event: NetworkEvent) {
     let NetworkEvent::Message(message) = &event else {
         return;

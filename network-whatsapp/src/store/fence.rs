@@ -7,28 +7,29 @@
 //! and every later write of the old owner sees the higher fence and is refused.
 //! SQLite: the transaction starts `IMMEDIATE` (the database's single write lock is
 //! taken at `BEGIN`), which serializes the check with every other write.
-use futures::future::BoxFuture;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use parley_shared::db::Db;
 use parley_shared::db::entities::sessions;
 use sea_orm::{
-    DatabaseTransaction, EntityTrait, QuerySelect, SqliteTransactionMode, TransactionOptions,
-    TransactionTrait,
+    ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QuerySelect,
+    SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::SeaOrmDeviceStore;
 use super::error::{FenceRejected, db_err, rejected};
-use super::group_commit::{Failure, work};
+use super::group_commit::{Failure, Work};
 
 impl SeaOrmDeviceStore {
     /// Opens a write transaction in which the store's fence is current and
     /// the device's state was not deleted ([`SeaOrmDeviceStore::retire`],
     /// [`super::OpenStores::forget`]). Commit it with [`commit`]; dropping it
     /// rolls back.
-    /// Writes the messages held for want of space first: nothing else
-    /// commits before them (see `held`).
+    /// Writes the received messages the session holds first: no state of
+    /// the session commits before them (see `held`).
     pub(super) async fn write(&self) -> Result<DatabaseTransaction, StoreError> {
-        if !self.held.is_empty() {
+        if self.held.has_unwritten() {
             super::protocol::write_held(self).await?;
         }
         self.unheld_write().await
@@ -66,33 +67,65 @@ impl SeaOrmDeviceStore {
         Err(self.refused(refusal))
     }
 
-    /// Runs `work` in a fenced write transaction: in one with the writes of
-    /// the process's other sessions of the moment when the store has the
-    /// process's writer (`group_commit`, see `OpenStores::open`) and holds
-    /// no messages; else in one of its own ([`Self::write`], which writes
-    /// the held messages first).
+    /// Runs the statements `f` makes in a fenced write transaction: in one
+    /// with the writes of the process's other sessions of the moment when
+    /// the store has the process's writer (`group_commit`, see
+    /// `OpenStores::open`); else in one of its own ([`Self::write`]). For
+    /// writes that save no decryption state: the received messages the
+    /// session holds stay held.
     pub(super) async fn batched<F>(&self, f: F) -> Result<(), StoreError>
     where
-        F: for<'t> Fn(&'t DatabaseTransaction) -> BoxFuture<'t, Result<(), StoreError>>
-            + Send
-            + Sync
-            + 'static,
+        F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
-        let work = work(f);
-        match &self.writer {
-            Some(writer) if self.held.is_empty() => writer
-                .write(&self.client_id, self.fence, &self.deleted, work)
-                .await
-                .map_err(|failure| match failure {
-                    Failure::Refused(refusal) => self.refused(refusal),
-                    Failure::Failed(e) => e,
-                }),
-            _ => {
-                let txn = self.write().await?;
-                work(&txn).await?;
-                commit(txn).await
+        self.batch(f, false).await
+    }
+
+    /// [`Self::batched`] for a write of the keys that decrypt messages: the
+    /// received messages the session holds as it runs are written first, in
+    /// the same transaction (see `held`).
+    pub(super) async fn batched_after_held<F>(&self, f: F) -> Result<(), StoreError>
+    where
+        F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
+    {
+        self.batch(f, true).await
+    }
+
+    async fn batch<F>(&self, f: F, after_held: bool) -> Result<(), StoreError>
+    where
+        F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
+    {
+        let Some(writer) = &self.writer else {
+            let txn = self.write().await?;
+            for statement in f(txn.get_database_backend()) {
+                txn.execute_raw(statement).await.map_err(db_err)?;
             }
-        }
+            return commit(txn).await;
+        };
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let (held, client_id, took) = (self.held.clone(), self.id(), Arc::clone(&taken));
+        let work: Work = Box::new(move |backend| {
+            // Taken as the batch is written: whatever the library buffered
+            // before the state this write saves.
+            let rows = if after_held {
+                held.take_unwritten()
+            } else {
+                Vec::new()
+            };
+            let mut statements = super::protocol::held_rows(backend, &client_id, &rows);
+            *took.lock().unwrap_or_else(PoisonError::into_inner) = rows;
+            statements.extend(f(backend));
+            statements
+        });
+        writer
+            .write(&self.client_id, self.fence, &self.deleted, work)
+            .await
+            .map_err(|failure| match failure {
+                Failure::Refused(refusal) => self.refused(refusal),
+                Failure::Failed(e) => e,
+            })?;
+        let written = taken.lock().unwrap_or_else(PoisonError::into_inner);
+        self.held.written(&written);
+        Ok(())
     }
 
     /// The error of a write `refusal` refused; a newer owner's fence also

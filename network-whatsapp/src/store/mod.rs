@@ -55,8 +55,7 @@ pub struct SeaOrmDeviceStore {
     /// The device's state as the client holds it, and one save at a time
     /// (clones share them): see `device::Saves`.
     saves: std::sync::Arc<device::Saves>,
-    /// Decrypted messages the pending inbound buffer could not write (a full
-    /// disk): see `held`.
+    /// The pending inbound buffer's rows not written (yet): see `held`.
     held: HeldInbound,
     /// The process's writer that batches the hot writes of its sessions,
     /// where the database has one (see `group_commit`).
@@ -84,7 +83,7 @@ impl SeaOrmDeviceStore {
         })
     }
 
-    /// This store keeping the messages it could not buffer in `held` (the
+    /// This store keeping the pending inbound rows in `held` (the
     /// session's, across its connections).
     pub fn holding(mut self, held: HeldInbound) -> Self {
         self.held = held;

@@ -2,7 +2,6 @@
 //! the parent's), upserted with the library's merge rules in SQL: the later
 //! deadline wins (0 = never wins over all), the later known parent time wins.
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
@@ -14,7 +13,7 @@ use whatsapp_rust::wacore::store::traits::{
 use super::SeaOrmDeviceStore;
 use super::error::db_err;
 use super::fence::commit;
-use super::rows::insert_rows;
+use super::rows::inserts;
 use super::tables::messages::msg_secrets::{ActiveModel, Column, Entity};
 
 /// `merge_msg_secret_expiry(stored, incoming)` as SQL.
@@ -42,24 +41,18 @@ impl MsgSecretStore for SeaOrmDeviceStore {
                 message_ts: Set(e.message_ts),
             })
             .collect();
-        let rows = Arc::new(rows);
-        self.batched(move |txn| {
-            let rows = Arc::clone(&rows);
-            Box::pin(async move {
-                let on_conflict = OnConflict::columns([
-                    Column::ClientId,
-                    Column::Chat,
-                    Column::Sender,
-                    Column::MsgId,
-                ])
-                .update_column(Column::Secret)
-                .value(Column::ExpiresAt, Expr::cust(MERGE_EXPIRY))
-                .value(Column::MessageTs, Expr::cust(MERGE_MESSAGE_TS))
-                .to_owned();
-                insert_rows(txn, &rows, Some(&on_conflict)).await
-            })
-        })
-        .await?;
+        let on_conflict = OnConflict::columns([
+            Column::ClientId,
+            Column::Chat,
+            Column::Sender,
+            Column::MsgId,
+        ])
+        .update_column(Column::Secret)
+        .value(Column::ExpiresAt, Expr::cust(MERGE_EXPIRY))
+        .value(Column::MessageTs, Expr::cust(MERGE_MESSAGE_TS))
+        .to_owned();
+        self.batched(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+            .await?;
         Ok(stored)
     }
 

@@ -27,7 +27,7 @@ pub struct OpenStores {
 /// What a session's stores of this process share (clones share it).
 #[derive(Clone, Default)]
 struct Kept {
-    /// Received messages held in memory for want of space (`store::held`).
+    /// The pending inbound rows held in memory (`store::held`).
     held: HeldInbound,
     /// The privacy tokens read lately (`store::tc_cache`).
     tokens: TcCache,

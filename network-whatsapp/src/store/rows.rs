@@ -5,7 +5,10 @@ use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveModelTrait, DatabaseTransaction, EntityTrait};
+use sea_orm::{
+    ActiveModelTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryTrait,
+    Statement,
+};
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::error::db_err;
@@ -24,14 +27,30 @@ pub(super) async fn insert_rows<A>(
 where
     A: ActiveModelTrait + Clone + Send + Sync,
 {
-    for chunk in rows.chunks(CHUNK) {
-        let mut insert = A::Entity::insert_many(chunk.to_vec());
-        if let Some(on_conflict) = on_conflict {
-            insert = insert.on_conflict(on_conflict.clone());
-        }
-        insert.exec_without_returning(txn).await.map_err(db_err)?;
+    for statement in inserts(txn.get_database_backend(), rows, on_conflict) {
+        txn.execute_raw(statement).await.map_err(db_err)?;
     }
     Ok(())
+}
+
+/// The statements of [`insert_rows`], for a batched write.
+pub(super) fn inserts<A>(
+    backend: DbBackend,
+    rows: &[A],
+    on_conflict: Option<&OnConflict>,
+) -> Vec<Statement>
+where
+    A: ActiveModelTrait + Clone + Send + Sync,
+{
+    rows.chunks(CHUNK)
+        .map(|chunk| {
+            let mut insert = A::Entity::insert_many(chunk.to_vec());
+            if let Some(on_conflict) = on_conflict {
+                insert = insert.on_conflict(on_conflict.clone());
+            }
+            insert.build(backend)
+        })
+        .collect()
 }
 
 /// `items` with one entry per key: the last one given, at the place of the first.

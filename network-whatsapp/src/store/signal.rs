@@ -11,7 +11,7 @@ use whatsapp_rust::wacore::store::traits::SignalStore;
 use super::SeaOrmDeviceStore;
 use super::error::db_err;
 use super::fence::commit;
-use super::rows::{CHUNK, insert_rows, last_per_key};
+use super::rows::{CHUNK, insert_rows, inserts, last_per_key};
 use super::sealed::{PREKEYS, SENDER_KEYS, SESSIONS, SIGNED_PREKEYS};
 use super::tables::signal::{identities, prekeys, sender_keys, sessions, signed_prekeys};
 use super::values::{array, big, u32_of};
@@ -89,18 +89,12 @@ impl SignalStore for SeaOrmDeviceStore {
                 record: Set(self.seal(SESSIONS, address, record)),
             })
             .collect();
-        let rows = Arc::new(rows);
-        self.batched(move |txn| {
-            let rows = Arc::clone(&rows);
-            Box::pin(async move {
-                let on_conflict =
-                    OnConflict::columns([sessions::Column::ClientId, sessions::Column::Address])
-                        .update_column(sessions::Column::Record)
-                        .to_owned();
-                insert_rows(txn, &rows, Some(&on_conflict)).await
-            })
-        })
-        .await
+        let on_conflict =
+            OnConflict::columns([sessions::Column::ClientId, sessions::Column::Address])
+                .update_column(sessions::Column::Record)
+                .to_owned();
+        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+            .await
     }
 
     async fn delete_session(&self, address: &str) -> Result<()> {

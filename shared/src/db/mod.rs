@@ -6,6 +6,7 @@ pub mod events;
 mod group_commit;
 pub mod group_subjects;
 pub mod history;
+pub mod joined;
 pub mod labels;
 mod logged_events;
 pub mod overview;
@@ -276,10 +277,11 @@ impl Db {
     }
 
     /// A pool of exactly one connection with the main pool's options, for
-    /// SQLite's event-log writer: a transaction it begins in one call
-    /// continues in its next, on the same connection (the pool never closes
-    /// it for idleness or age, nor pings it, and nothing else uses it).
-    pub(crate) fn sqlite_writer(&self) -> Db {
+    /// one of SQLite's writers (the event log's, the device stores'): a
+    /// transaction it begins in one call continues in its next, on the same
+    /// connection (the pool never closes it for idleness or age, nor pings
+    /// it, and nothing else uses it).
+    pub fn sqlite_writer(&self) -> Db {
         use sea_orm::sqlx::sqlite::SqlitePoolOptions;
         let pool = self.conn.get_sqlite_connection_pool();
         let options = (*pool.connect_options()).clone();

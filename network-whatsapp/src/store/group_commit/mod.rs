@@ -16,29 +16,34 @@
 //! its writes is tried again in a transaction of its own, so that only the
 //! failing one fails (with its own error, e.g. a full disk).
 //!
+//! A write is the statements it makes when its batch is written. On SQLite,
+//! where each call is a hand-off to the connection's own thread and back,
+//! the writer has a connection of its own and sends a batch in two calls:
+//! `BEGIN IMMEDIATE` with the read of the fences, then every statement of
+//! the batch with the `COMMIT` (`attempt.rs`).
+//!
 //! On PostgreSQL a batch locks its sessions' rows until the commit, as a
 //! lone write does, but skips the rows another transaction holds (the event
 //! log's writer locks many sessions' rows too, in an order of its own):
 //! those writes go alone after it, each waiting for its one row. A batch
 //! never waits for a lock while it holds others, so it is never half of a
 //! deadlock.
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use futures::future::BoxFuture;
 use parley_shared::db::Db;
 use parley_shared::db::company::Company;
-use parley_shared::db::entities::sessions;
-use sea_orm::sea_query::{LockBehavior, LockType};
-use sea_orm::{ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{DbBackend, Statement};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Duration;
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::Deleted;
-use super::error::{FenceRejected, db_err};
-use super::fence::{begin_locked, commit};
+use super::error::FenceRejected;
+
+mod attempt;
+
+use attempt::attempt;
 
 /// The most writes one transaction takes.
 const MAX_BATCH: usize = 128;
@@ -50,23 +55,10 @@ const QUEUE: usize = 1_024;
 /// under load, when the next write is due sooner.
 const COMPANY: Duration = Duration::from_millis(3);
 
-/// The statements of one write, run inside a transaction whose fence was
-/// checked; called again, in a transaction of its own, when its batch failed.
-pub(super) type Work = Box<
-    dyn for<'t> Fn(&'t DatabaseTransaction) -> BoxFuture<'t, Result<(), StoreError>> + Send + Sync,
->;
-
-/// `f` as a [`Work`] (the bound gives the closure its signature: a
-/// transaction of any lifetime).
-pub(super) fn work<F>(f: F) -> Work
-where
-    F: for<'t> Fn(&'t DatabaseTransaction) -> BoxFuture<'t, Result<(), StoreError>>
-        + Send
-        + Sync
-        + 'static,
-{
-    Box::new(f)
-}
+/// The statements of one write for the writer's database, made when its
+/// batch is written (once its fence was checked), and again when it is
+/// tried alone.
+pub(super) type Work = Box<dyn Fn(DbBackend) -> Vec<Statement> + Send + Sync>;
 
 /// Why a write was not applied.
 pub(super) enum Failure {
@@ -104,9 +96,18 @@ impl Writer {
     /// The writer for `db`'s device stores. Its task ends when the last
     /// clone is dropped.
     pub(crate) fn spawn(db: &Db) -> Writer {
+        match db.backend() {
+            "postgres" => Writer::on(db.clone()),
+            _ => Writer::on(db.sqlite_writer()),
+        }
+    }
+
+    /// The writer whose transactions go to `db` (on SQLite a pool of one
+    /// connection, which a transaction's calls share).
+    fn on(db: Db) -> Writer {
         let (tx, rx) = mpsc::channel(QUEUE);
         let taken = Arc::<Taken>::default();
-        tokio::spawn(run(db.clone(), rx, Arc::clone(&taken)));
+        tokio::spawn(run(db, rx, Arc::clone(&taken)));
         Writer { tx, taken }
     }
 
@@ -232,68 +233,6 @@ enum Outcome {
     Refused(FenceRejected),
     /// Not tried: another transaction held its session's row (PostgreSQL).
     Later,
-}
-
-/// Writes `jobs` in one transaction: what became of each, or why the whole
-/// batch failed (then nothing of it was written). The sessions' rows are
-/// locked until the commit on PostgreSQL (a new owner's fence waits for
-/// it), the whole database by `BEGIN IMMEDIATE` on SQLite.
-async fn attempt(db: &Db, jobs: &[Job]) -> Result<Vec<Outcome>, StoreError> {
-    let txn = begin_locked(db).await?;
-    let mut ids: Vec<&str> = jobs.iter().map(|j| j.client_id.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut fences = sessions::Entity::find()
-        .select_only()
-        .column(sessions::Column::ClientId)
-        .column(sessions::Column::Fence)
-        .filter(sessions::Column::ClientId.is_in(ids));
-    // PostgreSQL: a batch skips the rows others hold; alone, it waits.
-    let skipping = jobs.len() > 1 && db.backend() == "postgres";
-    if skipping {
-        fences = fences.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
-    } else {
-        fences = fences.lock_exclusive();
-    }
-    let fences: HashMap<String, i64> = fences
-        .into_tuple()
-        .all(&txn)
-        .await
-        .map_err(db_err)?
-        .into_iter()
-        .collect();
-    let mut outcomes = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let stored = fences.get(&job.client_id).copied();
-        // Read under the lock: a deletion marked before it refuses the
-        // write, one marked later waits for the commit.
-        let outcome = match (stored, refusal_of(job, stored)) {
-            // A session missing from a batch's rows may exist, held.
-            (None, _) if skipping => Outcome::Later,
-            (_, Some(refusal)) => Outcome::Refused(refusal),
-            (_, None) => {
-                (job.work)(&txn).await?;
-                Outcome::Written
-            }
-        };
-        outcomes.push(outcome);
-    }
-    commit(txn).await?;
-    Ok(outcomes)
-}
-
-/// Why `job` may not write, with its session's stored fence.
-fn refusal_of(job: &Job, stored: Option<i64>) -> Option<FenceRejected> {
-    let client_id = job.client_id.clone();
-    match stored {
-        None => Some(FenceRejected::NoSession { client_id }),
-        Some(stored) if stored > job.fence => Some(FenceRejected::Stale {
-            client_id,
-            ours: job.fence,
-            stored,
-        }),
-        Some(_) => job.deleted.refusal(&job.client_id),
-    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use parley_shared::db::testing::TestDb;
 use parley_shared::db::{NewSession, StatePatch};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
-use tokio::sync::Semaphore;
+use sea_orm::{DatabaseTransaction, EntityTrait, Set};
 
 use super::*;
 use crate::store::tables::signal::sessions as rows;
@@ -15,34 +14,18 @@ use crate::store::tables::signal::sessions as rows;
 /// statement the database refuses.
 fn insert(client_id: &str, address: &str, fail: bool) -> Work {
     let (client_id, address) = (client_id.to_string(), address.to_string());
-    work(move |txn| {
+    Box::new(move |backend| {
         let row = rows::ActiveModel {
             client_id: Set(client_id.clone()),
             address: Set(address.clone()),
             record: Set(vec![1]),
         };
-        Box::pin(async move {
-            row.insert(txn).await.map_err(db_err)?;
-            if fail {
-                txn.execute_unprepared("INSERT INTO no_such_table VALUES (1)")
-                    .await
-                    .map_err(db_err)?;
-            }
-            Ok(())
-        })
-    })
-}
-
-/// Waits for a permit of `gate`, then inserts as [`insert`].
-fn gated(gate: &Arc<Semaphore>, client_id: &str, address: &str) -> Work {
-    let (gate, inner) = (Arc::clone(gate), insert(client_id, address, false));
-    let inner = Arc::new(inner);
-    work(move |txn| {
-        let (gate, inner) = (Arc::clone(&gate), Arc::clone(&inner));
-        Box::pin(async move {
-            drop(gate.acquire().await);
-            (*inner)(txn).await
-        })
+        let mut statements = crate::store::rows::inserts(backend, &[row], None);
+        if fail {
+            let bad = "INSERT INTO no_such_table VALUES (1)";
+            statements.push(Statement::from_string(backend, bad));
+        }
+        statements
     })
 }
 
@@ -90,18 +73,28 @@ type Answer = tokio::task::JoinHandle<Result<(), Failure>>;
 /// [`Stalled::release`]: the writes queued meanwhile go in one batch.
 struct Stalled {
     writer: Writer,
-    gate: Arc<Semaphore>,
+    /// The writer's database handle (its own connection on SQLite).
+    conn: Db,
+    /// Holds session `a`'s write lock (on SQLite the database's): the
+    /// first write waits for it.
+    gate: Option<DatabaseTransaction>,
     first: Option<Answer>,
 }
 
 impl Stalled {
     async fn new(db: &Db) -> Stalled {
+        let (gate, _) = crate::store::fence::locked(db, "a").await.expect("hold a");
+        let conn = match db.backend() {
+            "postgres" => db.clone(),
+            _ => db.sqlite_writer(),
+        };
         let mut stalled = Stalled {
-            writer: Writer::spawn(db),
-            gate: Arc::new(Semaphore::new(0)),
+            writer: Writer::on(conn.clone()),
+            conn,
+            gate: Some(gate),
             first: None,
         };
-        let first = gated(&stalled.gate, "a", "first");
+        let first = insert("a", "first", false);
         stalled.first = Some(stalled.queue("a", 2, &Arc::default(), first));
         until("the first batch begins", || {
             stalled.writer.taken() == (1, 1)
@@ -121,16 +114,18 @@ impl Stalled {
         tokio::spawn(async move { writer.write(client_id, fence, &deleted, work).await })
     }
 
-    /// Lets the first write commit once `queued` writes wait behind it.
-    async fn release(&mut self, queued: usize) {
+    /// Lets the first write go on once `queued` writes wait behind it;
+    /// its answer.
+    async fn release(&mut self, queued: usize) -> Result<(), Failure> {
         let tx = &self.writer.tx;
         until("the writes queued", || {
             tx.max_capacity() - tx.capacity() == queued
         })
         .await;
-        self.gate.add_permits(1);
+        let gate = self.gate.take().expect("released once");
+        gate.commit().await.expect("release a");
         let first = self.first.take().expect("released once");
-        assert!(first.await.expect("join").is_ok());
+        first.await.expect("join")
     }
 
     fn alone(&self) -> u64 {
@@ -156,7 +151,7 @@ async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch() {
     let stale = w.queue("c", 1, &live, insert("c", "stale", false));
     let gone = w.queue("c", 2, &forgotten, insert("c", "gone", false));
     let later = w.queue("c", 2, &live, insert("c", "later", false));
-    w.release(5).await;
+    assert!(w.release(5).await.is_ok());
 
     assert!(good.await.expect("join").is_ok());
     assert!(matches!(
@@ -207,7 +202,7 @@ async fn a_batch_on_postgresql_passes_over_a_row_another_transaction_holds() {
     let (holder, _) = crate::store::fence::locked(&db, "x").await.expect("hold x");
     let b = w.queue("b", 2, &live, insert("b", "batched", false));
     let x = w.queue("x", 2, &live, insert("x", "waited", false));
-    w.release(2).await;
+    assert!(w.release(2).await.is_ok());
 
     let b = tokio::time::timeout(Duration::from_secs(10), b)
         .await
@@ -241,10 +236,19 @@ async fn a_batch_that_cannot_reach_the_database_fails_every_write_at_once() {
         w.queue("b", 2, &live, insert("b", "two", false)),
     ];
     let closing = tokio::spawn({
-        let db = db.clone();
-        async move { db.conn().close_by_ref().await }
+        let conn = w.conn.clone();
+        async move { conn.conn().close_by_ref().await }
     });
-    w.release(2).await;
+    // The first write, between its two calls on SQLite when its connection
+    // closed, fails as out of reach too.
+    let first = w.release(2).await;
+    assert!(
+        matches!(
+            first,
+            Ok(()) | Err(Failure::Failed(StoreError::Connection(_)))
+        ),
+        "the first write committed or found the database out of reach"
+    );
     closing.await.expect("join").expect("closed");
     for write in queued {
         let outcome = write.await.expect("join");

@@ -6,7 +6,7 @@ mod device_lists;
 mod group_metadata;
 mod lid;
 mod pending;
-pub(in crate::store) use pending::write_held;
+pub(in crate::store) use pending::{held_rows, write_held};
 mod sender_key_devices;
 mod sent;
 mod tc_tokens;
@@ -176,7 +176,8 @@ impl ProtocolStore for SeaOrmDeviceStore {
             id,
             message,
         };
-        pending::store(self, &[row]).await
+        pending::store(self, &[row]);
+        Ok(())
     }
 
     async fn get_pending_inbound(
@@ -197,7 +198,8 @@ impl ProtocolStore for SeaOrmDeviceStore {
     }
 
     async fn store_pending_inbound_batch(&self, rows: &[PendingInboundRow<'_>]) -> Result<()> {
-        pending::store(self, rows).await
+        pending::store(self, rows);
+        Ok(())
     }
 
     async fn delete_pending_inbound_batch(&self, keys: &[PendingInboundKey<'_>]) -> Result<()> {

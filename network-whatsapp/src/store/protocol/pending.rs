@@ -1,10 +1,12 @@
 //! The pending inbound buffer (`wa_pending_inbound`): decrypted messages kept
 //! until their durability hook commits, keyed by chat, sender and stanza id;
-//! in memory while the disk has no room for them (`store::held`).
-use std::sync::Arc;
-
+//! held in memory and written with the session's next write of its device
+//! state, if one comes before their delete (`store::held`).
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
+    QueryTrait, Statement,
+};
 use whatsapp_rust::wacore::store::error::Result;
 use whatsapp_rust::wacore::store::traits::{PendingInboundKey, PendingInboundRow};
 
@@ -12,15 +14,14 @@ use crate::store::SeaOrmDeviceStore;
 use crate::store::error::db_err;
 use crate::store::fence::commit;
 use crate::store::held::{Key, Row, is_disk_full};
-use crate::store::rows::{insert_rows, last_per_key};
+use crate::store::rows::{insert_rows, inserts, last_per_key};
 use crate::store::tables::messages::pending_inbound::{ActiveModel, Column, Entity};
 use crate::store::values::now_secs;
 
-/// Stores (or replaces) the rows in one transaction; holds them in memory
-/// when the disk has no room for them (see `store::held`).
-pub(super) async fn store(store: &SeaOrmDeviceStore, rows: &[PendingInboundRow<'_>]) -> Result<()> {
+/// Holds the rows (the last of a key wins) until the session's next write.
+pub(super) fn store(store: &SeaOrmDeviceStore, rows: &[PendingInboundRow<'_>]) {
     let now = now_secs();
-    let rows: Vec<(Key, Row)> = last_per_key(rows.to_vec(), |r| (r.chat, r.sender, r.id))
+    let rows = last_per_key(rows.to_vec(), |r| (r.chat, r.sender, r.id))
         .into_iter()
         .map(|row| {
             let key = (row.chat.into(), row.sender.into(), row.id.into());
@@ -29,41 +30,48 @@ pub(super) async fn store(store: &SeaOrmDeviceStore, rows: &[PendingInboundRow<'
                 inserted_at: now,
             };
             (key, row)
-        })
-        .collect();
-    let models = Arc::new(models(store, &rows));
-    let written = store.batched(move |txn| {
-        let models = Arc::clone(&models);
-        Box::pin(async move { upsert(txn, &models).await })
-    });
+        });
+    store.held.hold(rows);
+}
+
+/// Writes the held rows in a transaction of their own (before a write that
+/// is not batched).
+pub(in crate::store) async fn write_held(store: &SeaOrmDeviceStore) -> Result<()> {
+    let rows = store.held.take_unwritten();
+    let written = async {
+        let txn = store.unheld_write().await?;
+        upsert(&txn, &models(&store.id(), &rows)).await?;
+        commit(txn).await
+    };
     match written.await {
-        Err(e) if is_disk_full(&e) => {
-            tracing::warn!(client_id = %store.client_id, messages = rows.len(),
-                "the disk is full: received messages are held in memory until it has room");
-            store.held.hold(rows);
+        Ok(()) => {
+            store.held.written(&rows);
             Ok(())
         }
-        done => done,
+        Err(e) => {
+            if is_disk_full(&e) {
+                tracing::warn!(client_id = %store.client_id, messages = rows.len(),
+                    "the disk is full: received messages are held in memory, and the session's state is not saved, until it has room");
+            }
+            Err(e)
+        }
     }
 }
 
-/// Writes the held rows (before any other write of the session's state).
-pub(in crate::store) async fn write_held(store: &SeaOrmDeviceStore) -> Result<()> {
-    let rows = store.held.snapshot();
-    let txn = store.unheld_write().await?;
-    upsert(&txn, &models(store, &rows)).await?;
-    commit(txn).await?;
-    store.held.written(&rows);
-    tracing::info!(client_id = %store.client_id, messages = rows.len(),
-        "received messages held in memory for want of space are written");
-    Ok(())
+/// The statements writing `rows` of session `client_id` (none for none).
+pub(in crate::store) fn held_rows(
+    backend: DbBackend,
+    client_id: &str,
+    rows: &[(Key, Row)],
+) -> Vec<Statement> {
+    inserts(backend, &models(client_id, rows), Some(&on_conflict()))
 }
 
-/// The rows of `store`'s session.
-fn models(store: &SeaOrmDeviceStore, rows: &[(Key, Row)]) -> Vec<ActiveModel> {
+/// The rows of session `client_id`.
+fn models(client_id: &str, rows: &[(Key, Row)]) -> Vec<ActiveModel> {
     rows.iter()
         .map(|((chat, sender, id), row)| ActiveModel {
-            client_id: Set(store.id()),
+            client_id: Set(client_id.to_string()),
             chat: Set(chat.clone()),
             sender: Set(sender.clone()),
             message_id: Set(id.clone()),
@@ -74,21 +82,19 @@ fn models(store: &SeaOrmDeviceStore, rows: &[(Key, Row)]) -> Vec<ActiveModel> {
 }
 
 async fn upsert(txn: &DatabaseTransaction, models: &[ActiveModel]) -> Result<()> {
-    insert_rows(
-        txn,
-        models,
-        Some(
-            &OnConflict::columns([
-                Column::ClientId,
-                Column::Chat,
-                Column::Sender,
-                Column::MessageId,
-            ])
-            .update_columns([Column::Message, Column::InsertedAt])
-            .to_owned(),
-        ),
-    )
-    .await
+    insert_rows(txn, models, Some(&on_conflict())).await
+}
+
+/// A row buffered again replaces the one stored.
+fn on_conflict() -> OnConflict {
+    OnConflict::columns([
+        Column::ClientId,
+        Column::Chat,
+        Column::Sender,
+        Column::MessageId,
+    ])
+    .update_columns([Column::Message, Column::InsertedAt])
+    .to_owned()
 }
 
 pub(super) async fn get(
@@ -101,47 +107,45 @@ pub(super) async fn get(
     if let Some(held) = store.held.get(&key) {
         return Ok(Some(held));
     }
-    let (chat, sender, id) = key;
-    Ok(Entity::find_by_id((store.id(), chat, sender, id))
+    let (chat, sender, id) = key.clone();
+    let row = Entity::find_by_id((store.id(), chat, sender, id))
         .one(store.conn())
         .await
-        .map_err(db_err)?
-        .map(|row| row.message))
+        .map_err(db_err)?;
+    Ok(row.map(|row| {
+        // A delete of the key must reach the database (a replay buffers the
+        // message again).
+        store.held.stored(&key, row.inserted_at);
+        row.message
+    }))
 }
 
-/// Deletes the rows in one transaction (held ones at once).
+/// Deletes the rows: held ones at once, those the database may have in one
+/// transaction.
 pub(super) async fn delete(
     store: &SeaOrmDeviceStore,
     keys: &[PendingInboundKey<'_>],
 ) -> Result<()> {
-    for key in keys {
-        store
-            .held
-            .remove(&(key.chat.into(), key.sender.into(), key.id.into()));
-    }
-    let keys: Arc<[_]> = keys
+    let keys: Vec<_> = keys
         .iter()
         .map(|key| {
-            let (chat, sender, id) = (
+            (
                 key.chat.to_string(),
                 key.sender.to_string(),
                 key.id.to_string(),
-            );
-            (store.id(), chat, sender, id)
+            )
         })
+        .filter(|key| store.held.remove(key))
+        .map(|(chat, sender, id)| (store.id(), chat, sender, id))
         .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
     store
-        .batched(move |txn| {
-            let keys = Arc::clone(&keys);
-            Box::pin(async move {
-                for key in keys.iter() {
-                    Entity::delete_by_id(key.clone())
-                        .exec(txn)
-                        .await
-                        .map_err(db_err)?;
-                }
-                Ok(())
-            })
+        .batched(move |backend| {
+            keys.iter()
+                .map(|key| Entity::delete_by_id(key.clone()).build(backend))
+                .collect()
         })
         .await
 }

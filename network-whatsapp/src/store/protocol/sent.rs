@@ -9,6 +9,7 @@ use whatsapp_rust::wacore::store::error::Result;
 use crate::store::SeaOrmDeviceStore;
 use crate::store::error::db_err;
 use crate::store::fence::commit;
+use crate::store::rows::inserts;
 use crate::store::tables::messages::sent_messages::{ActiveModel, Column, Entity};
 use crate::store::values::now_secs;
 
@@ -25,22 +26,11 @@ pub(super) async fn store(
         payload: Set(payload.to_vec()),
         created_at: Set(now_secs()),
     };
+    let on_conflict = OnConflict::columns([Column::ClientId, Column::ChatJid, Column::MessageId])
+        .update_columns([Column::Payload, Column::CreatedAt])
+        .to_owned();
     store
-        .batched(move |txn| {
-            let row = row.clone();
-            Box::pin(async move {
-                Entity::insert(row)
-                    .on_conflict(
-                        OnConflict::columns([Column::ClientId, Column::ChatJid, Column::MessageId])
-                            .update_columns([Column::Payload, Column::CreatedAt])
-                            .to_owned(),
-                    )
-                    .exec_without_returning(txn)
-                    .await
-                    .map(drop)
-                    .map_err(db_err)
-            })
-        })
+        .batched(move |backend| inserts(backend, std::slice::from_ref(&row), Some(&on_conflict)))
         .await
 }
 

@@ -2,6 +2,7 @@
 //! and message secrets (`MsgSecretStore`).
 use whatsapp_rust::wacore::store::traits::{
     MsgSecretEntry, MsgSecretStore, PendingInboundKey, PendingInboundRow, ProtocolStore,
+    SignalStore,
 };
 
 use super::Fixture;
@@ -172,6 +173,79 @@ pub(super) async fn pending_inbound_round_trip(f: &Fixture) {
             .expect("expire"),
         1
     );
+}
+
+/// A buffered row reaches the database only with a later write of the
+/// session's state (batched or not), which never commits without it; one
+/// deleted before never does; and a delete of a row the database may have
+/// goes there.
+pub(super) async fn pending_rows_are_written_with_the_state_after_them(f: &Fixture) {
+    let store = f.owner("buffer", 1).await;
+    let other = f.other_process().await;
+    let reader = super::store(&other, "buffer", 1);
+    let sender = "4915100000001:3@s.whatsapp.net";
+    let stored = |s: &crate::store::SeaOrmDeviceStore, id: &'static str| {
+        let s = s.clone();
+        async move { s.get_pending_inbound(CHAT, sender, id).await.expect("get") }
+    };
+
+    store
+        .store_pending_inbound(CHAT, sender, "quick", b"q")
+        .await
+        .expect("store");
+    assert_eq!(stored(&store, "quick").await, Some(b"q".to_vec()));
+    assert_eq!(stored(&reader, "quick").await, None, "held in memory");
+    store
+        .delete_pending_inbound(CHAT, sender, "quick")
+        .await
+        .expect("delete");
+    assert_eq!(stored(&store, "quick").await, None);
+
+    // A write that saves no keys leaves it held.
+    store
+        .store_pending_inbound(CHAT, sender, "batched", b"b")
+        .await
+        .expect("store");
+    store
+        .put_msg_secret(CHAT, sender, "m", &[1; 32])
+        .await
+        .expect("secret");
+    assert_eq!(stored(&reader, "batched").await, None, "still held");
+
+    // The keys that decrypted it are saved: the row is written first.
+    store
+        .put_sessions_batch(&[(
+            std::sync::Arc::from(sender),
+            bytes::Bytes::from_static(b"s"),
+        )])
+        .await
+        .expect("sessions");
+    assert_eq!(stored(&reader, "batched").await, Some(b"b".to_vec()));
+    store
+        .store_pending_inbound(CHAT, sender, "alone", b"a")
+        .await
+        .expect("store");
+    store.put_identity(sender, [1; 32]).await.expect("identity");
+    assert_eq!(stored(&reader, "alone").await, Some(b"a".to_vec()));
+
+    store
+        .delete_pending_inbound(CHAT, sender, "batched")
+        .await
+        .expect("delete");
+    assert_eq!(stored(&reader, "batched").await, None, "deleted there");
+
+    // Read back from the database by another process, buffered again (a
+    // replay) and deleted: gone from the database too.
+    assert_eq!(stored(&reader, "alone").await, Some(b"a".to_vec()));
+    reader
+        .store_pending_inbound(CHAT, sender, "alone", b"a")
+        .await
+        .expect("store again");
+    reader
+        .delete_pending_inbound(CHAT, sender, "alone")
+        .await
+        .expect("delete");
+    assert_eq!(stored(&store, "alone").await, None);
 }
 
 fn secret(msg_id: &str, byte: u8, expires_at: i64, message_ts: i64) -> MsgSecretEntry {

@@ -147,6 +147,7 @@ contract! {
         protocol::tc_token_upserts_keep_each_writers_field,
         messages::sent_messages_round_trip,
         messages::pending_inbound_round_trip,
+        messages::pending_rows_are_written_with_the_state_after_them,
         messages::msg_secrets_round_trip,
         messages::group_authors_round_trip,
         fencing::stale_owner_writes_are_rejected_and_change_nothing,

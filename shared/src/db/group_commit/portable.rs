@@ -7,7 +7,7 @@
 //! records alone; a trim, at every 256th `seq` of a session, adds one).
 use std::collections::BTreeMap;
 
-use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Query, UpdateStatement, Values};
+use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Query, UpdateStatement};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait,
     QueryFilter, QueryResult, QueryTrait, Statement, Value,
@@ -16,6 +16,7 @@ use sea_orm::{
 use super::records::Recorded;
 use crate::db::DbError;
 use crate::db::entities::events::{ActiveModel, Column, Entity, Model};
+use crate::db::joined::joined;
 use crate::db::logged_events::DeliveryState;
 
 /// Begins the transaction on `conn` (the writer's own connection) and reads
@@ -95,24 +96,6 @@ pub(super) async fn write_and_commit(
 
 /// The write transaction's start: it takes SQLite's write lock at once.
 const BEGIN: &str = "BEGIN IMMEDIATE";
-
-/// Statements as one text, their values in order: SQLite binds a call's
-/// values across its statements, each taking as many as it has marks.
-fn joined(statements: Vec<Statement>) -> Option<Statement> {
-    let backend = statements.first()?.db_backend;
-    let mut sql = String::new();
-    let mut values = Vec::new();
-    for s in statements {
-        if !sql.is_empty() {
-            sql.push_str(";\n");
-        }
-        sql.push_str(&s.sql);
-        if let Some(Values(v)) = s.values {
-            values.extend(v);
-        }
-    }
-    Some(Statement::from_sql_and_values(backend, sql, values))
-}
 
 /// One `CASE` over the sessions.
 fn counters(moved: &[(&str, i64)]) -> UpdateStatement {
