@@ -4,7 +4,7 @@
 //! state, if one comes before their delete (`store::held`).
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
     QueryTrait, Statement,
 };
 use whatsapp_rust::wacore::store::error::Result;
@@ -14,7 +14,7 @@ use crate::store::SeaOrmDeviceStore;
 use crate::store::error::db_err;
 use crate::store::fence::commit;
 use crate::store::held::{Key, Row, is_disk_full};
-use crate::store::rows::{insert_rows, inserts, last_per_key};
+use crate::store::rows::{inserts, last_per_key};
 use crate::store::tables::messages::pending_inbound::{ActiveModel, Column, Entity};
 use crate::store::values::now_secs;
 
@@ -40,7 +40,10 @@ pub(in crate::store) async fn write_held(store: &SeaOrmDeviceStore) -> Result<()
     let rows = store.held.take_unwritten();
     let written = async {
         let txn = store.unheld_write().await?;
-        upsert(&txn, &models(&store.id(), &rows)).await?;
+        let backend = txn.get_database_backend();
+        for statement in held_rows(backend, &store.client_id, &rows) {
+            txn.execute_raw(statement).await.map_err(db_err)?;
+        }
         commit(txn).await
     };
     match written.await {
@@ -79,10 +82,6 @@ fn models(client_id: &str, rows: &[(Key, Row)]) -> Vec<ActiveModel> {
             inserted_at: Set(row.inserted_at),
         })
         .collect()
-}
-
-async fn upsert(txn: &DatabaseTransaction, models: &[ActiveModel]) -> Result<()> {
-    insert_rows(txn, models, Some(&on_conflict())).await
 }
 
 /// A row buffered again replaces the one stored.
