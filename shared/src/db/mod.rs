@@ -44,7 +44,7 @@ pub fn pg_array<T: Into<sea_orm::Value>>(
     )
 }
 
-pub use group_commit::Queued;
+pub use group_commit::{Queued, RideWork};
 pub use sea_orm::ConnectionTrait;
 pub use sessions::{
     NewSession, SessionRow, SessionsRekeyed, SettingsPatch, StateChange, StatePatch,
@@ -194,6 +194,21 @@ impl Db {
         self.appender
             .get()
             .map_or((0, 0), group_commit::Appender::taken)
+    }
+
+    /// Writes another store's statements of session `client_id` in the
+    /// event log's next transaction (see `group_commit::rides`), where a
+    /// write needs a flush to disk of its own otherwise. SQLite only (a
+    /// PostgreSQL commit has no single lock to share: refused there).
+    /// `work` makes them under the write lock, from the session's stored
+    /// fence.
+    pub async fn ride(&self, client_id: &str, work: RideWork) -> Result<(), DbError> {
+        if self.conn.get_database_backend() != DbBackend::Sqlite {
+            return Err(DbError::Unavailable(
+                "only SQLite's event log takes rides".into(),
+            ));
+        }
+        self.appender().ride(client_id, work).await
     }
 
     /// The event log's writer of this handle, started on first use.

@@ -9,4 +9,5 @@ mod lease;
 mod media;
 mod nats_drain;
 mod overview;
+mod rides;
 mod support;

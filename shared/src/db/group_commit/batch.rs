@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use super::records::{Known, bigint, remember};
+use super::rides::{self, Ride};
 use super::txn::Txn;
 use super::{Append, Record};
 use crate::db::entities::events::{self as rows, Column, Entity, Model};
@@ -32,20 +33,21 @@ struct Owner {
     cap: i64,
 }
 
-/// Writes `appends` and `records` in one transaction with the sessions'
-/// rows locked: each append's outcome, or why the whole batch failed (then
-/// nothing of it was written).
+/// Writes `appends`, `records` and `rides` in one transaction with the
+/// sessions' rows locked: each append's outcome, or why the whole batch
+/// failed (then nothing of it was written).
 pub(super) async fn locked(
     db: &Db,
     appends: &mut [&mut Append],
     records: &[Record],
+    rides: &[Ride],
     known: &mut Known,
 ) -> Result<Vec<Outcome>, DbError> {
     for a in appends.iter() {
         known.remove(&a.client_id);
     }
     let mut txn = Txn::begin(db).await?;
-    let written = match fill(db, &mut txn, appends, records).await {
+    let written = match fill(db, &mut txn, appends, records, rides).await {
         Ok(written) => written,
         Err(e) => {
             txn.abort().await;
@@ -89,13 +91,14 @@ async fn fill(
     txn: &mut Txn<'_>,
     appends: &mut [&mut Append],
     records: &[Record],
+    rides: &[Ride],
 ) -> Result<Written, DbError> {
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(appends.len());
     outcomes.resize_with(appends.len(), || None);
     let mut owners = BTreeMap::new();
     let mut seqs = vec![None; appends.len()];
-    if !appends.is_empty() {
-        owners = lock_owners(txn, appends, &mut outcomes).await?;
+    if !appends.is_empty() || !rides.is_empty() {
+        owners = lock_owners(txn, appends, rides, &mut outcomes).await?;
         seqs = allocate(appends, &mut owners, &mut outcomes)?;
         trim(txn, &owners).await?;
     }
@@ -114,7 +117,9 @@ async fn fill(
         .collect();
     let recorded = super::records::fold(records)?;
     let new: Vec<&Model> = models.iter().map(|(_, m)| m).collect();
-    txn.write_and_commit(&moved, &recorded, &new).await?;
+    let ridden = rides::statements(rides, |client_id| owners.get(client_id).map(|o| o.fence));
+    txn.write_and_commit(&moved, &recorded, &new, ridden)
+        .await?;
     Ok(Written {
         owners,
         models,
@@ -128,17 +133,20 @@ pub(super) fn not_written() -> Outcome {
     Err(DbError::Unavailable("event not written".into()))
 }
 
-/// The rows of the batch's sessions, locked in one order (writers never
-/// deadlock on them), with their oldest undelivered events; appends of
-/// events logged already, or twice in the batch, are duplicates.
+/// The rows of the batch's sessions (its appends' and its rides'), locked
+/// in one order (writers never deadlock on them), with their oldest
+/// undelivered events; appends of events logged already, or twice in the
+/// batch, are duplicates.
 async fn lock_owners(
     txn: &mut Txn<'_>,
     appends: &[&mut Append],
+    rides: &[Ride],
     outcomes: &mut [Option<Outcome>],
 ) -> Result<BTreeMap<String, Owner>, DbError> {
     let clients: Vec<&str> = appends
         .iter()
         .map(|a| a.client_id.as_str())
+        .chain(rides.iter().map(|r| r.client_id.as_str()))
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();

@@ -21,6 +21,9 @@
 //! commit runs. Delivery records alone wait a few milliseconds for an append
 //! to ride with ([`RECORDS_LINGER`]).
 //!
+//! On SQLite the device store's writes ride in these transactions too
+//! (`rides`).
+//!
 //! On PostgreSQL a writer remembers each session's `seq` as it last wrote
 //! it; while no one else writes the session, its batches need no locking
 //! read and no transaction around them: one checked statement
@@ -30,6 +33,7 @@ mod optimistic;
 mod portable;
 mod postgres;
 mod records;
+mod rides;
 mod txn;
 
 use std::sync::Arc;
@@ -41,6 +45,8 @@ use tokio::time::{Duration, Instant, timeout_at};
 use super::company::Company;
 use super::logged_events::{Appended, DeliveryState, NewEvent};
 use super::{Db, DbError};
+pub use rides::RideWork;
+use rides::{Pace, Ride};
 
 /// The most requests one transaction takes.
 const MAX_BATCH: usize = 256;
@@ -105,6 +111,7 @@ struct Taken {
 enum Request {
     Append(Append),
     Record(Record),
+    Ride(Ride),
 }
 
 impl Request {
@@ -227,6 +234,23 @@ impl Appender {
             .await
     }
 
+    /// Writes another store's statements in the next batch (SQLite only,
+    /// see `rides`): the answer comes once they committed, or were made
+    /// none (refused by `work` under the write lock).
+    pub async fn ride(&self, client_id: &str, work: RideWork) -> Result<(), DbError> {
+        let (reply, answer) = oneshot::channel();
+        let ride = Ride {
+            client_id: client_id.to_string(),
+            work,
+            reply,
+        };
+        self.writer(client_id)
+            .send(Request::Ride(ride))
+            .await
+            .map_err(|_| stopped())?;
+        Queued(answer).answer().await
+    }
+
     /// Sets event `seq`'s state; with `attempt`, counts an attempt that got
     /// that HTTP status (none: no answer). Nothing changes when the event
     /// was queued again since its delivery read it (`requeues` differs).
@@ -259,37 +283,96 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
     let mut requests = Vec::with_capacity(MAX_BATCH);
     let mut known = records::Known::new();
     let mut company = Company::new(APPENDS_COMPANY);
+    let mut pace = Pace::default();
     while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
-        linger(&mut rx, &mut requests).await;
+        let now = Instant::now();
+        let wait = if requests.iter().any(|r| matches!(r, Request::Record(_))) {
+            Some(RECORDS_LINGER)
+        } else {
+            pace.wait(now)
+        };
+        if let Some(wait) = wait {
+            linger(&mut rx, &mut requests, wait).await;
+        }
         company
             .gather_by(&mut rx, &mut requests, MAX_BATCH, Request::is_append)
             .await;
+        if requests.iter().any(Request::is_append) {
+            pace.appended(now);
+        }
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.requests.fetch_add(n, Ordering::SeqCst);
         crate::metrics::metrics().event_log_batch.observe(n as f64);
-        let (mut appends, mut records) = (Vec::new(), Vec::new());
+        let (mut appends, mut records, mut rides) = (Vec::new(), Vec::new(), Vec::new());
         for request in requests.drain(..) {
             match request {
                 Request::Append(a) => appends.push(a),
                 Request::Record(r) => records.push(r),
+                Request::Ride(r) => rides.push(r),
             }
         }
-        write(&db, appends, records, &mut known).await;
+        if rides.is_empty() {
+            write(&db, appends, records, &mut known).await;
+        } else {
+            write_riding(&db, appends, records, rides, &mut known).await;
+        }
     }
 }
 
-/// Lets a batch of delivery records alone take what comes within
-/// [`RECORDS_LINGER`], until an append joins it (or it is full).
-async fn linger(rx: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>) {
+/// Lets a batch without appends (delivery records, rides) take what comes
+/// within `wait`, until an append joins it (or it is full).
+async fn linger(rx: &mut mpsc::Receiver<Request>, requests: &mut Vec<Request>, wait: Duration) {
     let has_append = |requests: &[Request]| requests.iter().any(Request::is_append);
-    let deadline = Instant::now() + RECORDS_LINGER;
+    let deadline = Instant::now() + wait;
     while requests.len() < MAX_BATCH && !has_append(requests) {
         let room = MAX_BATCH - requests.len();
         match timeout_at(deadline, rx.recv_many(requests, room)).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
+    }
+}
+
+/// Writes a batch with rides in it and answers each of its requests. If it
+/// fails (nothing of it was written), the appends and records go again
+/// without the rides, and each ride alone: only a failing write fails.
+async fn write_riding(
+    db: &Db,
+    mut appends: Vec<Append>,
+    records: Vec<Record>,
+    rides: Vec<Ride>,
+    known: &mut records::Known,
+) {
+    match write_batch(db, &mut appends, &records, &rides, known).await {
+        Ok(outcomes) => {
+            answer(appends.into_iter(), outcomes);
+            for record in records {
+                let _ = record.reply.send(Ok(()));
+            }
+            for ride in rides {
+                let _ = ride.reply.send(Ok(()));
+            }
+            return;
+        }
+        Err(e) => tracing::debug!(error = %e, "a batch with rides failed; writing its parts apart"),
+    }
+    if !appends.is_empty() || !records.is_empty() {
+        write(db, appends, records, known).await;
+    }
+    for ride in rides {
+        let alone = std::slice::from_ref(&ride);
+        let outcome = write_batch(db, &mut [], &[], alone, known)
+            .await
+            .map(|_| ());
+        let _ = ride.reply.send(outcome);
+    }
+}
+
+/// Answers `appends` with their `outcomes`.
+fn answer(appends: impl Iterator<Item = Append>, outcomes: Vec<batch::Outcome>) {
+    for (request, outcome) in appends.zip(outcomes) {
+        let _ = request.reply.send(outcome);
     }
 }
 
@@ -300,11 +383,9 @@ async fn write(
     records: Vec<Record>,
     known: &mut records::Known,
 ) {
-    match write_batch(db, &mut appends, &records, known).await {
+    match write_batch(db, &mut appends, &records, &[], known).await {
         Ok(outcomes) => {
-            for (request, outcome) in appends.into_iter().zip(outcomes) {
-                let _ = request.reply.send(outcome);
-            }
+            answer(appends.into_iter(), outcomes);
             for record in records {
                 let _ = record.reply.send(Ok(()));
             }
@@ -312,13 +393,15 @@ async fn write(
         Err(DbError::Conflict(_)) if appends.len() + records.len() > 1 => {
             // Another process logged one of these events meanwhile: one by
             // one, so that only that one is the duplicate.
-            let outcome = write_batch(db, &mut [], &records, known).await.map(|_| ());
+            let outcome = write_batch(db, &mut [], &records, &[], known)
+                .await
+                .map(|_| ());
             for record in records {
                 let _ = record.reply.send(outcome.clone());
             }
             for request in appends {
                 let mut one = [request];
-                let outcome = match write_batch(db, &mut one, &[], known).await {
+                let outcome = match write_batch(db, &mut one, &[], &[], known).await {
                     Ok(mut outcomes) => outcomes.pop().unwrap_or_else(batch::not_written),
                     Err(e) => Err(e),
                 };
@@ -337,18 +420,19 @@ async fn write(
     }
 }
 
-/// Writes `appends` and `records`: each append's outcome, or why the whole
-/// batch failed (then nothing of it was written).
+/// Writes `appends`, `records` and `rides`: each append's outcome, or why
+/// the whole batch failed (then nothing of it was written).
 async fn write_batch(
     db: &Db,
     appends: &mut [Append],
     records: &[Record],
+    rides: &[Ride],
     known: &mut records::Known,
 ) -> Result<Vec<batch::Outcome>, DbError> {
     let mut all: Vec<&mut Append> = appends.iter_mut().collect();
     let all_known = all.iter().all(|a| known.contains_key(&a.client_id));
-    if db.backend() == "postgres" && all_known {
+    if db.backend() == "postgres" && all_known && rides.is_empty() {
         return optimistic::write(db, all, records, known).await;
     }
-    batch::locked(db, &mut all, records, known).await
+    batch::locked(db, &mut all, records, rides, known).await
 }

@@ -102,7 +102,7 @@ pub(super) async fn write(
         }
     }
     if !again.is_empty() {
-        let answers = batch::locked(db, &mut again, &[], known).await?;
+        let answers = batch::locked(db, &mut again, &[], &[], known).await?;
         for (i, answer) in positions.into_iter().zip(answers) {
             outcomes[i] = Some(answer);
         }

@@ -5,6 +5,7 @@
 //! one, so the second call continues the first one's transaction). A batch
 //! is two hand-offs however many requests it holds (one for delivery
 //! records alone; a trim, at every 256th `seq` of a session, adds one).
+//! The statements of the batch's rides (`rides`) go with its writes.
 use std::collections::BTreeMap;
 
 use sea_orm::sea_query::{Alias, CaseStatement, Expr, ExprTrait, Query, UpdateStatement};
@@ -64,29 +65,37 @@ fn reads(clients: &[&str], ids: &[&str]) -> Statement {
     Statement::from_sql_and_values(DbBackend::Sqlite, sql, values)
 }
 
-/// The counters, the delivery records and the new rows, and the commit, sent
-/// as one call on `conn` (with the transaction's `BEGIN` unless `begun`).
-/// On an error the transaction may still be open: the caller rolls it back.
+/// What a batch writes: the sessions' counters, the delivery records, the
+/// new rows, and its rides' statements.
+pub(super) struct Writes<'a> {
+    pub moved: &'a [(&'a str, i64)],
+    pub records: &'a [Recorded<'a>],
+    pub rows: &'a [&'a Model],
+    pub ridden: Vec<Statement>,
+}
+
+/// The batch's `writes` and the commit, sent as one call on `conn` (with
+/// the transaction's `BEGIN` unless `begun`). On an error the transaction
+/// may still be open: the caller rolls it back.
 pub(super) async fn write_and_commit(
     conn: &DatabaseConnection,
     begun: bool,
-    moved: &[(&str, i64)],
-    records: &[Recorded<'_>],
-    rows: &[&Model],
+    writes: Writes<'_>,
 ) -> Result<(), DbError> {
     let backend = DbBackend::Sqlite;
     let mut statements = Vec::new();
     if !begun {
         statements.push(Statement::from_string(backend, BEGIN));
     }
-    if !moved.is_empty() {
-        statements.push(backend.build(&counters(moved)));
+    if !writes.moved.is_empty() {
+        statements.push(backend.build(&counters(writes.moved)));
     }
-    statements.extend(record(records).iter().map(|u| u.build(backend)));
-    if !rows.is_empty() {
-        let insert = Entity::insert_many(rows.iter().map(|m| ActiveModel::from((*m).clone())));
-        statements.push(insert.build(backend));
+    statements.extend(record(writes.records).iter().map(|u| u.build(backend)));
+    if !writes.rows.is_empty() {
+        let rows = writes.rows.iter().map(|m| ActiveModel::from((*m).clone()));
+        statements.push(Entity::insert_many(rows).build(backend));
     }
+    statements.extend(writes.ridden);
     statements.push(Statement::from_string(backend, "COMMIT"));
     if let Some(all) = joined(statements) {
         conn.execute_raw(all).await?;

@@ -1,6 +1,8 @@
 //! A batch's transaction: sea-orm's on PostgreSQL; on SQLite the writer's
 //! own connection, with `BEGIN` and `COMMIT` riding in the batch's calls.
-use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, QueryResult};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, QueryResult, Statement,
+};
 
 use super::batch::trim_rows;
 use super::records::Recorded;
@@ -66,21 +68,32 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// The batch's writes (with `ridden`, its rides' statements) and the commit.
     pub(super) async fn write_and_commit(
         &mut self,
         moved: &[(&str, i64)],
         records: &[Recorded<'_>],
         rows: &[&Model],
+        ridden: Vec<Statement>,
     ) -> Result<(), DbError> {
         match std::mem::replace(self, Txn::Done) {
             Txn::Begun(txn) => {
                 postgres::write(&txn, moved, records, rows).await?;
+                for statement in ridden {
+                    txn.execute_raw(statement).await?;
+                }
                 txn.commit().await?;
             }
             Txn::Riding { conn, begun } => {
                 // Still open until the call succeeded: an error rolls it back.
                 *self = Txn::Riding { conn, begun: true };
-                portable::write_and_commit(conn, begun, moved, records, rows).await?;
+                let writes = portable::Writes {
+                    moved,
+                    records,
+                    rows,
+                    ridden,
+                };
+                portable::write_and_commit(conn, begun, writes).await?;
                 *self = Txn::Done;
             }
             Txn::Done => {}
