@@ -19,6 +19,7 @@ use sea_orm::{
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::{Job, Outcome};
+use crate::store::Deleted;
 use crate::store::error::{FenceRejected, db_err};
 use crate::store::fence::{begin_locked, commit};
 
@@ -134,14 +135,26 @@ fn statements<'a>(
 
 /// Why `job` may not write, with its session's stored fence.
 fn refusal_of(job: &Job, stored: Option<i64>) -> Option<FenceRejected> {
-    let client_id = job.client_id.clone();
+    refusal(&job.client_id, job.fence, &job.deleted, stored)
+}
+
+/// Why a write of `client_id`'s store, whose fence is `fence`, may not
+/// write: with the session's `stored` fence, read under the write lock,
+/// and its store's deletion.
+pub(super) fn refusal(
+    client_id: &str,
+    fence: i64,
+    deleted: &Deleted,
+    stored: Option<i64>,
+) -> Option<FenceRejected> {
+    let client_id = client_id.to_string();
     match stored {
         None => Some(FenceRejected::NoSession { client_id }),
-        Some(stored) if stored > job.fence => Some(FenceRejected::Stale {
+        Some(stored) if stored > fence => Some(FenceRejected::Stale {
             client_id,
-            ours: job.fence,
+            ours: fence,
             stored,
         }),
-        Some(_) => job.deleted.refusal(&job.client_id),
+        Some(_) => deleted.refusal(&client_id),
     }
 }

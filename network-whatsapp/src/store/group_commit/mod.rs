@@ -22,6 +22,13 @@
 //! `BEGIN IMMEDIATE` with the read of the fences, then every statement of
 //! the batch with the `COMMIT` (`attempt.rs`).
 //!
+//! On SQLite, where the event log's writer holds the same database's one
+//! write lock and flushes at each commit, a process's device stores have
+//! no writer of their own: their writes ride in the event log's
+//! transactions (`event_log.rs`, `parley_shared::db::Db::ride`), fenced the
+//! same way, so a received message's event and the keys that decrypted the
+//! message before it commit in one flush.
+//!
 //! On PostgreSQL a batch locks its sessions' rows until the commit, as a
 //! lone write does, but skips the rows another transaction holds (the event
 //! log's writer locks many sessions' rows too, in an order of its own):
@@ -42,6 +49,7 @@ use super::Deleted;
 use super::error::FenceRejected;
 
 mod attempt;
+mod event_log;
 
 use attempt::attempt;
 
@@ -71,8 +79,17 @@ pub(super) enum Failure {
 /// The writer task of one database handle's device stores (and its clones).
 #[derive(Clone, Debug)]
 pub(crate) struct Writer {
-    tx: mpsc::Sender<Job>,
+    route: Route,
     taken: Arc<Taken>,
+}
+
+/// Where a writer's writes go.
+#[derive(Clone, Debug)]
+enum Route {
+    /// The writer's own task (`run`).
+    Own(mpsc::Sender<Job>),
+    /// SQLite: the event log's writer of this database handle.
+    EventLog(Box<Db>),
 }
 
 /// What the writer has taken into transactions.
@@ -98,7 +115,10 @@ impl Writer {
     pub(crate) fn spawn(db: &Db) -> Writer {
         match db.backend() {
             "postgres" => Writer::on(db.clone()),
-            _ => Writer::on(db.sqlite_writer()),
+            _ => Writer {
+                route: Route::EventLog(Box::new(db.clone())),
+                taken: Arc::default(),
+            },
         }
     }
 
@@ -108,7 +128,10 @@ impl Writer {
         let (tx, rx) = mpsc::channel(QUEUE);
         let taken = Arc::<Taken>::default();
         tokio::spawn(run(db, rx, Arc::clone(&taken)));
-        Writer { tx, taken }
+        Writer {
+            route: Route::Own(tx),
+            taken,
+        }
     }
 
     /// Queues `work` behind the writes queued before it; the answer comes
@@ -120,6 +143,13 @@ impl Writer {
         deleted: &Arc<Deleted>,
         work: Work,
     ) -> Result<(), Failure> {
+        let tx = match &self.route {
+            Route::Own(tx) => tx,
+            Route::EventLog(db) => {
+                self.taken.writes.fetch_add(1, Ordering::SeqCst);
+                return event_log::ride(db, client_id, fence, deleted, work).await;
+            }
+        };
         let (reply, answer) = oneshot::channel();
         let job = Job {
             client_id: client_id.to_string(),
@@ -128,11 +158,21 @@ impl Writer {
             work,
             reply,
         };
-        self.tx.send(job).await.map_err(|_| stopped())?;
+        tx.send(job).await.map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 
-    /// Transactions the writer began, and the writes they took.
+    /// Writes queued for the writer's own task.
+    #[cfg(test)]
+    fn queued(&self) -> usize {
+        match &self.route {
+            Route::Own(tx) => tx.max_capacity() - tx.capacity(),
+            Route::EventLog(_) => 0,
+        }
+    }
+
+    /// Transactions the writer began, and the writes they took (the
+    /// event log's transactions are not counted here).
     pub(crate) fn taken(&self) -> (u64, u64) {
         (
             self.taken.transactions.load(Ordering::SeqCst),

@@ -117,11 +117,8 @@ impl Stalled {
     /// Lets the first write go on once `queued` writes wait behind it;
     /// its answer.
     async fn release(&mut self, queued: usize) -> Result<(), Failure> {
-        let tx = &self.writer.tx;
-        until("the writes queued", || {
-            tx.max_capacity() - tx.capacity() == queued
-        })
-        .await;
+        let writer = &self.writer;
+        until("the writes queued", || writer.queued() == queued).await;
         let gate = self.gate.take().expect("released once");
         gate.commit().await.expect("release a");
         let first = self.first.take().expect("released once");
