@@ -657,7 +657,8 @@ async fn a_batch_that_fails_leaves_nothing_behind(db: &Db) {
     assert_eq!(events[1].delivery.state, DeliveryState::Delivered);
 }
 
-async fn wait_until(what: &str, done: impl Fn() -> bool) {
+/// Waits up to 10 s for `done`.
+pub(super) async fn wait_until(what: &str, done: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !done() {
         assert!(

@@ -8,7 +8,7 @@ use parley_shared::db::{Db, RideWork};
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use tokio::task::JoinHandle;
 
-use super::events::owned;
+use super::events::{owned, wait_until};
 use parley_shared::db_contract;
 
 db_contract! {
@@ -162,15 +162,4 @@ async fn rides_commit_with_appends_and_are_refused_or_fail_alone(db: &Db) {
     // Alone, with nothing else queued: written at once.
     assert!(ride(db, "a", 1, "lone", "marks", &seen).await.unwrap());
     assert_eq!(marks(db).await, ["kept", "later", "lone"]);
-}
-
-async fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !done() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what}: not within 10 s"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-    }
 }
