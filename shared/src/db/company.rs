@@ -43,7 +43,8 @@ impl Company {
     }
 
     /// [`Company::gather`] where only the requests that `counts` are company
-    /// (and timed): the others ride along.
+    /// (and timed): the others ride along, and a batch of them alone is not
+    /// timed.
     pub async fn gather_by<T>(
         &mut self,
         rx: &mut mpsc::Receiver<T>,
@@ -64,7 +65,18 @@ impl Company {
                 }
             }
         }
-        self.note(now, counted(batch));
+        let taken = counted(batch);
+        if taken > 0 {
+            self.note(now, taken);
+        }
+    }
+
+    /// While the counted requests have been coming at least every `often`,
+    /// the last of them within twice that: how long to wait for the next
+    /// (twice their average gap, at most `often`). Else none.
+    pub fn due(&self, now: Instant, often: Duration) -> Option<Duration> {
+        let lately = now.saturating_duration_since(self.last?) <= often * 2;
+        (self.gap <= often && lately).then(|| often.min(self.gap * 2))
     }
 
     /// Notes `taken` requests taken at `now`.
@@ -157,6 +169,44 @@ mod tests {
         assert_eq!(
             waited(Duration::from_micros(2_100), &[1]).await,
             (Duration::ZERO, 1)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_next_is_due_only_while_requests_come_often() {
+        let ms = Duration::from_millis;
+        let (tx, mut rx) = mpsc::channel(8);
+        let mut company = Company::new(ms(1));
+        let start = Instant::now();
+        assert_eq!(company.due(start, ms(8)), None, "none yet");
+        let mut take = async |company: &mut Company, at: Duration, item: u8| {
+            tokio::time::advance(at.saturating_sub(start.elapsed())).await;
+            tx.send(item).await.unwrap();
+            let mut batch = Vec::new();
+            rx.recv_many(&mut batch, 8).await;
+            company.gather_by(&mut rx, &mut batch, 8, |&i| i == 1).await;
+        };
+        take(&mut company, ms(0), 1).await;
+        assert_eq!(company.due(Instant::now(), ms(8)), None, "one: no gap yet");
+        for i in 1..=8 {
+            take(&mut company, ms(2 * i), 1).await;
+            // Others in between are not timed.
+            take(&mut company, ms(2 * i) + ms(1), 0).await;
+        }
+        assert_eq!(
+            company.due(start + ms(17), ms(8)),
+            Some(ms(4)),
+            "every 2 ms"
+        );
+        assert_eq!(company.due(start + ms(40), ms(8)), None, "none lately");
+        let mut slow = Company::new(ms(1));
+        for i in 0..8 {
+            take(&mut slow, ms(50 * i + 100), 1).await;
+        }
+        assert_eq!(
+            slow.due(start + ms(451), ms(8)),
+            None,
+            "every 50 ms: too rare"
         );
     }
 

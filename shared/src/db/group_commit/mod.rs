@@ -46,7 +46,7 @@ use super::company::Company;
 use super::logged_events::{Appended, DeliveryState, NewEvent};
 use super::{Db, DbError};
 pub use rides::RideWork;
-use rides::{Pace, Ride};
+use rides::{RIDES_LINGER, Ride};
 
 /// The most requests one transaction takes.
 const MAX_BATCH: usize = 256;
@@ -194,6 +194,20 @@ impl Appender {
         &self.writers[(hash % self.writers.len() as u64) as usize]
     }
 
+    /// Queues the request `make` builds behind the session's earlier ones.
+    async fn submit<T>(
+        &self,
+        client_id: &str,
+        make: impl FnOnce(oneshot::Sender<Result<T, DbError>>) -> Request,
+    ) -> Result<Queued<T>, DbError> {
+        let (reply, answer) = oneshot::channel();
+        self.writer(client_id)
+            .send(make(reply))
+            .await
+            .map_err(|_| stopped())?;
+        Ok(Queued(answer))
+    }
+
     /// Queues an append behind the session's earlier requests; the answer
     /// comes once its transaction committed.
     pub async fn enqueue_append(
@@ -203,22 +217,19 @@ impl Appender {
         new: NewEvent<'_>,
         body: Body,
     ) -> Result<Queued<Appended>, DbError> {
-        let (reply, answer) = oneshot::channel();
-        let request = Append {
-            client_id: client_id.to_string(),
-            fence,
-            event_id: new.event_id.to_string(),
-            kind: new.kind.to_string(),
-            state: new.state,
-            cap: new.cap,
-            body,
-            reply,
-        };
-        self.writer(client_id)
-            .send(Request::Append(request))
-            .await
-            .map_err(|_| stopped())?;
-        Ok(Queued(answer))
+        self.submit(client_id, |reply| {
+            Request::Append(Append {
+                client_id: client_id.to_string(),
+                fence,
+                event_id: new.event_id.to_string(),
+                kind: new.kind.to_string(),
+                state: new.state,
+                cap: new.cap,
+                body,
+                reply,
+            })
+        })
+        .await
     }
 
     pub async fn append(
@@ -238,17 +249,14 @@ impl Appender {
     /// see `rides`): the answer comes once they committed, or were made
     /// none (refused by `work` under the write lock).
     pub async fn ride(&self, client_id: &str, work: RideWork) -> Result<(), DbError> {
-        let (reply, answer) = oneshot::channel();
-        let ride = Ride {
-            client_id: client_id.to_string(),
-            work,
-            reply,
+        let ride = |reply| {
+            Request::Ride(Ride {
+                client_id: client_id.to_string(),
+                work,
+                reply,
+            })
         };
-        self.writer(client_id)
-            .send(Request::Ride(ride))
-            .await
-            .map_err(|_| stopped())?;
-        Queued(answer).answer().await
+        self.submit(client_id, ride).await?.answer().await
     }
 
     /// Sets event `seq`'s state; with `attempt`, counts an attempt that got
@@ -262,20 +270,17 @@ impl Appender {
         state: DeliveryState,
         attempt: Option<Option<u16>>,
     ) -> Result<(), DbError> {
-        let (reply, answer) = oneshot::channel();
-        let request = Record {
-            client_id: client_id.to_string(),
-            seq,
-            requeues,
-            state,
-            attempt,
-            reply,
+        let record = |reply| {
+            Request::Record(Record {
+                client_id: client_id.to_string(),
+                seq,
+                requeues,
+                state,
+                attempt,
+                reply,
+            })
         };
-        self.writer(client_id)
-            .send(Request::Record(request))
-            .await
-            .map_err(|_| stopped())?;
-        Queued(answer).answer().await
+        self.submit(client_id, record).await?.answer().await
     }
 }
 
@@ -283,13 +288,12 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
     let mut requests = Vec::with_capacity(MAX_BATCH);
     let mut known = records::Known::new();
     let mut company = Company::new(APPENDS_COMPANY);
-    let mut pace = Pace::default();
     while rx.recv_many(&mut requests, MAX_BATCH).await > 0 {
         let now = Instant::now();
         let wait = if requests.iter().any(|r| matches!(r, Request::Record(_))) {
             Some(RECORDS_LINGER)
         } else {
-            pace.wait(now)
+            company.due(now, RIDES_LINGER)
         };
         if let Some(wait) = wait {
             linger(&mut rx, &mut requests, wait).await;
@@ -297,9 +301,6 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Request>, taken: Arc<Taken>) {
         company
             .gather_by(&mut rx, &mut requests, MAX_BATCH, Request::is_append)
             .await;
-        if requests.iter().any(Request::is_append) {
-            pace.appended(now);
-        }
         let n = requests.len() as u64;
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.requests.fetch_add(n, Ordering::SeqCst);

@@ -8,7 +8,8 @@
 //! batch's appends and delivery records, or not at all.
 //!
 //! A batch of rides without appends waits for one (up to twice their usual
-//! gap) only while appends come at least every [`RIDES_LINGER`] (a
+//! gap, as the writer's [`Company`](crate::db::company::Company) times
+//! them) only while appends come at least every [`RIDES_LINGER`] (a
 //! received message's keys are saved just after its event is logged, and
 //! the next message's event is due within milliseconds), never at low
 //! rates: a login's many writes go at once. With delivery records it waits
@@ -16,7 +17,7 @@
 //! then each ride alone, so that only a failing write fails.
 use sea_orm::Statement;
 use tokio::sync::oneshot;
-use tokio::time::{Duration, Instant};
+use tokio::time::Duration;
 
 use crate::db::DbError;
 
@@ -44,57 +45,4 @@ pub(super) fn statements(rides: &[Ride], fence_of: impl Fn(&str) -> Option<i64>)
         .iter()
         .flat_map(|ride| (ride.work)(fence_of(&ride.client_id)))
         .collect()
-}
-
-/// How often the writer takes appends: a batch of rides waits for the next
-/// one only while they come at least every [`RIDES_LINGER`].
-#[derive(Debug, Default)]
-pub(super) struct Pace {
-    /// The running average of the time between two batches with appends.
-    gap: Option<Duration>,
-    last: Option<Instant>,
-}
-
-impl Pace {
-    /// Notes a batch with appends taken at `now`.
-    pub fn appended(&mut self, now: Instant) {
-        if let Some(last) = self.last {
-            let sample = now.saturating_duration_since(last);
-            self.gap = Some(self.gap.map_or(sample, |gap| (gap * 7 + sample) / 8));
-        }
-        self.last = Some(now);
-    }
-
-    /// How long a batch of rides taken at `now` waits for an append: up to
-    /// twice the usual gap while appends come often and lately, else none.
-    pub fn wait(&self, now: Instant) -> Option<Duration> {
-        let (gap, last) = (self.gap?, self.last?);
-        let lately = now.saturating_duration_since(last) <= RIDES_LINGER * 2;
-        (gap <= RIDES_LINGER && lately).then(|| RIDES_LINGER.min(gap * 2))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rides_wait_only_while_appends_come_often() {
-        let start = Instant::now();
-        let ms = Duration::from_millis;
-        let mut pace = Pace::default();
-        assert_eq!(pace.wait(start), None, "no append yet");
-        pace.appended(start);
-        assert_eq!(pace.wait(start), None, "one append: no pace yet");
-        for i in 1..=8 {
-            pace.appended(start + ms(2 * i));
-        }
-        assert_eq!(pace.wait(start + ms(17)), Some(ms(4)), "every 2 ms");
-        assert_eq!(pace.wait(start + ms(40)), None, "none lately");
-        let mut slow = Pace::default();
-        for i in 0..8 {
-            slow.appended(start + ms(50 * i));
-        }
-        assert_eq!(slow.wait(start + ms(351)), None, "every 50 ms: too rare");
-    }
 }
