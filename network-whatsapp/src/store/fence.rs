@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use parley_shared::db::Db;
 use parley_shared::db::entities::sessions;
 use sea_orm::{
-    ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QuerySelect,
+    ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QuerySelect, QueryTrait,
     SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 use whatsapp_rust::wacore::store::error::StoreError;
@@ -88,6 +88,15 @@ impl SeaOrmDeviceStore {
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
         self.batch(f, true).await
+    }
+
+    /// [`Self::batched_after_held`] for one statement.
+    pub(super) async fn fenced_query<Q>(&self, query: Q) -> Result<(), StoreError>
+    where
+        Q: QueryTrait + Send + Sync + 'static,
+    {
+        self.batched_after_held(move |backend| vec![query.build(backend)])
+            .await
     }
 
     async fn batch<F>(&self, f: F, after_held: bool) -> Result<(), StoreError>

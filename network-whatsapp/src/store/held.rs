@@ -8,8 +8,9 @@
 //! session's Signal state. The row matters only if those keys are saved
 //! while the message is not in the event log: the network's redelivery can
 //! then no longer be decrypted, and is replayed from the row. So a buffered
-//! row is held here, not written: a batched write of Signal sessions writes
-//! the rows held first, in its own transaction
+//! row is held here, not written: a batched write of Signal state (sessions,
+//! identities, pre-keys, sender keys) writes the rows held first, in its
+//! own transaction
 //! (`SeaOrmDeviceStore::batched_after_held`), and every write that is not
 //! batched writes them before it (`SeaOrmDeviceStore::write`); the batched
 //! writes of other state (sent messages, message secrets) leave them held.

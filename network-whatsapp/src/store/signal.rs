@@ -1,17 +1,21 @@
 //! `SignalStore`: identity keys, sessions, pre-keys, signed pre-keys and sender
-//! keys; batch writes are one fenced transaction each.
+//! keys. Every write is a batched fenced write (with the received messages
+//! held before it): on SQLite it rides in the event log's next transaction,
+//! so a received message's identity, its consumed pre-key and its session
+//! cost no commit of their own.
 use std::sync::Arc;
 
 use bytes::Bytes;
 use sea_orm::sea_query::{Expr, ExprTrait, Func, OnConflict};
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait,
+};
 use whatsapp_rust::wacore::store::error::Result;
 use whatsapp_rust::wacore::store::traits::SignalStore;
 
 use super::SeaOrmDeviceStore;
 use super::error::db_err;
-use super::fence::commit;
-use super::rows::{CHUNK, insert_rows, inserts, last_per_key};
+use super::rows::{CHUNK, inserts, last_per_key};
 use super::sealed::{PREKEYS, SENDER_KEYS, SESSIONS, SIGNED_PREKEYS};
 use super::tables::signal::{identities, prekeys, sender_keys, sessions, signed_prekeys};
 use super::values::{array, big, u32_of};
@@ -32,18 +36,12 @@ impl SignalStore for SeaOrmDeviceStore {
                 identity_key: Set(key.to_vec()),
             })
             .collect();
-        let txn = self.write().await?;
-        insert_rows(
-            &txn,
-            &rows,
-            Some(
-                &OnConflict::columns([identities::Column::ClientId, identities::Column::Address])
-                    .update_column(identities::Column::IdentityKey)
-                    .to_owned(),
-            ),
-        )
-        .await?;
-        commit(txn).await
+        let on_conflict =
+            OnConflict::columns([identities::Column::ClientId, identities::Column::Address])
+                .update_column(identities::Column::IdentityKey)
+                .to_owned();
+        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+            .await
     }
 
     async fn load_identity(&self, address: &str) -> Result<Option<[u8; 32]>> {
@@ -56,12 +54,11 @@ impl SignalStore for SeaOrmDeviceStore {
     }
 
     async fn delete_identity(&self, address: &str) -> Result<()> {
-        let txn = self.write().await?;
-        identities::Entity::delete_by_id((self.id(), address.to_string()))
-            .exec(&txn)
-            .await
-            .map_err(db_err)?;
-        commit(txn).await
+        self.fenced_query(identities::Entity::delete_by_id((
+            self.id(),
+            address.to_string(),
+        )))
+        .await
     }
 
     async fn get_session(&self, address: &str) -> Result<Option<Bytes>> {
@@ -98,12 +95,11 @@ impl SignalStore for SeaOrmDeviceStore {
     }
 
     async fn delete_session(&self, address: &str) -> Result<()> {
-        let txn = self.write().await?;
-        sessions::Entity::delete_by_id((self.id(), address.to_string()))
-            .exec(&txn)
-            .await
-            .map_err(db_err)?;
-        commit(txn).await
+        self.fenced_query(sessions::Entity::delete_by_id((
+            self.id(),
+            address.to_string(),
+        )))
+        .await
     }
 
     async fn has_session(&self, address: &str) -> Result<bool> {
@@ -158,18 +154,11 @@ impl SignalStore for SeaOrmDeviceStore {
                 uploaded: Set(uploaded),
             })
             .collect();
-        let txn = self.write().await?;
-        insert_rows(
-            &txn,
-            &rows,
-            Some(
-                &OnConflict::columns([prekeys::Column::ClientId, prekeys::Column::Id])
-                    .update_columns([prekeys::Column::Record, prekeys::Column::Uploaded])
-                    .to_owned(),
-            ),
-        )
-        .await?;
-        commit(txn).await
+        let on_conflict = OnConflict::columns([prekeys::Column::ClientId, prekeys::Column::Id])
+            .update_columns([prekeys::Column::Record, prekeys::Column::Uploaded])
+            .to_owned();
+        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+            .await
     }
 
     async fn load_prekey(&self, id: u32) -> Result<Option<Bytes>> {
@@ -210,26 +199,24 @@ impl SignalStore for SeaOrmDeviceStore {
 
     /// UPDATE only: a key consumed since the upload snapshot stays deleted.
     async fn mark_prekeys_uploaded(&self, ids: &[u32]) -> Result<()> {
-        let txn = self.write().await?;
-        for chunk in ids.chunks(CHUNK) {
-            prekeys::Entity::update_many()
-                .col_expr(prekeys::Column::Uploaded, Expr::value(true))
-                .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
-                .filter(prekeys::Column::Id.is_in(chunk.iter().map(|id| big(*id))))
-                .exec(&txn)
-                .await
-                .map_err(db_err)?;
-        }
-        commit(txn).await
+        let updates: Vec<_> = ids
+            .chunks(CHUNK)
+            .map(|chunk| {
+                prekeys::Entity::update_many()
+                    .col_expr(prekeys::Column::Uploaded, Expr::value(true))
+                    .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
+                    .filter(prekeys::Column::Id.is_in(chunk.iter().map(|id| big(*id))))
+            })
+            .collect();
+        self.batched_after_held(move |backend| {
+            updates.iter().map(|update| update.build(backend)).collect()
+        })
+        .await
     }
 
     async fn remove_prekey(&self, id: u32) -> Result<()> {
-        let txn = self.write().await?;
-        prekeys::Entity::delete_by_id((self.id(), big(id)))
-            .exec(&txn)
+        self.fenced_query(prekeys::Entity::delete_by_id((self.id(), big(id))))
             .await
-            .map_err(db_err)?;
-        commit(txn).await
     }
 
     async fn get_max_prekey_id(&self) -> Result<u32> {
@@ -251,17 +238,12 @@ impl SignalStore for SeaOrmDeviceStore {
             id: Set(big(id)),
             record: Set(self.seal(SIGNED_PREKEYS, &id.to_string(), record)),
         };
-        let txn = self.write().await?;
-        signed_prekeys::Entity::insert(row)
-            .on_conflict(
-                OnConflict::columns([signed_prekeys::Column::ClientId, signed_prekeys::Column::Id])
-                    .update_column(signed_prekeys::Column::Record)
-                    .to_owned(),
-            )
-            .exec_without_returning(&txn)
+        let on_conflict =
+            OnConflict::columns([signed_prekeys::Column::ClientId, signed_prekeys::Column::Id])
+                .update_column(signed_prekeys::Column::Record)
+                .to_owned();
+        self.fenced_query(signed_prekeys::Entity::insert(row).on_conflict(on_conflict))
             .await
-            .map_err(db_err)?;
-        commit(txn).await
     }
 
     async fn load_signed_prekey(&self, id: u32) -> Result<Option<Vec<u8>>> {
@@ -289,12 +271,8 @@ impl SignalStore for SeaOrmDeviceStore {
     }
 
     async fn remove_signed_prekey(&self, id: u32) -> Result<()> {
-        let txn = self.write().await?;
-        signed_prekeys::Entity::delete_by_id((self.id(), big(id)))
-            .exec(&txn)
+        self.fenced_query(signed_prekeys::Entity::delete_by_id((self.id(), big(id))))
             .await
-            .map_err(db_err)?;
-        commit(txn).await
     }
 
     async fn put_sender_key(&self, address: &str, record: &[u8]) -> Result<()> {
@@ -311,18 +289,12 @@ impl SignalStore for SeaOrmDeviceStore {
                 record: Set(self.seal(SENDER_KEYS, address, record)),
             })
             .collect();
-        let txn = self.write().await?;
-        insert_rows(
-            &txn,
-            &rows,
-            Some(
-                &OnConflict::columns([sender_keys::Column::ClientId, sender_keys::Column::Address])
-                    .update_column(sender_keys::Column::Record)
-                    .to_owned(),
-            ),
-        )
-        .await?;
-        commit(txn).await
+        let on_conflict =
+            OnConflict::columns([sender_keys::Column::ClientId, sender_keys::Column::Address])
+                .update_column(sender_keys::Column::Record)
+                .to_owned();
+        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+            .await
     }
 
     async fn get_sender_key(&self, address: &str) -> Result<Option<Vec<u8>>> {
@@ -337,12 +309,11 @@ impl SignalStore for SeaOrmDeviceStore {
     }
 
     async fn delete_sender_key(&self, address: &str) -> Result<()> {
-        let txn = self.write().await?;
-        sender_keys::Entity::delete_by_id((self.id(), address.to_string()))
-            .exec(&txn)
-            .await
-            .map_err(db_err)?;
-        commit(txn).await
+        self.fenced_query(sender_keys::Entity::delete_by_id((
+            self.id(),
+            address.to_string(),
+        )))
+        .await
     }
 }
 

@@ -78,3 +78,33 @@ pub(super) async fn many_sessions_write_at_once_and_a_stale_one_is_refused_alone
         "{writes} writes in {transactions} transactions"
     );
 }
+
+/// What a received message saves (its session, its sender's identity, the
+/// pre-key it consumed, a group's sender key): each a batched write, none a
+/// transaction of its own.
+pub(super) async fn a_received_messages_signal_writes_are_all_batched(f: &Fixture) {
+    let open = OpenStores::default();
+    f.owner("received", 1).await;
+    let s = open.open(&f.db, "received", 1).expect("store");
+    s.store_prekey(7, b"pre-key", true).await.expect("pre-key");
+    let before = open.batched().1;
+
+    let peer = address(1);
+    s.put_session(&peer, b"session").await.expect("session");
+    s.put_identity(&peer, [4; 32]).await.expect("identity");
+    s.remove_prekey(7).await.expect("pre-key removal");
+    s.put_sender_key("group::peer", b"sender key")
+        .await
+        .expect("sender key");
+
+    assert_eq!(open.batched().1 - before, 4, "every write batched");
+    assert_eq!(s.load_identity(&peer).await.expect("read"), Some([4; 32]));
+    assert_eq!(s.load_prekey(7).await.expect("read"), None);
+    assert_eq!(
+        s.get_sender_key("group::peer")
+            .await
+            .expect("read")
+            .as_deref(),
+        Some(&b"sender key"[..])
+    );
+}

@@ -160,6 +160,7 @@ contract! {
         fencing::a_stale_owner_cannot_retire_the_device,
         fencing::forgetting_stops_every_open_store_after_its_write_under_way,
         group_commit::many_sessions_write_at_once_and_a_stale_one_is_refused_alone,
+        group_commit::a_received_messages_signal_writes_are_all_batched,
         tc_cache::tokens_read_from_memory_follow_every_write,
     ]
 }
