@@ -11,15 +11,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use parley_shared::db::Db;
 use parley_shared::db::entities::sessions;
+use sea_orm::sea_query::{IntoIden, OnConflict};
 use sea_orm::{
-    ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QuerySelect, QueryTrait,
-    SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
+    ActiveModelTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QuerySelect,
+    QueryTrait, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::SeaOrmDeviceStore;
 use super::error::{FenceRejected, db_err, rejected};
 use super::group_commit::{Failure, Work};
+use super::rows::inserts;
 
 impl SeaOrmDeviceStore {
     /// Opens a write transaction in which the store's fence is current and
@@ -88,6 +90,23 @@ impl SeaOrmDeviceStore {
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
         self.batch(f, true).await
+    }
+
+    /// [`Self::batched_after_held`] inserting `rows`, whose `updates`
+    /// overwrite a row with the same `keys`.
+    pub(super) async fn fenced_upsert<A, C>(
+        &self,
+        rows: Vec<A>,
+        keys: impl IntoIterator<Item = C>,
+        updates: impl IntoIterator<Item = C>,
+    ) -> Result<(), StoreError>
+    where
+        A: ActiveModelTrait + Clone + Send + Sync + 'static,
+        C: IntoIden,
+    {
+        let on_conflict = OnConflict::columns(keys).update_columns(updates).to_owned();
+        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+            .await
     }
 
     /// [`Self::batched_after_held`] for one statement.

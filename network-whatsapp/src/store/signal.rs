@@ -1,21 +1,22 @@
 //! `SignalStore`: identity keys, sessions, pre-keys, signed pre-keys and sender
-//! keys. Every write is a batched fenced write (with the received messages
-//! held before it): on SQLite it rides in the event log's next transaction,
-//! so a received message's identity, its consumed pre-key and its session
-//! cost no commit of their own.
+//! keys. Every write but a login's pre-key upload (hundreds of keys, which a
+//! batched write would hold until its batch commits, with every other
+//! session's logging in at the same time) is a batched fenced write
+//! (with the received messages held before it): on SQLite it rides in the
+//! event log's next transaction, so a received message's identity, its
+//! consumed pre-key and its session cost no commit of their own.
 use std::sync::Arc;
 
 use bytes::Bytes;
 use sea_orm::sea_query::{Expr, ExprTrait, Func, OnConflict};
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use whatsapp_rust::wacore::store::error::Result;
 use whatsapp_rust::wacore::store::traits::SignalStore;
 
 use super::SeaOrmDeviceStore;
 use super::error::db_err;
-use super::rows::{CHUNK, inserts, last_per_key};
+use super::fence::commit;
+use super::rows::{CHUNK, insert_rows, last_per_key};
 use super::sealed::{PREKEYS, SENDER_KEYS, SESSIONS, SIGNED_PREKEYS};
 use super::tables::signal::{identities, prekeys, sender_keys, sessions, signed_prekeys};
 use super::values::{array, big, u32_of};
@@ -36,12 +37,12 @@ impl SignalStore for SeaOrmDeviceStore {
                 identity_key: Set(key.to_vec()),
             })
             .collect();
-        let on_conflict =
-            OnConflict::columns([identities::Column::ClientId, identities::Column::Address])
-                .update_column(identities::Column::IdentityKey)
-                .to_owned();
-        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
-            .await
+        self.fenced_upsert(
+            rows,
+            [identities::Column::ClientId, identities::Column::Address],
+            [identities::Column::IdentityKey],
+        )
+        .await
     }
 
     async fn load_identity(&self, address: &str) -> Result<Option<[u8; 32]>> {
@@ -86,12 +87,12 @@ impl SignalStore for SeaOrmDeviceStore {
                 record: Set(self.seal(SESSIONS, address, record)),
             })
             .collect();
-        let on_conflict =
-            OnConflict::columns([sessions::Column::ClientId, sessions::Column::Address])
-                .update_column(sessions::Column::Record)
-                .to_owned();
-        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
-            .await
+        self.fenced_upsert(
+            rows,
+            [sessions::Column::ClientId, sessions::Column::Address],
+            [sessions::Column::Record],
+        )
+        .await
     }
 
     async fn delete_session(&self, address: &str) -> Result<()> {
@@ -154,11 +155,13 @@ impl SignalStore for SeaOrmDeviceStore {
                 uploaded: Set(uploaded),
             })
             .collect();
+        // A login's hundreds of sealed keys: a transaction of their own.
+        let txn = self.write().await?;
         let on_conflict = OnConflict::columns([prekeys::Column::ClientId, prekeys::Column::Id])
             .update_columns([prekeys::Column::Record, prekeys::Column::Uploaded])
             .to_owned();
-        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
-            .await
+        insert_rows(&txn, &rows, Some(&on_conflict)).await?;
+        commit(txn).await
     }
 
     async fn load_prekey(&self, id: u32) -> Result<Option<Bytes>> {
@@ -199,19 +202,19 @@ impl SignalStore for SeaOrmDeviceStore {
 
     /// UPDATE only: a key consumed since the upload snapshot stays deleted.
     async fn mark_prekeys_uploaded(&self, ids: &[u32]) -> Result<()> {
-        let updates: Vec<_> = ids
-            .chunks(CHUNK)
-            .map(|chunk| {
-                prekeys::Entity::update_many()
-                    .col_expr(prekeys::Column::Uploaded, Expr::value(true))
-                    .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
-                    .filter(prekeys::Column::Id.is_in(chunk.iter().map(|id| big(*id))))
-            })
-            .collect();
-        self.batched_after_held(move |backend| {
-            updates.iter().map(|update| update.build(backend)).collect()
-        })
-        .await
+        // A login's hundreds of ids: a transaction of their own (as
+        // `store_prekeys_batch`).
+        let txn = self.write().await?;
+        for chunk in ids.chunks(CHUNK) {
+            prekeys::Entity::update_many()
+                .col_expr(prekeys::Column::Uploaded, Expr::value(true))
+                .filter(prekeys::Column::ClientId.eq(self.client_id.as_str()))
+                .filter(prekeys::Column::Id.is_in(chunk.iter().map(|id| big(*id))))
+                .exec(&txn)
+                .await
+                .map_err(db_err)?;
+        }
+        commit(txn).await
     }
 
     async fn remove_prekey(&self, id: u32) -> Result<()> {
@@ -238,12 +241,12 @@ impl SignalStore for SeaOrmDeviceStore {
             id: Set(big(id)),
             record: Set(self.seal(SIGNED_PREKEYS, &id.to_string(), record)),
         };
-        let on_conflict =
-            OnConflict::columns([signed_prekeys::Column::ClientId, signed_prekeys::Column::Id])
-                .update_column(signed_prekeys::Column::Record)
-                .to_owned();
-        self.fenced_query(signed_prekeys::Entity::insert(row).on_conflict(on_conflict))
-            .await
+        self.fenced_upsert(
+            vec![row],
+            [signed_prekeys::Column::ClientId, signed_prekeys::Column::Id],
+            [signed_prekeys::Column::Record],
+        )
+        .await
     }
 
     async fn load_signed_prekey(&self, id: u32) -> Result<Option<Vec<u8>>> {
@@ -289,12 +292,12 @@ impl SignalStore for SeaOrmDeviceStore {
                 record: Set(self.seal(SENDER_KEYS, address, record)),
             })
             .collect();
-        let on_conflict =
-            OnConflict::columns([sender_keys::Column::ClientId, sender_keys::Column::Address])
-                .update_column(sender_keys::Column::Record)
-                .to_owned();
-        self.batched_after_held(move |backend| inserts(backend, &rows, Some(&on_conflict)))
-            .await
+        self.fenced_upsert(
+            rows,
+            [sender_keys::Column::ClientId, sender_keys::Column::Address],
+            [sender_keys::Column::Record],
+        )
+        .await
     }
 
     async fn get_sender_key(&self, address: &str) -> Result<Option<Vec<u8>>> {
