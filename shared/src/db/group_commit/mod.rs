@@ -347,10 +347,7 @@ async fn write_riding(
 ) {
     match write_batch(db, &mut appends, &records, &rides, known).await {
         Ok(outcomes) => {
-            answer(appends.into_iter(), outcomes);
-            for record in records {
-                let _ = record.reply.send(Ok(()));
-            }
+            committed(appends, outcomes, records);
             for ride in rides {
                 let _ = ride.reply.send(Ok(()));
             }
@@ -370,10 +367,14 @@ async fn write_riding(
     }
 }
 
-/// Answers `appends` with their `outcomes`.
-fn answer(appends: impl Iterator<Item = Append>, outcomes: Vec<batch::Outcome>) {
-    for (request, outcome) in appends.zip(outcomes) {
+/// Answers a committed batch's `appends` with their `outcomes`, and its
+/// `records`.
+fn committed(appends: Vec<Append>, outcomes: Vec<batch::Outcome>, records: Vec<Record>) {
+    for (request, outcome) in appends.into_iter().zip(outcomes) {
         let _ = request.reply.send(outcome);
+    }
+    for record in records {
+        let _ = record.reply.send(Ok(()));
     }
 }
 
@@ -385,12 +386,7 @@ async fn write(
     known: &mut records::Known,
 ) {
     match write_batch(db, &mut appends, &records, &[], known).await {
-        Ok(outcomes) => {
-            answer(appends.into_iter(), outcomes);
-            for record in records {
-                let _ = record.reply.send(Ok(()));
-            }
-        }
+        Ok(outcomes) => committed(appends, outcomes, records),
         Err(DbError::Conflict(_)) if appends.len() + records.len() > 1 => {
             // Another process logged one of these events meanwhile: one by
             // one, so that only that one is the duplicate.
