@@ -8,6 +8,7 @@ pub mod group_subjects;
 pub mod history;
 pub mod joined;
 pub mod labels;
+pub mod literal;
 mod logged_events;
 pub mod overview;
 pub mod sessions;

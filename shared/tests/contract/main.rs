@@ -6,6 +6,7 @@ mod event_stream;
 mod events;
 mod history;
 mod lease;
+mod literal;
 mod media;
 mod nats_drain;
 mod overview;

@@ -1,11 +1,12 @@
 //! One try at a batch: its transaction, the read of its sessions' fences
 //! under the write lock, each write's statements or its refusal, the commit.
 //!
-//! PostgreSQL: sea-orm's transaction; a batch locks its sessions' rows
-//! (`FOR UPDATE`), skipping those another transaction holds, which then go
-//! alone. SQLite: the writer's own connection, in two calls: `BEGIN
-//! IMMEDIATE` (the database's one write lock) with the read, then every
-//! statement of the batch with the `COMMIT`.
+//! PostgreSQL: two exchanges on the writer's own connection
+//! (`exchange.rs`); a batch locks its sessions' rows (`FOR UPDATE`),
+//! skipping those another transaction holds, which then go alone. SQLite:
+//! the writer's own connection, in two calls: `BEGIN IMMEDIATE` (the
+//! database's one write lock) with the read, then every statement of the
+//! batch with the `COMMIT`.
 use std::collections::HashMap;
 
 use parley_shared::db::Db;
@@ -18,23 +19,50 @@ use sea_orm::{
 };
 use whatsapp_rust::wacore::store::error::StoreError;
 
+use super::exchange::Link;
 use super::{Job, Outcome};
 use crate::store::Deleted;
 use crate::store::error::{FenceRejected, db_err};
 use crate::store::fence::{begin_locked, commit};
 
-/// Writes `jobs` in one transaction: what became of each, or why the whole
-/// batch failed (then nothing of it was written). The sessions' rows are
-/// locked until the commit on PostgreSQL (a new owner's fence waits for
-/// it), the whole database by `BEGIN IMMEDIATE` on SQLite.
-pub(super) async fn attempt(db: &Db, jobs: &[Job]) -> Result<Vec<Outcome>, StoreError> {
-    match db.conn().get_database_backend() {
-        DbBackend::Postgres => locking(db, jobs).await,
-        _ => riding(db, jobs).await,
+/// Where a writer's batches go.
+pub(super) enum Target {
+    /// Its own connection to PostgreSQL.
+    Postgres(Link),
+    /// A pool of one SQLite connection, which a transaction's calls share.
+    Sqlite(Db),
+}
+
+impl Target {
+    pub(super) fn new(db: Db) -> Target {
+        match db.conn().get_database_backend() {
+            DbBackend::Postgres => Target::Postgres(Link::new(db)),
+            _ => Target::Sqlite(db),
+        }
+    }
+
+    /// Writes `jobs` in one transaction: what became of each, or why the
+    /// whole batch failed (then nothing of it was written). The sessions'
+    /// rows are locked until the commit on PostgreSQL (a new owner's fence
+    /// waits for it), the whole database by `BEGIN IMMEDIATE` on SQLite.
+    pub(super) async fn attempt(&mut self, jobs: &[Job]) -> Result<Vec<Outcome>, StoreError> {
+        match self {
+            Target::Postgres(link) => link.attempt(jobs).await,
+            Target::Sqlite(db) => riding(db, jobs).await,
+        }
+    }
+
+    /// Lets go of the target's connection (the writer ends).
+    pub(super) async fn close(self) {
+        if let Target::Postgres(link) = self {
+            link.close().await;
+        }
     }
 }
 
-async fn locking(db: &Db, jobs: &[Job]) -> Result<Vec<Outcome>, StoreError> {
+/// PostgreSQL with bound values: a statement an exchange, in a transaction
+/// of the pool's.
+pub(super) async fn locking(db: &Db, jobs: &[Job]) -> Result<Vec<Outcome>, StoreError> {
     let txn = begin_locked(db).await?;
     let mut fences = fences(jobs);
     // A batch skips the rows others hold; alone, it waits.
@@ -93,7 +121,7 @@ async fn riding(db: &Db, jobs: &[Job]) -> Result<Vec<Outcome>, StoreError> {
 }
 
 /// The read of the fences of `jobs`' sessions.
-fn fences(jobs: &[Job]) -> Select<sessions::Entity> {
+pub(super) fn fences(jobs: &[Job]) -> Select<sessions::Entity> {
     let mut ids: Vec<&str> = jobs.iter().map(|j| j.client_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -108,7 +136,11 @@ fn fences(jobs: &[Job]) -> Select<sessions::Entity> {
 /// write lock (a deletion marked before it refuses the write, one marked
 /// later waits for the commit). With `skipping`, a session missing from
 /// the rows may exist, held by another transaction: its write goes later.
-fn outcomes(jobs: &[Job], fences: &HashMap<String, i64>, skipping: bool) -> Vec<Outcome> {
+pub(super) fn outcomes(
+    jobs: &[Job],
+    fences: &HashMap<String, i64>,
+    skipping: bool,
+) -> Vec<Outcome> {
     jobs.iter()
         .map(|job| {
             let stored = fences.get(&job.client_id).copied();
@@ -122,7 +154,7 @@ fn outcomes(jobs: &[Job], fences: &HashMap<String, i64>, skipping: bool) -> Vec<
 }
 
 /// The statements of the jobs to write, in the order queued.
-fn statements<'a>(
+pub(super) fn statements<'a>(
     backend: DbBackend,
     jobs: &'a [Job],
     outcomes: &'a [Outcome],

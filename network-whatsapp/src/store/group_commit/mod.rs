@@ -20,7 +20,10 @@
 //! where each call is a hand-off to the connection's own thread and back,
 //! the writer has a connection of its own and sends a batch in two calls:
 //! `BEGIN IMMEDIATE` with the read of the fences, then every statement of
-//! the batch with the `COMMIT` (`attempt.rs`).
+//! the batch with the `COMMIT` (`attempt.rs`). On PostgreSQL, where each
+//! statement with bound values is an exchange with the server, the writer
+//! holds a connection of its own too and sends a batch in two exchanges
+//! the same way, its values written into the text (`exchange.rs`).
 //!
 //! On SQLite, where the event log's writer holds the same database's one
 //! write lock and flushes at each commit, a process's device stores have
@@ -50,8 +53,9 @@ use super::error::FenceRejected;
 
 mod attempt;
 mod event_log;
+mod exchange;
 
-use attempt::attempt;
+use attempt::Target;
 
 /// The most writes one transaction takes.
 const MAX_BATCH: usize = 128;
@@ -188,6 +192,7 @@ fn stopped() -> Failure {
 }
 
 async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>) {
+    let mut target = Target::new(db);
     let mut jobs = Vec::with_capacity(MAX_BATCH);
     let mut company = Company::new(COMPANY);
     while rx.recv_many(&mut jobs, MAX_BATCH).await > 0 {
@@ -199,14 +204,15 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>) {
         parley_shared::metrics::metrics()
             .device_store_batch
             .observe(batch_size);
-        write(&db, &taken, batch).await;
+        write(&mut target, &taken, batch).await;
     }
+    target.close().await;
 }
 
 /// Writes one batch and answers each of its writes.
-async fn write(db: &Db, taken: &Taken, jobs: Vec<Job>) {
+async fn write(target: &mut Target, taken: &Taken, jobs: Vec<Job>) {
     let alone = jobs.len() == 1;
-    match attempt(db, &jobs).await {
+    match target.attempt(&jobs).await {
         Ok(outcomes) => {
             let mut later = Vec::new();
             for (job, outcome) in jobs.into_iter().zip(outcomes) {
@@ -220,7 +226,7 @@ async fn write(db: &Db, taken: &Taken, jobs: Vec<Job>) {
             // a new owner's claim, the event log's batch): each waits for
             // its row alone, before the next batch.
             for job in later {
-                alone_now(db, taken, job).await;
+                alone_now(target, taken, job).await;
             }
         }
         Err(e) if alone => {
@@ -243,16 +249,16 @@ async fn write(db: &Db, taken: &Taken, jobs: Vec<Job>) {
             // Nothing of the batch was written: each alone, so that only
             // the write that fails fails.
             for job in jobs {
-                alone_now(db, taken, job).await;
+                alone_now(target, taken, job).await;
             }
         }
     }
 }
 
 /// Writes `job` in a transaction of its own, and answers it.
-async fn alone_now(db: &Db, taken: &Taken, job: Job) {
+async fn alone_now(target: &mut Target, taken: &Taken, job: Job) {
     taken.alone.fetch_add(1, Ordering::SeqCst);
-    let outcome = match attempt(db, std::slice::from_ref(&job)).await {
+    let outcome = match target.attempt(std::slice::from_ref(&job)).await {
         Ok(mut outcomes) => match outcomes.pop() {
             Some(Outcome::Refused(refusal)) => Err(Failure::Refused(refusal)),
             // Alone it waits for its session's row: written.

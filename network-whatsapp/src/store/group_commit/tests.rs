@@ -1,11 +1,13 @@
 //! The writer's batches: a failing or refused write fails alone, a batch
 //! on PostgreSQL passes over a row another transaction holds, a database out
-//! of reach fails every write at once.
+//! of reach fails every write at once; on PostgreSQL a connection the
+//! server ended is replaced, and values that cannot be written as literals
+//! go bound.
 use std::sync::Arc;
 
 use parley_shared::db::testing::TestDb;
 use parley_shared::db::{NewSession, StatePatch};
-use sea_orm::{DatabaseTransaction, EntityTrait, Set};
+use sea_orm::{ConnectionTrait, DatabaseTransaction, EntityTrait, Set};
 
 use super::*;
 use crate::store::tables::signal::sessions as rows;
@@ -135,7 +137,18 @@ impl Stalled {
 /// written, each with its own answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch() {
-    let test = TestDb::sqlite().await;
+    fails_alone(TestDb::sqlite().await).await;
+}
+
+/// The same on PostgreSQL, where the batch goes in two exchanges on the
+/// writer's own connection, and that connection serves the writes alone
+/// after the failed batch was rolled back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch_on_postgresql() {
+    fails_alone(TestDb::postgres().await).await;
+}
+
+async fn fails_alone(test: TestDb) {
     let db = test.db.clone();
     owned(&db, &["a", "b", "c"]).await;
     let observed = &parley_shared::metrics::metrics().device_store_batch;
@@ -257,5 +270,85 @@ async fn a_batch_that_cannot_reach_the_database_fails_every_write_at_once() {
     assert_eq!(w.writer.taken(), (2, 3));
     assert_eq!(w.alone(), 0);
     drop(w);
+    test.finish().await;
+}
+
+/// PostgreSQL: the server ends the writer's connection while it is idle
+/// (a restart, as the writer sees it). The next write is not lost: its
+/// first exchange fails before anything was written, and it goes again on
+/// a new connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_after_the_server_ended_the_writers_connection_goes_on_a_new_one() {
+    let test = TestDb::postgres().await;
+    let db = test.db.clone();
+    owned(&db, &["a"]).await;
+    let writer = Writer::on(db.clone());
+    let live = Arc::new(Deleted::default());
+    let write = |address: &str| writer.write("a", 2, &live, insert("a", address, false));
+    assert!(write("before").await.is_ok());
+    let admin = Db::connect(&parley_shared::db::testing::postgres_admin_url())
+        .await
+        .expect("admin");
+    let database: String = db
+        .conn()
+        .query_one_raw(Statement::from_string(
+            sea_orm::DbBackend::Postgres,
+            "SELECT current_database() AS name",
+        ))
+        .await
+        .expect("name")
+        .expect("a row")
+        .try_get("", "name")
+        .expect("text");
+    let ended = Statement::from_sql_and_values(
+        sea_orm::DbBackend::Postgres,
+        "SELECT count(pg_terminate_backend(pid)) AS ended FROM pg_stat_activity \
+         WHERE datname = $1 AND position('wa_signal_sessions' in query) > 0",
+        [database.into()],
+    );
+    let ended: i64 = admin
+        .conn()
+        .query_one_raw(ended)
+        .await
+        .expect("terminate")
+        .expect("a row")
+        .try_get("", "ended")
+        .expect("count");
+    // The writer's (the test's pool has not read that table yet).
+    assert_eq!(ended, 1, "the writer's connection was ended");
+    assert!(write("after").await.is_ok(), "written on a new connection");
+    assert_eq!(writer.taken(), (2, 2));
+    assert_eq!(writer.taken.alone.load(Ordering::SeqCst), 0);
+    assert_eq!(addresses(&db).await, ["a/after", "a/before"]);
+    drop(writer);
+    admin.conn().clone().close().await.expect("close admin");
+    test.finish().await;
+}
+
+/// PostgreSQL: a write whose values have no exact literal (here a float)
+/// goes with bound values, in the same batch's place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_values_have_no_literal_goes_bound_on_postgresql() {
+    let test = TestDb::postgres().await;
+    let db = test.db.clone();
+    owned(&db, &["a"]).await;
+    let writer = Writer::on(db.clone());
+    let live = Arc::new(Deleted::default());
+    let float: Work = Box::new(|backend| {
+        vec![Statement::from_sql_and_values(
+            backend,
+            "INSERT INTO wa_signal_sessions (client_id, address, record) \
+             SELECT $1, $2, $3 WHERE $4::float8 > 1",
+            [
+                "a".into(),
+                "floated".into(),
+                vec![1u8].into(),
+                sea_orm::Value::Double(Some(1.5)),
+            ],
+        )]
+    });
+    assert!(writer.write("a", 2, &live, float).await.is_ok());
+    assert_eq!(addresses(&db).await, ["a/floated"]);
+    drop(writer);
     test.finish().await;
 }
