@@ -79,7 +79,17 @@ impl SeaOrmDeviceStore {
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
-        self.batch(f, false).await
+        self.batch(f, false, false).await
+    }
+
+    /// [`Self::batched`] for a write the library makes behind a buffer of
+    /// its own (message secrets): it may wait a moment to ride with another
+    /// (`group_commit::Writer::write_behind`).
+    pub(super) async fn batched_behind<F>(&self, f: F) -> Result<(), StoreError>
+    where
+        F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
+    {
+        self.batch(f, false, true).await
     }
 
     /// [`Self::batched`] for a write of the keys that decrypt messages: the
@@ -89,7 +99,7 @@ impl SeaOrmDeviceStore {
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
-        self.batch(f, true).await
+        self.batch(f, true, false).await
     }
 
     /// [`Self::batched_after_held`] inserting `rows`, whose `updates`
@@ -118,7 +128,7 @@ impl SeaOrmDeviceStore {
             .await
     }
 
-    async fn batch<F>(&self, f: F, after_held: bool) -> Result<(), StoreError>
+    async fn batch<F>(&self, f: F, after_held: bool, behind: bool) -> Result<(), StoreError>
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
@@ -144,13 +154,15 @@ impl SeaOrmDeviceStore {
             statements.extend(f(backend));
             statements
         });
-        writer
-            .write(&self.client_id, self.fence, &self.deleted, work)
-            .await
-            .map_err(|failure| match failure {
-                Failure::Refused(refusal) => self.refused(refusal),
-                Failure::Failed(e) => e,
-            })?;
+        let (id, fence, deleted) = (&self.client_id, self.fence, &self.deleted);
+        let written = match behind {
+            true => writer.write_behind(id, fence, deleted, work).await,
+            false => writer.write(id, fence, deleted, work).await,
+        };
+        written.map_err(|failure| match failure {
+            Failure::Refused(refusal) => self.refused(refusal),
+            Failure::Failed(e) => e,
+        })?;
         let written = taken.lock().unwrap_or_else(PoisonError::into_inner);
         self.held.written(&written);
         Ok(())

@@ -147,6 +147,9 @@ impl SeaOrmDeviceStore {
     /// a dead identity back and the session's next connect pairs anew.
     pub async fn retire(&self) -> Result<(), StoreError> {
         self.deleted.mark(Deleted::LOGGED_OUT);
+        if let Some(writer) = &self.writer {
+            writer.settled().await;
+        }
         let txn = self.fenced().await?;
         delete_rows(&txn, &self.client_id).await?;
         fence::commit(txn).await?;
@@ -156,7 +159,9 @@ impl SeaOrmDeviceStore {
 }
 
 /// Why a store's device state is gone, if it is: set before the deletion,
-/// read by every write under the session's write lock.
+/// read by every write under the session's write lock (or, by a batch on
+/// PostgreSQL, before it takes the lock: the deletion then waits for the
+/// writes queued before it, `group_commit::Writer::settled`).
 #[derive(Debug, Default)]
 pub(crate) struct Deleted(std::sync::atomic::AtomicU8);
 

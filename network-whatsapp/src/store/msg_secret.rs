@@ -51,7 +51,9 @@ impl MsgSecretStore for SeaOrmDeviceStore {
         .value(Column::ExpiresAt, Expr::cust(MERGE_EXPIRY))
         .value(Column::MessageTs, Expr::cust(MERGE_MESSAGE_TS))
         .to_owned();
-        self.batched(move |backend| inserts(backend, &rows, Some(&on_conflict)))
+        // The library writes secrets behind its own buffer, which answers
+        // reads of them until this returns.
+        self.batched_behind(move |backend| inserts(backend, &rows, Some(&on_conflict)))
             .await?;
         Ok(stored)
     }

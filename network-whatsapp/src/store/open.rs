@@ -87,6 +87,9 @@ impl OpenStores {
         for deleted in stores.iter().filter_map(Weak::upgrade) {
             deleted.mark(Deleted::FORGOTTEN);
         }
+        if let Some(writer) = self.writer.get() {
+            writer.settled().await;
+        }
         let forgotten = SeaOrmDeviceStore::forget(db, client_id).await;
         if let Some(kept) = kept {
             kept.tokens.drop_entry(None);

@@ -1,13 +1,15 @@
 //! One try at a batch: its transaction, the read of its sessions' fences
 //! under the write lock, each write's statements or its refusal, the commit.
 //!
-//! PostgreSQL: two exchanges on the writer's own connection
-//! (`exchange.rs`); a batch locks its sessions' rows (`FOR UPDATE`),
-//! skipping those another transaction holds, which then go alone. SQLite:
+//! PostgreSQL: one exchange on the writer's own connection, or two when
+//! the check of the fences refuses the batch (`exchange.rs`); a batch
+//! locks its sessions' rows (`FOR UPDATE`), skipping those another
+//! transaction holds, which then go alone. SQLite:
 //! the writer's own connection, in two calls: `BEGIN IMMEDIATE` (the
 //! database's one write lock) with the read, then every statement of the
 //! batch with the `COMMIT`.
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parley_shared::db::Db;
 use parley_shared::db::entities::sessions;
@@ -20,7 +22,7 @@ use sea_orm::{
 use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::exchange::Link;
-use super::{Job, Outcome};
+use super::{Job, Outcome, Taken};
 use crate::store::Deleted;
 use crate::store::error::{FenceRejected, db_err};
 use crate::store::fence::{begin_locked, commit};
@@ -34,9 +36,9 @@ pub(super) enum Target {
 }
 
 impl Target {
-    pub(super) fn new(db: Db) -> Target {
+    pub(super) fn new(db: Db, taken: Arc<Taken>) -> Target {
         match db.conn().get_database_backend() {
-            DbBackend::Postgres => Target::Postgres(Link::new(db)),
+            DbBackend::Postgres => Target::Postgres(Link::new(db, taken)),
             _ => Target::Sqlite(db),
         }
     }

@@ -1,11 +1,23 @@
-//! PostgreSQL: a batch in two exchanges on the writer's own connection,
-//! its values written into the text (`parley_shared::db::literal`): `BEGIN`
-//! with the locking read of the fences, then every statement of the batch
-//! with the `COMMIT`. With bound values each statement, the `BEGIN` and the
-//! `COMMIT` was an exchange of its own (a batch of one write about five),
-//! and the pool's hand-over and return of a connection two more hand-offs
-//! between tasks. A batch whose values cannot all be written so goes with
-//! bound values in a transaction of the pool's (`attempt::locking`).
+//! PostgreSQL: a batch in one exchange on the writer's own connection, its
+//! values written into the text (`parley_shared::db::literal`): the check
+//! of its fences (`parley_device_fences`, migration m0030), which locks
+//! its sessions' rows, then every statement of the batch, one simple query
+//! and so one implicit transaction. The check fails the exchange, and
+//! nothing of it is written, when a session is gone, a newer owner's fence
+//! is stored, or (a batch of several writes) another transaction holds a
+//! session's row; a write of a store whose deletion was marked does not
+//! try it. Such a batch goes in two exchanges, which answer each write:
+//! `BEGIN` with the locking read of the fences, then the statements of the
+//! writes they admit with the `COMMIT`. With bound values each statement,
+//! the `BEGIN` and the `COMMIT` was an exchange of its own (a batch of one
+//! write about five), and the pool's hand-over and return of a connection
+//! two more hand-offs between tasks. A batch whose values cannot all be
+//! written so goes with bound values in a transaction of the pool's
+//! (`attempt::locking`).
+//!
+//! A deletion of a store's state marks it, then waits for the writes queued
+//! before ([`super::Writer::settled`]): a write whose one exchange checked
+//! the mark before it was set commits before the deletion takes the row.
 //!
 //! The connection is opened from the database's pool and then held apart
 //! from it (not counted in its size, so the pool may open one more) for as
@@ -14,7 +26,11 @@
 //! first exchange fails on a connection held from before (cut while idle,
 //! the server restarted) is tried once more on a new one: nothing of it
 //! was written.
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use futures::StreamExt;
 
 use parley_shared::db::Db;
 use parley_shared::db::literal::literal_text;
@@ -24,14 +40,14 @@ use sea_orm::sqlx::{self, AssertSqlSafe, Connection, Row};
 use sea_orm::{DbBackend, QuerySelect, QueryTrait, Statement};
 use whatsapp_rust::wacore::store::error::StoreError;
 
-use super::Job;
-use super::Outcome;
 use super::attempt::{fences, locking, outcomes, statements};
+use super::{Job, Outcome, Taken};
 
 /// The writer's own connection, opened at its first batch.
 pub(super) struct Link {
     db: Db,
     conn: Option<PgConnection>,
+    taken: Arc<Taken>,
 }
 
 /// Why a try went no further.
@@ -39,15 +55,21 @@ enum Stop {
     /// The statements' values cannot all be written into the text; the
     /// transaction was rolled back.
     Unwritable,
-    /// The first exchange failed: nothing was written.
+    /// Failed with nothing written: the first of two exchanges, or one
+    /// that the server answered with an error (or ended before answering
+    /// any of its statements).
     Read(StoreError),
-    /// A later one failed.
+    /// Failed when something may have been written.
     Write(StoreError),
 }
 
 impl Link {
-    pub(super) fn new(db: Db) -> Link {
-        Link { db, conn: None }
+    pub(super) fn new(db: Db, taken: Arc<Taken>) -> Link {
+        Link {
+            db,
+            conn: None,
+            taken,
+        }
     }
 
     /// Writes `jobs` in one transaction: what became of each, or why the
@@ -73,6 +95,61 @@ impl Link {
     }
 
     async fn exchanges(&mut self, jobs: &[Job]) -> Result<Vec<Outcome>, Stop> {
+        match self.one_exchange(jobs).await? {
+            Some(outcomes) => Ok(outcomes),
+            None => self.two_exchanges(jobs).await,
+        }
+    }
+
+    /// Every write of the batch in one exchange, after the check of its
+    /// fences; `None` when the check refused it or a store's deletion is
+    /// marked (nothing was written).
+    async fn one_exchange(&mut self, jobs: &[Job]) -> Result<Option<Vec<Outcome>>, Stop> {
+        if jobs
+            .iter()
+            .any(|j| j.deleted.refusal(&j.client_id).is_some())
+        {
+            return Ok(None);
+        }
+        let writes = jobs.iter().flat_map(|job| (job.work)(DbBackend::Postgres));
+        let Some(text) = literal_text(std::iter::once(fence_check(jobs)).chain(writes)) else {
+            return Err(Stop::Unwritable);
+        };
+        let conn = self.open().await.map_err(Stop::Read)?;
+        let mut results = sqlx::raw_sql(AssertSqlSafe(text)).execute_many(conn);
+        let mut answered = 0usize;
+        let failure = loop {
+            match results.next().await {
+                None => break None,
+                Some(Ok(_)) => answered += 1,
+                Some(Err(e)) => break Some(e),
+            }
+        };
+        drop(results);
+        let Some(e) = failure else {
+            return Ok(Some(jobs.iter().map(|_| Outcome::Written).collect()));
+        };
+        if code_of(&e).as_deref() == Some(FENCES_REFUSED) {
+            // The implicit transaction ended with the error: the
+            // connection is idle, the rows free.
+            self.taken.refused_checks.fetch_add(1, Ordering::SeqCst);
+            return Ok(None);
+        }
+        // The commit comes before the last statement's answer: with no
+        // answer yet, or the server's error (which ends the transaction),
+        // nothing was written. A connection lost after some answers may
+        // have committed.
+        let rolled_back = answered == 0 || !is_unreachable(&e);
+        let e = self.failed(e).await;
+        match rolled_back {
+            true => Err(Stop::Read(e)),
+            false => Err(Stop::Write(e)),
+        }
+    }
+
+    /// `BEGIN` with the locking read of the fences, then the writes they
+    /// admit with the `COMMIT`.
+    async fn two_exchanges(&mut self, jobs: &[Job]) -> Result<Vec<Outcome>, Stop> {
         // A batch skips the rows others hold; alone, it waits.
         let skipping = jobs.len() > 1;
         let read = match skipping {
@@ -147,9 +224,52 @@ impl Link {
     }
 }
 
-/// sqlx's error as the store's: out of reach, or the database's answer.
-fn store_error(e: sqlx::Error) -> StoreError {
-    let unreachable = match &e {
+/// The SQLSTATE `parley_device_fences` fails with.
+const FENCES_REFUSED: &str = "PF001";
+
+/// The check of `jobs`' fences: each session once, in order, with the
+/// oldest fence its writes were made under (so a newer owner's fence
+/// refuses the batch if it refuses any of them).
+fn fence_check(jobs: &[Job]) -> Statement {
+    let mut oldest: BTreeMap<&str, i64> = BTreeMap::new();
+    for job in jobs {
+        oldest
+            .entry(job.client_id.as_str())
+            .and_modify(|fence| *fence = (*fence).min(job.fence))
+            .or_insert(job.fence);
+    }
+    let (ids, fences): (Vec<&str>, Vec<i64>) = oldest.into_iter().unzip();
+    let marks = |from: usize, n: usize| {
+        (from..from + n)
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let n = ids.len();
+    let sql = format!(
+        "SELECT parley_device_fences(ARRAY[{}]::text[], ARRAY[{}]::bigint[], ${})",
+        marks(1, n),
+        marks(n + 1, n),
+        2 * n + 1
+    );
+    let mut values: Vec<sea_orm::Value> = ids.into_iter().map(Into::into).collect();
+    values.extend(fences.into_iter().map(sea_orm::Value::from));
+    // A batch skips the rows others hold; alone, it waits.
+    values.push((jobs.len() > 1).into());
+    Statement::from_sql_and_values(DbBackend::Postgres, sql, values)
+}
+
+/// The SQLSTATE of the database's answer, if `e` is one.
+fn code_of(e: &sqlx::Error) -> Option<String> {
+    match e {
+        sqlx::Error::Database(db) => db.code().map(|code| code.into_owned()),
+        _ => None,
+    }
+}
+
+/// Whether `e` says the server is out of reach (or ended the connection).
+fn is_unreachable(e: &sqlx::Error) -> bool {
+    match e {
         sqlx::Error::Database(db) => db
             .code()
             .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
@@ -160,8 +280,12 @@ fn store_error(e: sqlx::Error) -> StoreError {
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
         _ => false,
-    };
-    match unreachable {
+    }
+}
+
+/// sqlx's error as the store's: out of reach, or the database's answer.
+fn store_error(e: sqlx::Error) -> StoreError {
+    match is_unreachable(&e) {
         true => StoreError::Connection(Box::new(e)),
         false => StoreError::Database(Box::new(e)),
     }

@@ -22,8 +22,16 @@
 //! `BEGIN IMMEDIATE` with the read of the fences, then every statement of
 //! the batch with the `COMMIT` (`attempt.rs`). On PostgreSQL, where each
 //! statement with bound values is an exchange with the server, the writer
-//! holds a connection of its own too and sends a batch in two exchanges
-//! the same way, its values written into the text (`exchange.rs`).
+//! holds a connection of its own too and sends a batch in one exchange, its
+//! values written into the text: a check of the fences that locks the
+//! sessions' rows, then every statement; when the check refuses the batch,
+//! in two as on SQLite, which answer each write (`exchange.rs`).
+//!
+//! Message secrets, which the library writes behind a buffer of its own
+//! (it answers reads of them until the write returns), wait up to
+//! [`LINGER`] for a write that does not linger and ride in its batch: a
+//! received message's secret comes some milliseconds before the Signal
+//! session it advanced, and the two are then one exchange.
 //!
 //! On SQLite, where the event log's writer holds the same database's one
 //! write lock and flushes at each commit, a process's device stores have
@@ -67,6 +75,10 @@ const QUEUE: usize = 1_024;
 /// under load, when the next write is due sooner.
 const COMPANY: Duration = Duration::from_millis(3);
 
+/// The longest a batch of writes that linger ([`Writer::write_behind`])
+/// waits for one that does not, to ride in its transaction.
+const LINGER: Duration = Duration::from_millis(50);
+
 /// The statements of one write for the writer's database, made when its
 /// batch is written (once its fence was checked), and again when it is
 /// tried alone.
@@ -103,6 +115,9 @@ struct Taken {
     writes: AtomicU64,
     /// Writes tried again alone.
     alone: AtomicU64,
+    /// PostgreSQL: batches whose one exchange the check of their fences
+    /// refused (written in two, which answer each write).
+    refused_checks: AtomicU64,
 }
 
 struct Job {
@@ -110,6 +125,8 @@ struct Job {
     fence: i64,
     deleted: Arc<Deleted>,
     work: Work,
+    /// Whether it may wait for company ([`Writer::write_behind`]).
+    lingers: bool,
     reply: oneshot::Sender<Result<(), Failure>>,
 }
 
@@ -129,9 +146,14 @@ impl Writer {
     /// The writer whose transactions go to `db` (on SQLite a pool of one
     /// connection, which a transaction's calls share).
     fn on(db: Db) -> Writer {
+        Writer::lingering(db, LINGER)
+    }
+
+    /// [`Writer::on`] whose lingering writes wait at most `linger`.
+    fn lingering(db: Db, linger: Duration) -> Writer {
         let (tx, rx) = mpsc::channel(QUEUE);
         let taken = Arc::<Taken>::default();
-        tokio::spawn(run(db, rx, Arc::clone(&taken)));
+        tokio::spawn(run(db, rx, Arc::clone(&taken), linger));
         Writer {
             route: Route::Own(tx),
             taken,
@@ -147,6 +169,33 @@ impl Writer {
         deleted: &Arc<Deleted>,
         work: Work,
     ) -> Result<(), Failure> {
+        self.submit(client_id, fence, deleted, work, false).await
+    }
+
+    /// [`Writer::write`] for a write the library makes behind a buffer of
+    /// its own, which serves reads until the write is answered (message
+    /// secrets): on PostgreSQL, taken alone or with others like it, it
+    /// waits up to [`LINGER`] for a write that does not linger (the Signal
+    /// session a received message advanced comes some milliseconds after
+    /// its secret) and rides in its transaction, one exchange for both.
+    pub(super) async fn write_behind(
+        &self,
+        client_id: &str,
+        fence: i64,
+        deleted: &Arc<Deleted>,
+        work: Work,
+    ) -> Result<(), Failure> {
+        self.submit(client_id, fence, deleted, work, true).await
+    }
+
+    async fn submit(
+        &self,
+        client_id: &str,
+        fence: i64,
+        deleted: &Arc<Deleted>,
+        work: Work,
+        lingers: bool,
+    ) -> Result<(), Failure> {
         let tx = match &self.route {
             Route::Own(tx) => tx,
             Route::EventLog(db) => {
@@ -160,10 +209,38 @@ impl Writer {
             fence,
             deleted: Arc::clone(deleted),
             work,
+            lingers,
             reply,
         };
         tx.send(job).await.map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
+    }
+
+    /// Waits until every write queued before it was written or refused. A
+    /// deletion of a store's state marks it, then waits for this before it
+    /// takes the session's row: on PostgreSQL a batch checks the marks
+    /// before it takes its rows (`exchange.rs`), so one that checked before
+    /// the mark was set must commit first. (SQLite checks them under the
+    /// write lock.)
+    pub(super) async fn settled(&self) {
+        let Route::Own(tx) = &self.route else {
+            return;
+        };
+        let deleted = Arc::new(Deleted::default());
+        deleted.mark(Deleted::FORGOTTEN);
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            client_id: String::new(),
+            fence: 0,
+            deleted,
+            work: Box::new(|_| Vec::new()),
+            lingers: false,
+            reply,
+        };
+        if tx.send(job).await.is_ok() {
+            // Refused (it has no session): answered after what came before.
+            let _ = answer.await;
+        }
     }
 
     /// Writes queued for the writer's own task.
@@ -191,12 +268,13 @@ fn stopped() -> Failure {
     ))
 }
 
-async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>) {
-    let mut target = Target::new(db);
+async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>, linger: Duration) {
+    let mut target = Target::new(db, Arc::clone(&taken));
     let mut jobs = Vec::with_capacity(MAX_BATCH);
     let mut company = Company::new(COMPANY);
     while rx.recv_many(&mut jobs, MAX_BATCH).await > 0 {
         company.gather(&mut rx, &mut jobs, MAX_BATCH).await;
+        wait_for_a_ride(&mut rx, &mut jobs, linger).await;
         let batch: Vec<Job> = std::mem::take(&mut jobs);
         taken.transactions.fetch_add(1, Ordering::SeqCst);
         taken.writes.fetch_add(batch.len() as u64, Ordering::SeqCst);
@@ -207,6 +285,20 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>) {
         write(&mut target, &taken, batch).await;
     }
     target.close().await;
+}
+
+/// Adds to a batch of lingering writes alone what arrives until a write
+/// that does not linger has come, `linger` has passed, or the batch is
+/// full.
+async fn wait_for_a_ride(rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>, linger: Duration) {
+    let deadline = tokio::time::Instant::now() + linger;
+    while jobs.len() < MAX_BATCH && jobs.iter().all(|job| job.lingers) {
+        let more = rx.recv_many(jobs, MAX_BATCH - jobs.len());
+        match tokio::time::timeout_at(deadline, more).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
 }
 
 /// Writes one batch and answers each of its writes.

@@ -1,13 +1,14 @@
 //! The writer's batches: a failing or refused write fails alone, a batch
 //! on PostgreSQL passes over a row another transaction holds, a database out
 //! of reach fails every write at once; on PostgreSQL a connection the
-//! server ended is replaced, and values that cannot be written as literals
-//! go bound.
+//! server ended is replaced, values that cannot be written as literals
+//! go bound, a batch goes in one exchange unless the check of its fences
+//! refuses it, and a deletion waits for the writes queued before it.
 use std::sync::Arc;
 
 use parley_shared::db::testing::TestDb;
 use parley_shared::db::{NewSession, StatePatch};
-use sea_orm::{ConnectionTrait, DatabaseTransaction, EntityTrait, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, Set};
 
 use super::*;
 use crate::store::tables::signal::sessions as rows;
@@ -85,13 +86,18 @@ struct Stalled {
 
 impl Stalled {
     async fn new(db: &Db) -> Stalled {
+        Stalled::lingering(db, LINGER).await
+    }
+
+    /// [`Stalled::new`] whose writes behind wait at most `linger`.
+    async fn lingering(db: &Db, linger: Duration) -> Stalled {
         let (gate, _) = crate::store::fence::locked(db, "a").await.expect("hold a");
         let conn = match db.backend() {
             "postgres" => db.clone(),
             _ => db.sqlite_writer(),
         };
         let mut stalled = Stalled {
-            writer: Writer::on(conn.clone()),
+            writer: Writer::lingering(conn.clone(), linger),
             conn,
             gate: Some(gate),
             first: None,
@@ -130,6 +136,10 @@ impl Stalled {
     fn alone(&self) -> u64 {
         self.writer.taken.alone.load(Ordering::SeqCst)
     }
+
+    fn refused_checks(&self) -> u64 {
+        self.writer.taken.refused_checks.load(Ordering::SeqCst)
+    }
 }
 
 /// A batch of five writes: one fails, one is a stale owner's, one a
@@ -140,9 +150,10 @@ async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch() {
     fails_alone(TestDb::sqlite().await).await;
 }
 
-/// The same on PostgreSQL, where the batch goes in two exchanges on the
-/// writer's own connection, and that connection serves the writes alone
-/// after the failed batch was rolled back.
+/// The same on PostgreSQL, where the batch (a store's deletion marked)
+/// goes in two exchanges on the writer's own connection, and that
+/// connection serves the writes alone after the failed batch was rolled
+/// back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_fails_or_is_refused_fails_alone_in_its_batch_on_postgresql() {
     fails_alone(TestDb::postgres().await).await;
@@ -275,8 +286,8 @@ async fn a_batch_that_cannot_reach_the_database_fails_every_write_at_once() {
 
 /// PostgreSQL: the server ends the writer's connection while it is idle
 /// (a restart, as the writer sees it). The next write is not lost: its
-/// first exchange fails before anything was written, and it goes again on
-/// a new connection.
+/// exchange fails before anything was written (the server's first answer
+/// is the error), and it goes again on a new connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_after_the_server_ended_the_writers_connection_goes_on_a_new_one() {
     let test = TestDb::postgres().await;
@@ -335,6 +346,125 @@ async fn a_write_whose_values_have_no_literal_goes_bound_on_postgresql() {
     });
     assert!(writer.write("a", 2, &live, float).await.is_ok());
     assert_eq!(addresses(&db).await, ["a/floated"]);
+    drop(writer);
+    test.finish().await;
+}
+
+/// PostgreSQL: a batch that nothing refuses is written in one exchange,
+/// its check of the fences first; a batch with a stale owner's write is
+/// refused by that check, nothing of it written, and goes in two
+/// exchanges, which write the rest and refuse that write alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_on_postgresql_is_one_exchange_unless_its_check_refuses_it() {
+    let test = TestDb::postgres().await;
+    let db = test.db.clone();
+    owned(&db, &["a", "b", "c"]).await;
+    let mut w = Stalled::new(&db).await;
+    let live = Arc::new(Deleted::default());
+    let b = w.queue("b", 2, &live, insert("b", "one", false));
+    let c = w.queue("c", 2, &live, insert("c", "one", false));
+    assert!(w.release(2).await.is_ok());
+    assert!(b.await.expect("join").is_ok());
+    assert!(c.await.expect("join").is_ok());
+    assert_eq!(w.writer.taken(), (2, 3), "b and c were one batch");
+    assert_eq!(w.refused_checks(), 0, "each batch in one exchange");
+    drop(w);
+
+    // The next writer's first write is `a/first` again.
+    rows::Entity::delete_many()
+        .filter(rows::Column::ClientId.eq("a"))
+        .exec(db.conn())
+        .await
+        .expect("delete");
+    let mut w = Stalled::new(&db).await;
+    let b = w.queue("b", 2, &live, insert("b", "two", false));
+    let stale = w.queue("c", 1, &live, insert("c", "stale", false));
+    assert!(w.release(2).await.is_ok());
+    assert!(b.await.expect("join").is_ok());
+    assert!(matches!(
+        stale.await.expect("join"),
+        Err(Failure::Refused(FenceRejected::Stale { ours: 1, .. }))
+    ));
+    assert_eq!(w.writer.taken(), (2, 3));
+    assert_eq!(w.refused_checks(), 1, "the batch's check refused it, once");
+    assert_eq!(w.alone(), 0, "the two exchanges answered each write");
+    assert_eq!(addresses(&db).await, ["a/first", "b/one", "b/two", "c/one"]);
+    drop(w);
+    test.finish().await;
+}
+
+/// A store's deletion waits for the writes queued before it
+/// (`Writer::settled`): when it goes on, they have committed, so a write
+/// that checked the deletion's mark before it was set cannot come after
+/// the deletion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_waits_for_the_writes_queued_before_it() {
+    let test = TestDb::postgres().await;
+    let db = test.db.clone();
+    owned(&db, &["a", "b"]).await;
+    let mut w = Stalled::new(&db).await;
+    let live = Arc::new(Deleted::default());
+    let b = w.queue("b", 2, &live, insert("b", "before", false));
+    let settled = tokio::spawn({
+        let writer = w.writer.clone();
+        async move { writer.settled().await }
+    });
+    until("the deletion queued", || w.writer.queued() == 2).await;
+    assert!(!settled.is_finished(), "the writes before it wait");
+    assert!(w.release(2).await.is_ok());
+    settled.await.expect("join");
+    assert_eq!(
+        addresses(&db).await,
+        ["a/first", "b/before"],
+        "committed before the deletion went on"
+    );
+    assert!(b.await.expect("join").is_ok());
+    drop(w);
+    test.finish().await;
+}
+
+/// PostgreSQL: a write behind (a message secret) that the writer takes
+/// alone waits for a write that does not linger and goes in its batch;
+/// alone, it goes once its wait is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_behind_rides_with_the_next_write_or_goes_after_its_wait() {
+    let test = TestDb::postgres().await;
+    let db = test.db.clone();
+    owned(&db, &["a", "b", "c"]).await;
+    let live = Arc::new(Deleted::default());
+    // A wait no test outlasts: only the next write ends it.
+    let mut w = Stalled::lingering(&db, Duration::from_secs(600)).await;
+    let behind = tokio::spawn({
+        let (writer, live) = (w.writer.clone(), Arc::clone(&live));
+        async move {
+            let secret = insert("b", "secret", false);
+            writer.write_behind("b", 2, &live, secret).await
+        }
+    });
+    assert!(w.release(1).await.is_ok());
+    until("the writer took the write behind", || {
+        w.writer.queued() == 0
+    })
+    .await;
+    assert!(!behind.is_finished(), "it waits for company");
+    let next = w.queue("c", 2, &live, insert("c", "session", false));
+    assert!(behind.await.expect("join").is_ok());
+    assert!(next.await.expect("join").is_ok());
+    assert_eq!(
+        w.writer.taken(),
+        (2, 3),
+        "the write behind rode with the next"
+    );
+    drop(w);
+
+    let writer = Writer::on(db.clone());
+    let alone = insert("b", "alone", false);
+    assert!(writer.write_behind("b", 2, &live, alone).await.is_ok());
+    assert_eq!(writer.taken(), (1, 1));
+    assert_eq!(
+        addresses(&db).await,
+        ["a/first", "b/alone", "b/secret", "c/session"]
+    );
     drop(writer);
     test.finish().await;
 }
