@@ -32,7 +32,7 @@ mod m0026_status_posts;
 mod m0027_storage_probe;
 mod m0028_labels;
 mod m0029_sandbox_labels;
-mod m0030_device_fences;
+mod m0030_device_batch;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -68,7 +68,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0027_storage_probe::Migration),
             Box::new(m0028_labels::Migration),
             Box::new(m0029_sandbox_labels::Migration),
-            Box::new(m0030_device_fences::Migration),
+            Box::new(m0030_device_batch::Migration),
         ]
     }
 }

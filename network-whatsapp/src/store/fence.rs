@@ -20,7 +20,7 @@ use whatsapp_rust::wacore::store::error::StoreError;
 
 use super::SeaOrmDeviceStore;
 use super::error::{FenceRejected, db_err, rejected};
-use super::group_commit::{Failure, Work};
+use super::group_commit::{Failure, Pace, Work};
 use super::rows::inserts;
 
 impl SeaOrmDeviceStore {
@@ -79,17 +79,17 @@ impl SeaOrmDeviceStore {
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
-        self.batch(f, false, false).await
+        self.batch(f, false, Pace::Now).await
     }
 
     /// [`Self::batched`] for a write the library makes behind a buffer of
     /// its own (message secrets): it may wait a moment to ride with another
-    /// (`group_commit::Writer::write_behind`).
+    /// (`group_commit::Pace::Behind`).
     pub(super) async fn batched_behind<F>(&self, f: F) -> Result<(), StoreError>
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
-        self.batch(f, false, true).await
+        self.batch(f, false, Pace::Behind).await
     }
 
     /// [`Self::batched`] for a write of the keys that decrypt messages: the
@@ -99,7 +99,7 @@ impl SeaOrmDeviceStore {
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
-        self.batch(f, true, false).await
+        self.batch(f, true, Pace::Now).await
     }
 
     /// [`Self::batched_after_held`] inserting `rows`, whose `updates`
@@ -128,7 +128,7 @@ impl SeaOrmDeviceStore {
             .await
     }
 
-    async fn batch<F>(&self, f: F, after_held: bool, behind: bool) -> Result<(), StoreError>
+    async fn batch<F>(&self, f: F, after_held: bool, pace: Pace) -> Result<(), StoreError>
     where
         F: Fn(DbBackend) -> Vec<Statement> + Send + Sync + 'static,
     {
@@ -154,15 +154,13 @@ impl SeaOrmDeviceStore {
             statements.extend(f(backend));
             statements
         });
-        let (id, fence, deleted) = (&self.client_id, self.fence, &self.deleted);
-        let written = match behind {
-            true => writer.write_behind(id, fence, deleted, work).await,
-            false => writer.write(id, fence, deleted, work).await,
-        };
-        written.map_err(|failure| match failure {
-            Failure::Refused(refusal) => self.refused(refusal),
-            Failure::Failed(e) => e,
-        })?;
+        writer
+            .write(&self.client_id, self.fence, &self.deleted, work, pace)
+            .await
+            .map_err(|failure| match failure {
+                Failure::Refused(refusal) => self.refused(refusal),
+                Failure::Failed(e) => e,
+            })?;
         let written = taken.lock().unwrap_or_else(PoisonError::into_inner);
         self.held.written(&written);
         Ok(())

@@ -1,19 +1,20 @@
 //! PostgreSQL: a batch in one exchange on the writer's own connection, its
-//! values written into the text (`parley_shared::db::literal`): the check
-//! of its fences (`parley_device_fences`, migration m0030), which locks
-//! its sessions' rows, then every statement of the batch, one simple query
-//! and so one implicit transaction. The check fails the exchange, and
-//! nothing of it is written, when a session is gone, a newer owner's fence
-//! is stored, or (a batch of several writes) another transaction holds a
-//! session's row; a write of a store whose deletion was marked does not
-//! try it. Such a batch goes in two exchanges, which answer each write:
-//! `BEGIN` with the locking read of the fences, then the statements of the
-//! writes they admit with the `COMMIT`. With bound values each statement,
-//! the `BEGIN` and the `COMMIT` was an exchange of its own (a batch of one
-//! write about five), and the pool's hand-over and return of a connection
-//! two more hand-offs between tasks. A batch whose values cannot all be
-//! written so goes with bound values in a transaction of the pool's
-//! (`attempt::locking`).
+//! values written into the text (`parley_shared::db::literal`): one call of
+//! `parley_device_batch` (migration m0030), which locks the batch's
+//! sessions' rows and then runs its statements, given as texts, in the
+//! call's implicit transaction. It writes nothing and answers `false` when
+//! a session is gone, a newer owner's fence is stored, or (a batch of
+//! several writes) another transaction holds a session's row; a write of a
+//! store whose deletion was marked does not try it. Such a batch goes in
+//! two exchanges, which answer each write: `BEGIN` with the locking read of
+//! the fences, then the statements of the writes they admit with the
+//! `COMMIT`. A refusal is an answer, not an error: the server logs an
+//! error with its statement's text, here the values written into it. With
+//! bound values each statement, the `BEGIN` and the `COMMIT` was an
+//! exchange of its own (a batch of one write about five), and the pool's
+//! hand-over and return of a connection two more hand-offs between tasks.
+//! A batch whose values cannot all be written so goes with bound values in
+//! a transaction of the pool's (`attempt::locking`).
 //!
 //! A deletion of a store's state marks it, then waits for the writes queued
 //! before ([`super::Writer::settled`]): a write whose one exchange checked
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
+use sea_orm::sqlx::Either;
 
 use parley_shared::db::Db;
 use parley_shared::db::literal::literal_text;
@@ -111,39 +113,46 @@ impl Link {
         {
             return Ok(None);
         }
-        let writes = jobs.iter().flat_map(|job| (job.work)(DbBackend::Postgres));
-        let Some(text) = literal_text(std::iter::once(fence_check(jobs)).chain(writes)) else {
+        let Some(call) = batch_call(jobs) else {
             return Err(Stop::Unwritable);
         };
         let conn = self.open().await.map_err(Stop::Read)?;
-        let mut results = sqlx::raw_sql(AssertSqlSafe(text)).execute_many(conn);
-        let mut answered = 0usize;
+        let mut answers = sqlx::raw_sql(AssertSqlSafe(call)).fetch_many(conn);
+        let (mut answered, mut admitted) = (0usize, None);
         let failure = loop {
-            match results.next().await {
+            match answers.next().await {
                 None => break None,
-                Some(Ok(_)) => answered += 1,
+                Some(Ok(answer)) => {
+                    answered += 1;
+                    if let Either::Right(row) = answer {
+                        match row.try_get::<bool, _>(0) {
+                            Ok(read) => admitted = Some(read),
+                            Err(e) => break Some(e),
+                        }
+                    }
+                }
                 Some(Err(e)) => break Some(e),
             }
         };
-        drop(results);
-        let Some(e) = failure else {
-            return Ok(Some(jobs.iter().map(|_| Outcome::Written).collect()));
-        };
-        if code_of(&e).as_deref() == Some(FENCES_REFUSED) {
-            // The implicit transaction ended with the error: the
-            // connection is idle, the rows free.
-            self.taken.refused_checks.fetch_add(1, Ordering::SeqCst);
-            return Ok(None);
-        }
-        // The commit comes before the last statement's answer: with no
-        // answer yet, or the server's error (which ends the transaction),
-        // nothing was written. A connection lost after some answers may
-        // have committed.
-        let rolled_back = answered == 0 || !is_unreachable(&e);
-        let e = self.failed(e).await;
-        match rolled_back {
-            true => Err(Stop::Read(e)),
-            false => Err(Stop::Write(e)),
+        drop(answers);
+        match (failure, admitted) {
+            (None, Some(true)) => Ok(Some(jobs.iter().map(|_| Outcome::Written).collect())),
+            (None, _) => {
+                self.taken.refused_checks.fetch_add(1, Ordering::SeqCst);
+                Ok(None)
+            }
+            (Some(e), _) => {
+                // The commit comes before the call's last answer: with no
+                // answer yet, or the server's error (which ends the
+                // transaction), nothing was written. A connection lost
+                // after an answer may have committed.
+                let rolled_back = answered == 0 || !is_unreachable(&e);
+                let e = self.failed(e).await;
+                match rolled_back {
+                    true => Err(Stop::Read(e)),
+                    false => Err(Stop::Write(e)),
+                }
+            }
         }
     }
 
@@ -224,13 +233,12 @@ impl Link {
     }
 }
 
-/// The SQLSTATE `parley_device_fences` fails with.
-const FENCES_REFUSED: &str = "PF001";
-
-/// The check of `jobs`' fences: each session once, in order, with the
-/// oldest fence its writes were made under (so a newer owner's fence
-/// refuses the batch if it refuses any of them).
-fn fence_check(jobs: &[Job]) -> Statement {
+/// The call that checks `jobs`' fences and runs their statements, as text
+/// with every value written in; `None` when a value cannot be written so.
+/// Each session is checked once, in order, with the oldest fence its
+/// writes were made under (so a newer owner's fence refuses the batch if it
+/// refuses any of them).
+fn batch_call(jobs: &[Job]) -> Option<String> {
     let mut oldest: BTreeMap<&str, i64> = BTreeMap::new();
     for job in jobs {
         oldest
@@ -239,32 +247,31 @@ fn fence_check(jobs: &[Job]) -> Statement {
             .or_insert(job.fence);
     }
     let (ids, fences): (Vec<&str>, Vec<i64>) = oldest.into_iter().unzip();
-    let marks = |from: usize, n: usize| {
-        (from..from + n)
-            .map(|i| format!("${i}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let n = ids.len();
-    let sql = format!(
-        "SELECT parley_device_fences(ARRAY[{}]::text[], ARRAY[{}]::bigint[], ${})",
-        marks(1, n),
-        marks(n + 1, n),
-        2 * n + 1
-    );
-    let mut values: Vec<sea_orm::Value> = ids.into_iter().map(Into::into).collect();
-    values.extend(fences.into_iter().map(sea_orm::Value::from));
-    // A batch skips the rows others hold; alone, it waits.
-    values.push((jobs.len() > 1).into());
-    Statement::from_sql_and_values(DbBackend::Postgres, sql, values)
-}
-
-/// The SQLSTATE of the database's answer, if `e` is one.
-fn code_of(e: &sqlx::Error) -> Option<String> {
-    match e {
-        sqlx::Error::Database(db) => db.code().map(|code| code.into_owned()),
-        _ => None,
+    let mut writes = Vec::new();
+    for statement in jobs.iter().flat_map(|job| (job.work)(DbBackend::Postgres)) {
+        let text = literal_text([statement])?;
+        writes.push(text.strip_suffix(';').unwrap_or(&text).to_string());
     }
+    let mut values: Vec<sea_orm::Value> = Vec::new();
+    let mut marks = |items: Vec<sea_orm::Value>| {
+        let from = values.len() + 1;
+        let marks: Vec<String> = (from..from + items.len())
+            .map(|i| format!("${i}"))
+            .collect();
+        values.extend(items);
+        marks.join(", ")
+    };
+    let ids = marks(ids.into_iter().map(Into::into).collect());
+    let fences = marks(fences.into_iter().map(Into::into).collect());
+    // A batch skips the rows others hold; alone, it waits.
+    let skipping = marks(vec![(jobs.len() > 1).into()]);
+    let writes = marks(writes.into_iter().map(Into::into).collect());
+    let sql = format!(
+        "SELECT parley_device_batch(ARRAY[{ids}]::text[], ARRAY[{fences}]::bigint[], \
+         {skipping}, ARRAY[{writes}]::text[])"
+    );
+    let call = Statement::from_sql_and_values(DbBackend::Postgres, sql, values);
+    literal_text([call])
 }
 
 /// Whether `e` says the server is out of reach (or ended the connection).

@@ -23,9 +23,9 @@
 //! the batch with the `COMMIT` (`attempt.rs`). On PostgreSQL, where each
 //! statement with bound values is an exchange with the server, the writer
 //! holds a connection of its own too and sends a batch in one exchange, its
-//! values written into the text: a check of the fences that locks the
-//! sessions' rows, then every statement; when the check refuses the batch,
-//! in two as on SQLite, which answer each write (`exchange.rs`).
+//! values written into the text: one call that locks the sessions' rows,
+//! checks their fences and runs every statement; when the check refuses
+//! the batch, in two as on SQLite, which answer each write (`exchange.rs`).
 //!
 //! Message secrets, which the library writes behind a buffer of its own
 //! (it answers reads of them until the write returns), wait up to
@@ -75,7 +75,7 @@ const QUEUE: usize = 1_024;
 /// under load, when the next write is due sooner.
 const COMPANY: Duration = Duration::from_millis(3);
 
-/// The longest a batch of writes that linger ([`Writer::write_behind`])
+/// The longest a batch of writes that linger ([`Pace::Behind`])
 /// waits for one that does not, to ride in its transaction.
 const LINGER: Duration = Duration::from_millis(50);
 
@@ -83,6 +83,20 @@ const LINGER: Duration = Duration::from_millis(50);
 /// batch is written (once its fence was checked), and again when it is
 /// tried alone.
 pub(super) type Work = Box<dyn Fn(DbBackend) -> Vec<Statement> + Send + Sync>;
+
+/// When a write goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pace {
+    /// With the next batch.
+    Now,
+    /// A write the library makes behind a buffer of its own, which serves
+    /// reads until the write is answered (message secrets): on PostgreSQL,
+    /// taken alone or with others like it, it waits up to [`LINGER`] for a
+    /// write that does not linger (the Signal session a received message
+    /// advanced comes some milliseconds after its secret) and rides in its
+    /// transaction, one exchange for both.
+    Behind,
+}
 
 /// Why a write was not applied.
 pub(super) enum Failure {
@@ -125,7 +139,7 @@ struct Job {
     fence: i64,
     deleted: Arc<Deleted>,
     work: Work,
-    /// Whether it may wait for company ([`Writer::write_behind`]).
+    /// Whether it may wait for company ([`Pace::Behind`]).
     lingers: bool,
     reply: oneshot::Sender<Result<(), Failure>>,
 }
@@ -160,41 +174,16 @@ impl Writer {
         }
     }
 
-    /// Queues `work` behind the writes queued before it; the answer comes
-    /// once its transaction committed (or it was refused or failed).
+    /// Queues `work` behind the writes queued before it, at `pace`; the
+    /// answer comes once its transaction committed (or it was refused or
+    /// failed).
     pub(super) async fn write(
         &self,
         client_id: &str,
         fence: i64,
         deleted: &Arc<Deleted>,
         work: Work,
-    ) -> Result<(), Failure> {
-        self.submit(client_id, fence, deleted, work, false).await
-    }
-
-    /// [`Writer::write`] for a write the library makes behind a buffer of
-    /// its own, which serves reads until the write is answered (message
-    /// secrets): on PostgreSQL, taken alone or with others like it, it
-    /// waits up to [`LINGER`] for a write that does not linger (the Signal
-    /// session a received message advanced comes some milliseconds after
-    /// its secret) and rides in its transaction, one exchange for both.
-    pub(super) async fn write_behind(
-        &self,
-        client_id: &str,
-        fence: i64,
-        deleted: &Arc<Deleted>,
-        work: Work,
-    ) -> Result<(), Failure> {
-        self.submit(client_id, fence, deleted, work, true).await
-    }
-
-    async fn submit(
-        &self,
-        client_id: &str,
-        fence: i64,
-        deleted: &Arc<Deleted>,
-        work: Work,
-        lingers: bool,
+        pace: Pace,
     ) -> Result<(), Failure> {
         let tx = match &self.route {
             Route::Own(tx) => tx,
@@ -209,7 +198,7 @@ impl Writer {
             fence,
             deleted: Arc::clone(deleted),
             work,
-            lingers,
+            lingers: pace == Pace::Behind,
             reply,
         };
         tx.send(job).await.map_err(|_| stopped())?;

@@ -119,7 +119,11 @@ impl Stalled {
         work: Work,
     ) -> Answer {
         let (writer, deleted) = (self.writer.clone(), Arc::clone(deleted));
-        tokio::spawn(async move { writer.write(client_id, fence, &deleted, work).await })
+        tokio::spawn(async move {
+            writer
+                .write(client_id, fence, &deleted, work, Pace::Now)
+                .await
+        })
     }
 
     /// Lets the first write go on once `queued` writes wait behind it;
@@ -295,7 +299,7 @@ async fn a_write_after_the_server_ended_the_writers_connection_goes_on_a_new_one
     owned(&db, &["a"]).await;
     let writer = Writer::on(db.clone());
     let live = Arc::new(Deleted::default());
-    let write = |address: &str| writer.write("a", 2, &live, insert("a", address, false));
+    let write = |address: &str| writer.write("a", 2, &live, insert("a", address, false), Pace::Now);
     assert!(write("before").await.is_ok());
     // Only the writer's connection has written that table (the test's pool
     // has not read it yet); this statement's own text names it too.
@@ -344,7 +348,7 @@ async fn a_write_whose_values_have_no_literal_goes_bound_on_postgresql() {
             ],
         )]
     });
-    assert!(writer.write("a", 2, &live, float).await.is_ok());
+    assert!(writer.write("a", 2, &live, float, Pace::Now).await.is_ok());
     assert_eq!(addresses(&db).await, ["a/floated"]);
     drop(writer);
     test.finish().await;
@@ -438,7 +442,7 @@ async fn a_write_behind_rides_with_the_next_write_or_goes_after_its_wait() {
         let (writer, live) = (w.writer.clone(), Arc::clone(&live));
         async move {
             let secret = insert("b", "secret", false);
-            writer.write_behind("b", 2, &live, secret).await
+            writer.write("b", 2, &live, secret, Pace::Behind).await
         }
     });
     assert!(w.release(1).await.is_ok());
@@ -459,7 +463,12 @@ async fn a_write_behind_rides_with_the_next_write_or_goes_after_its_wait() {
 
     let writer = Writer::on(db.clone());
     let alone = insert("b", "alone", false);
-    assert!(writer.write_behind("b", 2, &live, alone).await.is_ok());
+    assert!(
+        writer
+            .write("b", 2, &live, alone, Pace::Behind)
+            .await
+            .is_ok()
+    );
     assert_eq!(writer.taken(), (1, 1));
     assert_eq!(
         addresses(&db).await,
