@@ -54,8 +54,8 @@ pub(super) struct Link {
 
 /// Why a try went no further.
 enum Stop {
-    /// The statements' values cannot all be written into the text; the
-    /// transaction was rolled back.
+    /// The statements' values cannot all be written into the text; nothing
+    /// was sent, or the transaction begun was rolled back.
     Unwritable,
     /// Failed with nothing written: the first of two exchanges, or one
     /// that the server answered with an error (or ended before answering

@@ -140,7 +140,7 @@ struct Job {
     deleted: Arc<Deleted>,
     work: Work,
     /// Whether it may wait for company ([`Pace::Behind`]).
-    lingers: bool,
+    pace: Pace,
     reply: oneshot::Sender<Result<(), Failure>>,
 }
 
@@ -198,7 +198,7 @@ impl Writer {
             fence,
             deleted: Arc::clone(deleted),
             work,
-            lingers: pace == Pace::Behind,
+            pace,
             reply,
         };
         tx.send(job).await.map_err(|_| stopped())?;
@@ -223,7 +223,7 @@ impl Writer {
             fence: 0,
             deleted,
             work: Box::new(|_| Vec::new()),
-            lingers: false,
+            pace: Pace::Now,
             reply,
         };
         if tx.send(job).await.is_ok() {
@@ -281,7 +281,7 @@ async fn run(db: Db, mut rx: mpsc::Receiver<Job>, taken: Arc<Taken>, linger: Dur
 /// full.
 async fn wait_for_a_ride(rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>, linger: Duration) {
     let deadline = tokio::time::Instant::now() + linger;
-    while jobs.len() < MAX_BATCH && jobs.iter().all(|job| job.lingers) {
+    while jobs.len() < MAX_BATCH && jobs.iter().all(|job| job.pace == Pace::Behind) {
         let more = rx.recv_many(jobs, MAX_BATCH - jobs.len());
         match tokio::time::timeout_at(deadline, more).await {
             Ok(0) | Err(_) => break,
