@@ -16,13 +16,14 @@ use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use rand::RngCore;
+
+mod cipher;
+
+use cipher::{NONCE, XChaCha20Poly1305};
 
 const BLOB_MARK: &[u8] = b"PK1";
 const TEXT_MARK: &str = "pk1:";
-const NONCE: usize = 24;
 
 /// Why a store key setting or a sealed value is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,14 +86,10 @@ impl StoreKeys {
             let raw = STANDARD
                 .decode(key.trim())
                 .map_err(|_| KeyError::Setting(format!("key {id:?} is not base64")))?;
-            if raw.len() != 32 {
-                return Err(KeyError::Setting(format!(
-                    "key {id:?} has {} bytes, expected 32",
-                    raw.len()
-                )));
-            }
-            let cipher = XChaCha20Poly1305::new_from_slice(&raw)
-                .map_err(|_| KeyError::Setting(format!("key {id:?} is unusable")))?;
+            let raw: [u8; 32] = raw.as_slice().try_into().map_err(|_| {
+                KeyError::Setting(format!("key {id:?} has {} bytes, expected 32", raw.len()))
+            })?;
+            let cipher = XChaCha20Poly1305::new(raw);
             if map.insert(id.to_string(), cipher).is_some() {
                 return Err(KeyError::Setting(format!("key id {id:?} given twice")));
             }
@@ -139,17 +136,7 @@ impl StoreKeys {
         };
         let mut nonce = [0u8; NONCE];
         rand::thread_rng().fill_bytes(&mut nonce);
-        let sealed = cipher
-            .encrypt(
-                XNonce::from_slice(&nonce),
-                Payload {
-                    msg: plain,
-                    aad: place.as_bytes(),
-                },
-            )
-            // XChaCha20-Poly1305 refuses only messages over 256 GiB; nothing
-            // Parley stores comes near (device records are a few KiB).
-            .unwrap_or_default();
+        let sealed = cipher.seal(&nonce, place.as_bytes(), plain);
         let mut out = Vec::with_capacity(BLOB_MARK.len() + 1 + id.len() + NONCE + sealed.len());
         out.extend_from_slice(BLOB_MARK);
         out.push(id.len() as u8);
@@ -172,20 +159,15 @@ impl StoreKeys {
         }
         let (id, rest) = rest.split_at(len);
         let (nonce, sealed) = rest.split_at(NONCE);
+        let nonce: &[u8; NONCE] = nonce.try_into().map_err(|_| KeyError::Corrupt)?;
         let id = std::str::from_utf8(id).map_err(|_| KeyError::Corrupt)?;
         let cipher = self
             .keys
             .get(id)
             .ok_or_else(|| KeyError::UnknownKey(id.to_string()))?;
         cipher
-            .decrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: sealed,
-                    aad: place.as_bytes(),
-                },
-            )
-            .map_err(|_| KeyError::Corrupt)
+            .open(nonce, place.as_bytes(), sealed)
+            .ok_or(KeyError::Corrupt)
     }
 
     /// [`StoreKeys::seal`] for a text column.
