@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait,
+};
 use whatsapp_rust::wacore::appstate::hash::HashState;
 use whatsapp_rust::wacore::appstate::processor::AppStateMutationMAC;
 use whatsapp_rust::wacore::store::error::Result;
@@ -248,28 +250,28 @@ impl AppSyncStore for SeaOrmDeviceStore {
     }
 
     async fn delete_mutation_macs(&self, name: &str, index_macs: &[Vec<u8>]) -> Result<()> {
-        let txn = self.write().await?;
-        for chunk in index_macs.chunks(CHUNK) {
-            mutation_macs::Entity::delete_many()
-                .filter(mutation_macs::Column::ClientId.eq(self.client_id.as_str()))
-                .filter(mutation_macs::Column::Name.eq(name))
-                .filter(mutation_macs::Column::IndexMac.is_in(chunk.iter().cloned()))
-                .exec(&txn)
-                .await
-                .map_err(db_err)?;
-        }
-        commit(txn).await
+        let (client_id, name, index_macs) = (self.id(), name.to_string(), index_macs.to_vec());
+        self.batched(move |backend| {
+            index_macs
+                .chunks(CHUNK)
+                .map(|chunk| {
+                    mutation_macs::Entity::delete_many()
+                        .filter(mutation_macs::Column::ClientId.eq(client_id.as_str()))
+                        .filter(mutation_macs::Column::Name.eq(name.as_str()))
+                        .filter(mutation_macs::Column::IndexMac.is_in(chunk.iter().cloned()))
+                        .build(backend)
+                })
+                .collect()
+        })
+        .await
     }
 
     async fn clear_mutation_macs(&self, name: &str) -> Result<()> {
-        let txn = self.write().await?;
-        mutation_macs::Entity::delete_many()
+        let clear = mutation_macs::Entity::delete_many()
             .filter(mutation_macs::Column::ClientId.eq(self.client_id.as_str()))
-            .filter(mutation_macs::Column::Name.eq(name))
-            .exec(&txn)
+            .filter(mutation_macs::Column::Name.eq(name));
+        self.batched(move |backend| vec![clear.build(backend)])
             .await
-            .map_err(db_err)?;
-        commit(txn).await
     }
 
     async fn get_latest_sync_key_id(&self) -> Result<Option<Vec<u8>>> {

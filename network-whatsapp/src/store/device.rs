@@ -98,17 +98,12 @@ impl DeviceStore for SeaOrmDeviceStore {
         let device = latest.as_ref().unwrap_or(device);
         let row = to_row(self.db.keys(), self.id(), device).into_active_model();
         let values = Column::iter().filter(|c| !matches!(c, Column::ClientId));
-        let txn = self.write().await?;
-        Entity::insert(row)
-            .on_conflict(
-                OnConflict::column(Column::ClientId)
-                    .update_columns(values)
-                    .to_owned(),
-            )
-            .exec_without_returning(&txn)
-            .await
-            .map_err(db_err)?;
-        commit(txn).await
+        let upsert = Entity::insert(row).on_conflict(
+            OnConflict::column(Column::ClientId)
+                .update_columns(values)
+                .to_owned(),
+        );
+        self.fenced_query(upsert).await
     }
 
     async fn load(&self) -> Result<Option<Device>> {

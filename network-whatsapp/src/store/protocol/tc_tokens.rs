@@ -118,11 +118,27 @@ pub(super) async fn delete_expired(
     let sender_dead = Condition::any()
         .add(Column::SenderTimestamp.is_null())
         .add(Column::SenderTimestamp.lt(sender_cutoff));
+    let dead = Condition::all()
+        .add(Column::ClientId.eq(store.client_id.as_str()))
+        .add(token_dead)
+        .add(sender_dead);
+    // Pruned at every login, and mostly nothing to prune: a read first,
+    // a fenced write only when there is.
+    let any = Entity::find()
+        .select_only()
+        .column(Column::Jid)
+        .filter(dead.clone())
+        .limit(1)
+        .into_tuple::<String>()
+        .one(store.conn())
+        .await
+        .map_err(db_err)?;
+    if any.is_none() {
+        return Ok(0);
+    }
     let txn = store.write().await?;
     let res = Entity::delete_many()
-        .filter(Column::ClientId.eq(store.client_id.as_str()))
-        .filter(token_dead)
-        .filter(sender_dead)
+        .filter(dead)
         .exec(&txn)
         .await
         .map_err(db_err)?;
