@@ -3,7 +3,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::ActiveValue::{NotSet, Set};
 use sea_orm::entity::prelude::*;
-use sea_orm::{ConnectionTrait, QueryOrder, QuerySelect};
+use sea_orm::sea_query::{ExprTrait, SubQueryStatement};
+use sea_orm::{ConnectionTrait, QueryOrder, QuerySelect, QueryTrait};
 
 use crate::db::sessions::StateChange;
 use crate::db::{Db, DbError};
@@ -49,23 +50,23 @@ pub async fn record(
         pod_name: Set(change.pod_name.clone()),
     };
     Entity::insert(row).exec_without_returning(conn).await?;
-    let oldest_kept: Option<i64> = Entity::find()
+    // One statement: below the oldest kept (none while fewer are kept).
+    let oldest_kept = Entity::find()
         .select_only()
         .column(Column::Id)
         .filter(Column::ClientId.eq(client_id))
         .order_by_desc(Column::Id)
         .offset(KEPT - 1)
         .limit(1)
-        .into_tuple()
-        .one(conn)
+        .into_query();
+    Entity::delete_many()
+        .filter(Column::ClientId.eq(client_id))
+        .filter(Expr::col(Column::Id).lt(Expr::SubQuery(
+            None,
+            Box::new(SubQueryStatement::SelectStatement(oldest_kept)),
+        )))
+        .exec(conn)
         .await?;
-    if let Some(id) = oldest_kept {
-        Entity::delete_many()
-            .filter(Column::ClientId.eq(client_id))
-            .filter(Column::Id.lt(id))
-            .exec(conn)
-            .await?;
-    }
     Ok(())
 }
 
