@@ -89,7 +89,10 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         network,
         control,
         pod_name,
-        timing: Timing::default(),
+        timing: Timing {
+            member_ttl: Duration::from_millis(config.worker_membership_ms),
+            ..Timing::default()
+        },
         media: Arc::clone(&ports.media),
         fetcher: Fetcher::new(egress, Limits::SPEC)?
             .with_transfers(usize::try_from(config.media_send_transfers).unwrap_or(usize::MAX)),

@@ -47,6 +47,14 @@ impl Config {
         if !(1..=300).contains(&self.live_feed_heartbeat_secs) {
             return Err(invalid("LIVE_FEED_HEARTBEAT_SECS", "must be 1 to 300"));
         }
+        // Announced every 500 ms: a worker trusts its membership for a
+        // second less than it lasts, which must leave it a second at least.
+        if !(2_000..=60_000).contains(&self.worker_membership_ms) {
+            return Err(invalid(
+                "WORKER_MEMBERSHIP_MS",
+                "must be 2000 to 60000 (milliseconds)",
+            ));
+        }
         if !(1 << 20..=i64::MAX as u64).contains(&self.event_stream_max_bytes) {
             return Err(invalid(
                 "EVENT_STREAM_MAX_BYTES",

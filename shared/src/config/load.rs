@@ -77,6 +77,7 @@ fn typed_value(field: &str, raw: &str) -> Result<serde_json::Value, String> {
         "event_stream_max_bytes",
         "live_feed_limit",
         "live_feed_heartbeat_secs",
+        "worker_membership_ms",
         "runtime_threads",
     ];
     if bools.contains(&field) {

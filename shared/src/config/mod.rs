@@ -100,6 +100,11 @@ pub struct Config {
     /// Seconds between the comments that keep an idle live feed's
     /// connection open through proxies.
     pub live_feed_heartbeat_secs: u64,
+    /// How long a worker's announcement of its membership lasts, in
+    /// milliseconds (announced every 500 ms): a dead worker's sessions move
+    /// this long after its last announcement, and a worker whose
+    /// announcements fail for this long less a second closes its sessions.
+    pub worker_membership_ms: u64,
     /// The keys secrets are sealed with at rest: `id:base64key` entries,
     /// comma-separated (`serve` generates a key file when unset).
     pub store_keys: Option<String>,
@@ -113,7 +118,7 @@ pub struct Config {
     /// and SQLite connections have threads of their own.
     pub runtime_threads: Option<u64>,
 }
-parley_contract::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, network_url, network_control_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, live_feed_limit, live_feed_heartbeat_secs, store_key_id, cluster_name, log_format, runtime_threads; account_token, s3_access_key, s3_secret_key, store_keys, egress_proxy, network_proxy });
+parley_contract::debug_redacted!(Config { bind, ops_bind, data_dir, network, public_url, hosted_receiver_url, pod_name, database_url, nats_url, redis_url, s3_endpoint, s3_bucket, s3_region, s3_public_url, allow_http_webhooks, allow_private_egress, sandbox_qr_first_secs, sandbox_qr_next_secs, sandbox_picture_link_secs, otlp_endpoint, network_url, network_control_url, media_mirror_max_bytes, media_mirror_transfers, media_send_transfers, event_retention_hours, event_session_cap, event_stream_replicas, event_stream_max_bytes, live_feed_limit, live_feed_heartbeat_secs, worker_membership_ms, store_key_id, cluster_name, log_format, runtime_threads; account_token, s3_access_key, s3_secret_key, store_keys, egress_proxy, network_proxy });
 
 impl Default for Config {
     fn default() -> Self {
@@ -154,6 +159,7 @@ impl Default for Config {
             event_stream_max_bytes: 8 << 30,
             live_feed_limit: 1_000,
             live_feed_heartbeat_secs: 15,
+            worker_membership_ms: 3_500,
             store_keys: None,
             store_key_id: None,
             cluster_name: "parley".into(),
@@ -201,6 +207,7 @@ pub const KNOWN: &[&str] = &[
     "EVENT_STREAM_MAX_BYTES",
     "LIVE_FEED_LIMIT",
     "LIVE_FEED_HEARTBEAT_SECS",
+    "WORKER_MEMBERSHIP_MS",
     "STORE_KEYS",
     "STORE_KEY_ID",
     "CLUSTER_NAME",

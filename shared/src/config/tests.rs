@@ -29,6 +29,9 @@ fn env_overrides_and_digit_token_stays_text() {
     assert_eq!(c.network, Network::Sandbox);
     assert!(c.allow_http_webhooks);
     assert_eq!(c.sandbox_qr_first_secs, 3);
+    assert_eq!(c.worker_membership_ms, 3_500, "the default");
+    let (c, _) = Config::load_from(&vars(&[("PARLEY_WORKER_MEMBERSHIP_MS", "2000")])).unwrap();
+    assert_eq!(c.worker_membership_ms, 2_000);
 }
 
 #[test]
@@ -42,6 +45,8 @@ fn invalid_values_name_the_variable() {
         ("PARLEY_NATS_URL", "http://x"),
         ("PARLEY_NETWORK_PROXY", "ftp://proxy:21"),
         ("PARLEY_NETWORK_PROXY", "not a url"),
+        ("PARLEY_WORKER_MEMBERSHIP_MS", "1999"),
+        ("PARLEY_WORKER_MEMBERSHIP_MS", "60001"),
     ] {
         let err = Config::load_from(&vars(&[(k, v)])).unwrap_err();
         assert!(err.0.contains(k), "{k}: {}", err.0);

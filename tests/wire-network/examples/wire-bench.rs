@@ -13,7 +13,8 @@
 //! every worker stopped (SIGTERM) and started again, and the CPU figures are
 //! over every process. `--kill-worker` then SIGKILLs the worker holding the
 //! most sessions and times until all of them are connected on the others,
-//! with the most sockets one device had open at once on the network.
+//! with the most sockets one device had open at once on the network
+//! (`--membership-ms` sets the workers' membership).
 //!
 //! ```text
 //! cargo build --release -p parley --features test-network --bin parley-test-network
@@ -79,6 +80,10 @@ struct Args {
     /// At the end, SIGKILL the busiest worker and time the takeover (cluster).
     #[arg(long)]
     kill_worker: bool,
+    /// The workers' membership in milliseconds
+    /// (`PARLEY_WORKER_MEMBERSHIP_MS`; unset: the default).
+    #[arg(long)]
+    membership_ms: Option<u64>,
 }
 
 fn args() -> Args {
@@ -132,6 +137,10 @@ impl Starter {
     /// One `serve` (`cluster` false) or an API and `workers` workers.
     async fn new(a: &Args, dir: &std::path::Path, net: &WireNetwork) -> Starter {
         let mut vars = settings(net);
+        vars.extend(
+            a.membership_ms
+                .map(|ms| ("PARLEY_WORKER_MEMBERSHIP_MS".to_string(), ms.to_string())),
+        );
         if a.cluster {
             let env = parley_tests::services::ClusterEnv::new().await;
             vars.extend(env.vars());
