@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_model::address::MessageId;
 use parley_model::inbound::InboundMessage;
+use parley_model::media::MediaInfo;
 use parley_model::recipients::PHONE_SERVER;
 use parley_network::ContactName;
 
@@ -45,7 +46,14 @@ impl SandboxNetwork {
                 m.at.as_deref()
                     .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
                     .map_or_else(Utc::now, |t| t.with_timezone(&Utc));
-            let injected = injected(m);
+            let content = match self.past_content(device, &m).await {
+                Ok(content) => content,
+                Err(e) => {
+                    tracing::warn!(phone = %device.phone, error = %e, "sandbox: a file of history left out");
+                    continue;
+                }
+            };
+            let injected = injected(m, content);
             match self
                 .inbound_of(injected, &device.jid, &device.push_name, at)
                 .await
@@ -62,6 +70,43 @@ impl SandboxNetwork {
             names,
             labels,
         }
+    }
+
+    /// What a message of the past holds: its text, or its file, which the
+    /// phone uploaded when it sent it (stored on the sandbox's CDN for the
+    /// device, as any file a contact sends it).
+    async fn past_content(
+        &self,
+        device: &SandboxDevice,
+        m: &SandboxPastMessage,
+    ) -> Result<InjectedContent, String> {
+        let kind = m.kind.as_deref().unwrap_or("text");
+        if kind == "text" {
+            return Ok(InjectedContent::Text {
+                body: m.body.clone(),
+            });
+        }
+        let bytes = m
+            .data
+            .as_deref()
+            .and_then(decoded_file)
+            .ok_or("its data is not base64")?;
+        let download = self
+            .store()
+            .put_sandbox_media(&device.client_id, &bytes)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(InjectedContent::Media {
+            kind: kind.to_string(),
+            info: MediaInfo {
+                mime_type: m.mime_type.clone().unwrap_or_default(),
+                file_name: m.file_name.clone().unwrap_or_default(),
+                caption: m.body.clone(),
+                ptt: false,
+                view_once: false,
+            },
+            download,
+        })
     }
 
     /// The names the contacts of `past` gave themselves (those that gave
@@ -91,8 +136,9 @@ impl SandboxNetwork {
     }
 }
 
-/// A checked message of the past as the phone's or a contact's message.
-fn injected(m: SandboxPastMessage) -> InjectedMessage {
+/// A checked message of the past, holding `content`, as the phone's or a
+/// contact's message.
+fn injected(m: SandboxPastMessage, content: InjectedContent) -> InjectedMessage {
     let suffix = format!("@{PHONE_SERVER}");
     let contact = m.chat.strip_suffix(&suffix).map(str::to_string);
     let (from, chat) = match (m.from_me, contact) {
@@ -108,6 +154,14 @@ fn injected(m: SandboxPastMessage) -> InjectedMessage {
         quoted_message_id: None,
         mentions: Vec::new(),
         is_forwarded: false,
-        content: InjectedContent::Text { body: m.body },
+        content,
     }
+}
+
+/// The bytes of a past file's `data` (base64), `None` when it is not base64.
+pub(crate) fn decoded_file(data: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .ok()
 }

@@ -282,7 +282,7 @@ pub struct SandboxPastLabel {
     pub chats: Vec<String>,
 }
 
-/// One message of a phone's past (text: the only kind history takes here).
+/// One message of a phone's past: a text or a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SandboxPastMessage {
@@ -292,10 +292,19 @@ pub struct SandboxPastMessage {
     pub from_me: bool,
     /// In a group, a message not from me: the member (phone) who wrote it.
     pub from: Option<String>,
-    /// `text` (the default).
+    /// `text` (the default), `image`, `video`, `audio`, `document` or
+    /// `sticker`.
     #[serde(rename = "type")]
     pub kind: Option<String>,
+    /// A text's words; a file's caption (may be empty).
     pub body: String,
+    /// A file's bytes, base64 (required for a file): the phone uploaded
+    /// them when the message was sent.
+    pub data: Option<String>,
+    /// A file's MIME type (required for a file).
+    pub mime_type: Option<String>,
+    /// A document's file name.
+    pub file_name: Option<String>,
     /// RFC 3339, not in the future; default: now.
     pub at: Option<String>,
     /// Default: a fresh id.

@@ -14,7 +14,8 @@ use parley_model::address::MessageId;
 use parley_api::extension::{authorized_client, known};
 use parley_api::{AppState, HttpError};
 
-const MEDIA_TYPES: &[&str] = &["image", "video", "audio", "document", "sticker"];
+/// The `type`s of a file.
+pub(super) const MEDIA_TYPES: &[&str] = &["image", "video", "audio", "document", "sticker"];
 
 #[utoipa::path(tag = "sandbox", request_body = SandboxMessage, responses((status = 200, body = SandboxMessageSent),
     (status = 400, description = "Invalid body"), (status = 404, description = "Unknown clientId"),

@@ -233,11 +233,13 @@ fn field_rules() -> Vec<FieldRule> {
                 "items": {"type": "string", "anyOf": [pattern(PHONE), pattern(GROUP_JID)]}}),
             false,
         ),
+        // A text's body must not be blank; a file's (its caption) may be
+        // empty or left out: a rule of two fields, said in words.
         (
             "SandboxPastMessage",
             "body",
-            text(checks::HISTORY_BODY_MAX),
-            true,
+            json!({"type": "string", "maxLength": checks::HISTORY_BODY_MAX}),
+            false,
         ),
         (
             "SandboxPastMessage",
@@ -248,7 +250,8 @@ fn field_rules() -> Vec<FieldRule> {
         (
             "SandboxPastMessage",
             "type",
-            json!({"type": ["string", "null"], "enum": ["text", null]}),
+            json!({"type": ["string", "null"],
+                "enum": ["text", "image", "video", "audio", "document", "sticker", null]}),
             false,
         ),
     ]

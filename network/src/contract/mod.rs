@@ -208,7 +208,8 @@ pub async fn pairs_by_qr_and_reconnects_without_a_scan(s: Subject<'_>) {
 
 /// The chats the linking phone holds reach the new device once it is
 /// paired, as history: every message of them, oldest first, with its id,
-/// direction, author, time and text, in the chat with the contact (its LID
+/// direction, author, time and text or file (its caption, type and a
+/// download of its bytes), in the chat with the contact (its LID
 /// known, its message named with the name the contact gave itself), and
 /// that name with the contact's LID and phone;
 /// the phone's labels and the chats they are on come as label notices of
@@ -225,9 +226,20 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
             body: body.into(),
             at: Some(when.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
             message_id: Some(id.into()),
+            ..SandboxPastMessage::default()
         }
     };
-    let (first, second) = (at(90), at(60));
+    let (first, between, second) = (at(90), at(75), at(60));
+    let receipt = b"\x89PNG\r\n\x1a\n a receipt".to_vec();
+    let picture = SandboxPastMessage {
+        kind: Some("image".into()),
+        data: Some(base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            &receipt,
+        )),
+        mime_type: Some("image/png".into()),
+        ..past("3EB0C0FFEE000000000003", false, "the receipt", between)
+    };
     s.counterpart
         .name(CONTACT, "Ann Lee")
         .await
@@ -244,6 +256,7 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
             messages: vec![
                 past("3EB0C0FFEE000000000002", true, "the reply", second),
                 past("3EB0C0FFEE000000000001", false, "the question", first),
+                picture,
             ],
             labels: vec![paid],
         })
@@ -257,15 +270,17 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         .scan(&s.client_id, &code, PHONE)
         .await
         .expect("the phone scans");
-    let (mut identity, mut online, mut history, mut names) = (None, false, None, None);
-    let mut labels = Vec::new();
-    while !online || history.is_none() || names.is_none() || labels.len() < 2 {
+    let (mut identity, mut online, mut names) = (None, false, None);
+    let (mut history, mut labels) = (Vec::new(), Vec::new());
+    while !online || history.len() < 3 || names.is_none() || labels.len() < 2 {
         match next_beyond_qr(&mut events, "the pairing, the history, names and labels").await {
             NetworkEvent::Paired(paired) => identity = Some(paired),
             NetworkEvent::Connected(_) => online = true,
             NetworkEvent::History(messages) => {
                 assert!(identity.is_some(), "a history before the pairing");
-                history = Some(messages);
+                // Each chunk oldest first; a phone may send the newest first.
+                assert!(messages.is_sorted_by_key(|m| m.timestamp), "{messages:?}");
+                history.extend(messages);
             }
             NetworkEvent::ContactNames(named) => {
                 assert!(identity.is_some(), "names before the pairing");
@@ -279,10 +294,20 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
             _ => continue,
         }
     }
-    let (identity, history) = (identity.expect("paired"), history.expect("a history"));
+    let identity = identity.expect("paired");
+    history.sort_by_key(|m| m.timestamp);
     let ids: Vec<&str> = history.iter().map(|m| m.id.as_str()).collect();
-    assert_eq!(ids, ["3EB0C0FFEE000000000001", "3EB0C0FFEE000000000002"]);
-    let (question, reply) = (&history[0], &history[1]);
+    assert_eq!(
+        ids,
+        [
+            "3EB0C0FFEE000000000001",
+            "3EB0C0FFEE000000000003",
+            "3EB0C0FFEE000000000002"
+        ]
+    );
+    let (question, file, reply) = (&history[0], &history[1], &history[2]);
+    past_file_is(file, &receipt, "the receipt", between);
+    assert_eq!(file.chat, question.chat, "one chat: {history:?}");
     assert_eq!(
         (question.from_me, reply.from_me),
         (false, true),
@@ -353,6 +378,49 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         }
     );
     conn.close().await;
+}
+
+/// `m` is a contact's image of the past, sent at `when` with `caption`,
+/// whose download names `bytes` (their length and SHA-256).
+fn past_file_is(
+    m: &InboundMessage,
+    bytes: &[u8],
+    caption: &str,
+    when: chrono::DateTime<chrono::Utc>,
+) {
+    use sha2::Digest;
+    let Content::Media {
+        kind,
+        info,
+        download,
+    } = &m.content
+    else {
+        panic!("a file of the past: {m:?}");
+    };
+    assert_eq!(*kind, parley_model::media::MediaKind::Image, "{m:?}");
+    assert_eq!(
+        (info.caption.as_str(), info.mime_type.as_str()),
+        (caption, "image/png"),
+        "{m:?}"
+    );
+    assert!(!m.from_me, "{m:?}");
+    assert!(
+        (m.timestamp - when).num_seconds().abs() <= 1,
+        "{m:?} not at {when}"
+    );
+    let sha = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        sha2::Sha256::digest(bytes),
+    );
+    assert_eq!(
+        (download.file_length, download.file_sha256.as_str()),
+        (bytes.len() as u64, sha.as_str()),
+        "{download:?}"
+    );
+    assert!(
+        !download.direct_path.is_empty() && !download.media_key.is_empty(),
+        "{download:?}"
+    );
 }
 
 /// A new session asked for a pairing code pairs when the code is typed into

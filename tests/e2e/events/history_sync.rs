@@ -1,6 +1,7 @@
 //! History sync: the chats the linking phone holds (`/sandbox/history`)
 //! reach the hosted inbox of the session it links, oldest first, without
-//! counting as unread and without a webhook event; what arrives live after
+//! counting as unread and without a webhook event, files without their
+//! bytes; what arrives live after
 //! them is delivered as always. The names the phone's contacts gave
 //! themselves name their rooms, also a room of the phone's own messages
 //! only. On a cluster, a session moved to another worker keeps them, and
@@ -67,8 +68,16 @@ async fn history_sync(shape: Shape) {
             "messages[0].body",
         ),
         (
-            one(json!({"chat": CONTACT, "body": "x", "type": "image"})),
-            "type",
+            one(json!({"chat": CONTACT, "body": "x", "type": "location"})),
+            "messages[0].type",
+        ),
+        (
+            one(json!({"chat": CONTACT, "body": "x", "type": "image", "mimeType": "image/png"})),
+            "messages[0].data",
+        ),
+        (
+            one(json!({"chat": CONTACT, "type": "image", "data": "bm90IGEgcG5n"})),
+            "messages[0].mimeType",
         ),
         (
             one(json!({"chat": CONTACT, "body": "x", "at": "2999-01-01T00:00:00Z"})),
@@ -95,6 +104,7 @@ async fn history_sync(shape: Shape) {
     assert_eq!(status, 200, "{written_to}");
     let past = json!({"phone": PAST_PHONE, "messages": [
         {"chat": WRITTEN_TO, "fromMe": true, "body": "your order shipped", "at": at(200), "messageId": "3EB0AAAA00000000000009"},
+        {"chat": WRITTEN_TO, "fromMe": true, "type": "document", "body": "the invoice", "data": "JVBERi0xLjQKJSBpbnZvaWNl", "mimeType": "application/pdf", "fileName": "invoice.pdf", "at": at(199), "messageId": "3EB0AAAA00000000000010"},
         {"chat": CONTACT, "fromMe": true, "body": "yes, from ten", "at": at(119), "messageId": "3EB0AAAA00000000000002"},
         {"chat": format!("+{CONTACT}"), "body": "are you open on sunday?", "at": at(120), "messageId": "3EB0AAAA00000000000001"},
         {"chat": CONTACT, "body": "see you then", "at": at(118), "messageId": "3EB0AAAA00000000000003"},
@@ -103,7 +113,7 @@ async fn history_sync(shape: Shape) {
     assert_eq!(status, 200, "{set}");
     assert_eq!(
         set,
-        json!({"phone": PAST_PHONE, "messages": 4, "labels": 0})
+        json!({"phone": PAST_PHONE, "messages": 5, "labels": 0})
     );
 
     // The session keeps a hosted inbox before its phone links it.
@@ -164,7 +174,23 @@ async fn history_sync(shape: Shape) {
     // Rooms are named after the names the contacts gave themselves, also
     // one that holds only the phone's own messages.
     let written_to_room = format!("hs-{my_lid}-{}", written_to["lid"].as_str().expect("lid"));
-    stored(p, "hs", &written_to_room, 1).await;
+    let sent = stored(p, "hs", &written_to_room, 2).await;
+    // A file of the past is stored with what its message says of it, without
+    // its bytes.
+    let invoice = &sent[1];
+    assert_eq!(invoice["messageId"], "3EB0AAAA00000000000010", "{sent:?}");
+    assert_eq!(invoice["messageType"], "document", "{invoice}");
+    assert_eq!(invoice["body"], "the invoice", "{invoice}");
+    assert_eq!(invoice["media"]["mimeType"], "application/pdf", "{invoice}");
+    assert_eq!(invoice["media"]["fileName"], "invoice.pdf", "{invoice}");
+    assert_eq!(invoice["media"]["fileSize"], 18, "{invoice}");
+    assert!(
+        invoice["downloadUrl"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "history keeps no file: {invoice}"
+    );
     let names = eventually(30, "the rooms named after their contacts", || async {
         let all = rooms(p, "hs").await;
         let name = |id: &str| {

@@ -6,6 +6,9 @@
 //! privacy-token salt, the phone-to-LID mappings of its contacts), then a
 //! `PUSH_NAME` chunk with the names its contacts gave themselves (when any
 //! did), then, when a chat has more, a `RECENT` chunk with the older ones.
+//! A file of the past is uploaded to the CDN as the phone uploaded it when
+//! it sent it, and its message carries what a live one does (the media
+//! key, the hashes, the direct path).
 //! Each is zlib-compressed, encrypted and uploaded to the CDN as
 //! `md-msg-hist`, and announced to the account's own devices by a
 //! `HISTORY_SYNC_NOTIFICATION` protocol message naming its type and order
@@ -193,13 +196,15 @@ async fn history_sync(
             Some(lid) => format!("{lid}@lid"),
             None => chat.to_string(),
         };
+        let mut held = Vec::with_capacity(messages.len());
+        for (i, m) in messages.iter().enumerate() {
+            let content = content(client, m).await?;
+            let name = author_name(contacts, pn, m);
+            held.push(history_message(&id, m, content, i as u64, name)?);
+        }
         let mut conversation = wa::Conversation {
             id: id.clone(),
-            messages: messages
-                .iter()
-                .enumerate()
-                .map(|(i, m)| history_message(&id, m, i as u64, author_name(contacts, pn, m)))
-                .collect::<anyhow::Result<_>>()?,
+            messages: held,
             ..Default::default()
         };
         if let (Some(_), Some(lid)) = (pn, lid) {
@@ -249,10 +254,38 @@ fn author_name(contacts: &Contacts, pn: Option<&str>, m: &SandboxPastMessage) ->
     contacts.names.get(author).cloned()
 }
 
-/// A message of history, with its author's name (`pushName`) when known.
+/// What a message of the past holds: its text, or its file, which the
+/// phone uploaded to the CDN when it sent it (and uploads here).
+async fn content(client: &Client, m: &SandboxPastMessage) -> anyhow::Result<wa::Message> {
+    let kind = m.kind.as_deref().unwrap_or("text");
+    let Some(file_kind) = crate::kinds::FileKind::of_type(kind) else {
+        return Ok(wa::Message {
+            conversation: Some(m.body.clone()),
+            ..Default::default()
+        });
+    };
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(m.data.as_deref().unwrap_or_default().trim())
+        .context("a file of history: data")?;
+    let file = crate::kinds::File {
+        kind: file_kind,
+        data: &data,
+        mime: m.mime_type.as_deref().unwrap_or_default(),
+        caption: Some(m.body.as_str()).filter(|c| !c.is_empty()),
+        file_name: m.file_name.as_deref(),
+    };
+    crate::kinds::upload(client, &file)
+        .await
+        .context("a file of history")
+}
+
+/// A message of history holding `content`, with its author's name
+/// (`pushName`) when known.
 fn history_message(
     chat: &str,
     m: &SandboxPastMessage,
+    content: wa::Message,
     order: u64,
     push_name: Option<String>,
 ) -> anyhow::Result<wa::HistorySyncMsg> {
@@ -269,10 +302,7 @@ fn history_message(
             id: m.message_id.clone(),
             participant: participant.clone(),
         }),
-        message: MessageField::some(wa::Message {
-            conversation: Some(m.body.clone()),
-            ..Default::default()
-        }),
+        message: MessageField::some(content),
         message_timestamp: Some(u64::try_from(at).unwrap_or(0)),
         participant,
         push_name,
@@ -296,7 +326,7 @@ mod tests {
             kind: None,
             body: body.into(),
             at: Some(at.into()),
-            message_id: None,
+            ..SandboxPastMessage::default()
         }
     }
 

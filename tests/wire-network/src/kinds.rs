@@ -35,6 +35,19 @@ impl FileKind {
         FileKind::Sticker,
     ];
 
+    /// The kind a message `type` of the sandbox contract names (`image`,
+    /// `video`, `audio`, `document`, `sticker`).
+    pub fn of_type(kind: &str) -> Option<FileKind> {
+        Some(match kind {
+            "image" => FileKind::Image,
+            "video" => FileKind::Video,
+            "audio" => FileKind::Audio,
+            "document" => FileKind::Document,
+            "sticker" => FileKind::Sticker,
+            _ => return None,
+        })
+    }
+
     fn media_type(self) -> MediaType {
         match self {
             FileKind::Image => MediaType::Image,
@@ -110,6 +123,23 @@ fn file_message(file: &File<'_>, up: whatsapp_rust::upload::UploadResponse) -> w
     message
 }
 
+/// Uploads `file` (encrypted, to the CDN) as `client`, and returns the
+/// message that carries it.
+pub(crate) async fn upload(
+    client: &whatsapp_rust::Client,
+    file: &File<'_>,
+) -> anyhow::Result<wa::Message> {
+    let up = client
+        .upload(
+            file.data.to_vec(),
+            file.kind.media_type(),
+            UploadOptions::default(),
+        )
+        .await
+        .map_err(|e| anyhow!("upload: {e}"))?;
+    Ok(file_message(file, up))
+}
+
 /// Builds a default value and lets `f` fill it (keeps `fill!` one expression).
 trait DefaultWith: Default {
     fn default_with(f: impl FnOnce(&mut Self)) -> Self {
@@ -151,16 +181,9 @@ impl TestDevice {
     /// Uploads `file` (encrypted, to the CDN) and returns the message that
     /// carries it, to be sent.
     pub async fn upload_file(&self, file: &File<'_>) -> anyhow::Result<wa::Message> {
-        let up = self
-            .client
-            .upload(
-                file.data.to_vec(),
-                file.kind.media_type(),
-                UploadOptions::default(),
-            )
+        upload(&self.client, file)
             .await
-            .map_err(|e| anyhow!("upload from {}: {e}", self.phone))?;
-        Ok(file_message(file, up))
+            .with_context(|| format!("upload from {}", self.phone))
     }
 
     /// Sends `message` to `to` under the id `id` when one is given; returns

@@ -5,6 +5,8 @@ use parley_contract::wire::sandbox::{SandboxHistory, SandboxPastLabel, SandboxPa
 use parley_model::address::{Jid, MessageId, PhoneNumber};
 use parley_model::recipients::{GROUP_SERVER, Recipient};
 
+use super::super::messages::MEDIA_TYPES;
+
 /// Most messages of one phone's history.
 pub const HISTORY_MESSAGES_MAX: usize = 1_000;
 
@@ -13,7 +15,8 @@ pub const HISTORY_BODY_MAX: usize = 65_536;
 
 /// A `/sandbox/history` body, checked and completed: the phone in digits,
 /// each chat as a JID, `from` kept only where it names a group's member,
-/// `type` `text`, `at` in RFC 3339 (now when not given), every `messageId`
+/// `type` set (`text` when not given; a file's `data` and `mimeType`
+/// required, and kept only for a file), `at` in RFC 3339 (now when not given), every `messageId`
 /// set (a fresh one when not given) and none twice.
 pub fn history(body: SandboxHistory) -> Result<SandboxHistory, ApiError> {
     let phone = PhoneNumber::parse("phone", &body.phone)?;
@@ -124,12 +127,30 @@ fn past_message(
     now: DateTime<Utc>,
 ) -> Result<SandboxPastMessage, ApiError> {
     let bad = |why: String| ApiError::bad_request(format!("{at}.{why}"));
-    let kind = m.kind.as_deref().map(str::trim).unwrap_or("text");
-    if kind != "text" {
-        return Err(bad("type: history takes text messages only".into()));
-    }
-    if m.body.trim().is_empty() || m.body.len() > HISTORY_BODY_MAX {
-        return Err(bad(format!("body must be 1 to {HISTORY_BODY_MAX} bytes")));
+    let kind = m
+        .kind
+        .as_deref()
+        .map(str::trim)
+        .unwrap_or("text")
+        .to_string();
+    let file = match kind.as_str() {
+        "text" => {
+            if m.body.trim().is_empty() {
+                return Err(bad(format!("body must be 1 to {HISTORY_BODY_MAX} bytes")));
+            }
+            None
+        }
+        k if MEDIA_TYPES.contains(&k) => Some(past_file(&m).map_err(bad)?),
+        other => {
+            return Err(bad(format!(
+                "type {other:?}: history takes text, image, video, audio, document and sticker"
+            )));
+        }
+    };
+    if m.body.len() > HISTORY_BODY_MAX {
+        return Err(bad(format!(
+            "body must be at most {HISTORY_BODY_MAX} bytes"
+        )));
     }
     let chat = past_chat(&m.chat, phone).map_err(bad)?;
     let is_group = chat.as_str().ends_with(&format!("@{GROUP_SERVER}"));
@@ -154,14 +175,49 @@ fn past_message(
         None => parley_network::outgoing::new_message_id(),
         Some(raw) => MessageId::parse("messageId", Some(raw)).map_err(|e| bad(e.to_string()))?,
     };
+    let (data, mime_type, file_name) = match file {
+        Some(f) => (Some(f.data), Some(f.mime_type), m.file_name),
+        None => (None, None, None),
+    };
     Ok(SandboxPastMessage {
         chat: chat.into_string(),
         from_me: m.from_me,
         from,
-        kind: Some("text".into()),
+        kind: Some(kind),
         body: m.body,
+        data,
+        mime_type,
+        file_name,
         at: Some(when.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         message_id: Some(id.into_string()),
+    })
+}
+
+/// A file of a phone's past, checked: its bytes (base64, as given) and
+/// MIME type.
+struct PastFile {
+    data: String,
+    mime_type: String,
+}
+
+/// The file of a past message of a file's type: `data` base64 of at least
+/// one byte, `mimeType` given; why not, after the field's name.
+fn past_file(m: &SandboxPastMessage) -> Result<PastFile, String> {
+    let data = m.data.as_deref().map(str::trim).unwrap_or_default();
+    if data.is_empty() {
+        return Err("data is required for a file (base64)".into());
+    }
+    match crate::history::decoded_file(data) {
+        Some(bytes) if !bytes.is_empty() => {}
+        _ => return Err("data must be base64 of at least one byte".into()),
+    }
+    let mime_type = m.mime_type.as_deref().map(str::trim).unwrap_or_default();
+    if mime_type.is_empty() {
+        return Err("mimeType is required for a file".into());
+    }
+    Ok(PastFile {
+        data: data.to_string(),
+        mime_type: mime_type.to_string(),
     })
 }
 
@@ -175,6 +231,49 @@ mod tests {
             body: "hello".into(),
             ..SandboxPastMessage::default()
         }
+    }
+
+    #[test]
+    fn a_file_of_the_past_keeps_its_data_and_a_text_none() {
+        let file = SandboxPastMessage {
+            kind: Some(" document ".into()),
+            body: String::new(),
+            data: Some(" aGVsbG8= ".into()),
+            mime_type: Some("application/pdf".into()),
+            file_name: Some("a.pdf".into()),
+            ..past("4915100000002")
+        };
+        let text = SandboxPastMessage {
+            data: Some("aGVsbG8=".into()),
+            mime_type: Some("text/plain".into()),
+            file_name: Some("a.txt".into()),
+            ..past("4915100000003")
+        };
+        let body = SandboxHistory {
+            phone: "4915100000001".into(),
+            messages: vec![file, text],
+            labels: Vec::new(),
+        };
+        let done = history(body).unwrap();
+        let (file, text) = (&done.messages[0], &done.messages[1]);
+        assert_eq!(file.kind.as_deref(), Some("document"));
+        assert_eq!(
+            (
+                file.data.as_deref(),
+                file.mime_type.as_deref(),
+                file.file_name.as_deref()
+            ),
+            (Some("aGVsbG8="), Some("application/pdf"), Some("a.pdf"))
+        );
+        assert_eq!(
+            crate::history::decoded_file(file.data.as_deref().unwrap()).unwrap(),
+            b"hello"
+        );
+        assert_eq!(text.kind.as_deref(), Some("text"));
+        assert_eq!(
+            (&text.data, &text.mime_type, &text.file_name),
+            (&None, &None, &None)
+        );
     }
 
     #[test]
@@ -219,10 +318,35 @@ mod tests {
             (past("120363000000000001@g.us"), "messages[0].from"),
             (
                 SandboxPastMessage {
-                    kind: Some("image".into()),
+                    kind: Some("location".into()),
                     ..past("4915100000002")
                 },
-                "type",
+                "messages[0].type",
+            ),
+            (
+                SandboxPastMessage {
+                    kind: Some("image".into()),
+                    mime_type: Some("image/png".into()),
+                    ..past("4915100000002")
+                },
+                "messages[0].data",
+            ),
+            (
+                SandboxPastMessage {
+                    kind: Some("image".into()),
+                    data: Some("not base64!".into()),
+                    mime_type: Some("image/png".into()),
+                    ..past("4915100000002")
+                },
+                "messages[0].data",
+            ),
+            (
+                SandboxPastMessage {
+                    kind: Some("document".into()),
+                    data: Some("aGVsbG8=".into()),
+                    ..past("4915100000002")
+                },
+                "messages[0].mimeType",
             ),
             (
                 SandboxPastMessage {
