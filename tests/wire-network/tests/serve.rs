@@ -5,7 +5,8 @@
 //! PostgreSQL): pairing by code, and `/disconnect` unlinking the device;
 //! number checks, user info and a contact's picture, mirrored to storage;
 //! at-least-once reception: a message refused by the log, one that arrives
-//! damaged, and one left to a newer owner.
+//! damaged, one whose Signal session the receiving side lost, and one left
+//! to a newer owner.
 //!
 //! Runs this workspace's `parley-test-network` binary (the program built
 //! with the adapter's test-network feature).
@@ -388,14 +389,114 @@ async fn a_message_that_arrives_damaged_is_asked_for_again_and_delivered_once() 
             "delivered twice: {more}"
         );
     }
-    let (_, body) = get(&p, "/events?clientId=wire11").await;
-    let logged = body["events"]
-        .as_array()
-        .expect("events")
+    assert_eq!(events_logged(&p, "wire11", &damaged).await, 1);
+}
+
+/// Two sessions of one gateway, the shop's (a device its phone linked) and
+/// the customer's (a device the contact's phone linked), write each other;
+/// then the customer's session loses its Signal session with the shop's
+/// device (its database restored from an older backup while `serve` was
+/// stopped). The shop's next message, an ordinary Signal message of the
+/// session that is gone, cannot be opened ("no session"): the customer's
+/// client asks for it again with retry receipts, the second carrying its
+/// keys, and the shop's client builds a new session from them and sends the
+/// message once more. The customer's event arrives once, and each side
+/// logs the message once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_lost_its_signal_session_asks_again_and_delivers_once() {
+    let LinkedServe {
+        net,
+        contact,
+        hooks: mut shop_hooks,
+        mut p,
+        device,
+        dir,
+        ..
+    } = linked_on_serve("shop1").await;
+    let mut buyer_hooks = Receiver::start().await;
+    let code = start_for_qr(&p, "buyer1", &buyer_hooks.url).await;
+    let buyer = contact
+        .scan(&net, &code)
+        .expect("the contact's phone links the customer's session");
+    connected(&p, "buyer1").await;
+    let ready = net
+        .watcher()
+        .keys_uploaded(CONTACT, buyer.device, WAIT)
+        .await;
+    assert!(ready, "the customer's session uploads its keys");
+    // A text each way: the next one is an ordinary Signal message.
+    let out = send_text(&p, "shop1", CONTACT, "Your order shipped").await;
+    event_for(&mut buyer_hooks, &p, &out).await;
+    let back = send_text(&p, "buyer1", PHONE, "Thanks!").await;
+    event_for(&mut shop_hooks, &p, &back).await;
+
+    p.terminate().await;
+    let shop = format!("{}:{device}@", net.lid_of(PHONE).expect("the shop's LID"));
+    let forgotten = forget_sessions(dir.path(), "buyer1", &shop).await;
+    assert_eq!(forgotten, 1, "the customer's session held one with {shop}");
+    let p = serve(dir.path(), &net, &[]).await;
+    connected(&p, "shop1").await;
+    connected(&p, "buyer1").await;
+
+    let after = send_text(&p, "shop1", CONTACT, "It arrives tomorrow").await;
+    let event = event_for(&mut buyer_hooks, &p, &after).await;
+    assert_eq!(event["body"], "It arrives tomorrow", "{event}");
+    let retries = net
+        .relayed_from(CONTACT, buyer.device)
         .iter()
-        .filter(|e| e["event"]["messageId"] == damaged.as_str())
+        .filter(|r| r.id == after && r.kind == "receipt:retry")
         .count();
-    assert_eq!(logged, 1, "{body}");
+    // The first without keys (the shop's client resends on the session it
+    // holds), the second with them.
+    assert!(
+        retries >= 2,
+        "{:?}",
+        net.relayed_from(CONTACT, buyer.device)
+    );
+    // Once: no second delivery, and one event on each side's log.
+    while let Some(more) = buyer_hooks
+        .maybe_next(std::time::Duration::from_secs(2))
+        .await
+    {
+        let more = more.json();
+        assert_ne!(more["messageId"], after.as_str(), "delivered twice: {more}");
+    }
+    assert_eq!(events_logged(&p, "buyer1", &after).await, 1);
+    assert_eq!(events_logged(&p, "shop1", &after).await, 1);
+}
+
+/// How many events of the message `message_id` the session's log holds.
+async fn events_logged(p: &parley_tests::Parley, id: &str, message_id: &str) -> usize {
+    let (_, body) = get(p, &format!("/events?clientId={id}")).await;
+    body["events"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no events: {body}"))
+        .iter()
+        .filter(|e| e["event"]["messageId"] == message_id)
+        .count()
+}
+
+/// Deletes, from `serve`'s database in `dir` (not running), the Signal
+/// sessions the session `id` holds with the devices whose addresses start
+/// with `with`; returns how many.
+async fn forget_sessions(dir: &std::path::Path, id: &str, with: &str) -> u64 {
+    let url = format!(
+        "sqlite://{}",
+        dir.join("parley-data/parley.sqlite").display()
+    );
+    let db = parley_shared::db::Db::connect(&url)
+        .await
+        .expect("open the database");
+    let deleted = db
+        .conn()
+        .execute_raw(sea_orm::Statement::from_sql_and_values(
+            db.conn().get_database_backend(),
+            "DELETE FROM wa_signal_sessions WHERE client_id = ? AND address LIKE ?",
+            [id.into(), format!("{with}%").into()],
+        ))
+        .await
+        .expect("delete the sessions");
+    deleted.rows_affected()
 }
 
 /// An owner that a newer one has fenced out (its fence is behind the one in
