@@ -4,11 +4,12 @@
 //! key signs the companion at a scan, and its own sends reach the session as
 //! `fromMe` echoes); others play contacts who write to the session and read
 //! what it sends.
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, mpsc};
 use whatsapp_rust::bot::Bot;
 use whatsapp_rust::http::UreqHttpClient;
 use whatsapp_rust::store::commands::DeviceCommand;
@@ -25,7 +26,7 @@ use parley_network::test_network::PhoneLabel;
 use parley_network_whatsapp::live::LoopbackHttp;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use crate::{LinkedDevice, WireNetwork};
+use crate::{LinkedDevice, WireNetwork, placeholders};
 
 /// The client version test clients announce (nothing is fetched).
 pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
@@ -86,15 +87,29 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-struct Collect(Arc<Inbox>);
+/// What a device's events go to: its inbox, and (a companion's requests
+/// for a message it could not open) the task that answers them.
+struct Collect {
+    inbox: Arc<Inbox>,
+    asked: mpsc::UnboundedSender<placeholders::Asked>,
+    /// Whether such requests are answered.
+    answers: Arc<AtomicBool>,
+}
 
 impl EventHandler for Collect {
     fn handle_event(&self, event: Arc<Event>) {
         match &*event {
             Event::Messages(batch) => {
-                let mut messages = lock(&self.0.messages);
+                let mut messages = lock(&self.inbox.messages);
                 for msg in batch.iter() {
                     let info = &msg.info;
+                    let base = msg.message.get_base_message();
+                    if let Some(asked) = placeholders::asked(&info.id, info.source.is_from_me, base)
+                        && self.answers.load(Ordering::Relaxed)
+                    {
+                        // Nobody listens once the device is gone.
+                        let _ = self.asked.send(asked);
+                    }
                     // A copy of this account's own message names the chat
                     // as its sender addressed it.
                     let chat = match &info.source.recipient {
@@ -109,12 +124,12 @@ impl EventHandler for Collect {
                         at: chrono::Utc::now(),
                         from_me: info.source.is_from_me,
                         text: msg.message.text_content().map(str::to_string),
-                        message: Box::new(msg.message.get_base_message().clone()),
+                        message: Box::new(base.clone()),
                         secret: secret_of(&msg.message),
                     });
                 }
             }
-            Event::ChatPresence(p) => lock(&self.0.signals).push(Seen {
+            Event::ChatPresence(p) => lock(&self.inbox.signals).push(Seen {
                 signal: Signal::Typing {
                     sender: p.source.sender.to_non_ad().to_string(),
                     state: format!("{:?}", p.state).to_lowercase(),
@@ -122,7 +137,7 @@ impl EventHandler for Collect {
                 chat: p.source.chat.to_non_ad().to_string(),
                 at: chrono::Utc::now(),
             }),
-            Event::Receipt(r) => lock(&self.0.signals).push(Seen {
+            Event::Receipt(r) => lock(&self.inbox.signals).push(Seen {
                 signal: Signal::Receipt {
                     kind: format!("{:?}", r.r#type).to_lowercase(),
                     ids: r.message_ids.iter().map(|id| id.to_string()).collect(),
@@ -132,7 +147,7 @@ impl EventHandler for Collect {
             }),
             Event::ServerAck(ack) => {
                 let Some(code) = &ack.error else { return };
-                lock(&self.0.signals).push(Seen {
+                lock(&self.inbox.signals).push(Seen {
                     signal: Signal::Refused {
                         id: ack.id.clone(),
                         code: code.clone(),
@@ -143,7 +158,7 @@ impl EventHandler for Collect {
             }
             _ => return,
         }
-        self.0.arrived.notify_waiters();
+        self.inbox.arrived.notify_waiters();
     }
 }
 
@@ -159,7 +174,12 @@ pub struct TestDevice {
     past: Mutex<Option<Vec<SandboxPastMessage>>>,
     /// The labels `/sandbox/history` last gave it.
     labels: Mutex<Vec<SandboxPastLabel>>,
+    /// The messages it sent a companion that asked for them
+    /// ([`crate::placeholders`]).
+    placeholders_answered: Arc<Mutex<Vec<String>>>,
+    answers_placeholders: Arc<AtomicBool>,
     run: tokio::task::JoinHandle<()>,
+    answering: tokio::task::JoinHandle<()>,
 }
 
 /// The push name a phone without one logs in with (see `TestDevice::start`).
@@ -171,6 +191,7 @@ const APP_STATE_KEY_ID: [u8; 4] = [0, 0, 0, 1];
 impl Drop for TestDevice {
     fn drop(&mut self) {
         self.run.abort();
+        self.answering.abort();
     }
 }
 
@@ -227,6 +248,13 @@ impl TestDevice {
         backend.save(&device).await.context("save the device")?;
         let identity = device.identity_key;
         let inbox = Arc::new(Inbox::default());
+        let (asked, requests) = mpsc::unbounded_channel();
+        let answers_placeholders = Arc::new(AtomicBool::new(true));
+        let collect = Collect {
+            inbox: Arc::clone(&inbox),
+            asked,
+            answers: Arc::clone(&answers_placeholders),
+        };
         let bot = Bot::builder()
             .with_backend(backend)
             .with_transport_factory(TokioWebSocketTransportFactory::new().with_url(net.url()))
@@ -234,13 +262,24 @@ impl TestDevice {
             .with_runtime(TokioRuntime)
             .with_version(VERSION)
             .with_wanted_pre_key_count(20)
-            .with_event_handler(Collect(Arc::clone(&inbox)))
+            .with_event_handler(collect)
             .skip_history_sync()
             .build()
             .await
             .map_err(|e| anyhow!("test device {phone}: {e}"))?;
         let client = bot.client();
         let run = tokio::spawn(bot.run());
+        let held_in = Arc::clone(&inbox);
+        let held: placeholders::Held =
+            Arc::new(move |id: &str| lock(&held_in.messages).iter().find(|m| m.id == id).cloned());
+        let placeholders_answered = Arc::new(Mutex::new(Vec::new()));
+        let answering = placeholders::answer_all(
+            Arc::clone(&client),
+            phone.to_string(),
+            held,
+            Arc::clone(&placeholders_answered),
+            requests,
+        );
         client
             .wait_for_connected(CONNECT_WAIT)
             .await
@@ -263,7 +302,10 @@ impl TestDevice {
             inbox,
             past: Mutex::new(None),
             labels: Mutex::new(Vec::new()),
+            placeholders_answered,
+            answers_placeholders,
             run,
+            answering,
         })
     }
 
@@ -508,6 +550,19 @@ impl TestDevice {
             vec![query],
         );
         self.client.send_iq_node(iq, Some(CONNECT_WAIT)).await
+    }
+
+    /// The messages this phone sent a companion of its account that asked
+    /// for them, not having opened them (a placeholder resend request).
+    pub fn placeholders_answered(&self) -> Vec<String> {
+        lock(&self.placeholders_answered).clone()
+    }
+
+    /// Whether this phone answers its companions' placeholder resend
+    /// requests (on by default); off, it is as a phone that is offline, and
+    /// a companion that could not open a message must get it by a retry.
+    pub fn answer_placeholders(&self, on: bool) {
+        self.answers_placeholders.store(on, Ordering::Relaxed);
     }
 
     /// What the device received so far.

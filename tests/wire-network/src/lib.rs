@@ -29,6 +29,7 @@ pub mod kinds;
 pub mod labels;
 mod nodes;
 pub mod pairing;
+mod placeholders;
 mod presence;
 mod profile;
 mod registry;

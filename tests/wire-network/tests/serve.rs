@@ -5,8 +5,8 @@
 //! PostgreSQL): pairing by code, and `/disconnect` unlinking the device;
 //! number checks, user info and a contact's picture, mirrored to storage;
 //! at-least-once reception: a message refused by the log, one that arrives
-//! damaged, one whose Signal session the receiving side lost, and one left
-//! to a newer owner.
+//! damaged, one whose Signal session the receiving side lost (asked again
+//! of its sender, or of the session's phone), and one left to a newer owner.
 //!
 //! Runs this workspace's `parley-test-network` binary (the program built
 //! with the adapter's test-network feature).
@@ -396,14 +396,52 @@ async fn a_message_that_arrives_damaged_is_asked_for_again_and_delivered_once() 
 /// the customer's (a device the contact's phone linked), write each other;
 /// then the customer's session loses its Signal session with the shop's
 /// device (its database restored from an older backup while `serve` was
-/// stopped). The shop's next message, an ordinary Signal message of the
-/// session that is gone, cannot be opened ("no session"): the customer's
-/// client asks for it again with retry receipts, the second carrying its
-/// keys, and the shop's client builds a new session from them and sends the
-/// message once more. The customer's event arrives once, and each side
-/// logs the message once.
+/// stopped), and the contact's phone is offline. The shop's next message,
+/// an ordinary Signal message of the session that is gone, cannot be opened
+/// ("no session"): the customer's client asks for it again with retry
+/// receipts, the second carrying its keys, and the shop's client builds a
+/// new session from them and sends the message once more. The customer's
+/// event arrives once, and each side logs the message once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_lost_its_signal_session_asks_again_and_delivers_once() {
+    let (net, contact, buyer, after) = lost_session("1", false).await;
+    let retries = net
+        .relayed_from(CONTACT, buyer)
+        .iter()
+        .filter(|r| r.id == after && r.kind == "receipt:retry")
+        .count();
+    // The first without keys (the shop's client resends on the session it
+    // holds), the second with them.
+    assert!(retries >= 2, "{:?}", net.relayed_from(CONTACT, buyer));
+    assert!(contact.placeholders_answered().is_empty());
+}
+
+/// The same with the contact's phone online: the customer's session asks
+/// it for the message too, and whichever answers first, the sender or the
+/// phone, the event arrives once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_lost_its_signal_session_and_its_phone_deliver_once() {
+    let (net, contact, buyer, after) = lost_session("2", true).await;
+    let asked_again = net
+        .relayed_from(CONTACT, buyer)
+        .iter()
+        .any(|r| r.id == after && r.kind == "receipt:retry");
+    assert!(asked_again, "{:?}", net.relayed_from(CONTACT, buyer));
+    assert!(
+        contact.placeholders_answered().contains(&after),
+        "the phone sent it: {:?}",
+        contact.placeholders_answered()
+    );
+}
+
+/// The shop (`shop<n>`) and the customer (`buyer<n>`), the customer's
+/// session's Signal session with the shop's device lost, the contact's
+/// phone answering placeholder requests when `phone_online`; the shop's
+/// next message, checked delivered once and logged once on each side.
+/// Returns the network, the contact's phone, the customer's device number
+/// and that message's id.
+async fn lost_session(n: &str, phone_online: bool) -> (WireNetwork, TestDevice, u16, String) {
+    let (shop_id, buyer_id) = (format!("shop{n}"), format!("buyer{n}"));
     let LinkedServe {
         net,
         contact,
@@ -412,47 +450,54 @@ async fn a_session_that_lost_its_signal_session_asks_again_and_delivers_once() {
         device,
         dir,
         ..
-    } = linked_on_serve("shop1").await;
+    } = linked_on_serve(&shop_id).await;
     let mut buyer_hooks = Receiver::start().await;
-    let code = start_for_qr(&p, "buyer1", &buyer_hooks.url).await;
+    let code = start_for_qr(&p, &buyer_id, &buyer_hooks.url).await;
     let buyer = contact
         .scan(&net, &code)
         .expect("the contact's phone links the customer's session");
-    connected(&p, "buyer1").await;
+    connected(&p, &buyer_id).await;
     let ready = net
         .watcher()
         .keys_uploaded(CONTACT, buyer.device, WAIT)
         .await;
     assert!(ready, "the customer's session uploads its keys");
-    // A text each way: the next one is an ordinary Signal message.
-    let out = send_text(&p, "shop1", CONTACT, "Your order shipped").await;
+    // The contact writes first: its phone issues the shop a privacy token,
+    // as the shop's answer issues the customer's session one (neither waits
+    // for its salt by app state). Then a text each way between the two
+    // sessions: the next one is an ordinary Signal message.
+    let hello = contact
+        .send_text(&format!("{PHONE}@s.whatsapp.net"), "Hello")
+        .await
+        .expect("the contact writes");
+    event_for(&mut shop_hooks, &p, &hello).await;
+    assert!(
+        net.watcher()
+            .holds_token(PHONE, device, CONTACT, WAIT)
+            .await
+    );
+    let out = send_text(&p, &shop_id, CONTACT, "Your order shipped").await;
     event_for(&mut buyer_hooks, &p, &out).await;
-    let back = send_text(&p, "buyer1", PHONE, "Thanks!").await;
+    let watcher = net.watcher();
+    let issued = watcher
+        .holds_token(CONTACT, buyer.device, PHONE, WAIT)
+        .await;
+    assert!(issued, "the customer's session holds the shop's token");
+    let back = send_text(&p, &buyer_id, PHONE, "Thanks!").await;
     event_for(&mut shop_hooks, &p, &back).await;
 
+    contact.answer_placeholders(phone_online);
     p.terminate().await;
     let shop = format!("{}:{device}@", net.lid_of(PHONE).expect("the shop's LID"));
-    let forgotten = forget_sessions(dir.path(), "buyer1", &shop).await;
+    let forgotten = forget_sessions(dir.path(), &buyer_id, &shop).await;
     assert_eq!(forgotten, 1, "the customer's session held one with {shop}");
     let p = serve(dir.path(), &net, &[]).await;
-    connected(&p, "shop1").await;
-    connected(&p, "buyer1").await;
+    connected(&p, &shop_id).await;
+    connected(&p, &buyer_id).await;
 
-    let after = send_text(&p, "shop1", CONTACT, "It arrives tomorrow").await;
+    let after = send_text(&p, &shop_id, CONTACT, "It arrives tomorrow").await;
     let event = event_for(&mut buyer_hooks, &p, &after).await;
     assert_eq!(event["body"], "It arrives tomorrow", "{event}");
-    let retries = net
-        .relayed_from(CONTACT, buyer.device)
-        .iter()
-        .filter(|r| r.id == after && r.kind == "receipt:retry")
-        .count();
-    // The first without keys (the shop's client resends on the session it
-    // holds), the second with them.
-    assert!(
-        retries >= 2,
-        "{:?}",
-        net.relayed_from(CONTACT, buyer.device)
-    );
     // Once: no second delivery, and one event on each side's log.
     while let Some(more) = buyer_hooks
         .maybe_next(std::time::Duration::from_secs(2))
@@ -461,8 +506,74 @@ async fn a_session_that_lost_its_signal_session_asks_again_and_delivers_once() {
         let more = more.json();
         assert_ne!(more["messageId"], after.as_str(), "delivered twice: {more}");
     }
-    assert_eq!(events_logged(&p, "buyer1", &after).await, 1);
-    assert_eq!(events_logged(&p, "shop1", &after).await, 1);
+    assert_eq!(events_logged(&p, &buyer_id, &after).await, 1);
+    assert_eq!(events_logged(&p, &shop_id, &after).await, 1);
+    (net, contact, buyer.device, after)
+}
+
+/// The session's store lost its Signal session with the contact's phone
+/// (its database restored from an older backup while `serve` was stopped):
+/// the contact's next message cannot be opened. Besides the retry receipts
+/// to the contact, the session's client asks its own phone for the message
+/// (a placeholder resend request); the phone, which opened its copy, sends
+/// it, and its event arrives once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_the_session_cannot_open_comes_from_its_phone_once() {
+    let LinkedServe {
+        net,
+        phone,
+        contact,
+        mut hooks,
+        mut p,
+        device,
+        dir,
+    } = linked_on_serve("wire13").await;
+    // The contact writes (its phone issues the session a privacy token) and
+    // the session answers: the contact's next message is an ordinary
+    // Signal message.
+    let first = contact
+        .send_text(&phone.jid(), "Is my order ready?")
+        .await
+        .expect("the contact writes");
+    event_for(&mut hooks, &p, &first).await;
+    assert!(
+        net.watcher()
+            .holds_token(PHONE, device, CONTACT, WAIT)
+            .await
+    );
+    let out = send_text(&p, "wire13", CONTACT, "It shipped").await;
+    contact
+        .wait_for(WAIT, |r| r.id == out)
+        .await
+        .unwrap_or_else(|| panic!("the contact did not get {out}:\n{}", p.output()));
+
+    p.terminate().await;
+    let contact_phone = format!("{}@", net.lid_of(CONTACT).expect("the contact's LID"));
+    let forgotten = forget_sessions(dir.path(), "wire13", &contact_phone).await;
+    assert_eq!(forgotten, 1, "the session held one with {contact_phone}");
+    let p = serve(dir.path(), &net, &[]).await;
+    connected(&p, "wire13").await;
+
+    let theirs = contact
+        .send_text(&phone.jid(), "Is it here yet?")
+        .await
+        .expect("the contact writes again");
+    let event = event_for(&mut hooks, &p, &theirs).await;
+    assert_eq!(event["body"], "Is it here yet?", "{event}");
+    assert!(
+        phone.placeholders_answered().contains(&theirs),
+        "the phone sent it: {:?}",
+        phone.placeholders_answered()
+    );
+    while let Some(more) = hooks.maybe_next(std::time::Duration::from_secs(2)).await {
+        let more = more.json();
+        assert_ne!(
+            more["messageId"],
+            theirs.as_str(),
+            "delivered twice: {more}"
+        );
+    }
+    assert_eq!(events_logged(&p, "wire13", &theirs).await, 1);
 }
 
 /// How many events of the message `message_id` the session's log holds.
