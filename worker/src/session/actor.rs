@@ -49,7 +49,9 @@ pub(super) struct Link {
 pub(super) enum End {
     /// Handover (shutdown, rebalance): close, record it, release.
     HandOver,
-    /// The lease can no longer be trusted: close at once, write nothing.
+    /// The lease can no longer be trusted: close at once, then record that
+    /// the session runs nowhere (a fenced write: refused once a newer owner
+    /// claimed it).
     LeaseLost,
     /// A newer owner wrote the session's state: close at once, write nothing.
     FencedOut,
@@ -245,14 +247,21 @@ impl Actor {
         if let Some(link) = self.link.take() {
             self.close(link).await;
         }
-        if matches!(end, End::HandOver | End::BusClosed) {
+        if matches!(end, End::HandOver | End::BusClosed | End::LeaseLost) {
             let patch = StatePatch {
                 status: Some(INITIALIZING.into()),
                 connected: Some(false),
                 ..StatePatch::default()
             };
-            // A newer owner may exist already: then this write is refused, as it should be.
-            let _ = self.write(patch).await;
+            // A newer owner may exist already: then this write is refused, as
+            // it should be. Without it a session closed for want of its lease
+            // (its worker cut off from the lease store) would show connected
+            // until it is claimed again. Bounded: the database may be out of
+            // reach too.
+            let wait = self.deps.timing.network_timeout;
+            if timeout(wait, self.write(patch)).await.is_err() {
+                tracing::warn!(client_id = %self.id, "recording the session's end timed out");
+            }
         }
         // Deliveries under way end and are recorded before the lease goes: the
         // next owner then finds them delivered, not pending (no duplicates).

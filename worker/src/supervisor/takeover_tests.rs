@@ -1,7 +1,8 @@
 //! A worker that is no member: its sessions are taken over at once by the
 //! others' sweeps, before their leases expire; and a worker that cannot
-//! announce itself closes its sessions before its membership lapses and
-//! claims nothing until it is a member again.
+//! announce itself closes its sessions before its membership lapses,
+//! records them as not connected, and claims nothing until it is a member
+//! again.
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -67,6 +68,11 @@ async fn a_worker_that_cannot_announce_itself_closes_its_sessions_and_claims_not
 
     world.leases.refuse_announcements(true);
     eventually("a closes its sessions", || async { a.load() == 0 }).await;
+    // And says so: the session no longer shows connected.
+    eventually("s1 recorded as not connected", || async {
+        world.row(&cid("s1")).await.is_some_and(|r| !r.connected)
+    })
+    .await;
     let refused = a.claim(&cid("s2"), Origin::Start).await;
     assert!(
         matches!(refused, Err(ClaimError::NotAMember)),
