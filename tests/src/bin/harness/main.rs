@@ -96,6 +96,10 @@ struct Args {
     /// Seconds the S3 server answers nothing in the fault run.
     #[arg(long, default_value_t = 30)]
     s3_pause: u64,
+    /// The workers' membership in milliseconds
+    /// (`PARLEY_WORKER_MEMBERSHIP_MS`; default: the workers' own).
+    #[arg(long)]
+    membership_ms: Option<u64>,
     /// `RUST_LOG` of the parley processes.
     #[arg(long, default_value = "warn")]
     log: String,
@@ -297,6 +301,9 @@ fn base_vars(args: &Args) -> Vec<(String, String)> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     vars.push(("RUST_LOG".into(), args.log.clone()));
+    if let Some(ms) = args.membership_ms {
+        vars.push(("PARLEY_WORKER_MEMBERSHIP_MS".into(), ms.to_string()));
+    }
     vars
 }
 
