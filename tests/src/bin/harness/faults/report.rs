@@ -1,5 +1,5 @@
 //! What the fault run saw, fault by fault: the answers requests got, how
-//! long a session was unavailable, what became of each accepted message's
+//! long a session was unavailable (refused, or held past a second), what became of each accepted message's
 //! event, and who ran a session at once; and which answers no document
 //! names.
 use std::collections::{BTreeMap, HashMap};
@@ -171,9 +171,14 @@ pub fn table(outcomes: &[Outcome], first: Instant) -> String {
     out
 }
 
-/// For each failed request, how long its session stayed unavailable from
-/// it: until the session's next answered request began (or the last
-/// request's start, when none was answered after it).
+/// An answer that took longer than this waited for its session (held while
+/// the session reconnected or moved): the session was unavailable meanwhile.
+const HELD: Duration = Duration::from_secs(1);
+
+/// For each failed or held request, how long its session stayed unavailable
+/// from it: until the session's next promptly answered request began, or a
+/// held request's own answer if that came first (or the last request's
+/// start, when nothing was answered after it).
 fn unavailability(outcomes: &[Outcome]) -> HashMap<usize, Duration> {
     let mut by_session: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
     for o in outcomes {
@@ -185,9 +190,17 @@ fn unavailability(outcomes: &[Outcome]) -> HashMap<usize, Duration> {
         let end = list.last().map(|o| o.started);
         let mut next_ok = end;
         for o in list.iter().rev() {
-            if matches!(o.answer, Answer::Ok) {
+            let answered = matches!(o.answer, Answer::Ok);
+            if answered && o.took <= HELD {
                 next_ok = Some(o.started);
-            } else if let Some(back) = next_ok {
+                continue;
+            }
+            let own = answered.then(|| o.started + o.took);
+            let back = match (next_ok, own) {
+                (Some(next), Some(own)) => Some(next.min(own)),
+                (next, own) => next.or(own),
+            };
+            if let Some(back) = back {
                 spans.insert(o.n, back.saturating_duration_since(o.started));
             }
         }
@@ -197,7 +210,40 @@ fn unavailability(outcomes: &[Outcome]) -> HashMap<usize, Duration> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Answer, documented};
+    use super::{Answer, documented, unavailability};
+    use crate::faults::load::{Kind, Outcome};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_session_is_unavailable_while_refused_or_held() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let at = |n: usize, start: u64, took: u64, answer: Answer| Outcome {
+            n,
+            kind: Kind::Send,
+            session: 0,
+            started: t0 + ms(start),
+            took: ms(took),
+            answer,
+        };
+        let outcomes = [
+            at(0, 0, 10, Answer::Ok),
+            // Refused, then answered promptly 2 s later.
+            at(1, 1_000, 10, refused(503, "bus unavailable", true)),
+            at(2, 3_000, 10, Answer::Ok),
+            // Held 4 s, the next request (started meanwhile) held as well.
+            at(3, 4_000, 4_000, Answer::Ok),
+            at(4, 5_000, 3_500, Answer::Ok),
+            at(5, 9_000, 10, Answer::Ok),
+        ];
+        let spans = unavailability(&outcomes);
+        assert_eq!(spans.get(&0), None);
+        assert_eq!(spans.get(&1), Some(&ms(2_000)));
+        assert_eq!(spans.get(&2), None);
+        assert_eq!(spans.get(&3), Some(&ms(4_000)));
+        assert_eq!(spans.get(&4), Some(&ms(3_500)));
+        assert_eq!(spans.get(&5), None);
+    }
 
     fn refused(status: u16, error: &str, retry_after: bool) -> Answer {
         Answer::Refused {
