@@ -16,8 +16,9 @@ pub const HISTORY_BODY_MAX: usize = 65_536;
 /// A `/sandbox/history` body, checked and completed: the phone in digits,
 /// each chat as a JID, `from` kept only where it names a group's member,
 /// `type` set (`text` when not given; a file's `data` and `mimeType`
-/// required, and kept only for a file), `at` in RFC 3339 (now when not given), every `messageId`
-/// set (a fresh one when not given) and none twice.
+/// required, and kept only for a file), `at` in RFC 3339 (now when not
+/// given), every `messageId` set (a fresh one when not given) and none
+/// twice.
 pub fn history(body: SandboxHistory) -> Result<SandboxHistory, ApiError> {
     let phone = PhoneNumber::parse("phone", &body.phone)?;
     if body.messages.len() > HISTORY_MESSAGES_MAX {
