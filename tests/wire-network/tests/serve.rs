@@ -54,13 +54,7 @@ async fn serve_pairs_texts_both_ways_and_restarts_without_a_scan() {
 
     // The device's private keys are sealed at rest (with the key file serve
     // generated beside its data).
-    let url = format!(
-        "sqlite://{}",
-        dir.path().join("parley-data/parley.sqlite").display()
-    );
-    let db = parley_shared::db::Db::connect(&url)
-        .await
-        .expect("open the database");
+    let db = serve_db(dir.path()).await;
     let rows = db
         .conn()
         .query_all_raw(sea_orm::Statement::from_string(
@@ -581,13 +575,7 @@ async fn events_logged(p: &parley_tests::Parley, id: &str, message_id: &str) -> 
 /// sessions the session `id` holds with the devices whose addresses start
 /// with `with`; returns how many.
 async fn forget_sessions(dir: &std::path::Path, id: &str, with: &str) -> u64 {
-    let url = format!(
-        "sqlite://{}",
-        dir.join("parley-data/parley.sqlite").display()
-    );
-    let db = parley_shared::db::Db::connect(&url)
-        .await
-        .expect("open the database");
+    let db = serve_db(dir).await;
     let deleted = db
         .conn()
         .execute_raw(sea_orm::Statement::from_sql_and_values(
@@ -624,13 +612,7 @@ async fn a_fenced_out_owner_leaves_the_message_to_the_next_connection() {
 
     // A newer owner's claim, as the database shows it: a fence 3 s ahead of
     // any this process can be granted before then.
-    let url = format!(
-        "sqlite://{}",
-        dir.path().join("parley-data/parley.sqlite").display()
-    );
-    let db = parley_shared::db::Db::connect(&url)
-        .await
-        .expect("open the database");
+    let db = serve_db(dir.path()).await;
     let ahead = u64::try_from(chrono_now_micros()).unwrap() + 3_000_000;
     let newer = parley_shared::db::StatePatch::default();
     assert!(

@@ -129,6 +129,17 @@ pub async fn send_text(p: &Parley, id: &str, to: &str, text: &str) -> String {
         .to_string()
 }
 
+/// The database of `parley serve` whose data is in `dir`.
+pub async fn serve_db(dir: &std::path::Path) -> parley_shared::db::Db {
+    let url = format!(
+        "sqlite://{}",
+        dir.join("parley-data/parley.sqlite").display()
+    );
+    parley_shared::db::Db::connect(&url)
+        .await
+        .expect("open the database")
+}
+
 /// `parley serve` with the real adapter on `net`, plus `more` settings.
 pub async fn serve(dir: &std::path::Path, net: &WireNetwork, more: &[(&str, &str)]) -> Parley {
     Parley::start(&bin(), &["serve"], dir, &adapter_vars(net, more)).await
