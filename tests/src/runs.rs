@@ -1,5 +1,8 @@
 //! Who ran a session when, read from the workers' logs (`session running`
-//! to `session stopped`), and how long two workers ran one session at once.
+//! to `session stopped`, or to the fence's closing of its connection on a
+//! lost lease: from then on it is connected nowhere, and what its task
+//! still writes is fenced), and how long two workers ran one session at
+//! once.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -7,8 +10,12 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 /// Per session, the times a worker ran it: from `session running` to
-/// `session stopped` (open while it still runs), read from its log.
+/// `session stopped` or [`FENCED`], whichever comes first (open while it
+/// still runs), read from its log.
 pub type Runs = BTreeMap<String, Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>>;
+
+/// What a worker logs when it closed a session's connection on a lost lease.
+pub const FENCED: &str = "the session's connection closed at once: its lease is lost";
 
 pub fn runs(log: &str) -> Runs {
     let mut runs = Runs::new();
@@ -19,7 +26,7 @@ pub fn runs(log: &str) -> Runs {
     {
         let message = line["message"].as_str().unwrap_or_default();
         let started = message == "session running";
-        if !started && message != "session stopped" {
+        if !started && message != "session stopped" && message != FENCED {
             continue;
         }
         let at = line["timestamp"]

@@ -13,6 +13,7 @@ use tokio::task::{Id, JoinError, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
 use super::calls::Ringing;
+use super::fence::{FENCED, LiveConnection};
 use super::held_queue::Held;
 use super::in_flight::InFlight;
 use super::output::{Output, Persisted};
@@ -101,6 +102,8 @@ pub(super) struct Actor {
     /// Whether the device is linked (pairing again is refused).
     pub paired: bool,
     pub link: Option<Link>,
+    /// The link's connection, which the fence closes on a lost lease.
+    pub live: LiveConnection,
     /// When the current connection came online.
     pub online_since: Option<Instant>,
     pub backoff: Backoff,
@@ -136,6 +139,7 @@ impl Actor {
         row: SessionRow,
         status: watch::Sender<String>,
         stop: StopSignal,
+        live: LiveConnection,
     ) -> Self {
         let backoff = Backoff::new(deps.timing.backoff_min, deps.timing.backoff_max);
         let on_fenced_out = Arc::new(move || {
@@ -169,6 +173,7 @@ impl Actor {
             status,
             qr: String::new(),
             link: None,
+            live,
             online_since: None,
             backoff,
             retry_at: Some(Instant::now()),
@@ -226,17 +231,29 @@ impl Actor {
             // Online now, unpaired now, or waited long enough.
             self.release_held().await;
         };
-        if matches!(end, End::LeaseLost | End::FencedOut)
-            && let Some(link) = self.link.take()
-        {
-            // Self-fence: nothing else first.
-            self.close(link).await;
+        if matches!(end, End::LeaseLost | End::FencedOut) {
+            // Self-fence: nothing else first. Another worker may run the
+            // session already: its connection closes, then its deliveries
+            // end (what is left pending is the next owner's to deliver).
+            if let Some(link) = self.link.take()
+                && self.close(link).await
+            {
+                tracing::warn!(client_id = %self.id, "{FENCED}");
+            }
+            self.end_deliveries().await;
         }
         // No new commands come here; those on their way are answered below.
         commands.drain();
         self.refuse_held().await;
         self.settle_sends().await;
-        refuse_waiting(&mut commands).await;
+        if self.deps.bus.healthy().await {
+            refuse_waiting(&mut commands).await;
+        } else {
+            // The bus cannot hand back what is on its way: answer what is here.
+            while let Some(incoming) = commands.try_next() {
+                answer_moved(incoming).await;
+            }
+        }
         drop(commands);
         self.finish(end, keeper, on_exit).await;
     }
@@ -265,12 +282,7 @@ impl Actor {
         }
         // Deliveries under way end and are recorded before the lease goes: the
         // next owner then finds them delivered, not pending (no duplicates).
-        if timeout(DELIVERIES_ENDING, self.output.stop_deliveries())
-            .await
-            .is_err()
-        {
-            tracing::warn!(client_id = %self.id, "deliveries under way did not end in time; the next owner repeats them");
-        }
+        self.end_deliveries().await;
         keeper.abort();
         on_exit();
         // Stopped: it serves nothing from here on. Said before the lease goes,
@@ -290,14 +302,30 @@ impl Actor {
         }
     }
 
-    /// Closes a connection without logging out.
-    pub(super) async fn close(&self, link: Link) {
+    /// Ends the deliveries under way, waiting for their records at most
+    /// [`DELIVERIES_ENDING`]; later calls return at once.
+    async fn end_deliveries(&self) {
+        if timeout(DELIVERIES_ENDING, self.output.stop_deliveries())
+            .await
+            .is_err()
+        {
+            tracing::warn!(client_id = %self.id, "deliveries under way did not end in time; the next owner repeats them");
+        }
+    }
+
+    /// Closes a connection without logging out, unless the fence closed it
+    /// already; whether it closed it.
+    pub(super) async fn close(&self, link: Link) -> bool {
+        if !self.live.take(&link.connection) {
+            return false;
+        }
         if timeout(self.deps.timing.network_timeout, link.connection.close())
             .await
             .is_err()
         {
             tracing::warn!(client_id = %self.id, "closing the connection timed out");
         }
+        true
     }
 
     /// Writes state under the lease's fence; a refusal means a newer owner exists.

@@ -38,10 +38,9 @@ impl Actor {
         .await;
         let error = match attempt {
             Ok(Ok((connection, events))) => {
-                self.link = Some(Link {
-                    connection: connection.into(),
-                    events,
-                });
+                let connection = connection.into();
+                self.live.opened(&connection);
+                self.link = Some(Link { connection, events });
                 return Ok(());
             }
             Ok(Err(e)) => e,

@@ -5,6 +5,7 @@ mod backoff;
 mod calls;
 mod commands;
 mod events;
+mod fence;
 mod held;
 mod held_queue;
 pub mod idempotency;
@@ -239,6 +240,13 @@ pub fn spawn(
         granted_at,
         Arc::clone(&stop),
     );
+    let live = fence::LiveConnection::default();
+    fence::spawn(
+        client_id.clone(),
+        live.clone(),
+        stop.subscribe(),
+        deps.timing.network_timeout,
+    );
     let actor = actor::Actor::new(
         deps,
         lease,
@@ -246,6 +254,7 @@ pub fn spawn(
         opened.row,
         status_tx,
         Arc::clone(&stop),
+        live,
     );
     let task = tokio::spawn(actor.run(opened.commands, stop.subscribe(), keeper, on_exit));
     SessionHandle {
