@@ -103,6 +103,10 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
         .listen_start(stopped.clone())
         .await
         .map_err(|e| anyhow::anyhow!("cannot serve the start queue: {e}"))?;
+    let alive = supervisor
+        .listen_alive(stopped.clone())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot answer on the alive subject: {e}"))?;
     let retention = Duration::from_secs(config.event_retention_hours.saturating_mul(3600));
     let pruner = tokio::spawn(events::retention::run(
         ports.db.clone(),
@@ -116,7 +120,7 @@ pub async fn start(config: Config, ports: Ports, adapter: Adapter) -> anyhow::Re
     Ok(WorkerHandle {
         supervisor,
         stop,
-        loops: vec![listener, sweeper, pruner],
+        loops: vec![listener, alive, sweeper, pruner],
         presence_stop,
         presence,
     })

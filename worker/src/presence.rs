@@ -30,9 +30,15 @@ pub async fn withdraw(leases: &dyn Leases, name: &str) {
 
 /// Announces the supervisor's worker every [`Timing::member_every`] with
 /// its load until `stop` turns true, then withdraws it. When no announcement
-/// went through for [`Timing::member_trusted_for`], the supervisor fences
+/// went through for [`Timing::member_trusted_for`], or for
+/// [`Timing::silent_fence`] while the bus is lost too, the supervisor fences
 /// itself (closes every session) until one does.
-pub async fn run(supervisor: Supervisor, mut stop: watch::Receiver<bool>) {
+pub async fn run(supervisor: Supervisor, stop: watch::Receiver<bool>) {
+    let watch = supervisor.clone().watch_bus(stop.clone());
+    tokio::join!(announce_until_stopped(supervisor, stop), watch);
+}
+
+async fn announce_until_stopped(supervisor: Supervisor, mut stop: watch::Receiver<bool>) {
     let timing = supervisor.timing().clone();
     let leases = supervisor.leases();
     let name = supervisor.pod_name().to_string();
@@ -53,7 +59,7 @@ pub async fn run(supervisor: Supervisor, mut stop: watch::Receiver<bool>) {
                 match timeout(timing.member_every, announced).await {
                     Ok(Ok(())) => {
                         trusted_until = Some(sent + timing.member_trusted_for());
-                        supervisor.membership_renewed();
+                        supervisor.membership_renewed(sent);
                     }
                     Ok(Err(e)) => tracing::warn!(error = %e, "cannot announce worker presence"),
                     Err(_) => tracing::warn!(

@@ -179,11 +179,12 @@ pub async fn cluster(state: web::Data<AppState>) -> Result<web::Json<ClusterSumm
     let members = leases_port.members().await.unwrap_or_default();
     let workers = members
         .into_iter()
-        .map(|(name, load)| {
+        .map(|member| {
+            let name = member.name;
             let (owns, connected) = totals.by_pod.get(&name).copied().unwrap_or_default();
             WorkerSummary {
                 name,
-                load,
+                load: member.load,
                 sessions: owns,
                 connected,
             }

@@ -164,3 +164,10 @@ pub const WORKERS_GROUP: &str = "workers";
 pub fn worker_start_subject(pod_name: &str) -> String {
     format!("{START_SUBJECT}.{pod_name}")
 }
+
+/// Subject on which a worker answers that it is alive: a worker whose
+/// membership fell silent and that nobody answers for here (its bus
+/// connection closed) is gone.
+pub fn worker_alive_subject(pod_name: &str) -> String {
+    format!("alive.{pod_name}")
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{Lease, LeaseError, Leases};
+use super::{Gone, Lease, LeaseError, Leases, Member};
 
 /// An in-process lease store; clones share it.
 #[derive(Clone, Default)]
@@ -102,14 +102,23 @@ impl Leases for MemoryLeases {
         &self,
         key: &str,
         holder: &str,
-        from: &str,
+        (from, gone): (&str, Gone),
         ttl: Duration,
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
         let mut state = self.state();
         let now = Instant::now();
-        let member = state.members.get(from).is_some_and(|(_, exp)| *exp > now);
-        if member
+        let left = state
+            .members
+            .get(from)
+            .map(|(_, expires)| expires.saturating_duration_since(now))
+            .filter(|left| !left.is_zero());
+        let still_there = match (left, gone) {
+            (None, _) => false,
+            (Some(_), Gone::Lapsed) => true,
+            (Some(left), Gone::Silent { left_at_most }) => left > left_at_most,
+        };
+        if still_there
             || state
                 .live(key)
                 .is_some_and(|held| held.lease.holder != from)
@@ -161,16 +170,20 @@ impl Leases for MemoryLeases {
         Ok(())
     }
 
-    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
+    async fn members(&self) -> Result<Vec<Member>, LeaseError> {
         let mut state = self.state();
         let now = Instant::now();
         state.members.retain(|_, (_, expires)| *expires > now);
-        let mut members: Vec<_> = state
+        let mut members: Vec<Member> = state
             .members
             .iter()
-            .map(|(name, (load, _))| (name.clone(), *load))
+            .map(|(name, (load, expires))| Member {
+                name: name.clone(),
+                load: *load,
+                left: expires.saturating_duration_since(now),
+            })
             .collect();
-        members.sort();
+        members.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(members)
     }
 

@@ -23,6 +23,28 @@ pub struct Lease {
     pub fence: u64,
 }
 
+/// A live member (worker) as the store sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub name: String,
+    /// The load it announced last.
+    pub load: u64,
+    /// How long its membership lasts unless it announces itself again.
+    pub left: Duration,
+}
+
+/// How far gone a holder must be for [`Leases::take_over`] to take its
+/// leases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gone {
+    /// Its membership lapsed.
+    Lapsed,
+    /// Its membership has at most this long left: it stopped announcing
+    /// itself, and the caller learnt elsewhere that it is gone (the bus no
+    /// longer reaches it).
+    Silent { left_at_most: Duration },
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("lease store unavailable: {0}")]
 pub struct LeaseError(pub String);
@@ -40,16 +62,17 @@ pub trait Leases: Send + Sync + 'static {
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError>;
 
-    /// Takes `key` over from `from`, a holder that is no live member (it
-    /// stopped announcing itself: it died, or lost the store and closed its
-    /// sessions), without waiting for the lease to expire: granted as
+    /// Takes `key` over from `from`, a holder that is gone as `gone` says
+    /// (it stopped announcing itself: it died, or lost the store and closed
+    /// its sessions), without waiting for the lease to expire: granted as
     /// [`Leases::acquire`] grants, but only while `from` holds the key (or
-    /// nobody does) and has not announced itself again; `None` otherwise.
+    /// nobody does) and is still that far gone (it has not announced itself
+    /// again); `None` otherwise.
     async fn take_over(
         &self,
         key: &str,
         holder: &str,
-        from: &str,
+        from: (&str, Gone),
         ttl: Duration,
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError>;
@@ -69,8 +92,8 @@ pub trait Leases: Send + Sync + 'static {
     /// Removes a member at once (graceful shutdown).
     async fn withdraw(&self, member: &str) -> Result<(), LeaseError>;
 
-    /// Live members and their announced loads, sorted by name.
-    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError>;
+    /// Live members, sorted by name.
+    async fn members(&self) -> Result<Vec<Member>, LeaseError>;
 
     /// Announces a live API pod, valid for `ttl`; kept apart from the
     /// workers' presence (API pods own no sessions).

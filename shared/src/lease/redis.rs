@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, ScanOptions, Script};
 
-use super::{Lease, LeaseError, Leases};
+use super::{Gone, Lease, LeaseError, Leases, Member};
 
 const TIMEOUT: Duration = Duration::from_secs(2);
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
@@ -84,11 +84,13 @@ local function grant(epoch)
 end
 ";
 
-/// [`ACQUIRE`] from a holder that is no live member. KEYS: lease, fence,
-/// epoch, the member key of the holder taken from. ARGV: as [`ACQUIRE`], then
-/// that holder. Granted when nobody holds the lease, or that holder does
-/// (its value is `<holder>|<token>|<fence>`, the token and fence without
-/// `|`) and its member key is gone; `{0, epoch, 0}` otherwise.
+/// [`ACQUIRE`] from a holder that is gone. KEYS: lease, fence, epoch, the
+/// member key of the holder taken from. ARGV: as [`ACQUIRE`], then that
+/// holder, then the most its membership may have left in ms (-2: none, its
+/// member key is gone). Granted when nobody holds the lease, or that holder
+/// does (its value is `<holder>|<token>|<fence>`, the token and fence
+/// without `|`) and its member key's time to live (`PTTL`, -2 once gone) is
+/// at most that; `{0, epoch, 0}` otherwise.
 static TAKE_OVER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         r"{EPOCH}{GRANT}
@@ -100,7 +102,7 @@ if held then
   if string.sub(held, 1, #prefix) ~= prefix then return {{0, epoch, 0}} end
   local _, bars = string.gsub(string.sub(held, #prefix + 1), '|', '')
   if bars ~= 1 then return {{0, epoch, 0}} end
-  if redis.call('EXISTS', KEYS[4]) == 1 then return {{0, epoch, 0}} end
+  if redis.call('PTTL', KEYS[4]) > tonumber(ARGV[9]) then return {{0, epoch, 0}} end
 end
 return grant(epoch)"
     ))
@@ -235,9 +237,9 @@ impl RedisLeases {
         format!("{}:api-pod:{pod}", self.prefix)
     }
 
-    /// The live keys under `key_prefix` with their values, names without the
-    /// prefix, sorted.
-    async fn present(&self, key_prefix: &str) -> Result<Vec<(String, u64)>, LeaseError> {
+    /// The live keys under `key_prefix` with their values and times to live,
+    /// names without the prefix, sorted.
+    async fn present(&self, key_prefix: &str) -> Result<Vec<Member>, LeaseError> {
         let pattern = format!("{}*", glob_escape(key_prefix));
         let mut connection = self.connection.clone();
         let mut keys: Vec<String> = connection
@@ -253,12 +255,25 @@ impl RedisLeases {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let values: Vec<Option<u64>> = connection.mget(&keys).await.map_err(store_error)?;
-        // A key that expired between SCAN and MGET is gone.
+        let mut pipe = redis::pipe();
+        for key in &keys {
+            pipe.get(key).pttl(key);
+        }
+        let answers: Vec<(Option<u64>, i64)> = pipe
+            .query_async(&mut connection)
+            .await
+            .map_err(store_error)?;
+        // A key that expired between SCAN and GET is gone.
         Ok(keys
             .iter()
-            .zip(values)
-            .filter_map(|(key, value)| Some((key.strip_prefix(key_prefix)?.to_owned(), value?)))
+            .zip(answers)
+            .filter_map(|(key, (value, left))| {
+                Some(Member {
+                    name: key.strip_prefix(key_prefix)?.to_owned(),
+                    load: value?,
+                    left: Duration::from_millis(u64::try_from(left).ok()?),
+                })
+            })
             .collect())
     }
 
@@ -268,7 +283,7 @@ impl RedisLeases {
         script: &Script,
         key: &str,
         holder: &str,
-        from: Option<&str>,
+        from: Option<(&str, Gone)>,
         ttl: Duration,
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
@@ -288,8 +303,17 @@ impl RedisLeases {
             // The settling time after a loss of data is one lease time: owners
             // renew well within it, so a live one has its lease back by then.
             .arg(millis(ttl));
-        if let Some(from) = from {
-            invocation.key(self.member_key(from)).arg(from);
+        if let Some((from, gone)) = from {
+            let left_at_most = match gone {
+                Gone::Lapsed => -2,
+                Gone::Silent { left_at_most } => {
+                    i64::try_from(left_at_most.as_millis()).unwrap_or(i64::MAX)
+                }
+            };
+            invocation
+                .key(self.member_key(from))
+                .arg(from)
+                .arg(left_at_most);
         }
         let (status, epoch, fence): (i64, String, u64) = self.run(&invocation).await?;
         self.saw(&epoch);
@@ -367,7 +391,7 @@ impl Leases for RedisLeases {
         &self,
         key: &str,
         holder: &str,
-        from: &str,
+        from: (&str, Gone),
         ttl: Duration,
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
@@ -443,7 +467,7 @@ impl Leases for RedisLeases {
             .map_err(store_error)
     }
 
-    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
+    async fn members(&self) -> Result<Vec<Member>, LeaseError> {
         self.present(&self.member_key("")).await
     }
 
@@ -458,7 +482,7 @@ impl Leases for RedisLeases {
 
     async fn api_pods(&self) -> Result<Vec<String>, LeaseError> {
         let pods = self.present(&self.api_pod_key("")).await?;
-        Ok(pods.into_iter().map(|(pod, _)| pod).collect())
+        Ok(pods.into_iter().map(|pod| pod.name).collect())
     }
 
     async fn healthy(&self) -> bool {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use parley_shared::lease::memory::MemoryLeases;
 use parley_shared::lease::redis::RedisLeases;
-use parley_shared::lease::{Lease, Leases};
+use parley_shared::lease::{Gone, Lease, Leases, Member};
 use tokio::time::Instant;
 
 use crate::support::{redis_url, unique};
@@ -42,7 +42,9 @@ macro_rules! contract_tests {
                 renew_before_and_after_expiry, release_lets_another_acquire_at_once,
                 stale_lease_cannot_renew_or_release, fence_grows_across_grants,
                 a_grant_is_above_the_floor_it_is_given,
-                a_lease_of_a_holder_that_is_no_member_is_taken_over, holders_are_reported, members_announce_expire_withdraw,
+                a_lease_of_a_holder_that_is_no_member_is_taken_over,
+                a_lease_of_a_silent_holder_is_taken_over_only_as_silent_as_named,
+                holders_are_reported, members_announce_expire_withdraw,
                 api_pods_are_apart_from_members_and_expire, healthy);
         }
     };
@@ -301,13 +303,19 @@ async fn a_lease_of_a_holder_that_is_no_member_is_taken_over(open: Open) {
     let key = "session:take";
     a.announce("a", 1, LONG).await.unwrap();
     let held = a.acquire(key, "a", LONG, 0).await.unwrap().unwrap();
-    let refused = b.take_over(key, "b", "a", LONG, 0).await.unwrap();
+    let refused = b
+        .take_over(key, "b", ("a", Gone::Lapsed), LONG, 0)
+        .await
+        .unwrap();
     assert_eq!(refused, None, "a is a member");
-    let refused = b.take_over(key, "b", "c", LONG, 0).await.unwrap();
+    let refused = b
+        .take_over(key, "b", ("c", Gone::Lapsed), LONG, 0)
+        .await
+        .unwrap();
     assert_eq!(refused, None, "c does not hold it");
     a.withdraw("a").await.unwrap();
     let taken = b
-        .take_over(key, "b", "a", LONG, 0)
+        .take_over(key, "b", ("a", Gone::Lapsed), LONG, 0)
         .await
         .unwrap()
         .expect("taken over from a holder that is no member");
@@ -320,14 +328,61 @@ async fn a_lease_of_a_holder_that_is_no_member_is_taken_over(open: Open) {
     assert_eq!(a.holders(&keys).await.unwrap(), [Some("b".to_string())]);
     // Nobody holds it: taken as it is acquired.
     assert!(b.release(&taken).await.unwrap());
-    assert!(a.take_over(key, "a", "b", LONG, 0).await.unwrap().is_some());
+    assert!(
+        a.take_over(key, "a", ("b", Gone::Lapsed), LONG, 0)
+            .await
+            .unwrap()
+            .is_some()
+    );
     // A holder whose name the one named begins with is another holder.
     a.acquire("session:take2", "worker|1", LONG, 0)
         .await
         .unwrap()
         .unwrap();
-    let refused = b.take_over("session:take2", "b", "worker", LONG, 0).await;
+    let refused = b
+        .take_over("session:take2", "b", ("worker", Gone::Lapsed), LONG, 0)
+        .await;
     assert_eq!(refused.unwrap(), None);
+}
+
+/// A holder that is still a member but stopped announcing itself (and is
+/// known gone by other means) is taken over only when its membership has
+/// at most as long left as the caller names: an announcement in between
+/// keeps the lease where it is.
+async fn a_lease_of_a_silent_holder_is_taken_over_only_as_silent_as_named(open: Open) {
+    let (a, b) = two(&open).await;
+    let key = "session:silent";
+    a.announce("a", 1, LONG).await.unwrap();
+    let held = a.acquire(key, "a", LONG, 0).await.unwrap().unwrap();
+    let left = a.members().await.unwrap()[0].left;
+    assert!(left <= LONG && left > LONG / 2, "{left:?} of {LONG:?}");
+    let barely = Gone::Silent {
+        left_at_most: LONG / 2,
+    };
+    let refused = b.take_over(key, "b", ("a", barely), LONG, 0).await.unwrap();
+    assert_eq!(refused, None, "a announced itself too recently");
+    let lapsed = b.take_over(key, "b", ("a", Gone::Lapsed), LONG, 0);
+    assert_eq!(lapsed.await.unwrap(), None, "a is a member");
+    let silent = Gone::Silent { left_at_most: LONG };
+    let taken = b
+        .take_over(key, "b", ("a", silent), LONG, 0)
+        .await
+        .unwrap()
+        .expect("taken over from a holder silent long enough");
+    assert!(taken.fence > held.fence, "{} > {}", taken.fence, held.fence);
+    assert!(
+        !a.renew(&held, LONG).await.unwrap(),
+        "its old holder lost it"
+    );
+    // Only from the holder named.
+    let refused = a.take_over(key, "a", ("c", silent), LONG, 0).await.unwrap();
+    assert_eq!(refused, None, "c does not hold it");
+    a.withdraw("a").await.unwrap();
+}
+
+/// Each member's name and load.
+fn loads(members: Vec<Member>) -> Vec<(String, u64)> {
+    members.into_iter().map(|m| (m.name, m.load)).collect()
 }
 
 async fn holders_are_reported(open: Open) {
@@ -359,12 +414,12 @@ async fn members_announce_expire_withdraw(open: Open) {
     a.announce("w2", 3, LONG).await.unwrap();
     b.announce("w1", 5, SHORT).await.unwrap();
     let both = vec![("w1".to_string(), 5), ("w2".to_string(), 3)];
-    assert_eq!(a.members().await.unwrap(), both);
+    assert_eq!(loads(a.members().await.unwrap()), both);
 
     a.announce("w2", 4, LONG).await.unwrap();
     let only_w2 = vec![("w2".to_string(), 4)];
     eventually("w1 expires", || async {
-        b.members().await.unwrap() == only_w2
+        loads(b.members().await.unwrap()) == only_w2
     })
     .await;
 
@@ -381,7 +436,7 @@ async fn api_pods_are_apart_from_members_and_expire(open: Open) {
     b.announce("w1", 2, LONG).await.unwrap();
     assert_eq!(a.api_pods().await.unwrap(), ["api-a", "api-b"]);
     assert_eq!(
-        a.members().await.unwrap(),
+        loads(a.members().await.unwrap()),
         [("w1".to_string(), 2)],
         "API pods are not workers"
     );

@@ -2,8 +2,11 @@
 //! a relay the test cuts) while contacts write to the three sessions it
 //! runs: it closes them before its membership lapses, and the other worker
 //! takes them over once it has, without waiting for the sessions' leases.
-//! No session runs on two workers at once, and every message answered 200
-//! is logged and reaches the webhook.
+//! Cut off from the bus as well (its NATS connection through a relay cut at
+//! the same time), it closes them sooner, and the other worker takes them
+//! over sooner: the bus no longer reaches it. No session runs on two
+//! workers at once, and every message answered 200 is logged and reaches
+//! the webhook.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +32,17 @@ fn all_running(runs: &Runs) -> bool {
 
 #[tokio::test]
 async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a_double_owner() {
+    cut_off_from(&["PARLEY_REDIS_URL"]).await;
+}
+
+#[tokio::test]
+async fn a_worker_cut_off_from_the_lease_store_and_the_bus_hands_its_sessions_over_sooner() {
+    cut_off_from(&["PARLEY_REDIS_URL", "PARLEY_NATS_URL"]).await;
+}
+
+/// The test, with worker-a's connections to the services named by
+/// `settings` going through relays cut at once.
+async fn cut_off_from(settings: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let env = services::ClusterEnv::new().await;
     let mut all = env.vars();
@@ -39,14 +53,16 @@ async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a
     all.extend(vars(EVENT_VARS));
     let (ok, out) = parley_tests::process::run_once(bin(), &["migrate"], dir.path(), &all).await;
     assert!(ok, "migrate: {out}");
-    let redis = Relay::start(&relay::authority(&services::redis_url())).await;
+    let mut relays = Vec::new();
+    for setting in settings {
+        let (_, url) = all.iter().find(|(key, _)| key == setting).expect(setting);
+        relays.push((*setting, Relay::start(&relay::authority(url)).await));
+    }
     let worker = |name: &str, cut_off: bool| {
         let mut vars = all.clone();
-        if cut_off {
-            for (key, value) in &mut vars {
-                if key == "PARLEY_REDIS_URL" {
-                    *value = relay::through(value, &redis);
-                }
+        for (key, value) in vars.iter_mut().filter(|_| cut_off) {
+            if let Some((_, relay)) = relays.iter().find(|(setting, _)| setting == key) {
+                *value = relay::through(value, relay);
             }
         }
         vars.push(("PARLEY_POD_NAME".into(), name.into()));
@@ -65,12 +81,21 @@ async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a
     let writers = Writers::start(&api, &SESSIONS);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let cut = Instant::now();
-    redis.cut();
+    for (_, relay) in &relays {
+        relay.cut();
+    }
     eventually(20, "every session running on worker-b", || async {
         all_running(&runs(&b.output())).then_some(())
     })
     .await;
     let moved = cut.elapsed();
+    if settings.contains(&"PARLEY_NATS_URL") {
+        // Each on the bus's word, not on the membership's lapse.
+        let closed = "worker cut off from the lease store and the bus: closing every session";
+        assert!(a.output().contains(closed), "{}", a.output());
+        let gone = "a silent worker no longer answers on the bus";
+        assert!(b.output().contains(gone), "{}", b.output());
+    }
     // Its readiness names the lease store as down.
     let (status, ready) = json(client().get(a.url("/health/ready")).send().await.unwrap()).await;
     let flags = (status, &ready["leases"], &ready["status"]);
@@ -95,7 +120,7 @@ async fn a_worker_cut_off_from_the_lease_store_hands_its_sessions_over_without_a
     );
     let duplicates = delivered_and_logged(&api, &mut rx, &wanted, &SESSIONS, &doubled).await;
     println!(
-        "lease store cut off from one worker: its sessions running elsewhere {moved:?} after the cut; \
+        "{settings:?} cut off from one worker: its sessions running elsewhere {moved:?} after the cut; \
          {} accepted, {refused} refused (retryable), 0 lost, {duplicates} duplicates, no double owner",
         wanted.len()
     );

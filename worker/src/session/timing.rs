@@ -20,6 +20,11 @@ pub struct Timing {
     pub member_ttl: Duration,
     /// How often the worker announces its membership.
     pub member_every: Duration,
+    /// How long a member that the bus no longer reaches must have been
+    /// silent (no announcement through) before others take its sessions
+    /// over without waiting for its membership to lapse; `None`: only once
+    /// it lapsed.
+    pub silent_after: Option<Duration>,
     /// First reconnect delay.
     pub backoff_min: Duration,
     /// Longest reconnect delay.
@@ -63,6 +68,8 @@ impl Timing {
             sweep_every: Duration::from_millis(500),
             member_ttl: Duration::from_millis(3500),
             member_every: Duration::from_millis(500),
+            // Three announcements missed.
+            silent_after: Some(Duration::from_millis(1500)),
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(30),
             stable_after: Duration::from_secs(30),
@@ -88,5 +95,18 @@ impl Timing {
     /// take them over once the membership lapsed).
     pub fn member_trusted_for(&self) -> Duration {
         self.member_ttl.saturating_sub(self.member_every * 2)
+    }
+
+    /// [`Self::silent_after`], when the membership does not lapse as soon.
+    pub fn silent_takeover(&self) -> Option<Duration> {
+        self.silent_after.filter(|silent| *silent < self.member_ttl)
+    }
+
+    /// How long a worker that has lost its bus connection may go without an
+    /// announcement through before it closes every session: one
+    /// announcement fewer than others wait for before they take its
+    /// sessions over ([`Self::silent_takeover`]).
+    pub fn silent_fence(&self) -> Option<Duration> {
+        Some(self.silent_takeover()?.saturating_sub(self.member_every))
     }
 }

@@ -17,6 +17,7 @@ mod pass_on;
 mod registry;
 #[cfg(test)]
 mod send_tests;
+mod silent;
 mod start;
 mod sweep;
 #[cfg(test)]
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use parley_model::ids::ClientId;
 use parley_shared::bus::{Bus, BusError};
 use parley_shared::db::{Db, DbError};
-use parley_shared::lease::{self, Lease, LeaseError, Leases};
+use parley_shared::lease::{self, Gone, Lease, LeaseError, Leases};
 use parley_shared::media::MediaStore;
 use tokio::time::{Instant, timeout};
 
@@ -128,6 +129,8 @@ struct Inner {
     /// This worker's membership: one of [`NOT_ANNOUNCED`], [`MEMBER`],
     /// [`LAPSED`].
     membership: AtomicU8,
+    /// When the last announcement that went through was sent.
+    announced: Mutex<Option<Instant>>,
 }
 
 /// Not announced yet: the first claim announces it.
@@ -165,6 +168,7 @@ impl Supervisor {
                 unowned_since: Mutex::default(),
                 passed_on: Mutex::default(),
                 membership: AtomicU8::new(NOT_ANNOUNCED),
+                announced: Mutex::default(),
             }),
         }
     }
@@ -199,12 +203,29 @@ impl Supervisor {
         Arc::clone(&self.deps().leases)
     }
 
-    /// An announcement of this worker went through: it is a member again
-    /// (and claims again, when its membership had lapsed).
-    pub fn membership_renewed(&self) {
+    /// An announcement of this worker sent at `sent` went through: it is a
+    /// member again (and claims again, when its membership had lapsed).
+    pub fn membership_renewed(&self, sent: Instant) {
+        {
+            let mut announced = self.announced();
+            *announced = Some(announced.map_or(sent, |last| last.max(sent)));
+        }
         if self.inner.membership.swap(MEMBER, Ordering::SeqCst) == LAPSED {
             tracing::warn!("worker presence announced again: claiming sessions again");
         }
+    }
+
+    fn announced(&self) -> MutexGuard<'_, Option<Instant>> {
+        self.inner
+            .announced
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How long since the last announcement that went through was sent;
+    /// `None` before the first.
+    fn silent_for(&self) -> Option<std::time::Duration> {
+        self.announced().map(|sent| sent.elapsed())
     }
 
     /// Whether this worker's membership lapsed and no announcement went
@@ -218,12 +239,17 @@ impl Supervisor {
     /// so every session closes at once and nothing is claimed until an
     /// announcement goes through.
     pub fn membership_lapsed(&self) {
-        self.inner.membership.store(LAPSED, Ordering::SeqCst);
+        self.lapse("worker presence could not be announced in time: closing every session");
+    }
+
+    /// Closes every session and claims nothing until an announcement goes
+    /// through, logging `why` (once: a lapse while lapsed changes nothing).
+    fn lapse(&self, why: &str) {
+        if self.inner.membership.swap(LAPSED, Ordering::SeqCst) == LAPSED {
+            return;
+        }
         let sessions = self.inner.registry.signal_lease_lost();
-        tracing::error!(
-            sessions,
-            "worker presence could not be announced in time: closing every session"
-        );
+        tracing::error!(sessions, "{why}");
     }
 
     /// How many sessions this worker runs.
@@ -261,6 +287,7 @@ impl Supervisor {
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let deps = self.deps();
+        let sent = Instant::now();
         presence::announce(
             deps.leases.as_ref(),
             &deps.timing,
@@ -268,7 +295,7 @@ impl Supervisor {
             self.load(),
         )
         .await?;
-        self.membership_renewed();
+        self.membership_renewed(sent);
         Ok(())
     }
 
@@ -279,13 +306,13 @@ impl Supervisor {
     }
 
     /// [`Self::claim`], taking the lease over from `from` (a holder that is
-    /// no live member) when given.
+    /// gone, as said) when given.
     #[tracing::instrument(skip_all, fields(client_id = %client_id, ?origin, from))]
     pub async fn claim_from(
         &self,
         client_id: &ClientId,
         origin: Origin,
-        from: Option<&str>,
+        from: Option<(&str, Gone)>,
     ) -> Result<Claim, ClaimError> {
         let registry = &self.inner.registry;
         if registry.is_closed() {
@@ -319,10 +346,11 @@ impl Supervisor {
                 None => deps.leases.acquire(&key, pod, ttl, floor).await?,
             };
             if let Some(lease) = granted {
-                if let Some(from) = from {
+                if let Some((from, gone)) = from {
                     tracing::info!(
                         from,
-                        "took the session over from a worker that is no member"
+                        ?gone,
+                        "took the session over from a worker that is gone"
                     );
                 }
                 crate::session::lease_event("acquisition");

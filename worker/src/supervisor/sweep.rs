@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use futures::StreamExt;
 use parley_model::ids::ClientId;
 use parley_shared::db::DbError;
-use parley_shared::lease::{self, LeaseError};
+use parley_shared::lease::{self, Gone, LeaseError, Member};
 use rand::seq::SliceRandom;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -65,12 +65,20 @@ impl Supervisor {
             .map(|id| lease::session_key(id.as_str()))
             .collect();
         let holders = deps.leases.holders(&keys).await?;
-        let others: Vec<(String, u64)> = deps
+        let members: Vec<Member> = deps
             .leases
             .members()
             .await?
             .into_iter()
-            .filter(|(name, _)| name != self.pod_name())
+            .filter(|member| member.name != self.pod_name())
+            .collect();
+        // A member that fell silent and that the bus no longer reaches is
+        // gone: its sessions are taken over as a lapsed member's are.
+        let gone = self.gone_silent(&members).await;
+        let others: Vec<(String, u64)> = members
+            .into_iter()
+            .filter(|member| !gone.contains_key(&member.name))
+            .map(|member| (member.name, member.load))
             .collect();
         let live_workers = others.len() + 1;
         let fair = fair_share(desired.len(), live_workers);
@@ -81,16 +89,20 @@ impl Supervisor {
             ..SweepReport::default()
         };
 
-        // Unowned: nobody holds the lease, or a worker that is no member
-        // (dead, or cut off from the store: it closed its sessions) does.
-        let members: HashSet<&str> = others.iter().map(|(name, _)| name.as_str()).collect();
+        // Unowned: nobody holds the lease, or a worker that is gone does (no
+        // member: dead, or cut off from the store, when it closed its
+        // sessions; or silent and not reached by the bus).
+        let live: HashSet<&str> = others.iter().map(|(name, _)| name.as_str()).collect();
         let unowned =
             desired
                 .iter()
                 .zip(&holders)
                 .filter_map(|(id, holder)| match holder.as_deref() {
                     None => Some((id, None)),
-                    Some(h) if h != self.pod_name() && !members.contains(h) => Some((id, Some(h))),
+                    Some(h) if h != self.pod_name() && !live.contains(h) => {
+                        let how = gone.get(h).copied().unwrap_or(Gone::Lapsed);
+                        Some((id, Some((h, how))))
+                    }
                     Some(_) => None,
                 });
         let left_waiting = self.claim_unowned(unowned, fair, &mut report.claimed).await;
@@ -107,10 +119,10 @@ impl Supervisor {
 
     /// Claims unowned sessions while under the fair share, and any that waited
     /// past `orphan_grace` regardless. Returns whether some were left unowned.
-    /// (`from`: the holder that is no member, whose lease is taken over.)
+    /// (`from`: the holder that is gone, whose lease is taken over.)
     async fn claim_unowned<'a>(
         &self,
-        unowned: impl Iterator<Item = (&'a ClientId, Option<&'a str>)>,
+        unowned: impl Iterator<Item = (&'a ClientId, Option<(&'a str, Gone)>)>,
         fair: u64,
         claimed: &mut Vec<ClientId>,
     ) -> bool {
@@ -129,7 +141,8 @@ impl Supervisor {
                 continue;
             }
             room = room.saturating_sub(1);
-            chosen.push(self.claim_swept(id.clone(), from.map(str::to_owned), above_share));
+            let from = from.map(|(holder, gone)| (holder.to_owned(), gone));
+            chosen.push(self.claim_swept(id.clone(), from, above_share));
         }
         let outcomes: Vec<_> = futures::stream::iter(chosen)
             .buffer_unordered(CLAIMS_AT_ONCE)
@@ -159,10 +172,11 @@ impl Supervisor {
     async fn claim_swept(
         &self,
         id: ClientId,
-        from: Option<String>,
+        from: Option<(String, Gone)>,
         above_share: bool,
     ) -> (ClientId, bool, Result<Claim, ClaimError>) {
-        let outcome = self.claim_from(&id, Origin::Sweep, from.as_deref()).await;
+        let from = from.as_ref().map(|(holder, gone)| (holder.as_str(), *gone));
+        let outcome = self.claim_from(&id, Origin::Sweep, from).await;
         (id, above_share, outcome)
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parley_model::ids::ClientId;
 use parley_shared::lease::memory::MemoryLeases;
-use parley_shared::lease::{Lease, LeaseError, Leases};
+use parley_shared::lease::{Gone, Lease, LeaseError, Leases, Member};
 
 /// In-process leases whose renewals can be made to hang or be refused.
 #[derive(Clone, Default)]
@@ -68,7 +68,7 @@ impl Leases for TestLeases {
         &self,
         key: &str,
         holder: &str,
-        from: &str,
+        from: (&str, Gone),
         ttl: Duration,
         floor: u64,
     ) -> Result<Option<Lease>, LeaseError> {
@@ -105,7 +105,7 @@ impl Leases for TestLeases {
             .push(format!("withdraw {member}"));
         self.inner.withdraw(member).await
     }
-    async fn members(&self) -> Result<Vec<(String, u64)>, LeaseError> {
+    async fn members(&self) -> Result<Vec<Member>, LeaseError> {
         self.inner.members().await
     }
     async fn announce_api_pod(&self, pod: &str, ttl: Duration) -> Result<(), LeaseError> {

@@ -33,7 +33,9 @@ use crate::session::{NetworkControl, Timing};
 use crate::webhook::RetryPolicy;
 use parley_model::inbound::{Content, InboundMessage};
 
+mod bus;
 mod leases;
+pub use bus::LosableBus;
 pub use leases::TestLeases;
 
 /// Short delays so tests run in well under a second each.
@@ -46,6 +48,8 @@ pub fn fast_timing() -> Timing {
         // Long: most tests run no presence loop (a claim announces once).
         member_ttl: Duration::from_secs(60),
         member_every: Duration::from_millis(100),
+        // Most tests answer no probes on the bus: members lapse, or not.
+        silent_after: None,
         backoff_min: Duration::from_millis(20),
         backoff_max: Duration::from_millis(200),
         stable_after: Duration::from_secs(1),

@@ -1,0 +1,135 @@
+//! Members that fell silent. A worker that stopped announcing itself for
+//! [`Timing::silent_takeover`] and that the bus no longer reaches (nobody
+//! answers on its alive subject: the bus server saw its connection close,
+//! as when the process died) is gone: the others take its sessions over
+//! without waiting for its membership to lapse. A live worker that has lost
+//! both its bus connection and the lease store closes every session sooner
+//! ([`Timing::silent_fence`], checked by [`Supervisor::watch_bus`]), so its
+//! sessions never run on two workers at once.
+//!
+//! [`Timing::silent_takeover`]: crate::session::Timing::silent_takeover
+//! [`Timing::silent_fence`]: crate::session::Timing::silent_fence
+use std::collections::HashMap;
+use std::time::Duration;
+
+use parley_shared::bus::{BusError, Message, Subscription, worker_alive_subject};
+use parley_shared::lease::{Gone, Member};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::Supervisor;
+
+/// How long a probe of a silent member waits for its answer. "No
+/// responders" comes at once; a timeout counts as alive.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+/// How often a worker checks its own bus connection and silence.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+/// Pause before subscribing again when the bus closed the subscription.
+const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
+
+impl Supervisor {
+    /// Answers probes on this worker's alive subject until `stop` turns true.
+    pub async fn listen_alive(
+        &self,
+        mut stop: watch::Receiver<bool>,
+    ) -> Result<JoinHandle<()>, BusError> {
+        let bus = std::sync::Arc::clone(&self.deps().bus);
+        let subject = worker_alive_subject(self.pod_name());
+        let mut subscription = bus.subscribe(&subject, None).await?;
+        Ok(tokio::spawn(async move {
+            loop {
+                let incoming = tokio::select! {
+                    () = crate::stopped(&mut stop) => return,
+                    incoming = subscription.next() => incoming,
+                };
+                if let Some(incoming) = incoming {
+                    let _ = incoming.respond(Message::default()).await;
+                    continue;
+                }
+                tracing::warn!("the bus closed the alive subscription; subscribing again");
+                match resubscribe(bus.as_ref(), &subject, &mut stop).await {
+                    Some(again) => subscription = again,
+                    None => return,
+                }
+            }
+        }))
+    }
+
+    /// The members among `others` that are gone though still members: silent
+    /// for [`Timing::silent_takeover`] at least, and not reached by the bus.
+    /// Each with how silent a take-over must find it.
+    ///
+    /// [`Timing::silent_takeover`]: crate::session::Timing::silent_takeover
+    pub(super) async fn gone_silent(&self, others: &[Member]) -> HashMap<String, Gone> {
+        let timing = &self.deps().timing;
+        let Some(silent) = timing.silent_takeover() else {
+            return HashMap::new();
+        };
+        let left_at_most = timing.member_ttl.saturating_sub(silent);
+        let suspects = others.iter().filter(|m| m.left <= left_at_most);
+        let probes = suspects.map(|member| async move {
+            let subject = worker_alive_subject(&member.name);
+            let probe = Message::default();
+            let answer = self
+                .deps()
+                .bus
+                .request(&subject, probe, PROBE_TIMEOUT)
+                .await;
+            matches!(answer, Err(BusError::NoResponders(_))).then(|| member.name.clone())
+        });
+        futures::future::join_all(probes)
+            .await
+            .into_iter()
+            .flatten()
+            .map(|name| {
+                tracing::info!(member = %name, "a silent worker no longer answers on the bus: taking its sessions over");
+                (name, Gone::Silent { left_at_most })
+            })
+            .collect()
+    }
+
+    /// Closes every session when this worker has lost its bus connection and
+    /// no announcement went through for [`Timing::silent_fence`], until
+    /// `stop` turns true: others take a silent member that the bus does not
+    /// reach over a little later ([`Timing::silent_takeover`]).
+    ///
+    /// [`Timing::silent_fence`]: crate::session::Timing::silent_fence
+    /// [`Timing::silent_takeover`]: crate::session::Timing::silent_takeover
+    pub async fn watch_bus(self, mut stop: watch::Receiver<bool>) {
+        let Some(fence_after) = self.deps().timing.silent_fence() else {
+            return crate::stopped(&mut stop).await;
+        };
+        let mut tick = tokio::time::interval(WATCH_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = crate::stopped(&mut stop) => return,
+                _ = tick.tick() => {}
+            }
+            let silent = self.silent_for().is_some_and(|s| s >= fence_after);
+            if silent && !self.deps().bus.healthy().await {
+                self.lapse(
+                    "worker cut off from the lease store and the bus: closing every session",
+                );
+            }
+        }
+    }
+}
+
+/// Subscribes to `subject` again after the bus closed it; `None` once stopped.
+async fn resubscribe(
+    bus: &dyn parley_shared::bus::Bus,
+    subject: &str,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<Subscription> {
+    loop {
+        tokio::select! {
+            () = crate::stopped(stop) => return None,
+            () = tokio::time::sleep(RESUBSCRIBE_AFTER) => {}
+        }
+        match bus.subscribe(subject, None).await {
+            Ok(subscription) => return Some(subscription),
+            Err(e) => tracing::warn!(subject, error = %e, "cannot subscribe again"),
+        }
+    }
+}
