@@ -44,6 +44,9 @@ pub fn status(
         .filter(|(p, d)| !(p == from.phone && *d == from.device))
         .cloned()
         .collect();
+    let mut common = common;
+    common.extend(groups::participant(reg, from.phone, from.device));
+    common.push(("addressing_mode", "lid".into()));
     relay::sender_key_fan_out(reg, from, stanza, to, audience, own, common);
 }
 

@@ -3,7 +3,11 @@
 //! (`group_settings`), the invite code, and leaving. Groups are addressed
 //! by LID (`addressing_mode="lid"`), as the network's groups are now:
 //! members by their LIDs, each with its phone number beside it
-//! (`phone_number`, `participant_pn`).
+//! (`phone_number`, `participant_pn`). A group founded while the network
+//! is told to ([`Registry::group_addressing`]) is addressed by phone number
+//! instead (`addressing_mode="pn"`), as groups made before LIDs are: members
+//! by their phone numbers, each with its LID beside it (`lid`,
+//! `participant_lid`).
 //! Changes reach every device of the members as `w:gp2` notifications (an
 //! offline one from its offline queue at its next login); group
 //! messages are fanned out by `relay`.
@@ -27,6 +31,50 @@ pub struct Group {
     pub members: Vec<Member>,
     pub invite: String,
     pub settings: Settings,
+    pub addressing: Addressing,
+}
+
+/// How a group names its members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Addressing {
+    /// By LID, the phone number beside it: the network's groups now.
+    #[default]
+    Lid,
+    /// By phone number, the LID beside it: groups made before LIDs.
+    Pn,
+}
+
+impl Addressing {
+    /// Its `addressing_mode`.
+    pub fn mode(self) -> &'static str {
+        match self {
+            Addressing::Lid => "lid",
+            Addressing::Pn => "pn",
+        }
+    }
+
+    /// `phone` named under `key` as this addressing names it, the other form
+    /// beside it (under `pn_key` or `lid_key`).
+    fn names(
+        self,
+        reg: &Registry,
+        phone: &str,
+        [key, pn_key, lid_key]: [&'static str; 3],
+    ) -> [(&'static str, String); 2] {
+        match self {
+            Addressing::Lid => [(key, lid_jid(reg, phone)), (pn_key, pn(phone))],
+            Addressing::Pn => [(key, pn(phone)), (lid_key, lid_jid(reg, phone))],
+        }
+    }
+
+    /// A member as the `participant` of a change or a setting.
+    fn participant(self, reg: &Registry, phone: &str) -> [(&'static str, String); 2] {
+        self.names(
+            reg,
+            phone,
+            ["participant", "participant_pn", "participant_lid"],
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -60,9 +108,12 @@ fn lid_jid(reg: &Registry, phone: &str) -> String {
         .map_or_else(|| pn(phone), |a| format!("{}@lid", a.lid))
 }
 
-/// A `<participant>`: its LID, its phone number, and its role when it has one.
-fn member_node(reg: &Registry, phone: &str, role: Option<&str>) -> Node {
-    let mut attrs = vec![("jid", lid_jid(reg, phone)), ("phone_number", pn(phone))];
+/// A `<participant>`: its LID and its phone number (the group's addressing
+/// first), and its role when it has one.
+fn member_node(reg: &Registry, by: Addressing, phone: &str, role: Option<&str>) -> Node {
+    let mut attrs = by
+        .names(reg, phone, ["jid", "phone_number", "lid"])
+        .to_vec();
     if let Some(role) = role {
         attrs.push(("type", role.to_string()));
     }
@@ -83,32 +134,23 @@ fn group_jid(id: &str) -> String {
 
 /// The `<group>` node clients parse.
 fn group_node(reg: &Registry, id: &str, g: &Group) -> Node {
+    let by = g.addressing;
     let mut children: Vec<Node> = g
         .members
         .iter()
-        .map(|m| member_node(reg, &m.phone, m.role))
+        .map(|m| member_node(reg, by, &m.phone, m.role))
         .collect();
-    children.extend(g.settings.nodes(|phone| {
-        [
-            ("participant", lid_jid(reg, phone)),
-            ("participant_pn", pn(phone)),
-        ]
-    }));
-    element(
-        "group",
-        &[
-            ("id", id.to_string()),
-            ("subject", g.subject.clone()),
-            ("s_t", g.subject_time.to_string()),
-            ("s_o", lid_jid(reg, &g.subject_owner)),
-            ("s_o_pn", pn(&g.subject_owner)),
-            ("creation", g.creation.to_string()),
-            ("creator", lid_jid(reg, &g.creator)),
-            ("creator_pn", pn(&g.creator)),
-            ("addressing_mode", "lid".into()),
-        ],
-        children,
-    )
+    children.extend(g.settings.nodes(|phone| by.participant(reg, phone)));
+    let mut attrs = vec![
+        ("id", id.to_string()),
+        ("subject", g.subject.clone()),
+        ("s_t", g.subject_time.to_string()),
+        ("creation", g.creation.to_string()),
+        ("addressing_mode", by.mode().into()),
+    ];
+    attrs.extend(by.names(reg, &g.subject_owner, ["s_o", "s_o_pn", "s_o_lid"]));
+    attrs.extend(by.names(reg, &g.creator, ["creator", "creator_pn", "creator_lid"]));
+    element("group", &attrs, children)
 }
 
 /// The phone numbers `<participant jid>` children name (unknown users left out).
@@ -128,19 +170,15 @@ fn named(reg: &Registry, node: &Node) -> Vec<(String, Option<String>)> {
 /// every live device of its members (and of `also`, who just left).
 fn notify(reg: &mut Registry, id: &str, by: &str, action: Node, also: &[String]) {
     let Some(g) = reg.groups.get(id) else { return };
-    let node = element(
-        "notification",
-        &[
-            ("from", group_jid(id)),
-            ("type", "w:gp2".into()),
-            ("id", format!("gp2-{}", rand10::random::<u32>())),
-            ("participant", lid_jid(reg, by)),
-            ("participant_pn", pn(by)),
-            ("addressing_mode", "lid".into()),
-            ("t", now().to_string()),
-        ],
-        vec![action],
-    );
+    let mut attrs = vec![
+        ("from", group_jid(id)),
+        ("type", "w:gp2".into()),
+        ("id", format!("gp2-{}", rand10::random::<u32>())),
+        ("addressing_mode", g.addressing.mode().into()),
+        ("t", now().to_string()),
+    ];
+    attrs.extend(g.addressing.participant(reg, by));
+    let node = element("notification", &attrs, vec![action]);
     // Every device of each member, live or not: an offline device gets it
     // from its offline queue at its next login.
     let targets: Vec<(String, u16)> = g
@@ -208,6 +246,7 @@ pub fn found(
         subject_owner: creator.to_string(),
         invite: invite_code(),
         settings: Settings::default(),
+        addressing: reg.group_addressing,
     };
     let node = group_node(reg, group_id, &g);
     reg.groups.insert(group_id.to_string(), g);
@@ -263,10 +302,11 @@ fn on_server(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
         for gid in gids {
             if let Some(group) = reg.groups.get_mut(&gid) {
                 group.members.retain(|m| m.phone != who.phone);
+                let by = group.addressing;
                 let gone = element(
                     "remove",
                     &[("reason", "leave".into())],
-                    vec![member_node(reg, who.phone, None)],
+                    vec![member_node(reg, by, who.phone, None)],
                 );
                 notify(reg, &gid, who.phone, gone, &[who.phone.to_string()]);
             }
@@ -311,16 +351,12 @@ fn on_group(reg: &mut Registry, who: &Asker<'_>, id: &str, iq: &Node, gid: &str)
         g.subject = text.clone();
         g.subject_time = now();
         g.subject_owner = who.phone.to_string();
-        let change = element(
-            "subject",
-            &[
-                ("subject", text),
-                ("s_o", lid_jid(reg, who.phone)),
-                ("s_o_pn", pn(who.phone)),
-                ("s_t", now().to_string()),
-            ],
-            vec![],
+        let mut attrs = vec![("subject", text), ("s_t", now().to_string())];
+        attrs.extend(
+            g.addressing
+                .names(reg, who.phone, ["s_o", "s_o_pn", "s_o_lid"]),
         );
+        let change = element("subject", &attrs, vec![]);
         notify(reg, gid, who.phone, change, &[]);
         return iq_result(id, vec![]);
     }
@@ -395,7 +431,11 @@ fn members(
         answers.push(element("participant", &attrs, vec![]));
     }
     if !changed.is_empty() {
-        let listed = changed.iter().map(|p| member_node(reg, p, None)).collect();
+        let by = g.addressing;
+        let listed = changed
+            .iter()
+            .map(|p| member_node(reg, by, p, None))
+            .collect();
         notify(reg, gid, who.phone, element(action, &[], listed), &removed);
     }
     iq_result(id, vec![element(action, &[], answers)])
@@ -416,9 +456,10 @@ pub fn may_send(reg: &Registry, gid: &str, phone: &str) -> Result<(), &'static s
 
 /// A group's participant hash (`phash`), as a sender computes it over the
 /// devices it encrypted for and the server checks it: every device of every
-/// member in the group's LID addressing (`{lid}.0:{device}@lid`), sorted and
-/// concatenated, the first six bytes of their SHA-256 in unpadded base64
-/// behind `2:` (wacore's `participant_list_hash`, `build_group_phash_set`).
+/// member in the group's addressing (`{lid}.0:{device}@lid`, or
+/// `{phone}.0:{device}@s.whatsapp.net`), sorted and concatenated, the first
+/// six bytes of their SHA-256 in unpadded base64 behind `2:` (wacore's
+/// `participant_list_hash`, `build_group_phash_set`).
 pub fn participant_hash(reg: &Registry, gid: &str) -> String {
     let Some(g) = reg.groups.get(gid) else {
         return String::new();
@@ -426,8 +467,13 @@ pub fn participant_hash(reg: &Registry, gid: &str) -> String {
     devices_hash(
         g.members
             .iter()
-            .filter_map(|m| reg.accounts.get(&m.phone))
-            .flat_map(|a| a.devices.keys().map(|d| format!("{}.0:{d}@lid", a.lid)))
+            .filter_map(|m| Some((&m.phone, reg.accounts.get(&m.phone)?)))
+            .flat_map(|(phone, a)| {
+                a.devices.keys().map(move |d| match g.addressing {
+                    Addressing::Lid => format!("{}.0:{d}@lid", a.lid),
+                    Addressing::Pn => format!("{phone}.0:{d}@s.whatsapp.net"),
+                })
+            })
             .collect(),
     )
 }
@@ -467,7 +513,7 @@ pub fn member_devices(reg: &Registry, gid: &str, from: (&str, u16)) -> Vec<(Stri
         .collect()
 }
 
-/// The sender as a group message names it: its LID device, and its phone
+/// The sender as a broadcast names it: its LID device, and its phone
 /// number beside it (`participant_pn`).
 pub fn participant(reg: &Registry, phone: &str, device: u16) -> [(&'static str, String); 2] {
     let lid = reg.accounts.get(phone).map_or(phone, |a| a.lid.as_str());
@@ -475,6 +521,29 @@ pub fn participant(reg: &Registry, phone: &str, device: u16) -> [(&'static str, 
         ("participant", device_jid(lid, device, "lid")),
         ("participant_pn", pn(phone)),
     ]
+}
+
+/// The sender as group `gid` names it: [`participant`] in a LID-addressed
+/// group; in one addressed by phone number its phone's device, its LID
+/// device beside it (`participant_lid`).
+pub fn sender(reg: &Registry, gid: &str, phone: &str, device: u16) -> [(&'static str, String); 2] {
+    if addressing(reg, gid) == Addressing::Lid {
+        return participant(reg, phone, device);
+    }
+    let lid = reg.accounts.get(phone).map_or(phone, |a| a.lid.as_str());
+    [
+        ("participant", device_jid(phone, device, "s.whatsapp.net")),
+        ("participant_lid", device_jid(lid, device, "lid")),
+    ]
+}
+
+/// How group `gid` names its members (LID for a group the network does not
+/// know).
+pub fn addressing(reg: &Registry, gid: &str) -> Addressing {
+    reg.groups
+        .get(gid)
+        .map(|g| g.addressing)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -514,5 +583,30 @@ mod tests {
         let clients = MessageUtils::participant_list_hash(&jids).expect("hash");
         assert_eq!(participant_hash(&reg, "120363000000000009"), clients);
         assert!(clients.starts_with("2:"));
+
+        // A group addressed by phone number: over the phones' devices.
+        reg.group_addressing = Addressing::Pn;
+        found(
+            &mut reg,
+            "120363000000000010",
+            "4915100000701",
+            &["4915100000702".to_string()],
+            "Suppliers",
+        );
+        let jids: Vec<Jid> = [
+            ("4915100000701", 0),
+            ("4915100000701", 3),
+            ("4915100000702", 0),
+        ]
+        .iter()
+        .map(|(phone, d)| {
+            format!("{phone}:{d}@s.whatsapp.net")
+                .parse()
+                .expect("a JID")
+        })
+        .collect();
+        let clients = MessageUtils::participant_list_hash(&jids).expect("hash");
+        assert_eq!(participant_hash(&reg, "120363000000000010"), clients);
+        assert_ne!(participant_hash(&reg, "120363000000000009"), clients);
     }
 }

@@ -807,6 +807,17 @@ impl WireNetwork {
         self.inner.shelf.expire_auths();
     }
 
+    /// Groups founded from now on are addressed by phone number (`true`),
+    /// as groups made before LIDs are, or by LID (`false`: the network's
+    /// groups now, the default).
+    pub fn address_groups_by_phone(&self, on: bool) {
+        self.inner.registry().group_addressing = if on {
+            groups::Addressing::Pn
+        } else {
+            groups::Addressing::Lid
+        };
+    }
+
     /// How many group messages came with a stale participant hash (and
     /// were acknowledged with the server's).
     pub fn stale_phashes(&self) -> usize {

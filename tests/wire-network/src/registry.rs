@@ -103,6 +103,8 @@ pub struct Registry {
     /// Groups by id (the user part of `id@g.us`).
     pub groups: HashMap<String, crate::groups::Group>,
     pub next_group: u64,
+    /// How the groups founded from now on name their members.
+    pub group_addressing: crate::groups::Addressing,
     /// The devices each phone's statuses reach: those it ever gave its
     /// status sender key (`broadcasts::status`).
     pub status_audience: HashMap<String, BTreeSet<(String, u16)>>,

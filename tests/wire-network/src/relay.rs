@@ -218,6 +218,12 @@ fn group_message(
 ) {
     let own = own_copies(reg, stanza);
     let audience = groups::member_devices(reg, gid, (from.phone, from.device));
+    let mut common = common;
+    common.extend(groups::sender(reg, gid, from.phone, from.device));
+    common.push((
+        "addressing_mode",
+        groups::addressing(reg, gid).mode().into(),
+    ));
     sender_key_fan_out(reg, from, stanza, group, audience, own, common);
 }
 
@@ -242,6 +248,7 @@ pub fn own_copies(reg: &Registry, stanza: &Node) -> HashMap<(String, u16), Vec<N
 /// Delivers a sender-key message from `chat` to each device of `audience`:
 /// the shared ciphertext (`skmsg`), preceded by the device's own copy of
 /// the sender key distribution when the sender included one for it.
+/// `common` names the sender (`participant`) as the chat does.
 pub fn sender_key_fan_out(
     reg: &mut Registry,
     from: &Sender<'_>,
@@ -279,8 +286,6 @@ pub fn sender_key_fan_out(
         }
         let mut attrs = common.clone();
         attrs.push(("from", chat.to_string()));
-        attrs.extend(groups::participant(reg, from.phone, from.device));
-        attrs.push(("addressing_mode", "lid".into()));
         reg.deliver(&phone, device, element("message", &attrs, kids));
     }
 }
@@ -357,7 +362,7 @@ fn group_receipt(inner: &Inner, from: &Sender<'_>, stanza: &Node, to: &str, gid:
     }
     let mut attrs = copied(stanza, &["id", "type"]);
     attrs.push(("from", to.to_string()));
-    attrs.extend(groups::participant(&reg, from.phone, from.device));
+    attrs.extend(groups::sender(&reg, gid, from.phone, from.device));
     attrs.push(("t", now().to_string()));
     let relayed = element("receipt", &attrs, children(stanza).to_vec());
     let devices: Vec<u16> = reg
@@ -423,7 +428,7 @@ fn group_chatstate(inner: &Inner, from: &Sender<'_>, stanza: &Node, to: &str, gi
         return;
     }
     let mut attrs = vec![("from", to.to_string())];
-    attrs.extend(groups::participant(&reg, from.phone, from.device));
+    attrs.extend(groups::sender(&reg, gid, from.phone, from.device));
     let node = element("chatstate", &attrs, children(stanza).to_vec());
     let audience = groups::member_devices(&reg, gid, (from.phone, from.device));
     let mut reached = Vec::new();

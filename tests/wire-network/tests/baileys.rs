@@ -1,10 +1,11 @@
 //! The cross-check with an independent client: Baileys (JavaScript, its own
 //! Noise, Signal and media code) linked to a test contact's account talks
 //! with `parley serve` on the real adapter: text and an image both ways,
-//! the image decrypted by each side, and Baileys' reaction and revoke.
-//! (Not a group: Baileys 6.17 fetches the keys of a LID-addressed group's
-//! members as `<lid>@s.whatsapp.net`, numbers the network does not know;
-//! docs/test-network.md.)
+//! the image decrypted by each side, and Baileys' reaction and revoke; and
+//! a group, written in by both. (The group is addressed by phone number, as
+//! groups made before LIDs are: Baileys 6.17 fetches the keys of a
+//! LID-addressed group's members as `<lid>@s.whatsapp.net`, numbers the
+//! network does not know; docs/test-network.md.)
 //!
 //! Runs the `parley-test-network` binary and the Baileys packages that
 //! `scripts/wire-e2e.sh` builds and installs.
@@ -13,7 +14,7 @@ mod api;
 use api::*;
 use parley_tests::multipart::{Part, upload_form};
 use parley_tests::receiver::Receiver;
-use parley_wire_network::Baileys;
+use parley_wire_network::{Baileys, TestDevice, WireNetwork};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,22 +39,7 @@ async fn baileys_and_the_real_adapter_exchange_text_and_images() {
     .await;
     assert_eq!(status, 200, "{body}");
 
-    // Baileys shows a QR code; the contact's phone scans it.
-    let mut baileys = Baileys::start(&net).await.expect("Baileys");
-    let qr = baileys.qr().await.expect("Baileys shows a QR code");
-    let linked = contact
-        .scan(&net, &qr)
-        .expect("the contact's phone scans Baileys");
-    let me = baileys.opened().await.expect("Baileys logs in");
-    assert!(
-        me.starts_with(&format!("{CONTACT}:{}", linked.device)),
-        "{me}"
-    );
-    let watcher = net.watcher();
-    for (phone, device) in [(PHONE, session.device), (CONTACT, linked.device)] {
-        let ready = watcher.keys_uploaded(phone, device, WAIT).await;
-        assert!(ready, "{phone}:{device} uploaded its keys");
-    }
+    let mut baileys = linked_baileys(&net, &contact, session.device).await;
 
     // Baileys → Parley: a text, then an image.
     let to_session = format!("{PHONE}@s.whatsapp.net");
@@ -145,6 +131,98 @@ async fn baileys_and_the_real_adapter_exchange_text_and_images() {
         got.image.as_deref(),
         Some(picture.as_slice()),
         "Baileys decrypted Parley's upload"
+    );
+}
+
+/// Baileys, linked to the contact's account by a QR code the contact's
+/// phone scans, once it and the session's device (`device`) have uploaded
+/// their keys.
+async fn linked_baileys(net: &WireNetwork, contact: &TestDevice, device: u16) -> Baileys {
+    let mut baileys = Baileys::start(net).await.expect("Baileys");
+    let qr = baileys.qr().await.expect("Baileys shows a QR code");
+    let linked = contact
+        .scan(net, &qr)
+        .expect("the contact's phone scans Baileys");
+    let me = baileys.opened().await.expect("Baileys logs in");
+    assert!(
+        me.starts_with(&format!("{CONTACT}:{}", linked.device)),
+        "{me}"
+    );
+    let watcher = net.watcher();
+    for (phone, device) in [(PHONE, device), (CONTACT, linked.device)] {
+        let ready = watcher.keys_uploaded(phone, device, WAIT).await;
+        assert!(ready, "{phone}:{device} uploaded its keys");
+    }
+    baileys
+}
+
+/// A group addressed by phone number: the session creates it through the
+/// API with the contact in it; Baileys writes in it and the webhook gets
+/// the group's message from the contact, and the session writes in it and
+/// Baileys reads it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn baileys_and_the_real_adapter_write_in_a_group() {
+    let (net, phone, contact) = network_with_phones().await;
+    net.address_groups_by_phone(true);
+    let mut hooks = Receiver::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = serve(dir.path(), &net, &[]).await;
+    let code = start_for_qr(&p, "wirebg", &hooks.url).await;
+    let session = phone.scan(&net, &code).expect("the phone scans");
+    connected(&p, "wirebg").await;
+    let on = json!({"clientId": "wirebg", "enabled": true});
+    let (status, body) = post(&p, "/set-enable-group-ai", on).await;
+    assert_eq!(status, 200, "{body}");
+    let mut baileys = linked_baileys(&net, &contact, session.device).await;
+
+    let (status, created) = post(
+        &p,
+        "/create-group",
+        json!({"clientId": "wirebg", "subject": "Suppliers", "participants": [format!("+{CONTACT}")]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let jid = created["groupJid"].as_str().expect("groupJid").to_string();
+
+    // Baileys → the group.
+    let id = baileys
+        .send_text(&jid, "Stock arrives Monday")
+        .await
+        .expect("Baileys writes in the group");
+    let e = event_for(&mut hooks, &p, &id).await;
+    assert_eq!(
+        (&e["isGroup"], &e["remoteJid"], &e["body"], &e["fromMe"]),
+        (
+            &json!(true),
+            &json!(jid),
+            &json!("Stock arrives Monday"),
+            &json!(false)
+        ),
+        "{e}"
+    );
+    assert_eq!(e["group"]["subject"], "Suppliers", "{e}");
+    let participant = e["group"]["participant"].as_str().unwrap_or_default();
+    assert!(
+        participant.starts_with(CONTACT) || e["group"]["participantPhone"] == CONTACT,
+        "the contact wrote it: {e}"
+    );
+
+    // The session → the group.
+    let (status, sent) = post(
+        &p,
+        "/send-message",
+        json!({"clientId": "wirebg", "to": jid, "body": "Thanks, noted"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}\n{}", p.output());
+    let id = sent["messageId"].as_str().expect("messageId");
+    let got = baileys
+        .message(id)
+        .await
+        .expect("Baileys reads the session's message in the group");
+    assert_eq!(
+        (got.from.as_str(), got.text.as_deref()),
+        (jid.as_str(), Some("Thanks, noted"))
     );
 }
 
