@@ -1,7 +1,7 @@
 //! The sweep: claims sessions that should run but have no live lease (or
-//! whose holder is no live member: its leases are taken over at once), up
-//! to this worker's fair share, then sheds one session when it carries too
-//! many.
+//! whose holder is gone: no live member, or a silent one the bus no longer
+//! reaches; its leases are taken over at once), up to this worker's fair
+//! share, then sheds one session when it carries too many.
 use std::collections::{HashMap, HashSet};
 
 use futures::StreamExt;
