@@ -65,3 +65,35 @@ pub fn overlaps(a: &Runs, b: &Runs, id: &str) -> Vec<(DateTime<Utc>, Duration)> 
     }
     all
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(at: &str, message: &str) -> String {
+        serde_json::json!({"timestamp": at, "message": message, "client_id": "s1"}).to_string()
+    }
+
+    #[test]
+    fn a_run_ends_when_its_connection_is_fenced_or_it_stops() {
+        let log = [
+            line("2026-12-07T10:00:00Z", "session running"),
+            line("2026-12-07T10:00:01Z", FENCED),
+            line("2026-12-07T10:00:04Z", "session stopped"),
+            line("2026-12-07T10:00:05Z", "session running"),
+            line("2026-12-07T10:00:06Z", "session stopped"),
+            line("2026-12-07T10:00:07Z", "session running"),
+        ]
+        .join("\n");
+        let at = |t: &str| t.parse::<DateTime<Utc>>().unwrap();
+        let spans = &runs(&log)["s1"];
+        assert_eq!(
+            spans,
+            &[
+                (at("2026-12-07T10:00:00Z"), Some(at("2026-12-07T10:00:01Z"))),
+                (at("2026-12-07T10:00:05Z"), Some(at("2026-12-07T10:00:06Z"))),
+                (at("2026-12-07T10:00:07Z"), None),
+            ]
+        );
+    }
+}

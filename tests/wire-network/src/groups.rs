@@ -562,51 +562,30 @@ mod tests {
                 account.devices.insert(*d, Device::default());
             }
         }
-        found(
-            &mut reg,
-            "120363000000000009",
-            "4915100000701",
-            &["4915100000702".to_string()],
-            "Orders",
-        );
-        let jids: Vec<Jid> = [
-            ("4915100000701", 0),
-            ("4915100000701", 3),
-            ("4915100000702", 0),
-        ]
-        .iter()
-        .map(|(phone, d)| {
-            let lid = &reg.accounts[*phone].lid;
-            format!("{lid}:{d}@lid").parse().expect("a JID")
-        })
-        .collect();
-        let clients = MessageUtils::participant_list_hash(&jids).expect("hash");
-        assert_eq!(participant_hash(&reg, "120363000000000009"), clients);
-        assert!(clients.starts_with("2:"));
-
-        // A group addressed by phone number: over the phones' devices.
-        reg.group_addressing = Addressing::Pn;
-        found(
-            &mut reg,
-            "120363000000000010",
-            "4915100000701",
-            &["4915100000702".to_string()],
-            "Suppliers",
-        );
-        let jids: Vec<Jid> = [
-            ("4915100000701", 0),
-            ("4915100000701", 3),
-            ("4915100000702", 0),
-        ]
-        .iter()
-        .map(|(phone, d)| {
-            format!("{phone}:{d}@s.whatsapp.net")
-                .parse()
-                .expect("a JID")
-        })
-        .collect();
-        let clients = MessageUtils::participant_list_hash(&jids).expect("hash");
-        assert_eq!(participant_hash(&reg, "120363000000000010"), clients);
-        assert_ne!(participant_hash(&reg, "120363000000000009"), clients);
+        // Over every member's devices in the group's addressing.
+        type Form = fn(&str, &str, u16) -> String;
+        let by_lid: Form = |lid, _, d| format!("{lid}:{d}@lid");
+        let by_phone: Form = |_, phone, d| format!("{phone}:{d}@s.whatsapp.net");
+        let mut hashes = Vec::new();
+        for (addressing, gid, form) in [
+            (Addressing::Lid, "120363000000000009", by_lid),
+            (Addressing::Pn, "120363000000000010", by_phone),
+        ] {
+            reg.group_addressing = addressing;
+            let (creator, member) = ("4915100000701", "4915100000702");
+            found(&mut reg, gid, creator, &[member.to_string()], "Orders");
+            let jids: Vec<Jid> = [(creator, 0), (creator, 3), (member, 0)]
+                .iter()
+                .map(|(phone, d)| {
+                    let lid = &reg.accounts[*phone].lid;
+                    form(lid, phone, *d).parse().expect("a JID")
+                })
+                .collect();
+            let clients = MessageUtils::participant_list_hash(&jids).expect("hash");
+            assert_eq!(participant_hash(&reg, gid), clients, "{addressing:?}");
+            assert!(clients.starts_with("2:"));
+            hashes.push(clients);
+        }
+        assert_ne!(hashes[0], hashes[1]);
     }
 }

@@ -70,6 +70,14 @@ async fn a_worker_that_cannot_announce_itself_closes_its_sessions_and_claims_not
     world.create(&cid("s2")).await;
 
     world.leases.refuse_announcements(true);
+    closed_until_a_member_again(&world, &a, || world.leases.refuse_announcements(false)).await;
+    let _ = stop.send(true);
+    presence.await.unwrap();
+}
+
+/// `a` closes `s1` (connected on it) and records it as not connected, and
+/// claims nothing (`s2`, created) until `restore` lets it be a member again.
+async fn closed_until_a_member_again(world: &World, a: &Supervisor, restore: impl FnOnce()) {
     eventually("a closes its sessions", || async { a.load() == 0 }).await;
     // And says so: the session no longer shows connected.
     eventually("s1 recorded as not connected", || async {
@@ -81,8 +89,7 @@ async fn a_worker_that_cannot_announce_itself_closes_its_sessions_and_claims_not
         matches!(refused, Err(ClaimError::NotAMember)),
         "{refused:?}"
     );
-
-    world.leases.refuse_announcements(false);
+    restore();
     eventually("a claims again", || async {
         matches!(
             a.claim(&cid("s2"), Origin::Start).await,
@@ -90,8 +97,6 @@ async fn a_worker_that_cannot_announce_itself_closes_its_sessions_and_claims_not
         )
     })
     .await;
-    let _ = stop.send(true);
-    presence.await.unwrap();
 }
 
 /// Fast timing in which a member silent for 300 ms that the bus does not
@@ -175,25 +180,11 @@ async fn a_worker_that_lost_the_bus_and_the_store_closes_its_sessions_before_oth
     }
     assert_eq!(a.load(), 1);
 
-    // Both lost: a closes s1 and records it as not connected.
+    // Both lost: a closes s1.
     world.leases.refuse_announcements(true);
-    eventually("a closes its sessions", || async { a.load() == 0 }).await;
-    eventually("s1 recorded as not connected", || async {
-        world.row(&cid("s1")).await.is_some_and(|r| !r.connected)
-    })
-    .await;
-    let refused = a.claim(&cid("s2"), Origin::Start).await;
-    assert!(
-        matches!(refused, Err(ClaimError::NotAMember)),
-        "{refused:?}"
-    );
-    world.leases.refuse_announcements(false);
-    bus.lose(false);
-    eventually("a claims again", || async {
-        matches!(
-            a.claim(&cid("s2"), Origin::Start).await,
-            Ok(Claim::Ours { .. })
-        )
+    closed_until_a_member_again(&world, &a, || {
+        world.leases.refuse_announcements(false);
+        bus.lose(false);
     })
     .await;
     let _ = stop.send(true);
