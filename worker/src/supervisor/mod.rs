@@ -131,6 +131,9 @@ struct Inner {
     membership: AtomicU8,
     /// When the last announcement that went through was sent.
     announced: Mutex<Option<Instant>>,
+    /// The other members that answered on their alive subject: only they
+    /// are taken over while silent (`silent`).
+    answering: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Not announced yet: the first claim announces it.
@@ -169,6 +172,7 @@ impl Supervisor {
                 passed_on: Mutex::default(),
                 membership: AtomicU8::new(NOT_ANNOUNCED),
                 announced: Mutex::default(),
+                answering: Mutex::default(),
             }),
         }
     }

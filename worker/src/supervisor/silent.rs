@@ -1,15 +1,16 @@
 //! Members that fell silent. A worker that stopped announcing itself for
 //! [`Timing::silent_takeover`] and that the bus no longer reaches (nobody
-//! answers on its alive subject: the bus server saw its connection close,
-//! as when the process died) is gone: the others take its sessions over
-//! without waiting for its membership to lapse. A live worker that has lost
+//! answers on its alive subject, where it answered before: the bus server
+//! saw its connection close, as when the process died) is gone: the others
+//! take its sessions over without waiting for its membership to lapse. A live worker that has lost
 //! both its bus connection and the lease store closes every session sooner
 //! ([`Timing::silent_fence`], checked by [`Supervisor::watch_bus`]), so its
 //! sessions never run on two workers at once.
 //!
 //! [`Timing::silent_takeover`]: crate::session::Timing::silent_takeover
 //! [`Timing::silent_fence`]: crate::session::Timing::silent_fence
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::{MutexGuard, PoisonError};
 use std::time::Duration;
 
 use parley_shared::bus::{BusError, Message, Subscription, worker_alive_subject};
@@ -28,6 +29,14 @@ const WATCH_EVERY: Duration = Duration::from_millis(100);
 const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 
 impl Supervisor {
+    /// The other members that answered on their alive subject.
+    fn answering(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.inner
+            .answering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Answers probes on this worker's alive subject until `stop` turns true.
     pub async fn listen_alive(
         &self,
@@ -56,8 +65,11 @@ impl Supervisor {
     }
 
     /// The members among `others` that are gone though still members: silent
-    /// for [`Timing::silent_takeover`] at least, and not reached by the bus.
-    /// Each with how silent a take-over must find it.
+    /// for [`Timing::silent_takeover`] at least, and no longer reached by the
+    /// bus, where they answered before. Each with how silent a take-over must
+    /// find it. A member that never answered (a worker of an older version,
+    /// during a rolling upgrade) is asked while it announces itself, and is
+    /// taken over only once its membership lapsed until it answers.
     ///
     /// [`Timing::silent_takeover`]: crate::session::Timing::silent_takeover
     pub(super) async fn gone_silent(&self, others: &[Member]) -> HashMap<String, Gone> {
@@ -66,26 +78,39 @@ impl Supervisor {
             return HashMap::new();
         };
         let left_at_most = timing.member_ttl.saturating_sub(silent);
-        let suspects = others.iter().filter(|m| m.left <= left_at_most);
-        let probes = suspects.map(|member| async move {
+        let answering = {
+            let mut answering = self.answering();
+            answering.retain(|name| others.iter().any(|m| &m.name == name));
+            answering.clone()
+        };
+        // Silent ones that answered before, and those never heard yet.
+        let asked = others.iter().filter(|m| {
+            let silent = m.left <= left_at_most;
+            silent == answering.contains(&m.name)
+        });
+        let probes = asked.map(|member| async move {
             let subject = worker_alive_subject(&member.name);
-            let probe = Message::default();
             let answer = self
                 .deps()
                 .bus
-                .request(&subject, probe, PROBE_TIMEOUT)
+                .request(&subject, Message::default(), PROBE_TIMEOUT)
                 .await;
-            matches!(answer, Err(BusError::NoResponders(_))).then(|| member.name.clone())
+            (member, answer)
         });
-        futures::future::join_all(probes)
-            .await
-            .into_iter()
-            .flatten()
-            .map(|name| {
-                tracing::info!(member = %name, "a silent worker no longer answers on the bus: taking its sessions over");
-                (name, Gone::Silent { left_at_most })
-            })
-            .collect()
+        let mut gone = HashMap::new();
+        for (member, answer) in futures::future::join_all(probes).await {
+            match answer {
+                Ok(_) => {
+                    self.answering().insert(member.name.clone());
+                }
+                Err(BusError::NoResponders(_)) if answering.contains(&member.name) => {
+                    tracing::info!(member = %member.name, "a silent worker no longer answers on the bus: taking its sessions over");
+                    gone.insert(member.name.clone(), Gone::Silent { left_at_most });
+                }
+                Err(_) => {}
+            }
+        }
+        gone
     }
 
     /// Closes every session when this worker has lost its bus connection and

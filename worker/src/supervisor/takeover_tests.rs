@@ -120,18 +120,21 @@ async fn a_silent_worker_the_bus_no_longer_reaches_is_taken_over_before_its_memb
         ..wiring(&world, "b")
     });
     let (stop, stopped) = watch::channel(false);
-    let alive = a.listen_alive(stopped).await.unwrap();
     connected_on(&world, &a).await;
     let first = world.row(&cid("s1")).await.unwrap().fence;
-    // a announced itself once (its claim) and its membership lasts a
-    // minute: silent, but it answers on the bus.
-    eventually("a silent", || async {
-        let members = world.leases.members().await.unwrap();
-        members
-            .iter()
-            .any(|m| m.name == "a" && m.left <= Duration::from_millis(59_700))
-    })
-    .await;
+    // a has never answered on the bus (a worker of an older version): it is
+    // not taken over while silent, only once its membership lapsed.
+    eventually("a silent", || async { silent(&world).await }).await;
+    let report = b.sweep_once().await.unwrap();
+    assert!(report.claimed.is_empty(), "{report:?}");
+    // It answers (b hears it while it announces itself).
+    let alive = a.listen_alive(stopped).await.unwrap();
+    a.announce().await.unwrap();
+    let report = b.sweep_once().await.unwrap();
+    assert!(report.claimed.is_empty(), "{report:?}");
+    // a announced itself last (its membership lasts a minute): silent, but
+    // it answers on the bus.
+    eventually("a silent", || async { silent(&world).await }).await;
     let report = b.sweep_once().await.unwrap();
     assert!(report.claimed.is_empty(), "{report:?}");
     assert_eq!(report.live_workers, 2, "{report:?}");
@@ -189,6 +192,11 @@ async fn a_worker_that_lost_the_bus_and_the_store_closes_its_sessions_before_oth
     .await;
     let _ = stop.send(true);
     presence.await.unwrap();
+}
+
+/// Whether `a` has not announced itself for 300 ms.
+async fn silent(world: &World) -> bool {
+    left_of(world, "a").await <= Duration::from_millis(59_700)
 }
 
 /// How long `member`'s membership has left.
