@@ -13,20 +13,19 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{MutexGuard, PoisonError};
 use std::time::Duration;
 
-use parley_shared::bus::{BusError, Message, Subscription, worker_alive_subject};
+use parley_shared::bus::{BusError, Message, worker_alive_subject};
 use parley_shared::lease::{Gone, Member};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::Supervisor;
+use super::start::subscribe_again;
 
 /// How long a probe of a silent member waits for its answer. "No
 /// responders" comes at once; a timeout counts as alive.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
 /// How often a worker checks its own bus connection and silence.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
-/// Pause before subscribing again when the bus closed the subscription.
-const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 
 impl Supervisor {
     /// The other members that answered on their alive subject.
@@ -56,7 +55,7 @@ impl Supervisor {
                     continue;
                 }
                 tracing::warn!("the bus closed the alive subscription; subscribing again");
-                match resubscribe(bus.as_ref(), &subject, &mut stop).await {
+                match subscribe_again(&mut stop, || bus.subscribe(&subject, None)).await {
                     Some(again) => subscription = again,
                     None => return,
                 }
@@ -137,24 +136,6 @@ impl Supervisor {
                     "worker cut off from the lease store and the bus: closing every session",
                 );
             }
-        }
-    }
-}
-
-/// Subscribes to `subject` again after the bus closed it; `None` once stopped.
-async fn resubscribe(
-    bus: &dyn parley_shared::bus::Bus,
-    subject: &str,
-    stop: &mut watch::Receiver<bool>,
-) -> Option<Subscription> {
-    loop {
-        tokio::select! {
-            () = crate::stopped(stop) => return None,
-            () = tokio::time::sleep(RESUBSCRIBE_AFTER) => {}
-        }
-        match bus.subscribe(subject, None).await {
-            Ok(subscription) => return Some(subscription),
-            Err(e) => tracing::warn!(subject, error = %e, "cannot subscribe again"),
         }
     }
 }

@@ -103,16 +103,7 @@ impl Supervisor {
             ?route,
             "the bus closed a start subscription; subscribing again"
         );
-        loop {
-            tokio::select! {
-                () = crate::stopped(stop) => return None,
-                () = tokio::time::sleep(RESUBSCRIBE_AFTER) => {}
-            }
-            match self.subscribe_start(route).await {
-                Ok(subscription) => return Some(subscription),
-                Err(e) => tracing::warn!(?route, error = %e, "cannot subscribe to start requests"),
-            }
-        }
+        subscribe_again(stop, || self.subscribe_start(route)).await
     }
 
     /// Answers one start request (from memory when it is a repeat).
@@ -191,6 +182,28 @@ impl Supervisor {
                 tracing::error!(client_id = %id, error = %e, "cannot start the session");
                 Err(ApiError::unavailable("cannot start the session; retry"))
             }
+        }
+    }
+}
+
+/// Calls `subscribe` every [`RESUBSCRIBE_AFTER`] until it gives a
+/// subscription (after the bus closed one); `None` once `stop` turned true.
+pub(super) async fn subscribe_again<F, Fut>(
+    stop: &mut watch::Receiver<bool>,
+    mut subscribe: F,
+) -> Option<Subscription>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Subscription, BusError>>,
+{
+    loop {
+        tokio::select! {
+            () = crate::stopped(stop) => return None,
+            () = tokio::time::sleep(RESUBSCRIBE_AFTER) => {}
+        }
+        match subscribe().await {
+            Ok(subscription) => return Some(subscription),
+            Err(e) => tracing::warn!(error = %e, "cannot subscribe again"),
         }
     }
 }
