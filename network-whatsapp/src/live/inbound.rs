@@ -186,7 +186,7 @@ impl Pump {
                     let client = Arc::clone(client);
                     tokio::spawn(async move {
                         let wait = super::privacy_tokens::LOGIN_SALT_WAIT;
-                        super::privacy_tokens::salt_arrives(&client, wait).await;
+                        super::privacy_tokens::salt_recovered(&client, wait).await;
                     });
                 }
                 events

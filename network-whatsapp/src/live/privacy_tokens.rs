@@ -23,12 +23,21 @@
 //! asks for it in the background too, again every two seconds for a while:
 //! a sync that ran beside another of the same collection, or before the
 //! app-state key came, ends without it.
+//!
+//! A device can also hold the salt's collection without the salt: the
+//! library stores a collection's new version as it applies a patch, and the
+//! salt the patch carried only with the device's next save (a second at
+//! most here, or the connection's close), so a worker that stopped, or a
+//! close that raced the sync, in between left the version ahead of the
+//! device. Syncing from that version brings nothing, so such a device
+//! syncs the collection anew from a snapshot at login ([`salt_recovered`]).
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::OnceCell;
 use whatsapp_rust::Client;
 use whatsapp_rust::sync_task::MajorSyncTask;
+use whatsapp_rust::wacore::appstate::hash::HashState;
 use whatsapp_rust::wacore::appstate::patch_decode::WAPatchName;
 
 /// How long a send refused for want of the salt waits for it.
@@ -45,6 +54,14 @@ const LOOK_EVERY: Duration = Duration::from_millis(100);
 /// beside another of the same collection, or before the app-state key
 /// came, ends without it.
 const ASK_EVERY: Duration = Duration::from_secs(2);
+
+/// How many times a device that logs in without its salt syncs the salt's
+/// collection anew from a snapshot: a sync the library ran beside the first
+/// one (its own at login) may store its version over the reset.
+const SNAPSHOTS: u32 = 2;
+
+/// The app-state collection that carries the salt (`nct_salt_sync`).
+const SALT_COLLECTION: WAPatchName = WAPatchName::RegularHigh;
 
 /// The network's code for a 1:1 message without a valid privacy token.
 const NO_TOKEN: &str = "463";
@@ -75,6 +92,58 @@ pub fn wants_salt(error: Option<&str>, to_group: bool, had_salt: bool) -> bool {
     error == Some(NO_TOKEN) && !to_group && !had_salt
 }
 
+/// At a login without the salt: syncs the salt's collection anew from a
+/// snapshot when the device already holds a version of it (at most
+/// [`SNAPSHOTS`] times, [`ASK_EVERY`] apart), then asks for it as
+/// [`salt_arrives`] does, `wait` in all; whether it came.
+pub async fn salt_recovered(client: &Arc<Client>, wait: Duration) -> bool {
+    let until = tokio::time::Instant::now() + wait;
+    for _ in 0..SNAPSHOTS {
+        if has_salt(client) {
+            return true;
+        }
+        match synced_anew(client).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                tracing::warn!(error = %e, "the salt's app-state collection could not be synced anew");
+                break;
+            }
+        }
+        if has_salt(client) {
+            return true;
+        }
+        tokio::time::sleep(ASK_EVERY).await;
+    }
+    let left = until.saturating_duration_since(tokio::time::Instant::now());
+    salt_arrives(client, left).await
+}
+
+/// When the device holds a version of the salt's collection, forgets it
+/// (the library then asks for a snapshot, which takes the collection's
+/// stale mutation MACs away too) and syncs the collection; whether it did.
+async fn synced_anew(client: &Arc<Client>) -> anyhow::Result<bool> {
+    let backend = client.persistence_manager().backend();
+    let held = backend.get_version(SALT_COLLECTION.as_str()).await?;
+    if held.version == 0 {
+        return Ok(false);
+    }
+    tracing::info!(
+        version = held.version,
+        "the device holds the salt's app-state collection but not the salt: syncing it anew from a snapshot"
+    );
+    backend
+        .set_version(SALT_COLLECTION.as_str(), HashState::default())
+        .await?;
+    client
+        .process_sync_task(MajorSyncTask::AppStateSync {
+            name: SALT_COLLECTION,
+            full_sync: true,
+        })
+        .await;
+    Ok(true)
+}
+
 /// Asks for the salt's app-state collection (again every [`ASK_EVERY`]),
 /// and waits up to `wait` for the salt; whether it came.
 pub async fn salt_arrives(client: &Arc<Client>, wait: Duration) -> bool {
@@ -93,7 +162,7 @@ pub async fn salt_arrives(client: &Arc<Client>, wait: Duration) -> bool {
             tokio::spawn(async move {
                 syncing
                     .process_sync_task(MajorSyncTask::AppStateSync {
-                        name: WAPatchName::RegularHigh,
+                        name: SALT_COLLECTION,
                         full_sync: false,
                     })
                     .await;

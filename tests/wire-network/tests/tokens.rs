@@ -317,3 +317,77 @@ async fn a_token_the_contact_gave_the_phone_comes_with_its_history() {
     assert!(s.contact.wait_for(WAIT, |r| r.id == answer).await.is_some());
     assert_eq!(proof_of(&s.net, &answer), Some(Proof::Trusted));
 }
+
+/// What `serve`'s database in `dir` holds of the session `id`'s salt: the
+/// salt, and the version of the app-state collection that carries it.
+async fn stored_salt(dir: &std::path::Path, id: &str) -> (Option<Vec<u8>>, i64) {
+    use parley_shared::db::ConnectionTrait;
+    let db = serve_db(dir).await;
+    let one = |sql: &str| {
+        sea_orm::Statement::from_sql_and_values(db.conn().get_database_backend(), sql, [id.into()])
+    };
+    let salt = db
+        .conn()
+        .query_one_raw(one("SELECT nct_salt FROM wa_devices WHERE client_id = ?"))
+        .await
+        .expect("read the device")
+        .and_then(|row| row.try_get::<Option<Vec<u8>>>("", "nct_salt").ok())
+        .flatten();
+    let version = db
+        .conn()
+        .query_one_raw(one(
+            "SELECT version FROM wa_app_state_versions WHERE client_id = ? AND name = 'regular_high'",
+        ))
+        .await
+        .expect("read the collection's version")
+        .and_then(|row| row.try_get::<i64>("", "version").ok())
+        .unwrap_or(0);
+    (salt, version)
+}
+
+/// A device whose store kept the salt's app-state collection but not the
+/// salt (its worker stopped after the library stored the collection's new
+/// version and before it saved the device) syncs the collection anew from a
+/// snapshot at login: the salt is back before any message, and a first
+/// message to a contact who never wrote passes by it, refused nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_that_kept_the_salts_collection_but_lost_the_salt_gets_it_again_at_login() {
+    let mut s = linked_on_serve("tok8").await;
+    eventually("the salt and its collection stored", || async {
+        let (salt, version) = stored_salt(s.dir.path(), "tok8").await;
+        (salt.is_some() && version > 0).then_some(())
+    })
+    .await;
+    s.p.terminate().await;
+    {
+        use parley_shared::db::ConnectionTrait;
+        let db = serve_db(s.dir.path()).await;
+        let forgot = db
+            .conn()
+            .execute_raw(sea_orm::Statement::from_sql_and_values(
+                db.conn().get_database_backend(),
+                "UPDATE wa_devices SET nct_salt = NULL WHERE client_id = ?",
+                ["tok8".into()],
+            ))
+            .await
+            .expect("forget the salt");
+        assert_eq!(forgot.rows_affected(), 1);
+    }
+    let p = serve(s.dir.path(), &s.net, &[]).await;
+    connected(&p, "tok8").await;
+    eventually("the salt back in the device store", || async {
+        stored_salt(s.dir.path(), "tok8").await.0.map(|_| ())
+    })
+    .await;
+    let first = send_text(&p, "tok8", CONTACT, "Welcome back").await;
+    assert!(s.contact.wait_for(WAIT, |r| r.id == first).await.is_some());
+    assert_eq!(proof_of(&s.net, &first), Some(Proof::Salted));
+    assert!(
+        !s.net
+            .gated()
+            .iter()
+            .any(|g| g.from == PHONE && g.proof == Proof::Refused),
+        "nothing was refused:\n{}",
+        p.output()
+    );
+}
