@@ -71,6 +71,7 @@ WIRE_E2E=(
   events::status_posts::a_status_posted_before_a_move_is_deleted_after_it_on_a_cluster
   events::calls::calls_ring_as_events_and_are_rejected_on_serve
   events::calls::calls_are_rejected_as_they_come_after_a_move_on_a_cluster
+  events::calls::a_call_rings_an_account_for_its_contacts_once_the_session_wrote_to_the_caller
   proxies::a_sessions_proxy_carries_its_connection_on_serve
   proxies::a_sessions_proxy_carries_its_connection_after_a_move_on_a_cluster
   full_disk::a_full_disk_refuses_writes_clearly_loses_nothing_and_recovers

@@ -33,6 +33,7 @@ mod m0027_storage_probe;
 mod m0028_labels;
 mod m0029_sandbox_labels;
 mod m0030_device_batch;
+mod m0031_sandbox_call_privacy;
 mod session_setting;
 
 /// Every migration, oldest first.
@@ -69,6 +70,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0028_labels::Migration),
             Box::new(m0029_sandbox_labels::Migration),
             Box::new(m0030_device_batch::Migration),
+            Box::new(m0031_sandbox_call_privacy::Migration),
         ]
     }
 }

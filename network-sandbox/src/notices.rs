@@ -23,6 +23,7 @@ use super::SandboxNetwork;
 use super::inbound::lid_jid;
 use super::live::Phase;
 use crate::store::PhonePatch;
+use crate::store::entities::phones::{CONTACTS, SandboxPhone};
 
 impl SandboxNetwork {
     pub(super) async fn receipt(
@@ -81,6 +82,9 @@ impl SandboxNetwork {
             .store()
             .upsert_phone(from.as_str(), PhonePatch::default())
             .await?;
+        if ring.group.is_none() {
+            self.calls_let_through(client_id, &contact).await?;
+        }
         let caller = lid_jid(&contact.lid)?;
         let content = Content::Call(CallNotice {
             call: CallRef {
@@ -94,6 +98,29 @@ impl SandboxNetwork {
             rejected: false,
         });
         self.notice(client_id, from, id, content).await
+    }
+
+    /// Refuses (error 463, as the network nacks the offer) a call from
+    /// `caller` to a session's account that takes calls from its contacts
+    /// only, when the account never wrote to `caller`.
+    async fn calls_let_through(
+        &self,
+        client_id: &str,
+        caller: &SandboxPhone,
+    ) -> Result<(), ApiError> {
+        let me = self.linked_phone(client_id).await?;
+        let store = self.store();
+        let restricted = store
+            .phone(&me)
+            .await?
+            .is_some_and(|own| own.call_privacy == CONTACTS);
+        if !restricted || caller.phone == me || store.wrote_to(&me, caller).await? {
+            return Ok(());
+        }
+        Err(ApiError::conflict(format!(
+            "error 463: the session's account takes calls from its contacts only, and {} holds no privacy token from it (the account never wrote to it)",
+            caller.phone
+        )))
     }
 
     /// The contact `from` comes online (`available`) or goes offline, last

@@ -64,6 +64,11 @@ pub struct SandboxContact {
     /// sessions this phone wrote to: they hold its privacy token).
     pub avatar_privacy: Option<String>,
     pub about: Option<String>,
+    /// Who may call this phone's account: `everyone` (default), or
+    /// `contacts` (the phones it wrote to: they hold its privacy token;
+    /// another's call is refused with error 463 and rings nowhere).
+    #[serde(default)]
+    pub call_privacy: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

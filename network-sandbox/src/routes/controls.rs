@@ -127,6 +127,7 @@ pub async fn contacts(
     let phone = PhoneNumber::parse("phone", &body.phone)?.into_string();
     checks::avatar(body.avatar.as_deref())?;
     checks::avatar_privacy(body.avatar_privacy.as_deref())?;
+    checks::call_privacy(body.call_privacy.as_deref())?;
     let contact = SandboxContact { phone, ..body };
     Ok(web::Json(network(&req, &state)?.contact(contact).await?))
 }
@@ -318,7 +319,7 @@ pub async fn presence(
 #[utoipa::path(tag = "sandbox", request_body = SandboxCall, responses((status = 200, body = SandboxCallPlaced),
     (status = 400, description = "Invalid from, or a group that is not a group JID"),
     (status = 404, description = "Unknown clientId, or no such group with the session's phone in it"),
-    (status = 409, description = "Session not linked, or from is not a member of group")))]
+    (status = 409, description = "Session not linked, from is not a member of group, or the session's account takes calls from its contacts only and never wrote to from (error 463)")))]
 #[post("/sandbox/calls")]
 pub async fn calls(
     req: HttpRequest,

@@ -188,6 +188,7 @@ impl TestNetwork for SandboxNetwork {
             on_network: contact.on_network,
             avatar: contact.avatar,
             avatar_privacy: contact.avatar_privacy,
+            call_privacy: contact.call_privacy,
             about: contact.about,
         };
         let stored = self.store().upsert_phone(&contact.phone, patch).await?;

@@ -199,6 +199,15 @@ impl Store {
         outbox::list(&self.db, client_id, to_jids, since, limit).await
     }
 
+    /// Whether a session linked by `phone` sent `contact` a message (as by
+    /// its phone number or its LID): the account wrote to it, and the
+    /// contact holds a privacy token it issued.
+    pub async fn wrote_to(&self, phone: &str, contact: &SandboxPhone) -> Result<bool, DbError> {
+        let sessions = self.linked_to(phone).await?;
+        let chats = [contact.jid(), format!("{}@lid", contact.lid)];
+        outbox::wrote_to(&self.db, &sessions, &chats).await
+    }
+
     /// The outbox entry of the session's message `message_id`, if it sent one.
     pub async fn outbox_message(
         &self,

@@ -21,6 +21,70 @@ async fn calls_are_rejected_as_they_come_after_a_move_on_a_cluster() {
     calls(Shape::Cluster).await;
 }
 
+/// A session's account that takes calls from its contacts only
+/// (`/sandbox/contacts` `callPrivacy`): a contact it never wrote to holds
+/// no privacy token from it, so the network refuses that contact's call
+/// (error 463) and nothing rings; once the session wrote to the contact,
+/// its call rings as any other.
+#[tokio::test]
+async fn a_call_rings_an_account_for_its_contacts_once_the_session_wrote_to_the_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Deployment::start(Shape::Serve, dir.path(), EVENT_VARS).await;
+    let mut rx = Receiver::start().await;
+    hooked(&d.api, "ca", &rx.url, json!({})).await;
+    let p = &d.api;
+    contact(p).await;
+    turn_on(p, "ca", &["call"]).await;
+    refused(
+        p,
+        "/sandbox/contacts",
+        [(json!({"phone": OWN_PHONE, "callPrivacy": "friends"}), 400)],
+    )
+    .await;
+    let (status, own) = post(
+        p,
+        "/sandbox/contacts",
+        json!({"phone": OWN_PHONE, "callPrivacy": "contacts"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{own}");
+
+    let call = json!({"clientId": "ca", "from": CONTACT});
+    let (status, refusal) = post(p, "/sandbox/calls", call.clone()).await;
+    assert_eq!(status, 409, "{refusal}");
+    let error = refusal["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("463") && error.contains(CONTACT),
+        "{refusal}"
+    );
+    let marker = text(p, "ca", "I tried to call you").await;
+    let (_, before) = until_message(&mut rx, &marker).await;
+    assert!(
+        before.iter().all(|r| r.json()["type"] != "call"),
+        "a refused call rang: {:?}",
+        before.iter().map(|r| r.json()).collect::<Vec<_>>()
+    );
+
+    // The session writes to the contact: its account issues the contact a
+    // token (over the test network the contact's phone stores it a moment
+    // later, so the call is placed until it rings).
+    let (status, sent) = post(
+        p,
+        "/send-message",
+        json!({"clientId": "ca", "to": format!("+{CONTACT}"), "body": "Call me any time"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let rang = eventually(15, "the contact's call rings", || async {
+        let (status, placed) = post(p, "/sandbox/calls", call.clone()).await;
+        (status == 200).then(|| placed["callId"].as_str().unwrap_or_default().to_string())
+    })
+    .await;
+    let e = next_call(&mut rx).await;
+    assert_eq!(e["event"], "call.offer", "{e}");
+    assert_eq!(e["call"]["callId"], rang.as_str(), "{e}");
+}
+
 /// The text a rejected caller gets.
 const REPLY: &str = "Calls are not answered here: please write instead.";
 

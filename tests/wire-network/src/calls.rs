@@ -10,11 +10,19 @@
 //! names its call, not the offer's media parts (codecs, relays, keys),
 //! which no test exercises; an offer for a device that is not connected is
 //! not queued for its next login (the real server replays it as missed).
+//!
+//! An account can take calls from its contacts only: while the network
+//! requires privacy tokens, an offer to it passes with a `<privacy>` (the
+//! offer's first child) holding a token it issued the caller, inside the
+//! window, and is otherwise answered `<ack class="call" type="offer"
+//! error="463">` and rings nowhere (whatsapp-rust `voip/facade.rs`:
+//! "a privacy-restricted callee rejects the offer unless it carries our
+//! stored token", and the 463 nacks its post-offer token issue prevents).
 use whatsapp_rust::wacore_binary::node::Node;
 
 use crate::Inner;
-use crate::nodes::{attr, children, element, now};
-use crate::registry::{device_jid, split_jid};
+use crate::nodes::{attr, child_bytes, children, element, now};
+use crate::registry::{Registry, device_jid, split_jid};
 use crate::relay::Sender;
 
 /// A call action one device signalled.
@@ -75,6 +83,21 @@ pub fn stanza(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
         attrs.push(("notify", from.push_name.to_string()));
     }
     let call_id = attr(&action, "call-id").unwrap_or_default();
+    if tag == "offer"
+        && let Some(callee) = reg.phone_of(&user, &server)
+        && !rings(&reg, from.phone, &callee, &action)
+    {
+        reg.calls_refused.push(call_id);
+        inner.changed.notify_waiters();
+        let attrs = [
+            ("class", "call".into()),
+            ("id", id),
+            ("from", to),
+            ("type", tag),
+            ("error", crate::tokens::NO_TOKEN.into()),
+        ];
+        return Some(element("ack", &attrs, vec![]));
+    }
     let node = element("call", &attrs, vec![action]);
     if let Some(phone) = reg.phone_of(&user, &server) {
         let named = to.contains(':').then_some(device);
@@ -91,6 +114,7 @@ pub fn stanza(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
             call_id,
             at: chrono::Utc::now(),
         });
+        inner.changed.notify_waiters();
     }
     let attrs = [
         ("class", "call".into()),
@@ -99,4 +123,44 @@ pub fn stanza(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
         ("type", tag),
     ];
     Some(element("ack", &attrs, vec![]))
+}
+
+/// Whether `caller`'s offer `offer` rings `callee`: it takes calls from
+/// everyone, or it is a group's call, or tokens are not required, or the
+/// offer's `<privacy>` holds a token `callee` issued `caller`, inside the
+/// window.
+fn rings(reg: &Registry, caller: &str, callee: &str, offer: &Node) -> bool {
+    let restricted = reg
+        .accounts
+        .get(callee)
+        .is_some_and(|a| a.calls_from_contacts);
+    !restricted
+        || attr(offer, "group-jid").is_some()
+        || !reg.tokens.settings.required
+        || caller == callee
+        || reg
+            .tokens
+            .trusts(child_bytes(offer, "privacy"), callee, caller)
+}
+
+impl crate::WireNetwork {
+    /// Waits up to `deadline` for the server's word on the offer of call
+    /// `call_id`: `Some(true)` passed on, `Some(false)` refused (463),
+    /// `None` not seen.
+    pub async fn offer_rang(&self, call_id: &str, deadline: std::time::Duration) -> Option<bool> {
+        let seen = |reg: &Registry| {
+            if reg.calls_refused.iter().any(|c| c == call_id) {
+                Some(false)
+            } else {
+                reg.calls
+                    .iter()
+                    .any(|c| c.call_id == call_id && c.action == "offer")
+                    .then_some(true)
+            }
+        };
+        self.inner
+            .wait_until(deadline, |reg| seen(reg).is_some())
+            .await;
+        seen(&self.inner.registry())
+    }
 }

@@ -544,6 +544,13 @@ impl WireNetwork {
         self.inner.changed.notify_waiters();
     }
 
+    /// `phone`'s account takes calls from its contacts only (`true`:
+    /// accounts holding a privacy token it issued them) or from everyone.
+    pub fn set_calls_from_contacts(&self, phone: &str, on: bool) {
+        self.inner.registry().account(phone).calls_from_contacts = on;
+        self.inner.changed.notify_waiters();
+    }
+
     /// Whether `phone` has an account on the network.
     pub fn is_registered(&self, phone: &str) -> bool {
         self.inner.registry().accounts.contains_key(phone)

@@ -57,6 +57,9 @@ pub struct Account {
     /// The picture is shown only to accounts that hold a privacy token this
     /// one issued them (its privacy: "my contacts").
     pub picture_for_contacts: bool,
+    /// Calls ring only from accounts that hold a privacy token this one
+    /// issued them (its privacy: calls from "my contacts").
+    pub calls_from_contacts: bool,
     /// The handle others can find the account by (empty: none).
     pub username: String,
 }
@@ -151,6 +154,8 @@ pub struct Registry {
     pub presences: Vec<SaidPresence>,
     /// The call actions devices signalled, in order (`crate::calls`).
     pub calls: Vec<crate::calls::CallSignal>,
+    /// The calls whose offer the server refused (463), by call id.
+    pub calls_refused: Vec<String>,
     counts: HashMap<(String, u16), usize>,
     next_raw_id: u32,
 }
@@ -218,6 +223,7 @@ impl Registry {
                     username: String::new(),
                     picture: Picture::None,
                     picture_for_contacts: false,
+                    calls_from_contacts: false,
                 },
             );
         }

@@ -391,3 +391,72 @@ async fn a_device_that_kept_the_salts_collection_but_lost_the_salt_gets_it_again
         p.output()
     );
 }
+
+/// An account that takes calls from its contacts only, with a caller that
+/// skips the library: an offer without a `<privacy>` token, or with a token
+/// nobody issued, is refused (463) and rings nowhere; one with the token the
+/// account issued the caller (it wrote to it) rings. Another account's offer
+/// needs none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_an_account_for_its_contacts_needs_its_token() {
+    use whatsapp_rust::wacore_binary::builder::NodeBuilder;
+    let (net, phone, contact) = network_with_phones().await;
+    let phone_lid = net.lid_of(PHONE).expect("a LID");
+    let contact_lid = net.lid_of(CONTACT).expect("a LID");
+    let offer = |to: &str, n: u32, token: Option<Vec<u8>>| {
+        let call_id = format!("CA11{n:028X}");
+        let mut parts: Vec<_> = token
+            .map(|t| NodeBuilder::new("privacy").bytes(t).build())
+            .into_iter()
+            .collect();
+        parts.push(
+            NodeBuilder::new("audio")
+                .attr("enc", "opus")
+                .attr("rate", "16000")
+                .build(),
+        );
+        let action = NodeBuilder::new("offer")
+            .attr("call-id", call_id.as_str())
+            .attr("call-creator", format!("{contact_lid}@lid"))
+            .children(parts)
+            .build();
+        let stanza = NodeBuilder::new("call")
+            .attr("to", format!("{to}@s.whatsapp.net"))
+            .attr("id", contact.client.generate_message_id())
+            .children([action])
+            .build();
+        (call_id, stanza)
+    };
+    let rings = async |to: &str, n: u32, token: Option<Vec<u8>>| {
+        let (call_id, stanza) = offer(to, n, token);
+        contact
+            .client
+            .send_node(stanza)
+            .await
+            .expect("the offer goes");
+        net.offer_rang(&call_id, WAIT).await
+    };
+
+    net.set_calls_from_contacts(PHONE, true);
+    assert_eq!(rings(PHONE, 1, None).await, Some(false), "no token");
+    assert_eq!(
+        rings(PHONE, 2, Some(vec![7; 24])).await,
+        Some(false),
+        "a token nobody issued"
+    );
+    // The phone writes to the contact, and issues it a token.
+    phone
+        .send_text(&contact.jid(), "Call me")
+        .await
+        .expect("the phone writes");
+    assert!(net.watcher().holds_token(CONTACT, 0, PHONE, WAIT).await);
+    let (token, _) = contact.token_from(&phone_lid).await.expect("a token");
+    assert_eq!(rings(PHONE, 3, Some(token)).await, Some(true), "its token");
+    // An account that takes calls from everyone needs none.
+    net.set_calls_from_contacts(PHONE, false);
+    assert_eq!(
+        rings(PHONE, 4, None).await,
+        Some(true),
+        "calls from everyone"
+    );
+}

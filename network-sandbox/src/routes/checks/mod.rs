@@ -84,6 +84,16 @@ pub fn avatar_privacy(raw: Option<&str>) -> Result<(), ApiError> {
     }
 }
 
+/// Who may call a phone's account (`callPrivacy`), when given.
+pub fn call_privacy(raw: Option<&str>) -> Result<(), ApiError> {
+    match raw {
+        None | Some(EVERYONE | CONTACTS) => Ok(()),
+        Some(_) => Err(ApiError::bad_request(
+            "callPrivacy must be everyone or contacts",
+        )),
+    }
+}
+
 /// The outbox's `since` filter (RFC 3339), when given.
 pub fn since(raw: Option<&str>) -> Result<Option<DateTime<Utc>>, ApiError> {
     raw.map(str::trim)

@@ -161,6 +161,22 @@ pub async fn list(
     Ok(rows.into_iter().map(OutboxEntry::from).collect())
 }
 
+/// Whether one of the sessions `client_ids` sent a message (not a call's
+/// signal, a receipt or typing) to one of the chats `to_jids`.
+pub async fn wrote_to(db: &Db, client_ids: &[String], to_jids: &[String]) -> Result<bool, DbError> {
+    let found = Entity::find()
+        .select_only()
+        .column(Column::Id)
+        .filter(Column::ClientId.is_in(client_ids.iter().cloned()))
+        .filter(Column::ToJid.is_in(to_jids.iter().cloned()))
+        .filter(Column::MessageId.ne(""))
+        .filter(Column::Kind.not_like("call%"))
+        .into_tuple::<i64>()
+        .one(db.conn())
+        .await?;
+    Ok(found.is_some())
+}
+
 /// The entry that put message `message_id` of the session on the network.
 pub async fn find(
     db: &Db,

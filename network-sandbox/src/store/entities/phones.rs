@@ -23,6 +23,9 @@ pub struct SandboxPhone {
     /// Who sees the picture: [`EVERYONE`], or [`CONTACTS`] (the phones
     /// holding a privacy token this one issued them).
     pub avatar_privacy: String,
+    /// Who may call the account: [`EVERYONE`], or [`CONTACTS`] (the phones
+    /// holding a privacy token this one issued them).
+    pub call_privacy: String,
     pub about: String,
     /// Stable id of the current avatar picture; empty without a visible picture.
     pub picture_id: String,
@@ -68,6 +71,7 @@ pub struct PhonePatch {
     pub on_network: Option<bool>,
     pub avatar: Option<String>,
     pub avatar_privacy: Option<String>,
+    pub call_privacy: Option<String>,
     pub about: Option<String>,
 }
 
@@ -110,6 +114,8 @@ pub struct Model {
     #[sea_orm(column_type = "Text")]
     pub avatar_privacy: String,
     #[sea_orm(column_type = "Text")]
+    pub call_privacy: String,
+    #[sea_orm(column_type = "Text")]
     pub about: String,
     #[sea_orm(column_type = "Text")]
     pub picture_id: String,
@@ -133,6 +139,7 @@ impl From<Model> for SandboxPhone {
             on_network: m.on_network,
             avatar: m.avatar,
             avatar_privacy: m.avatar_privacy,
+            call_privacy: m.call_privacy,
             about: m.about,
             picture_id: m.picture_id,
             created_at: m.created_at,
@@ -167,6 +174,7 @@ pub async fn upsert(db: &Db, phone: &str, patch: PhonePatch) -> Result<SandboxPh
         on_network: set_some(patch.on_network),
         avatar: set_some(patch.avatar),
         avatar_privacy: set_some(patch.avatar_privacy),
+        call_privacy: set_some(patch.call_privacy),
         about: set_some(patch.about),
         picture_id: set_some(picture_id),
         ..Default::default()
@@ -191,6 +199,7 @@ async fn insert_default(db: &Db, phone: &str) -> Result<(), DbError> {
             on_network: Set(true),
             avatar: Set("none".to_string()),
             avatar_privacy: Set(EVERYONE.to_string()),
+            call_privacy: Set(EVERYONE.to_string()),
             created_at: Set(Utc::now()),
             ..Default::default()
         };

@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Avatar, TestDevice, WireNetwork, device_jid};
 
+/// How long a contact's call waits for the network's word on its offer.
+const OFFER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub use groups::Group;
 
 /// Why a control was refused: the sandbox contract's statuses.
@@ -104,6 +107,8 @@ struct Profile {
     avatar: Avatar,
     /// The picture is shown to the accounts this one wrote to only.
     for_contacts: bool,
+    /// Calls ring only from the accounts this one wrote to.
+    calls_from_contacts: bool,
     username: String,
     on_network: bool,
 }
@@ -115,6 +120,7 @@ impl Default for Profile {
             about: String::new(),
             avatar: Avatar::None,
             for_contacts: false,
+            calls_from_contacts: false,
             username: String::new(),
             on_network: true,
         }
@@ -198,6 +204,8 @@ impl World {
             .set_profile(phone, &profile.about, profile.avatar.clone());
         self.net
             .set_picture_for_contacts(phone, profile.for_contacts);
+        self.net
+            .set_calls_from_contacts(phone, profile.calls_from_contacts);
         self.net.set_username(phone, &profile.username);
         let device = Arc::new(device);
         phones.insert(phone.to_string(), Arc::clone(&device));
@@ -281,6 +289,9 @@ impl World {
             if let Some(privacy) = patch.avatar_privacy.as_deref() {
                 profile.for_contacts = privacy == "contacts";
             }
+            if let Some(privacy) = patch.call_privacy.as_deref() {
+                profile.calls_from_contacts = privacy == "contacts";
+            }
             if let Some(username) = patch.username {
                 profile.username = username;
             }
@@ -295,6 +306,8 @@ impl World {
             self.net.set_profile(&phone, &profile.about, profile.avatar);
             self.net
                 .set_picture_for_contacts(&phone, profile.for_contacts);
+            self.net
+                .set_calls_from_contacts(&phone, profile.calls_from_contacts);
             self.net.set_username(&phone, &profile.username);
         } else if self.net.is_registered(&phone) {
             self.delete_account(&phone).await?;
@@ -429,8 +442,11 @@ impl World {
 
     /// The contact `from` calls the session's account (video when
     /// `video`; `group`'s call when given): its phone's client puts a
-    /// `<call>` holding an `<offer>` on the wire, which the network passes
-    /// to the account's connected devices; the call's id.
+    /// `<call>` holding an `<offer>` on the wire, with the privacy token
+    /// the account issued it when it holds one (as whatsapp-rust does),
+    /// which the network passes to the account's connected devices; the
+    /// call's id. An offer the network refused (463: the account takes
+    /// calls from its contacts only) is a conflict.
     pub async fn call(
         &self,
         session: &SessionRef,
@@ -458,7 +474,11 @@ impl World {
                 vec![],
             )
         };
-        let mut media = vec![codec("16000"), codec("8000")];
+        let mut media = Vec::new();
+        if let Some(token) = self.token_for(&device, &session.phone).await {
+            media.push(crate::nodes::leaf_bytes("privacy", token));
+        }
+        media.extend([codec("16000"), codec("8000")]);
         if video {
             media.push(crate::nodes::element(
                 "video",
@@ -468,7 +488,24 @@ impl World {
         }
         let offer = crate::nodes::element("offer", &attrs, media);
         self.signal(session, &device, offer).await?;
-        Ok(call_id)
+        match self.net.offer_rang(&call_id, OFFER_WAIT).await {
+            Some(true) => Ok(call_id),
+            Some(false) => Err(Refusal::Conflict(format!(
+                "error 463: the session's account takes calls from its contacts only, and {from} holds no privacy token from it (the account never wrote to it)"
+            ))),
+            None => Err(Refusal::Failed(
+                "the network did not answer the call".into(),
+            )),
+        }
+    }
+
+    /// The privacy token `phone`'s account issued `device`'s, as its client
+    /// stored it (by the issuer's LID).
+    async fn token_for(&self, device: &TestDevice, phone: &str) -> Option<Vec<u8>> {
+        device
+            .token_from(&self.lid(phone))
+            .await
+            .map(|(token, _)| token)
     }
 
     /// The contact `from` ends its call `call_id` before the session
