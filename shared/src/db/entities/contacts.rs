@@ -90,6 +90,11 @@ pub async fn by_lid(db: &Db, client_id: &str, lid: &str) -> Result<Option<Contac
 }
 
 /// The contact holding `phone` (the most recently updated one, should two).
+///
+/// Read whole and picked here, not with `ORDER BY updated_at DESC LIMIT 1`:
+/// SQLite planned that statement on its bound values and prepared it anew
+/// at each run (each send looks its recipient up here), while a phone is
+/// held by one contact, two at most for a moment.
 pub async fn by_phone(db: &Db, client_id: &str, phone: &str) -> Result<Option<Contact>, DbError> {
     if phone.is_empty() {
         return Ok(None);
@@ -97,9 +102,10 @@ pub async fn by_phone(db: &Db, client_id: &str, phone: &str) -> Result<Option<Co
     Ok(Entity::find()
         .filter(Column::ClientId.eq(client_id))
         .filter(Column::Phone.eq(phone))
-        .order_by_desc(Column::UpdatedAt)
-        .one(db.conn())
+        .all(db.conn())
         .await?
+        .into_iter()
+        .max_by_key(|c| c.updated_at)
         .map(Contact::from))
 }
 
