@@ -89,14 +89,7 @@ pub fn stanza(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
     {
         reg.calls_refused.push(call_id);
         inner.changed.notify_waiters();
-        let attrs = [
-            ("class", "call".into()),
-            ("id", id),
-            ("from", to),
-            ("type", tag),
-            ("error", crate::tokens::NO_TOKEN.into()),
-        ];
-        return Some(element("ack", &attrs, vec![]));
+        return Some(ack(id, to, tag, Some(crate::tokens::NO_TOKEN)));
     }
     let node = element("call", &attrs, vec![action]);
     if let Some(phone) = reg.phone_of(&user, &server) {
@@ -116,13 +109,20 @@ pub fn stanza(inner: &Inner, from: &Sender<'_>, stanza: &Node) -> Option<Node> {
         });
         inner.changed.notify_waiters();
     }
-    let attrs = [
+    Some(ack(id, to, tag, None))
+}
+
+/// The server's `<ack class="call">` of stanza `id` to `to`, action `tag`,
+/// with `error` when it refused it.
+fn ack(id: String, to: String, tag: String, error: Option<&str>) -> Node {
+    let mut attrs = vec![
         ("class", "call".into()),
         ("id", id),
         ("from", to),
         ("type", tag),
     ];
-    Some(element("ack", &attrs, vec![]))
+    attrs.extend(error.map(|e| ("error", e.to_string())));
+    element("ack", &attrs, vec![])
 }
 
 /// Whether `caller`'s offer `offer` rings `callee`: it takes calls from

@@ -14,6 +14,13 @@ mod api;
 
 use api::*;
 
+/// Whether the gate refused none of the shop's messages.
+fn nothing_refused(net: &WireNetwork) -> bool {
+    !net.gated()
+        .iter()
+        .any(|g| g.from == PHONE && g.proof == Proof::Refused)
+}
+
 /// What the gate decided for message `id`, once it looked at it.
 fn proof_of(net: &WireNetwork, id: &str) -> Option<Proof> {
     net.gated()
@@ -285,13 +292,7 @@ async fn the_salt_comes_with_the_phones_history_when_app_state_has_none() {
     let first = send_text(&s.p, "tok6", CONTACT, "Yes, every day").await;
     assert!(s.contact.wait_for(WAIT, |r| r.id == first).await.is_some());
     assert_eq!(proof_of(&s.net, &first), Some(Proof::Salted));
-    assert!(
-        !s.net
-            .gated()
-            .iter()
-            .any(|g| g.from == PHONE && g.proof == Proof::Refused),
-        "nothing was refused"
-    );
+    assert!(nothing_refused(&s.net), "nothing was refused");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -383,10 +384,7 @@ async fn a_device_that_kept_the_salts_collection_but_lost_the_salt_gets_it_again
     assert!(s.contact.wait_for(WAIT, |r| r.id == first).await.is_some());
     assert_eq!(proof_of(&s.net, &first), Some(Proof::Salted));
     assert!(
-        !s.net
-            .gated()
-            .iter()
-            .any(|g| g.from == PHONE && g.proof == Proof::Refused),
+        nothing_refused(&s.net),
         "nothing was refused:\n{}",
         p.output()
     );
