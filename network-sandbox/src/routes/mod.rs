@@ -113,6 +113,12 @@ fn field_rules() -> Vec<FieldRule> {
             json!({"type": ["string", "null"], "enum": ["everyone", "contacts", null]}),
             false,
         ),
+        (
+            "SandboxContact",
+            "callPrivacy",
+            json!({"type": ["string", "null"], "enum": ["everyone", "contacts", null]}),
+            false,
+        ),
         ("SandboxEnterCode", "code", text(64), true),
         (
             "SandboxFault",
