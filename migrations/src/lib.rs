@@ -6,6 +6,7 @@ pub use sea_orm_migration::MigratorTrait;
 
 use sea_orm_migration::{MigrationTrait, async_trait};
 
+mod columns;
 mod m0001_sessions;
 mod m0002_sandbox;
 mod m0003_sandbox_outbox;

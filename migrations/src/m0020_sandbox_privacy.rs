@@ -6,6 +6,8 @@
 //! another issues it one.
 use sea_orm_migration::prelude::*;
 
+use crate::columns::{add, drop as drop_column};
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -27,33 +29,6 @@ enum SandboxTokens {
     Issuer,
     Holder,
     IssuedAt,
-}
-
-/// One column added to `table` (SQLite alters one column at a time).
-async fn add(
-    manager: &SchemaManager<'_>,
-    table: impl IntoIden,
-    mut column: ColumnDef,
-) -> Result<(), DbErr> {
-    manager
-        .alter_table(
-            Table::alter()
-                .table(table)
-                .add_column(&mut column)
-                .to_owned(),
-        )
-        .await
-}
-
-/// One column dropped from `table`.
-async fn drop_column(
-    manager: &SchemaManager<'_>,
-    table: impl IntoIden,
-    column: impl IntoIden,
-) -> Result<(), DbErr> {
-    manager
-        .alter_table(Table::alter().table(table).drop_column(column).to_owned())
-        .await
 }
 
 #[async_trait::async_trait]

@@ -3,6 +3,8 @@
 //! privacy token it issued them).
 use sea_orm_migration::prelude::*;
 
+use crate::columns;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -15,29 +17,15 @@ enum SandboxPhones {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let mut privacy = ColumnDef::new(SandboxPhones::CallPrivacy)
+        let privacy = ColumnDef::new(SandboxPhones::CallPrivacy)
             .text()
             .not_null()
             .default("everyone")
             .to_owned();
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(SandboxPhones::Table)
-                    .add_column(&mut privacy)
-                    .to_owned(),
-            )
-            .await
+        columns::add(manager, SandboxPhones::Table, privacy).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(SandboxPhones::Table)
-                    .drop_column(SandboxPhones::CallPrivacy)
-                    .to_owned(),
-            )
-            .await
+        columns::drop(manager, SandboxPhones::Table, SandboxPhones::CallPrivacy).await
     }
 }

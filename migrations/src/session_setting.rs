@@ -27,24 +27,10 @@ pub async fn add_flag(manager: &SchemaManager<'_>, column: impl IntoIden) -> Res
 }
 
 async fn add_column(manager: &SchemaManager<'_>, column: &mut ColumnDef) -> Result<(), DbErr> {
-    manager
-        .alter_table(
-            Table::alter()
-                .table(Sessions::Table)
-                .add_column(column)
-                .to_owned(),
-        )
-        .await
+    crate::columns::add(manager, Sessions::Table, column.to_owned()).await
 }
 
 /// Drops `column`.
 pub async fn drop(manager: &SchemaManager<'_>, column: impl IntoIden) -> Result<(), DbErr> {
-    manager
-        .alter_table(
-            Table::alter()
-                .table(Sessions::Table)
-                .drop_column(column)
-                .to_owned(),
-        )
-        .await
+    crate::columns::drop(manager, Sessions::Table, column).await
 }

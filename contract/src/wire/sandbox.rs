@@ -67,7 +67,6 @@ pub struct SandboxContact {
     /// Who may call this phone's account: `everyone` (default), or
     /// `contacts` (the phones it wrote to: they hold its privacy token;
     /// another's call is refused with error 463 and rings nowhere).
-    #[serde(default)]
     pub call_privacy: Option<String>,
 }
 

@@ -57,13 +57,7 @@ async fn a_call_rings_an_account_for_its_contacts_once_the_session_wrote_to_the_
         error.contains("463") && error.contains(CONTACT),
         "{refusal}"
     );
-    let marker = text(p, "ca", "I tried to call you").await;
-    let (_, before) = until_message(&mut rx, &marker).await;
-    assert!(
-        before.iter().all(|r| r.json()["type"] != "call"),
-        "a refused call rang: {:?}",
-        before.iter().map(|r| r.json()).collect::<Vec<_>>()
-    );
+    no_call_before_text(p, &mut rx, "I tried to call you", "a refused call rang").await;
 
     // The session writes to the contact: its account issues the contact a
     // token (over the test network the contact's phone stores it a moment
@@ -110,6 +104,18 @@ async fn next_call(rx: &mut Receiver) -> Value {
     }
 }
 
+/// The contact writes `body`; no `call` event reached `rx` before it
+/// (`what` says what one would be).
+async fn no_call_before_text(p: &Parley, rx: &mut Receiver, body: &str, what: &str) {
+    let marker = text(p, "ca", body).await;
+    let (_, before) = until_message(rx, &marker).await;
+    assert!(
+        before.iter().all(|r| r.json()["type"] != "call"),
+        "{what}: {:?}",
+        before.iter().map(|r| r.json()).collect::<Vec<_>>()
+    );
+}
+
 /// The calls the session rejected, as the outbox lists them (oldest first).
 async fn rejected(p: &Parley) -> Vec<String> {
     let (status, outbox) = get(p, &format!("/sandbox/outbox?clientId=ca&to=%2B{CONTACT}")).await;
@@ -147,13 +153,7 @@ async fn calls(shape: Shape) {
 
     // Off by default: the call rings, and nothing says it.
     let unseen = place(p, false).await;
-    let marker = text(p, "ca", "did you see my call?").await;
-    let (_, before) = until_message(&mut rx, &marker).await;
-    assert!(
-        before.iter().all(|r| r.json()["type"] != "call"),
-        "call events while off: {:?}",
-        before.iter().map(|r| r.json()).collect::<Vec<_>>()
-    );
+    no_call_before_text(p, &mut rx, "did you see my call?", "call events while off").await;
     // It rings all the same: rejected by id, which is no event.
     let (status, done) = reject(p, &unseen).await;
     assert_eq!(status, 200, "{done}");

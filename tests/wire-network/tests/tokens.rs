@@ -7,12 +7,29 @@
 //! `cluster.rs`.
 use parley_contract::wire::sandbox::SandboxPastMessage;
 use parley_wire_network::tokens::{self, Proof};
-use parley_wire_network::{Signal, WireNetwork};
+use parley_wire_network::{Signal, TestDevice, WireNetwork};
 use serde_json::json;
 
 mod api;
 
 use api::*;
+
+/// The shop's phone writes `text` to the contact, whose phone then holds
+/// the token the shop issued it: that token and its time.
+async fn phone_writes(
+    net: &WireNetwork,
+    phone: &TestDevice,
+    contact: &TestDevice,
+    text: &str,
+) -> (Vec<u8>, i64) {
+    phone
+        .send_text(&contact.jid(), text)
+        .await
+        .expect("the phone writes");
+    assert!(net.watcher().holds_token(CONTACT, 0, PHONE, WAIT).await);
+    let phone_lid = net.lid_of(PHONE).expect("a LID");
+    contact.token_from(&phone_lid).await.expect("a token")
+}
 
 /// Whether the gate refused none of the shop's messages.
 fn nothing_refused(net: &WireNetwork) -> bool {
@@ -197,12 +214,7 @@ async fn a_message_without_a_valid_token_is_refused_with_463() {
     let salt = contact.salt().expect("the contact's phone has a salt");
 
     // The phone writes first, and issues the contact a token.
-    phone
-        .send_text(&contact.jid(), "Hello")
-        .await
-        .expect("the phone writes");
-    assert!(net.watcher().holds_token(CONTACT, 0, PHONE, WAIT).await);
-    let (token, t) = contact.token_from(&phone_lid).await.expect("a token");
+    let (token, t) = phone_writes(&net, &phone, &contact, "Hello").await;
 
     let leaf = |tag: &'static str, bytes: Vec<u8>| {
         whatsapp_rust::wacore_binary::builder::NodeBuilder::new(tag)
@@ -399,7 +411,6 @@ async fn a_device_that_kept_the_salts_collection_but_lost_the_salt_gets_it_again
 async fn a_call_to_an_account_for_its_contacts_needs_its_token() {
     use whatsapp_rust::wacore_binary::builder::NodeBuilder;
     let (net, phone, contact) = network_with_phones().await;
-    let phone_lid = net.lid_of(PHONE).expect("a LID");
     let contact_lid = net.lid_of(CONTACT).expect("a LID");
     let offer = |to: &str, n: u32, token: Option<Vec<u8>>| {
         let call_id = format!("CA11{n:028X}");
@@ -443,12 +454,7 @@ async fn a_call_to_an_account_for_its_contacts_needs_its_token() {
         "a token nobody issued"
     );
     // The phone writes to the contact, and issues it a token.
-    phone
-        .send_text(&contact.jid(), "Call me")
-        .await
-        .expect("the phone writes");
-    assert!(net.watcher().holds_token(CONTACT, 0, PHONE, WAIT).await);
-    let (token, _) = contact.token_from(&phone_lid).await.expect("a token");
+    let (token, _) = phone_writes(&net, &phone, &contact, "Call me").await;
     assert_eq!(rings(PHONE, 3, Some(token)).await, Some(true), "its token");
     // An account that takes calls from everyone needs none.
     net.set_calls_from_contacts(PHONE, false);
