@@ -251,6 +251,14 @@ pub fn unchanged(reg: &Registry, phone: &str, device: u16) -> usize {
         .unwrap_or_default()
 }
 
+/// How many times the device got its own account's device list in full.
+pub fn own_lists_sent(reg: &Registry, phone: &str, device: u16) -> usize {
+    reg.own_device_lists_sent
+        .get(&(phone.to_string(), device))
+        .copied()
+        .unwrap_or_default()
+}
+
 fn id_prefix(tag: &str, user: &str, device: u16) -> String {
     format!("devices-{tag}-{user}-{device}-")
 }

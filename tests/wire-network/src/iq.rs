@@ -347,6 +347,11 @@ fn usync(inner: &Inner, who: &Asker<'_>, id: &str, iq: &Node) -> Node {
                 .or_default() += 1;
             continue;
         }
+        if asked.iter().any(|part| part == "devices") && phone.as_deref() == Some(who.phone) {
+            *reg.own_device_lists_sent
+                .entry((who.phone.to_string(), who.device))
+                .or_default() += 1;
+        }
         // A picture for the owner's contacts shows to those it wrote to.
         let trusted = phone
             .as_deref()

@@ -238,6 +238,22 @@ impl Watcher {
             .await
     }
 
+    /// Waits up to `deadline` until the device got its own account's device
+    /// list in full (whatsapp-rust asks for it after each login, in the
+    /// background, and keeps its hash for the next).
+    pub async fn own_device_list_sent(
+        &self,
+        phone: &str,
+        device: u16,
+        deadline: std::time::Duration,
+    ) -> bool {
+        self.0
+            .wait_until(deadline, |reg| {
+                device_lists::own_lists_sent(reg, phone, device) > 0
+            })
+            .await
+    }
+
     /// Waits up to `deadline` until the device's device-list queries left
     /// out more than `past` users (see [`WireNetwork::device_lists_unchanged`]).
     pub async fn device_lists_unchanged_past(

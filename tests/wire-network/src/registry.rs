@@ -144,6 +144,8 @@ pub struct Registry {
     /// Users each device's device-list queries left out: its hash was
     /// current.
     pub device_lists_unchanged: HashMap<(String, u16), usize>,
+    /// Each device's own account's device lists sent to it in full.
+    pub own_device_lists_sent: HashMap<(String, u16), usize>,
     /// The most sockets one device ever had at once.
     pub most_live: HashMap<(String, u16), usize>,
     /// Presence subscriptions: the sockets (device and connection) that
