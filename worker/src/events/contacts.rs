@@ -1,43 +1,48 @@
-//! The LID <-> phone mapping learned from events: a message that reveals its
-//! sender's phone teaches it (persisted per session, where recipient parsing and
-//! lookups find it), and a message that does not is given the phone learned
-//! before. Known pairs are remembered so a busy chat does not write every time.
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+//! The LID <-> phone mapping learned from events and lookups: a message that
+//! reveals its sender's phone teaches it (persisted per session, where
+//! recipient parsing and lookups find it), and a message that does not is
+//! given the phone learned before. The worker remembers the pairs it read or
+//! wrote, so a busy chat does not write every time and a send to a `+phone`
+//! does not read the store every time. Every write of a session's pairs on
+//! this worker goes through here while it owns the session, and the memory
+//! of a session is forgotten when it starts or stops here.
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use parley_model::ids::ClientId;
 use parley_shared::db::Db;
 
-/// Pairs remembered before the memory starts over.
-const REMEMBERED: usize = 100_000;
+use super::known_pairs::KnownPairs;
 
+#[derive(Clone)]
 pub struct ContactBook {
     db: Db,
-    /// `(clientId, lid)` -> phone, as stored.
-    known: Mutex<HashMap<(String, String), String>>,
+    known: Arc<Mutex<KnownPairs>>,
 }
 
 impl ContactBook {
     pub fn new(db: Db) -> ContactBook {
         ContactBook {
             db,
-            known: Mutex::new(HashMap::new()),
+            known: Arc::default(),
         }
+    }
+
+    fn known(&self) -> MutexGuard<'_, KnownPairs> {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn remembered(&self, client_id: &ClientId, lid: &str) -> Option<String> {
-        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        known
-            .get(&(client_id.to_string(), lid.to_string()))
-            .cloned()
+        self.known().phone(client_id.as_str(), lid)
     }
 
     fn remember(&self, client_id: &ClientId, lid: &str, phone: &str) {
-        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        if known.len() >= REMEMBERED {
-            known.clear();
-        }
-        known.insert((client_id.to_string(), lid.to_string()), phone.to_string());
+        self.known().pair(client_id.as_str(), lid, phone);
+    }
+
+    /// Forgets what is remembered of `client_id`'s contacts: the session
+    /// starts or stops on this worker, and another may learn meanwhile.
+    pub fn forget(&self, client_id: &ClientId) {
+        self.known().forget(client_id.as_str());
     }
 
     /// Records that `lid` is `phone` for this session (a failure is only logged:
@@ -95,4 +100,44 @@ impl ContactBook {
             }
         }
     }
+
+    /// The LID user-part learned for `phone`, if any.
+    pub async fn lid(&self, client_id: &ClientId, phone: &str) -> Option<String> {
+        if let Some(lid) = self.known().lid(client_id.as_str(), phone) {
+            return Some(lid);
+        }
+        match self.db.lid_for_phone(client_id.as_str(), phone).await {
+            Ok(Some(lid)) => {
+                self.remember(client_id, &lid, phone);
+                Some(lid)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not read");
+                None
+            }
+        }
+    }
+
+    /// Records that the session met `lid` (in a lookup), with its phone when
+    /// known: written even when remembered, so the contact counts as met now.
+    pub async fn met(&self, client_id: &ClientId, lid: &str, phone: &str) {
+        if lid.is_empty() {
+            return;
+        }
+        match self
+            .db
+            .learn_contact(client_id.as_str(), lid, phone, "")
+            .await
+        {
+            Ok(()) => self.remember(client_id, lid, phone),
+            Err(e) => {
+                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
+            }
+        }
+    }
 }
+
+#[cfg(test)]
+#[path = "contacts_tests.rs"]
+mod tests;

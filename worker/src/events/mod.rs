@@ -3,6 +3,7 @@
 mod contacts;
 mod groups;
 mod history;
+mod known_pairs;
 mod lookup;
 mod normalize;
 mod pipeline;

@@ -1,20 +1,30 @@
 //! A session's address book: the LID <-> phone mapping learned from lookups,
-//! consulted before the network is asked. A database failure only costs a
-//! network lookup (reads) or one learned pair (writes): it is logged, not fatal.
+//! consulted before the network is asked, through the worker's
+//! [`ContactBook`] (which remembers what it read and wrote). A database
+//! failure only costs a network lookup (reads) or one learned pair (writes):
+//! it is logged, not fatal.
 use parley_model::address::{Jid, PhoneNumber};
 use parley_model::ids::ClientId;
 use parley_model::recipients::lid_jid;
 use parley_shared::db::Db;
 
+use crate::events::ContactBook;
+
 #[derive(Clone)]
 pub struct Book {
     pub db: Db,
     pub client_id: ClientId,
+    pairs: ContactBook,
 }
 
 impl Book {
-    pub fn new(db: Db, client_id: &ClientId) -> Book {
+    /// The book of `client_id`, through the worker's `pairs` (without
+    /// them, a book of its own that remembers only what it met itself).
+    pub fn new(db: Db, client_id: &ClientId, pairs: Option<&ContactBook>) -> Book {
         Book {
+            pairs: pairs
+                .cloned()
+                .unwrap_or_else(|| ContactBook::new(db.clone())),
             db,
             client_id: client_id.clone(),
         }
@@ -22,13 +32,7 @@ impl Book {
 
     /// The LID user-part learned for `phone`.
     pub async fn lid_for(&self, phone: &str) -> Option<String> {
-        match self.db.lid_for_phone(self.client_id.as_str(), phone).await {
-            Ok(lid) => lid,
-            Err(e) => {
-                tracing::warn!(client_id = %self.client_id, error = %e, "contact mapping not read");
-                None
-            }
-        }
+        self.pairs.lid(&self.client_id, phone).await
     }
 
     /// The LID JID learned for `phone`.
@@ -50,15 +54,6 @@ impl Book {
     /// Records that `lid` is `phone` (either may be empty: nothing is learned
     /// without a LID).
     pub async fn learn(&self, lid: &str, phone: &str) {
-        if lid.is_empty() {
-            return;
-        }
-        if let Err(e) = self
-            .db
-            .learn_contact(self.client_id.as_str(), lid, phone, "")
-            .await
-        {
-            tracing::warn!(client_id = %self.client_id, error = %e, "contact mapping not stored");
-        }
+        self.pairs.met(&self.client_id, lid, phone).await;
     }
 }

@@ -156,7 +156,7 @@ impl Avatars {
     ) -> Querier {
         Querier {
             connection,
-            book: Book::new(self.db.clone(), client_id),
+            book: Book::new(self.db.clone(), client_id, None),
             media: Arc::clone(&self.media),
             avatars: None,
             my_jid: String::new(),

@@ -196,6 +196,9 @@ impl Actor {
         on_exit: impl FnOnce(),
     ) {
         tracing::info!(client_id = %self.id, fence = self.lease.fence, "session running");
+        // What this worker remembered of the session's contacts may be
+        // stale: another worker may have owned it since.
+        self.forget_contacts();
         let end = loop {
             let (retry_at, hold_ends) = (self.retry_at, self.hold_ends());
             // Finished sends are answered, and a due connection attempt made,
@@ -283,6 +286,7 @@ impl Actor {
         // Deliveries under way end and are recorded before the lease goes: the
         // next owner then finds them delivered, not pending (no duplicates).
         self.end_deliveries().await;
+        self.forget_contacts();
         keeper.abort();
         on_exit();
         // Stopped: it serves nothing from here on. Said before the lease goes,
@@ -310,6 +314,13 @@ impl Actor {
             .is_err()
         {
             tracing::warn!(client_id = %self.id, "deliveries under way did not end in time; the next owner repeats them");
+        }
+    }
+
+    /// Forgets the contacts' pairs the worker remembers for the session.
+    fn forget_contacts(&self) {
+        if let Some(contacts) = &self.deps.events.contacts {
+            contacts.forget(&self.id);
         }
     }
 

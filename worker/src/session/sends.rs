@@ -190,7 +190,11 @@ impl Actor {
         match self.online_link() {
             Some(link) => Ok(Querier {
                 connection: Arc::clone(&link.connection),
-                book: Book::new(self.deps.db.clone(), &self.id),
+                book: Book::new(
+                    self.deps.db.clone(),
+                    &self.id,
+                    self.deps.events.contacts.as_ref(),
+                ),
                 media: Arc::clone(&self.deps.media),
                 avatars: self.deps.events.avatars.clone(),
                 my_jid: self.row.jid.clone(),
@@ -210,7 +214,11 @@ impl Actor {
         match self.online_link() {
             Some(link) => Ok(Sender {
                 connection: Arc::clone(&link.connection),
-                book: Book::new(self.deps.db.clone(), &self.id),
+                book: Book::new(
+                    self.deps.db.clone(),
+                    &self.id,
+                    self.deps.events.contacts.as_ref(),
+                ),
                 media: Arc::clone(&self.deps.media),
                 fetcher: self.deps.fetcher.clone(),
                 network_timeout: self.deps.timing.network_timeout,

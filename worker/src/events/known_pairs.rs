@@ -1,0 +1,112 @@
+//! The LID <-> phone pairs a worker knows its sessions' contacts by, as
+//! stored: each session's LIDs to phones and phones to LIDs, kept inverse of
+//! each other the way the store keeps them (a phone belongs to one LID, a LID
+//! has one phone).
+use std::collections::HashMap;
+
+/// Pairs remembered, over all sessions, before the memory starts over.
+const REMEMBERED: usize = 100_000;
+
+#[derive(Default)]
+pub(super) struct KnownPairs {
+    sessions: HashMap<String, Pairs>,
+    /// Pairs held over all sessions.
+    len: usize,
+}
+
+#[derive(Default)]
+struct Pairs {
+    /// LID -> phone.
+    phones: HashMap<String, String>,
+    /// Phone -> LID.
+    lids: HashMap<String, String>,
+}
+
+impl KnownPairs {
+    pub(super) fn phone(&self, client_id: &str, lid: &str) -> Option<String> {
+        self.sessions.get(client_id)?.phones.get(lid).cloned()
+    }
+
+    pub(super) fn lid(&self, client_id: &str, phone: &str) -> Option<String> {
+        self.sessions.get(client_id)?.lids.get(phone).cloned()
+    }
+
+    /// `lid` is `phone` now: the phone `lid` had before, and the LID that
+    /// had `phone`, are forgotten, as the store forgets them.
+    pub(super) fn pair(&mut self, client_id: &str, lid: &str, phone: &str) {
+        if lid.is_empty() || phone.is_empty() {
+            return;
+        }
+        if self.len >= REMEMBERED {
+            self.sessions.clear();
+            self.len = 0;
+        }
+        let pairs = self.sessions.entry(client_id.to_string()).or_default();
+        let before = pairs.phones.len();
+        if let Some(old) = pairs.phones.insert(lid.to_string(), phone.to_string())
+            && old != phone
+        {
+            pairs.lids.remove(&old);
+        }
+        if let Some(other) = pairs.lids.insert(phone.to_string(), lid.to_string())
+            && other != lid
+        {
+            pairs.phones.remove(&other);
+        }
+        self.len = self.len - before + pairs.phones.len();
+    }
+
+    /// Everything known of `client_id`'s contacts: the session starts or
+    /// ends here, and another worker may learn meanwhile.
+    pub(super) fn forget(&mut self, client_id: &str) {
+        if let Some(pairs) = self.sessions.remove(client_id) {
+            self.len -= pairs.phones.len();
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KnownPairs;
+
+    #[test]
+    fn a_phone_that_moves_to_another_lid_leaves_the_first() {
+        let mut known = KnownPairs::default();
+        known.pair("s", "100", "491");
+        known.pair("s", "200", "491");
+        assert_eq!(known.lid("s", "491").as_deref(), Some("200"));
+        assert_eq!(known.phone("s", "100"), None);
+        assert_eq!(known.phone("s", "200").as_deref(), Some("491"));
+        assert_eq!(known.len(), 1);
+    }
+
+    #[test]
+    fn a_lid_with_a_new_phone_no_longer_answers_for_the_old_one() {
+        let mut known = KnownPairs::default();
+        known.pair("s", "100", "491");
+        known.pair("s", "100", "492");
+        assert_eq!(known.lid("s", "491"), None);
+        assert_eq!(known.lid("s", "492").as_deref(), Some("100"));
+        assert_eq!(known.len(), 1);
+    }
+
+    #[test]
+    fn sessions_are_apart_and_forgotten_one_at_a_time() {
+        let mut known = KnownPairs::default();
+        known.pair("a", "100", "491");
+        known.pair("b", "200", "491");
+        known.pair("b", "300", "");
+        assert_eq!(known.lid("a", "491").as_deref(), Some("100"));
+        assert_eq!(known.lid("b", "491").as_deref(), Some("200"));
+        assert_eq!(known.len(), 2);
+        known.forget("b");
+        assert_eq!(known.lid("b", "491"), None);
+        assert_eq!(known.lid("a", "491").as_deref(), Some("100"));
+        assert_eq!(known.len(), 1);
+    }
+}
