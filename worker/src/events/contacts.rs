@@ -35,8 +35,14 @@ impl ContactBook {
         self.known().phone(client_id.as_str(), lid)
     }
 
+    /// A pair this book wrote.
     fn remember(&self, client_id: &ClientId, lid: &str, phone: &str) {
-        self.known().pair(client_id.as_str(), lid, phone);
+        self.known().wrote(client_id.as_str(), lid, phone);
+    }
+
+    /// A pair read from the store in a read that began at `epoch`.
+    fn remember_read(&self, client_id: &ClientId, lid: &str, phone: &str, epoch: u64) {
+        self.known().read(client_id.as_str(), lid, phone, epoch);
     }
 
     /// Forgets what is remembered of `client_id`'s contacts: the session
@@ -88,9 +94,10 @@ impl ContactBook {
         if let Some(phone) = self.remembered(client_id, lid) {
             return Some(phone);
         }
+        let epoch = self.known().epoch();
         match self.db.phone_for_lid(client_id.as_str(), lid).await {
             Ok(Some(phone)) => {
-                self.remember(client_id, lid, &phone);
+                self.remember_read(client_id, lid, &phone, epoch);
                 Some(phone)
             }
             Ok(None) => None,
@@ -106,9 +113,10 @@ impl ContactBook {
         if let Some(lid) = self.known().lid(client_id.as_str(), phone) {
             return Some(lid);
         }
+        let epoch = self.known().epoch();
         match self.db.lid_for_phone(client_id.as_str(), phone).await {
             Ok(Some(lid)) => {
-                self.remember(client_id, &lid, phone);
+                self.remember_read(client_id, &lid, phone, epoch);
                 Some(lid)
             }
             Ok(None) => None,

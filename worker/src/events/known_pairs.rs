@@ -1,7 +1,9 @@
 //! The LID <-> phone pairs a worker knows its sessions' contacts by, as
 //! stored: each session's LIDs to phones and phones to LIDs, kept inverse of
 //! each other the way the store keeps them (a phone belongs to one LID, a LID
-//! has one phone).
+//! has one phone). A pair read from the store is kept only when nothing was
+//! written or forgotten while it was read: a read that began before a write
+//! may return what the write replaced.
 use std::collections::HashMap;
 
 /// Pairs remembered, over all sessions, before the memory starts over.
@@ -12,6 +14,8 @@ pub(super) struct KnownPairs {
     sessions: HashMap<String, Pairs>,
     /// Pairs held over all sessions.
     len: usize,
+    /// Writes and forgets so far.
+    epoch: u64,
 }
 
 #[derive(Default)]
@@ -31,9 +35,29 @@ impl KnownPairs {
         self.sessions.get(client_id)?.lids.get(phone).cloned()
     }
 
+    /// Where the writes stand, to give [`Self::read`] when a read from the
+    /// store comes back.
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// A pair read from the store, which began at `epoch`: kept when
+    /// nothing was written or forgotten since.
+    pub(super) fn read(&mut self, client_id: &str, lid: &str, phone: &str, epoch: u64) {
+        if epoch == self.epoch {
+            self.pair(client_id, lid, phone);
+        }
+    }
+
+    /// A pair written to the store.
+    pub(super) fn wrote(&mut self, client_id: &str, lid: &str, phone: &str) {
+        self.epoch += 1;
+        self.pair(client_id, lid, phone);
+    }
+
     /// `lid` is `phone` now: the phone `lid` had before, and the LID that
     /// had `phone`, are forgotten, as the store forgets them.
-    pub(super) fn pair(&mut self, client_id: &str, lid: &str, phone: &str) {
+    fn pair(&mut self, client_id: &str, lid: &str, phone: &str) {
         if lid.is_empty() || phone.is_empty() {
             return;
         }
@@ -59,6 +83,7 @@ impl KnownPairs {
     /// Everything known of `client_id`'s contacts: the session starts or
     /// ends here, and another worker may learn meanwhile.
     pub(super) fn forget(&mut self, client_id: &str) {
+        self.epoch += 1;
         if let Some(pairs) = self.sessions.remove(client_id) {
             self.len -= pairs.phones.len();
         }
@@ -77,8 +102,8 @@ mod tests {
     #[test]
     fn a_phone_that_moves_to_another_lid_leaves_the_first() {
         let mut known = KnownPairs::default();
-        known.pair("s", "100", "491");
-        known.pair("s", "200", "491");
+        known.wrote("s", "100", "491");
+        known.wrote("s", "200", "491");
         assert_eq!(known.lid("s", "491").as_deref(), Some("200"));
         assert_eq!(known.phone("s", "100"), None);
         assert_eq!(known.phone("s", "200").as_deref(), Some("491"));
@@ -88,8 +113,8 @@ mod tests {
     #[test]
     fn a_lid_with_a_new_phone_no_longer_answers_for_the_old_one() {
         let mut known = KnownPairs::default();
-        known.pair("s", "100", "491");
-        known.pair("s", "100", "492");
+        known.wrote("s", "100", "491");
+        known.wrote("s", "100", "492");
         assert_eq!(known.lid("s", "491"), None);
         assert_eq!(known.lid("s", "492").as_deref(), Some("100"));
         assert_eq!(known.len(), 1);
@@ -98,9 +123,9 @@ mod tests {
     #[test]
     fn sessions_are_apart_and_forgotten_one_at_a_time() {
         let mut known = KnownPairs::default();
-        known.pair("a", "100", "491");
-        known.pair("b", "200", "491");
-        known.pair("b", "300", "");
+        known.wrote("a", "100", "491");
+        known.wrote("b", "200", "491");
+        known.wrote("b", "300", "");
         assert_eq!(known.lid("a", "491").as_deref(), Some("100"));
         assert_eq!(known.lid("b", "491").as_deref(), Some("200"));
         assert_eq!(known.len(), 2);
@@ -108,5 +133,21 @@ mod tests {
         assert_eq!(known.lid("b", "491"), None);
         assert_eq!(known.lid("a", "491").as_deref(), Some("100"));
         assert_eq!(known.len(), 1);
+    }
+
+    #[test]
+    fn a_read_that_began_before_a_write_is_not_kept() {
+        let mut known = KnownPairs::default();
+        let began = known.epoch();
+        known.wrote("s", "200", "491");
+        known.read("s", "100", "491", began);
+        assert_eq!(known.lid("s", "491").as_deref(), Some("200"));
+        let began = known.epoch();
+        known.read("s", "300", "492", began);
+        assert_eq!(known.lid("s", "492").as_deref(), Some("300"));
+        let began = known.epoch();
+        known.forget("s");
+        known.read("s", "300", "492", began);
+        assert_eq!(known.lid("s", "492"), None);
     }
 }
