@@ -57,7 +57,9 @@ impl ContactBook {
         if lid.is_empty() || phone.is_empty() {
             return;
         }
-        if self.remembered(client_id, lid).as_deref() == Some(phone) {
+        if self.remembered(client_id, lid).as_deref() == Some(phone)
+            && (name.is_empty() || self.known().has_name(client_id.as_str(), lid, name))
+        {
             return;
         }
         match self
@@ -65,7 +67,10 @@ impl ContactBook {
             .learn_contact(client_id.as_str(), lid, phone, name)
             .await
         {
-            Ok(()) => self.remember(client_id, lid, phone),
+            Ok(()) => {
+                self.remember(client_id, lid, phone);
+                self.known().wrote_name(client_id.as_str(), lid, name);
+            }
             Err(e) => {
                 tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
             }
@@ -83,9 +88,8 @@ impl ContactBook {
         self.db
             .learn_contact(client_id.as_str(), lid, phone, name)
             .await?;
-        if !phone.is_empty() {
-            self.remember(client_id, lid, phone);
-        }
+        self.remember(client_id, lid, phone);
+        self.known().wrote_name(client_id.as_str(), lid, name);
         Ok(())
     }
 

@@ -60,3 +60,34 @@ async fn a_phone_an_event_gives_another_lid_leaves_the_first_for_sends_and_event
     );
     assert_eq!(book.phone(&c, "100").await, None, "as stored");
 }
+
+#[tokio::test]
+async fn a_name_that_comes_after_a_send_looked_the_contact_up_is_stored_once() {
+    let (db, _dir) = store().await;
+    let book = ContactBook::new(db.clone());
+    let c = session();
+    book.met(&c, "100", "491").await;
+    book.learn(&c, "100", "491", "Ana").await;
+    let stored = parley_shared::db::entities::contacts::by_lid(&db, "c1", "100")
+        .await
+        .expect("read")
+        .expect("the contact");
+    assert_eq!(
+        stored.name, "Ana",
+        "the name is written though the pair was known"
+    );
+    // The same name again writes nothing: a store that changed behind the
+    // book's back keeps what it has.
+    db.learn_contact("c1", "100", "491", "Other")
+        .await
+        .expect("write");
+    book.learn(&c, "100", "491", "Ana").await;
+    let stored = parley_shared::db::entities::contacts::by_lid(&db, "c1", "100")
+        .await
+        .expect("read")
+        .expect("the contact");
+    assert_eq!(
+        stored.name, "Other",
+        "a name already written is not written again"
+    );
+}

@@ -6,13 +6,14 @@
 //! may return what the write replaced.
 use std::collections::HashMap;
 
-/// Pairs remembered, over all sessions, before the memory starts over.
+/// Pairs and names remembered, over all sessions, before the memory starts
+/// over.
 const REMEMBERED: usize = 100_000;
 
 #[derive(Default)]
 pub(super) struct KnownPairs {
     sessions: HashMap<String, Pairs>,
-    /// Pairs held over all sessions.
+    /// Pairs and names held over all sessions.
     len: usize,
     /// Writes and forgets so far.
     epoch: u64,
@@ -24,6 +25,14 @@ struct Pairs {
     phones: HashMap<String, String>,
     /// Phone -> LID.
     lids: HashMap<String, String>,
+    /// LID -> the name last written with it.
+    names: HashMap<String, String>,
+}
+
+impl Pairs {
+    fn size(&self) -> usize {
+        self.phones.len() + self.names.len()
+    }
 }
 
 impl KnownPairs {
@@ -33,6 +42,34 @@ impl KnownPairs {
 
     pub(super) fn lid(&self, client_id: &str, phone: &str) -> Option<String> {
         self.sessions.get(client_id)?.lids.get(phone).cloned()
+    }
+
+    /// Whether `name` is the name last written for `lid`.
+    pub(super) fn has_name(&self, client_id: &str, lid: &str, name: &str) -> bool {
+        self.sessions
+            .get(client_id)
+            .and_then(|pairs| pairs.names.get(lid))
+            .is_some_and(|known| known == name)
+    }
+
+    /// A name written for `lid` (nothing when empty: an empty name keeps
+    /// the stored one).
+    pub(super) fn wrote_name(&mut self, client_id: &str, lid: &str, name: &str) {
+        if lid.is_empty() || name.is_empty() {
+            return;
+        }
+        self.make_room();
+        let pairs = self.sessions.entry(client_id.to_string()).or_default();
+        let before = pairs.size();
+        pairs.names.insert(lid.to_string(), name.to_string());
+        self.len = self.len - before + pairs.size();
+    }
+
+    fn make_room(&mut self) {
+        if self.len >= REMEMBERED {
+            self.sessions.clear();
+            self.len = 0;
+        }
     }
 
     /// Where the writes stand, to give [`Self::read`] when a read from the
@@ -61,12 +98,9 @@ impl KnownPairs {
         if lid.is_empty() || phone.is_empty() {
             return;
         }
-        if self.len >= REMEMBERED {
-            self.sessions.clear();
-            self.len = 0;
-        }
+        self.make_room();
         let pairs = self.sessions.entry(client_id.to_string()).or_default();
-        let before = pairs.phones.len();
+        let before = pairs.size();
         if let Some(old) = pairs.phones.insert(lid.to_string(), phone.to_string())
             && old != phone
         {
@@ -77,7 +111,7 @@ impl KnownPairs {
         {
             pairs.phones.remove(&other);
         }
-        self.len = self.len - before + pairs.phones.len();
+        self.len = self.len - before + pairs.size();
     }
 
     /// Everything known of `client_id`'s contacts: the session starts or
@@ -85,7 +119,7 @@ impl KnownPairs {
     pub(super) fn forget(&mut self, client_id: &str) {
         self.epoch += 1;
         if let Some(pairs) = self.sessions.remove(client_id) {
-            self.len -= pairs.phones.len();
+            self.len -= pairs.size();
         }
     }
 
@@ -133,6 +167,21 @@ mod tests {
         assert_eq!(known.lid("b", "491"), None);
         assert_eq!(known.lid("a", "491").as_deref(), Some("100"));
         assert_eq!(known.len(), 1);
+    }
+
+    #[test]
+    fn a_name_is_known_once_written_and_forgotten_with_its_session() {
+        let mut known = KnownPairs::default();
+        known.wrote("s", "100", "491");
+        assert!(!known.has_name("s", "100", "Ana"));
+        known.wrote_name("s", "100", "Ana");
+        known.wrote_name("s", "100", "");
+        assert!(known.has_name("s", "100", "Ana"));
+        assert!(!known.has_name("s", "100", "Bea"));
+        assert_eq!(known.len(), 2);
+        known.forget("s");
+        assert!(!known.has_name("s", "100", "Ana"));
+        assert_eq!(known.len(), 0);
     }
 
     #[test]
