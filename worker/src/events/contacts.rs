@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use parley_model::ids::ClientId;
-use parley_shared::db::Db;
+use parley_shared::db::{Db, DbError};
 
 use super::known_pairs::KnownPairs;
 
@@ -35,9 +35,26 @@ impl ContactBook {
         self.known().phone(client_id.as_str(), lid)
     }
 
-    /// A pair this book wrote.
-    fn remember(&self, client_id: &ClientId, lid: &str, phone: &str) {
-        self.known().wrote(client_id.as_str(), lid, phone);
+    /// A pair (and a name, unless empty) this book wrote.
+    fn remember(&self, client_id: &ClientId, lid: &str, phone: &str, name: &str) {
+        let mut known = self.known();
+        known.wrote(client_id.as_str(), lid, phone);
+        known.wrote_name(client_id.as_str(), lid, name);
+    }
+
+    /// Writes a pair (and a name, unless empty) and remembers it; a failure
+    /// is only logged.
+    async fn write(&self, client_id: &ClientId, lid: &str, phone: &str, name: &str) {
+        match self
+            .db
+            .learn_contact(client_id.as_str(), lid, phone, name)
+            .await
+        {
+            Ok(()) => self.remember(client_id, lid, phone, name),
+            Err(e) => {
+                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
+            }
+        }
     }
 
     /// A pair read from the store in a read that began at `epoch`.
@@ -62,19 +79,7 @@ impl ContactBook {
         {
             return;
         }
-        match self
-            .db
-            .learn_contact(client_id.as_str(), lid, phone, name)
-            .await
-        {
-            Ok(()) => {
-                self.remember(client_id, lid, phone);
-                self.known().wrote_name(client_id.as_str(), lid, name);
-            }
-            Err(e) => {
-                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
-            }
-        }
+        self.write(client_id, lid, phone, name).await;
     }
 
     /// Records the name `lid` gave itself (with its phone, when known).
@@ -84,12 +89,11 @@ impl ContactBook {
         lid: &str,
         phone: &str,
         name: &str,
-    ) -> Result<(), parley_shared::db::DbError> {
+    ) -> Result<(), DbError> {
         self.db
             .learn_contact(client_id.as_str(), lid, phone, name)
             .await?;
-        self.remember(client_id, lid, phone);
-        self.known().wrote_name(client_id.as_str(), lid, name);
+        self.remember(client_id, lid, phone, name);
         Ok(())
     }
 
@@ -99,17 +103,12 @@ impl ContactBook {
             return Some(phone);
         }
         let epoch = self.known().epoch();
-        match self.db.phone_for_lid(client_id.as_str(), lid).await {
-            Ok(Some(phone)) => {
-                self.remember_read(client_id, lid, &phone, epoch);
-                Some(phone)
-            }
-            Ok(None) => None,
-            Err(e) => {
-                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not read");
-                None
-            }
-        }
+        let phone = read(
+            client_id,
+            self.db.phone_for_lid(client_id.as_str(), lid).await,
+        )?;
+        self.remember_read(client_id, lid, &phone, epoch);
+        Some(phone)
     }
 
     /// The LID user-part learned for `phone`, if any.
@@ -118,17 +117,12 @@ impl ContactBook {
             return Some(lid);
         }
         let epoch = self.known().epoch();
-        match self.db.lid_for_phone(client_id.as_str(), phone).await {
-            Ok(Some(lid)) => {
-                self.remember_read(client_id, &lid, phone, epoch);
-                Some(lid)
-            }
-            Ok(None) => None,
-            Err(e) => {
-                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not read");
-                None
-            }
-        }
+        let lid = read(
+            client_id,
+            self.db.lid_for_phone(client_id.as_str(), phone).await,
+        )?;
+        self.remember_read(client_id, &lid, phone, epoch);
+        Some(lid)
     }
 
     /// Records that the session met `lid` (in a lookup), with its phone when
@@ -137,17 +131,16 @@ impl ContactBook {
         if lid.is_empty() {
             return;
         }
-        match self
-            .db
-            .learn_contact(client_id.as_str(), lid, phone, "")
-            .await
-        {
-            Ok(()) => self.remember(client_id, lid, phone),
-            Err(e) => {
-                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
-            }
-        }
+        self.write(client_id, lid, phone, "").await;
     }
+}
+
+/// What a read of the store found; a failure is only logged.
+fn read(client_id: &ClientId, found: Result<Option<String>, DbError>) -> Option<String> {
+    found.unwrap_or_else(|e| {
+        tracing::warn!(client_id = %client_id, error = %e, "contact mapping not read");
+        None
+    })
 }
 
 #[cfg(test)]

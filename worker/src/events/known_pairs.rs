@@ -1,9 +1,10 @@
 //! The LID <-> phone pairs a worker knows its sessions' contacts by, as
 //! stored: each session's LIDs to phones and phones to LIDs, kept inverse of
 //! each other the way the store keeps them (a phone belongs to one LID, a LID
-//! has one phone). A pair read from the store is kept only when nothing was
-//! written or forgotten while it was read: a read that began before a write
-//! may return what the write replaced.
+//! has one phone), with the name last written for each LID. A pair read
+//! from the store is kept only when nothing was written or forgotten while
+//! it was read: a read that began before a write may return what the write
+//! replaced.
 use std::collections::HashMap;
 
 /// Pairs and names remembered, over all sessions, before the memory starts
