@@ -131,7 +131,9 @@ pub enum NetworkEvent {
     History(Vec<InboundMessage>),
     /// The names the account's contacts gave themselves, as its phone
     /// knows them (history sync, after pairing): the session's contacts
-    /// and the hosted inbox's unnamed rooms take them.
+    /// and the hosted inbox's unnamed rooms take them. A name may come
+    /// first by its LID alone, then again with the phone once the network
+    /// paired them.
     ContactNames(Vec<ContactName>),
 }
 

@@ -24,6 +24,7 @@ use whatsapp_rust::wacore_binary::JidExt as _;
 
 use super::authors::Authors;
 use super::errors::port_jid;
+use super::history_names::UnpairedNames;
 use super::lifecycle::{identity_of, lifecycle};
 use super::server_acks::ServerAcks;
 use crate::convert::inbound::{
@@ -31,7 +32,7 @@ use crate::convert::inbound::{
 };
 use crate::store::SeaOrmDeviceStore;
 use parley_model::inbound::{Content, GroupAction, GroupSetting, InboundMessage, ReceiptStatus};
-use parley_network::{ContactName, DisconnectReason, MessageId, NetworkEvent};
+use parley_network::{DisconnectReason, MessageId, NetworkEvent};
 
 /// Pauses between looks for a poll's secret that is not stored yet (the
 /// last look gets none after it): 750 ms in all.
@@ -82,6 +83,8 @@ pub(super) struct Pump {
     pub out: mpsc::Sender<NetworkEvent>,
     /// Authors of received group messages, for reactions and receipts.
     pub authors: Authors,
+    /// Contacts' names of the history whose pair is not known yet.
+    pub unpaired: UnpairedNames,
 }
 
 impl Pump {
@@ -201,8 +204,10 @@ impl Pump {
     }
 
     /// Hands the session the messages of a history sync, read off the
-    /// runtime a chunk at a time (at most two chunks wait); `false` once the
-    /// session stopped listening.
+    /// runtime a chunk at a time (at most two chunks wait), then the
+    /// contacts' names it gave and those an earlier one gave whose pair is
+    /// known now (`super::history_names`); `false` once the session stopped
+    /// listening.
     async fn history(&self, sync: &LazyHistorySync) -> bool {
         let snapshot = self.client.persistence_manager().get_device_snapshot();
         let Some(own) = snapshot.pn.as_ref().map(|j| j.to_non_ad()) else {
@@ -231,36 +236,16 @@ impl Pump {
             Err(e) => {
                 tracing::warn!(client_id = self.store.client_id(), error = %e,
                     "a history sync is not readable (what was read of it is kept)");
-                return true;
+                Vec::new()
             }
         };
-        if names.is_empty() {
-            return true;
-        }
-        let mut named = Vec::with_capacity(names.len());
-        for (jid, name) in names {
-            if let Some(contact) = self.contact_name(&jid, name).await {
-                named.push(contact);
-            }
-        }
+        let named = self.unpaired.pair(names, self.client.as_ref()).await;
         named.is_empty()
             || self
                 .out
                 .send(NetworkEvent::ContactNames(named))
                 .await
                 .is_ok()
-    }
-
-    /// A contact's name with both halves of its address, as the session's
-    /// client learned them (a name whose LID is not known is left out:
-    /// Parley keys contacts by LID).
-    async fn contact_name(&self, jid: &Jid, name: String) -> Option<ContactName> {
-        let (lid, phone) = match self.client.get_lid_pn_entry(jid).await {
-            Ok(Some(entry)) => (entry.lid.to_string(), entry.phone_number.to_string()),
-            _ if jid.is_lid() => (jid.user.to_string(), String::new()),
-            _ => return None,
-        };
-        Some(ContactName { lid, phone, name })
     }
 
     /// A contact's presence the session subscribed to; the account's own

@@ -20,6 +20,7 @@ pub(crate) mod device_saves;
 mod durable;
 mod errors;
 mod history;
+mod history_names;
 mod http_client;
 mod inbound;
 mod labels;
@@ -319,6 +320,7 @@ impl Network for WhatsappNetwork {
             store: store.clone(),
             out,
             authors: authors.clone(),
+            unpaired: Default::default(),
         };
         hooked.set(Some(pump.clone()));
         tokio::spawn(pump.run(library_events, ended.clone()));

@@ -4,6 +4,7 @@
 mod calls;
 mod connect;
 mod history;
+mod history_names;
 mod lifecycle;
 mod mentions;
 mod proxy;

@@ -143,6 +143,7 @@ async fn running(store: &SeaOrmDeviceStore) -> Running {
         store: store.clone(),
         out,
         authors: authors.clone(),
+        unpaired: Default::default(),
     };
     let task = tokio::spawn(pump.run(library_events, ended_rx));
     Running {
