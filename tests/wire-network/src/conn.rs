@@ -75,6 +75,7 @@ pub async fn serve(inner: Arc<Inner>, tcp: TcpStream) {
 /// client's signature, and the 515 that sends it to log in.
 async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let ours = tx.downgrade();
     inner.registry().pairing.insert(shaken.client_static, tx);
     let refs: Vec<String> = (0..6)
         .map(|_| format!("2@{}", BASE64_STANDARD.encode(rand10::random::<[u8; 24]>())))
@@ -134,7 +135,16 @@ async fn pair(inner: &Inner, socket: &mut Socket, shaken: &Handshaken) -> anyhow
         }
     }
     .await;
-    inner.registry().pairing.remove(&shaken.client_static);
+    // Unless a newer socket of the same install took the place meanwhile.
+    let mut reg = inner.registry();
+    if let Some(ours) = ours.upgrade()
+        && reg
+            .pairing
+            .get(&shaken.client_static)
+            .is_some_and(|tx| tx.same_channel(&ours))
+    {
+        reg.pairing.remove(&shaken.client_static);
+    }
     result
 }
 
