@@ -42,6 +42,12 @@ impl RogueCompanion {
     /// Connects to `net` as a companion that has never been linked and
     /// waits for the QR references the server shows it.
     pub async fn connect(net: &WireNetwork) -> anyhow::Result<Self> {
+        Self::connect_as(net, KeyPair::generate(&mut rand10::rng())).await
+    }
+
+    /// [`Self::connect`] with the noise key `noise`: another socket of the
+    /// same install (a client that kept its key and connects again).
+    pub async fn connect_as(net: &WireNetwork, noise: KeyPair) -> anyhow::Result<Self> {
         let url = net.url();
         let tcp = TcpStream::connect(net.addr).await.context("connect")?;
         let (ws, _) = tokio_websockets::ClientBuilder::new()
@@ -50,7 +56,6 @@ impl RogueCompanion {
             .await
             .context("websocket upgrade")?;
         let mut socket = Socket::client(ws, WA_CONN_HEADER);
-        let noise = KeyPair::generate(&mut rand10::rng());
         // No username: a client that asks to be paired.
         let payload = wa::ClientPayload::default().encode_to_vec();
         let mut handshake = XxHandshakeState::new(noise.clone(), payload, &WA_CONN_HEADER)?;
@@ -77,6 +82,18 @@ impl RogueCompanion {
         let first = refs.iter().find_map(text);
         rogue.reference = first.ok_or_else(|| anyhow!("no QR reference"))?;
         Ok(rogue)
+    }
+
+    /// Its noise key.
+    pub fn noise(&self) -> KeyPair {
+        self.noise.clone()
+    }
+
+    /// Reads until the server ends the socket; `false` if it has not within
+    /// `wait`.
+    pub async fn ended(&mut self, wait: std::time::Duration) -> bool {
+        let end = async { while let Ok(Some(_)) = self.socket.read_node().await {} };
+        tokio::time::timeout(wait, end).await.is_ok()
     }
 
     /// The QR code this companion shows.

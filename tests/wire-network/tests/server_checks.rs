@@ -65,6 +65,35 @@ async fn a_companion_whose_signature_fails_is_not_linked() {
     assert!(net.devices_of(PHONE).contains(&linked.device));
 }
 
+/// A second pairing socket of one install (the same noise key) takes the
+/// first one's place, as a client that connects again before the server
+/// read the end of its last socket: the first socket is ended, and its end
+/// leaves the second one in place, shown its QR code and linked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairing_socket_replaced_by_the_same_install_leaves_the_new_one_linkable() {
+    let net = WireNetwork::start().await.expect("network");
+    let phone = TestDevice::start(&net, PHONE, "Phone")
+        .await
+        .expect("phone");
+    let mut first = RogueCompanion::connect(&net).await.expect("connect");
+    let mut second = RogueCompanion::connect_as(&net, first.noise())
+        .await
+        .expect("connect again");
+    assert!(first.ended(WAIT).await, "the replaced socket is ended");
+    let linked = phone.scan(&net, &second.qr()).expect("scan");
+    let answer = second
+        .sign(Signing::Honest)
+        .await
+        .expect("the server answers")
+        .expect("an answer before the socket ends");
+    assert_eq!(
+        (answer.tag.as_ref(), attr(&answer, "code").as_deref()),
+        ("stream:error", Some("515")),
+        "{answer:?}"
+    );
+    assert!(net.devices_of(PHONE).contains(&linked.device));
+}
+
 /// An `encrypt` upload of one prekey and a signed prekey, signed by
 /// `identity` or, when `forged`, by another key.
 fn key_upload(identity: &KeyPair, id: u32, forged: bool) -> Node {
