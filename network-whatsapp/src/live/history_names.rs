@@ -4,8 +4,8 @@
 //! names may come before the bootstrap chunk whose phone-to-LID mappings
 //! pair them. A name whose pair is not known yet is handed over with what is
 //! known (its LID alone: Parley keys contacts by LID; a name by phone alone
-//! waits for its LID) and kept; once a later chunk made its pair known, it
-//! is handed over again, whole.
+//! waits for its LID) and kept while the connection lasts; once a later
+//! chunk made its pair known, it is handed over again, whole.
 use std::sync::{Arc, Mutex, PoisonError};
 
 use whatsapp_rust::{Client, Jid};

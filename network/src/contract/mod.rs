@@ -273,8 +273,8 @@ pub async fn the_phones_past_arrives_after_linking(s: Subject<'_>) {
         .expect("the phone scans");
     let (mut identity, mut online, mut names) = (None, false, Vec::new());
     let (mut history, mut labels) = (Vec::new(), Vec::new());
-    let paired = |names: &[ContactName]| names.iter().any(|n| !n.phone.is_empty());
-    while !online || history.len() < 3 || !paired(&names) || labels.len() < 2 {
+    let with_phone = |names: &[ContactName]| names.iter().any(|n| !n.phone.is_empty());
+    while !online || history.len() < 3 || !with_phone(&names) || labels.len() < 2 {
         match next_beyond_qr(&mut events, "the pairing, the history, names and labels").await {
             NetworkEvent::Paired(paired) => identity = Some(paired),
             NetworkEvent::Connected(_) => online = true,
