@@ -154,3 +154,30 @@ async fn a_start_on_a_port_in_use_is_retried_on_new_ports() {
     let (status, _) = json(client().get(p.url("/health/live")).send().await.unwrap()).await;
     assert_eq!(status, 200);
 }
+
+/// A port another test's HTTP server took first (a webhook receiver that
+/// answers anything with 200) is not taken for the gateway's: the start is
+/// retried on new ports, and that server gets no probe of the gateway's.
+#[tokio::test]
+async fn a_port_another_server_took_gets_no_probe_and_is_not_taken_for_the_gateways() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut other = parley_tests::receiver::Receiver::start().await;
+    let taken_port = reqwest::Url::parse(&other.url)
+        .ok()
+        .and_then(|u| u.port())
+        .expect("the receiver's port");
+    let mut first = true;
+    let mut pick = move || {
+        if std::mem::take(&mut first) {
+            taken_port
+        } else {
+            parley_tests::free_port()
+        }
+    };
+    let p = Parley::start_on(bin(), &["serve"], dir.path(), &vars(&[]), &mut pick).await;
+    assert_ne!(p.port, taken_port);
+    let (status, _) = json(client().get(p.url("/health/live")).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+    let probe = other.maybe_next(std::time::Duration::from_millis(10)).await;
+    assert!(probe.is_none(), "the other server was asked: {probe:?}");
+}

@@ -3,6 +3,7 @@
 pub mod browser;
 pub mod cpu;
 pub mod files;
+pub mod listeners;
 pub mod multipart;
 pub mod nats_server;
 pub mod packaged;

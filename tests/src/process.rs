@@ -99,7 +99,10 @@ impl Parley {
     }
 
     /// Waits until `/health/live` answers; `Err` with the process's output
-    /// when it exits first.
+    /// when it exits first. The port is asked only once the process holds
+    /// it: another test may have bound it first (the process then exits on
+    /// the conflict), and its server must get no probe, nor this one its
+    /// answer.
     async fn wait_live(&mut self, deadline: Duration) -> Result<(), String> {
         let until = Instant::now() + deadline;
         let client = reqwest::Client::new();
@@ -111,11 +114,15 @@ impl Parley {
                 return Err(format!("({status})\n{}", self.output()));
             }
             let url = format!("{}/health/live", self.base);
-            if let Ok(r) = client
-                .get(&url)
-                .timeout(Duration::from_secs(2))
-                .send()
-                .await
+            let ours = self
+                .pid()
+                .and_then(|pid| crate::listeners::listens_on(pid, self.port));
+            if ours != Some(false)
+                && let Ok(r) = client
+                    .get(&url)
+                    .timeout(Duration::from_secs(2))
+                    .send()
+                    .await
                 && r.status().is_success()
             {
                 return Ok(());
