@@ -128,13 +128,8 @@ async fn unknown_settings_are_warned_about() {
     assert!(p.output().contains("PARLEY_WEBHOOK_URLL"), "{}", p.output());
 }
 
-/// The test harness picks ports by binding and releasing them; when another
-/// process takes one first, the start is retried on new ports.
-#[tokio::test]
-async fn a_start_on_a_port_in_use_is_retried_on_new_ports() {
-    let dir = tempfile::tempdir().unwrap();
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let taken_port = taken.local_addr().unwrap().port();
+/// `parley serve` started first on `taken_port`, then on free ports.
+async fn serve_first_on(taken_port: u16, dir: &std::path::Path) -> Parley {
     let mut first = true;
     let mut pick = move || {
         if std::mem::take(&mut first) {
@@ -143,7 +138,17 @@ async fn a_start_on_a_port_in_use_is_retried_on_new_ports() {
             parley_tests::free_port()
         }
     };
-    let p = Parley::start_on(bin(), &["serve"], dir.path(), &vars(&[]), &mut pick).await;
+    Parley::start_on(bin(), &["serve"], dir, &vars(&[]), &mut pick).await
+}
+
+/// The test harness picks ports by binding and releasing them; when another
+/// process takes one first, the start is retried on new ports.
+#[tokio::test]
+async fn a_start_on_a_port_in_use_is_retried_on_new_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_port = taken.local_addr().unwrap().port();
+    let p = serve_first_on(taken_port, dir.path()).await;
     assert_ne!(p.port, taken_port);
     let first_log = std::fs::read_to_string(dir.path().join(format!("parley-{taken_port}.log")))
         .expect("the first attempt's log");
@@ -166,15 +171,7 @@ async fn a_port_another_server_took_gets_no_probe_and_is_not_taken_for_the_gatew
         .ok()
         .and_then(|u| u.port())
         .expect("the receiver's port");
-    let mut first = true;
-    let mut pick = move || {
-        if std::mem::take(&mut first) {
-            taken_port
-        } else {
-            parley_tests::free_port()
-        }
-    };
-    let p = Parley::start_on(bin(), &["serve"], dir.path(), &vars(&[]), &mut pick).await;
+    let p = serve_first_on(taken_port, dir.path()).await;
     assert_ne!(p.port, taken_port);
     let (status, _) = json(client().get(p.url("/health/live")).send().await.unwrap()).await;
     assert_eq!(status, 200);

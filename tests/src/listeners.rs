@@ -36,12 +36,11 @@ fn listening_inodes(port: u16) -> Option<HashSet<u64>> {
 /// `sl local_address rem_address st ... uid timeout inode`.
 fn listening_inode(line: &str, port: u16) -> Option<u64> {
     let fields: Vec<&str> = line.split_whitespace().collect();
-    let local = fields.get(1)?;
-    let (_, hex_port) = local.rsplit_once(':')?;
-    let listening = *fields.get(3)? == "0A";
-    (listening && u16::from_str_radix(hex_port, 16).ok()? == port)
-        .then(|| fields.get(9)?.parse().ok())
-        .flatten()
+    let (_, hex_port) = fields.get(1)?.rsplit_once(':')?;
+    if *fields.get(3)? != "0A" || u16::from_str_radix(hex_port, 16).ok()? != port {
+        return None;
+    }
+    fields.get(9)?.parse().ok()
 }
 
 /// `socket:[12345]` → 12345.

@@ -45,19 +45,18 @@ impl UnpairedNames {
     /// is not handed over yet). What is still unpaired is kept.
     pub async fn pair(&self, fresh: Vec<(Jid, String)>, known: &impl Pairs) -> Vec<ContactName> {
         let earlier = std::mem::take(&mut *self.kept());
+        // The kept ones were handed over by their LID already.
+        let names = earlier
+            .into_iter()
+            .map(|n| (n, false))
+            .chain(fresh.into_iter().map(|n| (n, true)));
         let mut named = Vec::new();
         let mut unpaired = Vec::new();
-        for (jid, name) in earlier {
-            match known.pair_of(&jid).await {
-                Some((lid, phone)) => named.push(ContactName { lid, phone, name }),
-                None => unpaired.push((jid, name)),
-            }
-        }
-        for (jid, name) in fresh {
+        for ((jid, name), new) in names {
             match known.pair_of(&jid).await {
                 Some((lid, phone)) => named.push(ContactName { lid, phone, name }),
                 None => {
-                    if jid.is_lid() {
+                    if new && jid.is_lid() {
                         named.push(ContactName {
                             lid: jid.user.to_string(),
                             phone: String::new(),

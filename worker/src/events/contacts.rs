@@ -45,15 +45,8 @@ impl ContactBook {
     /// Writes a pair (and a name, unless empty) and remembers it; a failure
     /// is only logged.
     async fn write(&self, client_id: &ClientId, lid: &str, phone: &str, name: &str) {
-        match self
-            .db
-            .learn_contact(client_id.as_str(), lid, phone, name)
-            .await
-        {
-            Ok(()) => self.remember(client_id, lid, phone, name),
-            Err(e) => {
-                tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored")
-            }
+        if let Err(e) = self.name(client_id, lid, phone, name).await {
+            tracing::warn!(client_id = %client_id, error = %e, "contact mapping not stored");
         }
     }
 

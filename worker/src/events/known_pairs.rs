@@ -59,18 +59,22 @@ impl KnownPairs {
         if lid.is_empty() || name.is_empty() {
             return;
         }
-        self.make_room();
-        let pairs = self.sessions.entry(client_id.to_string()).or_default();
-        let before = pairs.size();
-        pairs.names.insert(lid.to_string(), name.to_string());
-        self.len = self.len - before + pairs.size();
+        self.change(client_id, |pairs| {
+            pairs.names.insert(lid.to_string(), name.to_string());
+        });
     }
 
-    fn make_room(&mut self) {
+    /// Applies `change` to `client_id`'s pairs and counts what they hold
+    /// after it (the memory starts over first when it is full).
+    fn change(&mut self, client_id: &str, change: impl FnOnce(&mut Pairs)) {
         if self.len >= REMEMBERED {
             self.sessions.clear();
             self.len = 0;
         }
+        let pairs = self.sessions.entry(client_id.to_string()).or_default();
+        let before = pairs.size();
+        change(pairs);
+        self.len = self.len - before + pairs.size();
     }
 
     /// Where the writes stand, to give [`Self::read`] when a read from the
@@ -99,20 +103,18 @@ impl KnownPairs {
         if lid.is_empty() || phone.is_empty() {
             return;
         }
-        self.make_room();
-        let pairs = self.sessions.entry(client_id.to_string()).or_default();
-        let before = pairs.size();
-        if let Some(old) = pairs.phones.insert(lid.to_string(), phone.to_string())
-            && old != phone
-        {
-            pairs.lids.remove(&old);
-        }
-        if let Some(other) = pairs.lids.insert(phone.to_string(), lid.to_string())
-            && other != lid
-        {
-            pairs.phones.remove(&other);
-        }
-        self.len = self.len - before + pairs.size();
+        self.change(client_id, |pairs| {
+            if let Some(old) = pairs.phones.insert(lid.to_string(), phone.to_string())
+                && old != phone
+            {
+                pairs.lids.remove(&old);
+            }
+            if let Some(other) = pairs.lids.insert(phone.to_string(), lid.to_string())
+                && other != lid
+            {
+                pairs.phones.remove(&other);
+            }
+        });
     }
 
     /// Everything known of `client_id`'s contacts: the session starts or
