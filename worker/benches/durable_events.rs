@@ -161,11 +161,13 @@ async fn run(a: &Args, db: Option<Db>) -> Run {
         // before it commit, finished in order.
         feeders.push(tokio::spawn(async move {
             let session = Arc::new(session);
-            let (begun, in_flight) = tokio::sync::mpsc::channel(APPENDS_IN_FLIGHT);
+            let (begun, mut in_flight) = tokio::sync::mpsc::channel(APPENDS_IN_FLIGHT);
             let finishing = {
                 let (pipeline, session) = (Arc::clone(&pipeline), Arc::clone(&session));
                 tokio::spawn(async move {
-                    pipeline.finish_each(&session, in_flight, |(), _| {}).await;
+                    while let Some(one) = in_flight.recv().await {
+                        pipeline.finish(&session, one).await;
+                    }
                 })
             };
             while let Some(n) = inbox.recv().await {
@@ -178,7 +180,7 @@ async fn run(a: &Args, db: Option<Db>) -> Run {
                     sent: false,
                 };
                 let one = pipeline.begin(&session, activity).await;
-                if begun.send((one, ())).await.is_err() {
+                if begun.send(one).await.is_err() {
                     break;
                 }
             }

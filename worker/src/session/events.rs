@@ -8,6 +8,7 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::{Instant, timeout};
 
 use super::actor::{Actor, CONNECTED, End, Flow, INITIALIZING, Link, QR};
+use super::output::Reply;
 use crate::events::Activity;
 use crate::network::{DisconnectReason, Identity, NetworkError, NetworkEvent, SessionContext};
 use crate::send::Me;
@@ -103,22 +104,20 @@ impl Actor {
                     stored_type: None,
                     sent: false,
                 };
-                let persisted = self.output.received(activity).await;
-                match (self.persisting.as_mut(), self.link.as_ref()) {
+                let reply = match (self.persisting.as_mut(), self.link.as_ref()) {
                     // A sandbox operation answers once its messages are logged.
-                    (Some(waiting), _) => waiting.push(persisted),
+                    (Some(waiting), _) => {
+                        let (reply, persisted) = Reply::waiter();
+                        waiting.push(persisted);
+                        reply
+                    }
                     // The network acknowledges the message once it is logged.
                     (None, Some(link)) if !notice => {
-                        let connection = Arc::clone(&link.connection);
-                        tokio::spawn(async move {
-                            let outcome = persisted.await.unwrap_or_else(|_| {
-                                Err("the session's event task has ended".to_string())
-                            });
-                            connection.persisted(&chat, &id, outcome).await;
-                        });
+                        Reply::network(Arc::clone(&link.connection), chat, id)
                     }
-                    (None, _) => {}
-                }
+                    (None, _) => Reply::nobody(),
+                };
+                self.output.received(activity, reply).await;
                 Ok(())
             }
             Some(NetworkEvent::History(messages)) => {

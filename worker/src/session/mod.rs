@@ -14,6 +14,8 @@ mod keeper;
 mod labels;
 mod output;
 mod pacing;
+#[cfg(test)]
+mod reply_tests;
 mod route;
 mod sends;
 mod timing;

@@ -11,10 +11,10 @@ use parley_shared::db::SessionRow;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::events::{
-    APPENDS_IN_FLIGHT, Activity, EventPipeline, OnFencedOut, Processed, SessionEvents,
+    APPENDS_IN_FLIGHT, Activity, Begun, EventPipeline, OnFencedOut, Processed, SessionEvents,
     SessionFacts, SessionSettings,
 };
-use crate::network::ContactName;
+use crate::network::{Connection, ContactName, Jid, MessageId};
 use crate::webhook::Target;
 
 /// Network messages waiting for the pipeline; past it the session waits (and
@@ -31,12 +31,86 @@ pub(super) struct Output {
 }
 
 /// Whether a received message's event is in the log (or needs none): the
-/// answer a network acknowledgement waits for.
+/// answer a sandbox operation waits for.
 pub(super) type Persisted = oneshot::Receiver<Result<(), String>>;
+
+/// Who is told that a received message's event is in the log (or needs
+/// none), once it is; `None`: nobody (a notice, acknowledged by the
+/// network's client as it arrives).
+pub(super) struct Reply(Option<Told>);
+
+enum Told {
+    /// A sandbox operation, which answers once its messages are logged.
+    Waiter(oneshot::Sender<Result<(), String>>),
+    /// The network's connection, which acknowledges the message then (told
+    /// by the inbound task itself: no task of its own per message).
+    Network {
+        connection: Arc<dyn Connection>,
+        chat: Jid,
+        id: MessageId,
+    },
+}
+
+impl Reply {
+    /// A reply a sandbox operation awaits.
+    pub fn waiter() -> (Reply, Persisted) {
+        let (done, persisted) = oneshot::channel();
+        (Reply(Some(Told::Waiter(done))), persisted)
+    }
+
+    /// A reply the network's acknowledgement of message `id` in `chat` waits for.
+    pub fn network(connection: Arc<dyn Connection>, chat: Jid, id: MessageId) -> Reply {
+        Reply(Some(Told::Network {
+            connection,
+            chat,
+            id,
+        }))
+    }
+
+    pub fn nobody() -> Reply {
+        Reply(None)
+    }
+
+    pub async fn send(mut self, outcome: Result<(), String>) {
+        match self.0.take() {
+            Some(Told::Waiter(done)) => {
+                let _ = done.send(outcome);
+            }
+            Some(Told::Network {
+                connection,
+                chat,
+                id,
+            }) => connection.persisted(&chat, &id, outcome).await,
+            None => {}
+        }
+    }
+}
+
+impl Drop for Reply {
+    /// A reply dropped untold (the inbound task ended) tells the network at
+    /// once that the message was not logged, so it is delivered again
+    /// rather than left waiting (a waiter learns it from its channel).
+    fn drop(&mut self) {
+        let Some(Told::Network {
+            connection,
+            chat,
+            id,
+        }) = self.0.take()
+        else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let ended = Err("the session's event task has ended".to_string());
+                connection.persisted(&chat, &id, ended).await;
+            });
+        }
+    }
+}
 
 /// What the inbound task takes, in arrival order.
 enum Inbound {
-    Message(Box<Activity>, oneshot::Sender<Result<(), String>>),
+    Message(Box<Activity>, Reply),
     /// Messages of the phone's history sync, for the hosted inbox.
     History(Vec<InboundMessage>),
     /// The contacts' names the phone's history sync carries.
@@ -83,19 +157,18 @@ impl Output {
         self.sink.events.settings.send_replace(settings);
     }
 
-    /// Hands a network message to the inbound task, in arrival order; the
-    /// answer tells when its event is in the log.
-    pub async fn received(&self, activity: Activity) -> Persisted {
-        let (done, persisted) = oneshot::channel();
+    /// Hands a network message to the inbound task, in arrival order;
+    /// `reply` is told once its event is in the log.
+    pub async fn received(&self, activity: Activity, reply: Reply) {
+        // Unsent, the reply is dropped: told that the message was not logged.
         if self
             .inbound
-            .send(Inbound::Message(Box::new(activity), done))
+            .send(Inbound::Message(Box::new(activity), reply))
             .await
             .is_err()
         {
             tracing::error!("the session's event task has ended; a message was not delivered");
         }
-        persisted
     }
 
     /// Hands a chunk of the phone's history sync to the inbound task, to be
@@ -147,18 +220,11 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
     let (begun, in_flight) = mpsc::channel(APPENDS_IN_FLIGHT);
     let finishing = {
         let sink = sink.clone();
-        tokio::spawn(async move {
-            let answer = |done: oneshot::Sender<_>, processed: Processed| {
-                let _ = done.send(persisted(&processed));
-            };
-            sink.pipeline
-                .finish_each(&sink.events, in_flight, answer)
-                .await;
-        })
+        tokio::spawn(finish_each(sink, in_flight))
     };
     while let Some(inbound) = rx.recv().await {
-        let (activity, done) = match inbound {
-            Inbound::Message(activity, done) => (*activity, done),
+        let (activity, reply) = match inbound {
+            Inbound::Message(activity, reply) => (*activity, reply),
             Inbound::History(messages) => {
                 sink.pipeline.import_history(&sink.events, messages).await;
                 continue;
@@ -179,7 +245,7 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
         }
         if !activity.msg.content.is_vote() {
             let one = sink.pipeline.begin(&sink.events, activity).await;
-            if begun.send((one, done)).await.is_err() {
+            if begun.send((one, reply)).await.is_err() {
                 break;
             }
             continue;
@@ -192,7 +258,7 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
         let sink = sink.clone();
         // Its acknowledgement does not wait for the lookup either: a vote is
         // taken once its resolution has a place (logged when resolved).
-        let _ = done.send(Ok(()));
+        reply.send(Ok(())).await;
         tokio::spawn(async move {
             sink.process(activity).await;
             drop(place);
@@ -200,6 +266,14 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
     }
     drop(begun);
     let _ = finishing.await;
+}
+
+/// Finishes the begun activities in order, telling each one's reply.
+async fn finish_each(sink: EventSink, mut begun: mpsc::Receiver<(Begun, Reply)>) {
+    while let Some((one, reply)) = begun.recv().await {
+        let processed = sink.pipeline.finish(&sink.events, one).await;
+        reply.send(persisted(&processed)).await;
+    }
 }
 
 /// Whether an activity's event is in the log, or needs none (filtered out,

@@ -2,7 +2,7 @@
 //! spreads them over the live workers, hands them over, and shuts down.
 mod balance;
 #[cfg(test)]
-mod fakes;
+pub(crate) mod fakes;
 #[cfg(test)]
 mod feed_tests;
 #[cfg(test)]

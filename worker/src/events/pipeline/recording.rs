@@ -9,7 +9,6 @@ use parley_shared::bus::{Message, feed_subject};
 use parley_shared::db::events::{Appended, DeliveryState, NewEvent};
 use parley_shared::db::{DbError, Queued};
 use parley_shared::metrics::metrics;
-use tokio::sync::mpsc;
 
 use super::{EventPipeline, Processed, SessionEvents};
 use crate::webhook::Delivery;
@@ -19,20 +18,6 @@ const LOG_RETRY_FIRST: Duration = Duration::from_millis(250);
 const LOG_RETRY_LAST: Duration = Duration::from_secs(32);
 
 impl EventPipeline {
-    /// Finishes `session`'s begun activities one after another, in the
-    /// order they were begun (its events reach the webhook queue in `seq`
-    /// order), handing each outcome with its tag to `answer`.
-    pub async fn finish_each<T>(
-        &self,
-        session: &SessionEvents,
-        mut begun: mpsc::Receiver<(Begun, T)>,
-        answer: impl Fn(T, Processed),
-    ) {
-        while let Some((one, tag)) = begun.recv().await {
-            answer(tag, self.finish(session, one).await);
-        }
-    }
-
     /// Waits for a begun activity's log write (trying a sent message's
     /// again when it failed) and queues its event for the webhook.
     pub async fn finish(&self, session: &SessionEvents, begun: Begun) -> Processed {
