@@ -67,10 +67,13 @@ impl Reply {
         }))
     }
 
+    /// A reply nobody waits for: a notice, which the network's client
+    /// acknowledges as it arrives.
     pub fn nobody() -> Reply {
         Reply(None)
     }
 
+    /// Tells whoever waits the outcome of the message's event.
     pub async fn send(mut self, outcome: Result<(), String>) {
         match self.0.take() {
             Some(Told::Waiter(done)) => {
@@ -218,10 +221,7 @@ async fn run_inbound(sink: EventSink, mut rx: mpsc::Receiver<Inbound>) {
     let votes = Arc::new(Semaphore::new(VOTES_AT_ONCE));
     // Each message is acknowledged once its event committed, in order.
     let (begun, in_flight) = mpsc::channel(APPENDS_IN_FLIGHT);
-    let finishing = {
-        let sink = sink.clone();
-        tokio::spawn(finish_each(sink, in_flight))
-    };
+    let finishing = tokio::spawn(finish_each(sink.clone(), in_flight));
     while let Some(inbound) = rx.recv().await {
         let (activity, reply) = match inbound {
             Inbound::Message(activity, reply) => (*activity, reply),
