@@ -113,7 +113,9 @@ pub struct Identity {
 pub enum NetworkEvent {
     /// A (new) QR code to show; the previous one is no longer valid.
     Qr { code: String },
-    /// Pairing completed (by QR scan or phone code).
+    /// Pairing completed (by QR scan or phone code): the device is linked,
+    /// not yet online. `Connected` follows once it is (the real network's
+    /// client logs in again first; until then it can send nothing).
     Paired(Identity),
     /// Online with a linked device.
     Connected(Identity),

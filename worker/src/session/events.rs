@@ -79,9 +79,8 @@ impl Actor {
     pub(super) async fn on_event(&mut self, event: Option<NetworkEvent>) -> Flow {
         match event {
             Some(NetworkEvent::Qr { code }) => self.on_qr(code).await,
-            Some(NetworkEvent::Paired(identity) | NetworkEvent::Connected(identity)) => {
-                self.on_online(identity).await
-            }
+            Some(NetworkEvent::Paired(identity)) => self.on_linked(identity, false).await,
+            Some(NetworkEvent::Connected(identity)) => self.on_linked(identity, true).await,
             Some(NetworkEvent::Disconnected(reason)) => self.on_disconnected(reason).await,
             Some(NetworkEvent::Message(mut msg)) => {
                 if let Content::Call(call) = &mut msg.content {
@@ -160,14 +159,20 @@ impl Actor {
         Ok(())
     }
 
-    async fn on_online(&mut self, identity: Identity) -> Flow {
+    /// The session is linked as `identity`: paired (the QR scanned or the
+    /// code entered), or online (`Connected`). After a pairing the network's
+    /// client logs in again before it is online, so the session stays
+    /// `initializing` until `Connected`; a send meanwhile waits for it
+    /// (`held`) rather than meet a client that is not connected.
+    async fn on_linked(&mut self, identity: Identity, online: bool) -> Flow {
+        let status = if online { CONNECTED } else { INITIALIZING };
         let patch = StatePatch {
-            status: Some(CONNECTED.into()),
+            status: Some(status.into()),
             jid: Some(identity.jid.to_string()),
             lid: Some(identity.lid.clone()),
-            connected: Some(true),
+            connected: Some(online),
             logged_in: Some(true),
-            connected_at: Some(Some(Utc::now())),
+            connected_at: online.then(|| Some(Utc::now())),
             ..StatePatch::default()
         };
         self.write(patch).await?;
@@ -180,6 +185,11 @@ impl Actor {
         });
         self.row.lid = identity.lid;
         self.output.apply(&self.id, &self.row);
+        if !online {
+            self.set_status(INITIALIZING);
+            tracing::info!(jid = %self.row.jid, "session paired; online once it logs in");
+            return Ok(());
+        }
         self.online_since.get_or_insert_with(Instant::now);
         self.set_status(CONNECTED);
         tracing::info!(jid = %self.row.jid, "session online");

@@ -165,3 +165,30 @@ async fn more_waiting_sends_than_may_run_at_once_all_go_out() {
     }
     assert_eq!(outbox(&world, "s1").await.len(), ids.len());
 }
+
+/// A pairing is not yet the connection: the network's client logs in again
+/// after it, and a send made meanwhile waits for the login instead of
+/// meeting a client that is not connected (502).
+#[tokio::test]
+async fn a_send_right_after_the_pairing_waits_for_the_login() {
+    let world = World::new().await;
+    let (supervisor, gate) = gated_supervisor(&world, "a");
+    gate.close();
+    let s1 = cid("s1");
+    linked(&world, &supervisor, &s1).await;
+    eventually("the session is paired", || async {
+        world
+            .row(&s1)
+            .await
+            .is_some_and(|r| r.logged_in && !r.jid.is_empty())
+    })
+    .await;
+    let waiting = taken(&world, &s1, "after the scan", "req-scan").await;
+    assert!(outbox(&world, "s1").await.is_empty());
+    gate.open();
+    let id = sent(waiting.await.unwrap().unwrap()).message_id;
+    online(&world, "s1").await;
+    let rows = outbox(&world, "s1").await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].message_id, id);
+}

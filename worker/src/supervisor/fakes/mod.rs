@@ -201,12 +201,15 @@ impl FakeNetwork {
         self.state().forgotten.clone()
     }
 
-    /// The phone links the session (QR scan): it is paired from now on.
+    /// The phone links the session (QR scan): it is paired from now on,
+    /// and online right after (as the port's contract has it).
     pub async fn link(&self, client_id: &ClientId, phone: &str) {
         self.state()
             .linked
             .insert(client_id.to_string(), identity(phone));
         self.emit(client_id, NetworkEvent::Paired(identity(phone)))
+            .await;
+        self.emit(client_id, NetworkEvent::Connected(identity(phone)))
             .await;
     }
 
