@@ -84,6 +84,11 @@ struct Args {
     /// (`PARLEY_WORKER_MEMBERSHIP_MS`; unset: the default).
     #[arg(long)]
     membership_ms: Option<u64>,
+    /// Threads of each gateway process's async runtime
+    /// (`PARLEY_RUNTIME_THREADS`; unset: each process's own, from the cores
+    /// it sees): 1 gives each process what a pod limited to one CPU has.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    runtime_threads: Option<u16>,
 }
 
 fn args() -> Args {
@@ -140,6 +145,10 @@ impl Starter {
         vars.extend(
             a.membership_ms
                 .map(|ms| ("PARLEY_WORKER_MEMBERSHIP_MS".to_string(), ms.to_string())),
+        );
+        vars.extend(
+            a.runtime_threads
+                .map(|n| ("PARLEY_RUNTIME_THREADS".to_string(), n.to_string())),
         );
         if a.cluster {
             let env = parley_tests::services::ClusterEnv::new().await;

@@ -100,6 +100,11 @@ struct Args {
     /// (`PARLEY_WORKER_MEMBERSHIP_MS`; default: the workers' own).
     #[arg(long)]
     membership_ms: Option<u64>,
+    /// Threads of each parley process's async runtime
+    /// (`PARLEY_RUNTIME_THREADS`; default: each process's own, from the cores
+    /// it sees): 1 gives each process what a pod limited to one CPU has.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    runtime_threads: Option<u16>,
     /// `RUST_LOG` of the parley processes.
     #[arg(long, default_value = "warn")]
     log: String,
@@ -303,6 +308,9 @@ fn base_vars(args: &Args) -> Vec<(String, String)> {
     vars.push(("RUST_LOG".into(), args.log.clone()));
     if let Some(ms) = args.membership_ms {
         vars.push(("PARLEY_WORKER_MEMBERSHIP_MS".into(), ms.to_string()));
+    }
+    if let Some(n) = args.runtime_threads {
+        vars.push(("PARLEY_RUNTIME_THREADS".into(), n.to_string()));
     }
     vars
 }
