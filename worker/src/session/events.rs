@@ -185,13 +185,12 @@ impl Actor {
         });
         self.row.lid = identity.lid;
         self.output.apply(&self.id, &self.row);
+        self.set_status(status);
         if !online {
-            self.set_status(INITIALIZING);
             tracing::info!(jid = %self.row.jid, "session paired; online once it logs in");
             return Ok(());
         }
         self.online_since.get_or_insert_with(Instant::now);
-        self.set_status(CONNECTED);
         tracing::info!(jid = %self.row.jid, "session online");
         self.say_presence();
         Ok(())
